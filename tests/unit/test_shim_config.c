@@ -1,0 +1,262 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests: the shim's configuration parser, over tables of good and bad
+ * values, with the exact reason given for each rejection.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "shim_config.h"
+
+#define FAMILY	"METALCAP_APPLE_FAMILY_MAX"
+#define ALIAS	"LUME_METAL_APPLE_FAMILY_MAX"
+#define TGMEM	"METALCAP_MAX_THREADGROUP_MEMORY"
+#define WSET	"METALCAP_RECOMMENDED_WORKING_SET_SIZE"
+#define INHERIT	"METALCAP_INHERIT"
+
+/* A fake environment: NULL-terminated name, value pairs. */
+static const char *
+table_getenv(const char *name, void *ctx)
+{
+	const char *const *pairs = ctx;
+
+	for (; pairs[0] != NULL; pairs += 2)
+		if (strcmp(pairs[0], name) == 0)
+			return pairs[1];
+	return NULL;
+}
+
+static int
+load(const char *const *pairs, struct shim_config *config, char *why)
+{
+	why[0] = '\0';
+	return shim_config_load(config, table_getenv, (void *)pairs, why,
+	    SHIM_REASON_LEN);
+}
+
+struct family_case {
+	const char	*value;
+	uint64_t	 expect;	/* 0: rejected */
+	const char	*reason;
+};
+
+static void
+test_family_values(void **state)
+{
+	static const struct family_case cases[] = {
+		{ "", 0, FAMILY "=\"\": is empty" },
+		{ "0", 0, FAMILY "=\"0\": is below the first Apple family 1001" },
+		{ "1000", 0,
+		    FAMILY "=\"1000\": is below the first Apple family 1001" },
+		{ "1001", 1001, NULL },
+		{ "1009", 1009, NULL },
+		{ "1999", 1999, NULL },
+		{ "2000", 0, FAMILY "=\"2000\": is above the limit 1999" },
+		{ "0x3F1", 1009, NULL },
+		{ "0x3f1", 1009, NULL },
+		{ "0x", 0, FAMILY "=\"0x\": has no hexadecimal digits after 0x" },
+		{ "1009abc", 0,
+		    FAMILY "=\"1009abc\": has characters after the number" },
+		{ "1009 ", 0,
+		    FAMILY "=\"1009 \": has characters after the number" },
+		{ " 1009", 0, FAMILY "=\" 1009\": must start with a digit "
+		    "(no sign or blanks)" },
+		{ "-1", 0, FAMILY "=\"-1\": must start with a digit "
+		    "(no sign or blanks)" },
+		{ "+1009", 0, FAMILY "=\"+1009\": must start with a digit "
+		    "(no sign or blanks)" },
+		{ "18446744073709551615", 0, FAMILY
+		    "=\"18446744073709551615\": is above the limit 1999" },
+		{ "18446744073709551616", 0, FAMILY
+		    "=\"18446744073709551616\": is larger than 2^64-1" },
+		{ "0x10000000000000000", 0, FAMILY
+		    "=\"0x10000000000000000\": is larger than 2^64-1" },
+		{ "10\n09", 0, FAMILY
+		    "=\"10?09\": has characters after the number" },
+	};
+	struct shim_config	config;
+	char			why[SHIM_REASON_LEN];
+	size_t			i;
+
+	(void)state;
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		const char *env[] = { FAMILY, cases[i].value, NULL };
+		int rc = load(env, &config, why);
+
+		print_message("value \"%s\" -> %s\n", cases[i].value,
+		    rc == 0 ? "accepted" : why);
+		if (cases[i].expect != 0) {
+			assert_int_equal(rc, 0);
+			assert_int_equal(config.family_max, cases[i].expect);
+			assert_string_equal(config.family_source, FAMILY);
+		} else {
+			assert_int_equal(rc, -1);
+			assert_string_equal(why, cases[i].reason);
+		}
+	}
+}
+
+static void
+test_family_unset(void **state)
+{
+	const char		*env[] = { TGMEM, "65536", NULL };
+	struct shim_config	 config;
+	char			 why[SHIM_REASON_LEN];
+
+	(void)state;
+	assert_int_equal(load(env, &config, why), -1);
+	assert_string_equal(why, FAMILY " is not set");
+}
+
+static void
+test_alias_only(void **state)
+{
+	const char		*env[] = { ALIAS, "1007",
+	    "LUME_METAL_MAX_THREADGROUP_MEMORY", "32768", NULL };
+	struct shim_config	 config;
+	char			 why[SHIM_REASON_LEN];
+
+	(void)state;
+	assert_int_equal(load(env, &config, why), 0);
+	assert_int_equal(config.family_max, 1007);
+	assert_string_equal(config.family_source, ALIAS);
+	assert_int_equal(config.threadgroup_memory, 32768);
+}
+
+static void
+test_both_names_ours_win(void **state)
+{
+	const char		*good[] = { FAMILY, "1009", ALIAS, "1007",
+	    NULL };
+	const char		*ours_bad[] = { FAMILY, "abc", ALIAS, "1007",
+	    NULL };
+	const char		*alias_bad[] = { FAMILY, "1009", ALIAS, "abc",
+	    NULL };
+	struct shim_config	 config;
+	char			 why[SHIM_REASON_LEN];
+
+	(void)state;
+	assert_int_equal(load(good, &config, why), 0);
+	assert_int_equal(config.family_max, 1009);
+	assert_string_equal(config.family_source, FAMILY);
+
+	assert_int_equal(load(ours_bad, &config, why), -1);
+	assert_string_equal(why, FAMILY "=\"abc\": must start with a digit "
+	    "(no sign or blanks)");
+
+	assert_int_equal(load(alias_bad, &config, why), 0);
+	assert_int_equal(config.family_max, 1009);
+}
+
+static void
+test_threadgroup_memory(void **state)
+{
+	const char		*unset[] = { FAMILY, "1009", NULL };
+	const char		*zero[] = { FAMILY, "1009", TGMEM, "0", NULL };
+	const char		*big[] = { FAMILY, "1009", TGMEM, "131072",
+	    NULL };
+	const char		*huge[] = { FAMILY, "1009", TGMEM, "2097152",
+	    NULL };
+	const char		*suffix[] = { FAMILY, "1009", TGMEM, "64k",
+	    NULL };
+	struct shim_config	 config;
+	char			 why[SHIM_REASON_LEN];
+
+	(void)state;
+	assert_int_equal(load(unset, &config, why), 0);
+	assert_int_equal(config.threadgroup_memory, 65536);
+	assert_int_equal(load(zero, &config, why), 0);
+	assert_int_equal(config.threadgroup_memory, 0);
+	assert_int_equal(load(big, &config, why), 0);
+	assert_int_equal(config.threadgroup_memory, 131072);
+	assert_int_equal(load(huge, &config, why), -1);
+	assert_string_equal(why, TGMEM "=\"2097152\": is above the limit "
+	    "1048576");
+	assert_int_equal(load(suffix, &config, why), -1);
+	assert_string_equal(why, TGMEM "=\"64k\": has characters after the "
+	    "number");
+}
+
+static void
+test_working_set(void **state)
+{
+	const char		*unset[] = { FAMILY, "1009", NULL };
+	const char		*hex[] = { FAMILY, "1009", WSET, "0x400000000",
+	    NULL };
+	const char		*neg[] = { FAMILY, "1009", WSET, "-5", NULL };
+	struct shim_config	 config;
+	char			 why[SHIM_REASON_LEN];
+
+	(void)state;
+	assert_int_equal(load(unset, &config, why), 0);
+	assert_int_equal(config.working_set, 0);
+	assert_int_equal(load(hex, &config, why), 0);
+	assert_int_equal(config.working_set, 17179869184ULL);
+	assert_int_equal(load(neg, &config, why), -1);
+	assert_string_equal(why, WSET "=\"-5\": must start with a digit "
+	    "(no sign or blanks)");
+}
+
+static void
+test_inherit(void **state)
+{
+	const char		*unset[] = { FAMILY, "1009", NULL };
+	const char		*off[] = { FAMILY, "1009", INHERIT, "0", NULL };
+	const char		*on[] = { FAMILY, "1009", INHERIT, "1", NULL };
+	const char		*bad[] = { FAMILY, "1009", INHERIT, "no", NULL };
+	const char		*off_bad_family[] = { FAMILY, "x", INHERIT, "0",
+	    NULL };
+	struct shim_config	 config;
+	char			 why[SHIM_REASON_LEN];
+
+	(void)state;
+	assert_int_equal(load(unset, &config, why), 0);
+	assert_true(config.inherit);
+	assert_int_equal(load(off, &config, why), 0);
+	assert_false(config.inherit);
+	assert_int_equal(load(on, &config, why), 0);
+	assert_true(config.inherit);
+	assert_int_equal(load(bad, &config, why), -1);
+	assert_string_equal(why, INHERIT "=\"no\": must be 0 or 1");
+	assert_true(config.inherit);
+	/* A bad ceiling still honours the request not to inherit. */
+	assert_int_equal(load(off_bad_family, &config, why), -1);
+	assert_false(config.inherit);
+}
+
+static void
+test_long_value_is_shortened(void **state)
+{
+	const char		*env[] = { FAMILY,
+	    "1009xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+	    NULL };
+	struct shim_config	 config;
+	char			 why[SHIM_REASON_LEN];
+
+	(void)state;
+	assert_int_equal(load(env, &config, why), -1);
+	assert_string_equal(why, FAMILY "=\"1009xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+	    "xx...\": has characters after the number");
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_family_values),
+		cmocka_unit_test(test_family_unset),
+		cmocka_unit_test(test_alias_only),
+		cmocka_unit_test(test_both_names_ours_win),
+		cmocka_unit_test(test_threadgroup_memory),
+		cmocka_unit_test(test_working_set),
+		cmocka_unit_test(test_inherit),
+		cmocka_unit_test(test_long_value_is_shortened),
+	};
+
+	return cmocka_run_group_tests_name("shim_config", tests, NULL, NULL);
+}
