@@ -74,6 +74,7 @@ run(struct run *r, const char *const *extra, const char *const *argv)
 		print_message("child failed: status %d, stderr:\n%s\n",
 		    r->result.status, r->result.err);
 	assert_true(WIFEXITED(r->result.status));
+	assert_int_equal(WEXITSTATUS(r->result.status), 0);
 }
 
 static long

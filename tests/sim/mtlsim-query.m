@@ -55,6 +55,8 @@ query_create_concurrently(int nthreads)
 	for (i = 0; i < nthreads; i++)
 		pthread_join(threads[i], NULL);
 	pthread_barrier_destroy(&query_barrier);
+	for (i = 1; i < nthreads; i++)
+		object_dispose(devices[i]);
 	return devices[0];
 }
 
@@ -121,7 +123,6 @@ main(int argc, char **argv)
 		return 3;
 	}
 	query_print(dev);
-	if (i < argc)
-		return query_exec(argv + i + 1);
-	return 0;
+	object_dispose(dev);
+	return i < argc ? query_exec(argv + i + 1) : 0;
 }
