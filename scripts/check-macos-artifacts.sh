@@ -1,0 +1,61 @@
+#!/bin/sh
+# Check the cross-built macOS artifacts in DIR (default build/macos):
+# universal arm64 + x86_64, the right Mach-O type, an ad-hoc signature in the
+# arm64 slice (Apple silicon refuses unsigned code), linked only against
+# system libraries, and exporting only what is intended.
+set -eu
+
+dir=${1:-build/macos}
+tool() {
+	for t in "$1-14" "$1"; do
+		command -v "$t" >/dev/null 2>&1 && { echo "$t"; return; }
+	done
+	echo "check-macos-artifacts: $1 not found (install llvm)" >&2
+	exit 2
+}
+LIPO=$(tool llvm-lipo)
+OTOOL=$(tool llvm-otool)
+OBJDUMP=$(tool llvm-objdump)
+
+failures=0
+bad() { echo "FAIL $1: $2"; failures=$((failures + 1)); }
+
+# check FILE TYPE EXPORTS_FILE ALLOWED_LIB...
+check() {
+	file=$1 type=$2 exports=$3
+	shift 3
+	[ -f "$file" ] || { bad "$file" "missing"; return; }
+	archs=$("$LIPO" -archs "$file" | tr ' ' '\n' | grep . | sort | tr '\n' ' ')
+	[ "$archs" = "arm64 x86_64 " ] || bad "$file" "architectures are '$archs', want 'arm64 x86_64'"
+	for arch in arm64 x86_64; do
+		hdr=$("$OBJDUMP" --macho --private-header --arch="$arch" "$file")
+		echo "$hdr" | grep -q " $type " || bad "$file" "$arch slice is not $type"
+	done
+	"$OBJDUMP" --macho --private-headers --arch=arm64 "$file" |
+	    grep -q 'cmd LC_CODE_SIGNATURE' || bad "$file" "arm64 slice has no LC_CODE_SIGNATURE"
+	for arch in arm64 x86_64; do
+		"$OTOOL" -L -arch "$arch" "$file" | tail -n +2 | awk '{print $1}' |
+		    while read -r lib; do
+			ok=no
+			for allowed in "$@"; do
+				case "$lib" in $allowed) ok=yes ;; esac
+			done
+			[ "$ok" = yes ] || echo "$lib"
+		    done > "$file.badlibs.$$"
+		if [ -s "$file.badlibs.$$" ]; then
+			bad "$file" "$arch links outside the system: $(tr '\n' ' ' < "$file.badlibs.$$")"
+		fi
+		rm -f "$file.badlibs.$$"
+		got=$("$OBJDUMP" --macho --exports-trie --arch="$arch" "$file" |
+		    awk '/^0x/ {print $2}' | sort | tr '\n' ' ')
+		want=$(grep -v '^#' "$exports" | sort | tr '\n' ' ')
+		[ "$got" = "$want" ] || bad "$file" "$arch exports '$got', want '$want'"
+	done
+	[ "$failures" -eq 0 ] && echo "ok   $file: $type, arm64+x86_64, signed arm64, system libraries only, exports as $exports"
+}
+
+check "$dir/libmetalcap.dylib" DYLIB macos/shim.exports \
+    /usr/local/libexec/metalcap/libmetalcap.dylib \
+    /usr/lib/libobjc.A.dylib /usr/lib/libSystem.B.dylib
+
+[ "$failures" -eq 0 ] || { echo "$failures macOS artifact check(s) failed"; exit 1; }
