@@ -106,7 +106,7 @@ check-asan:
 
 $(O)/bench/bench_shim: bench/bench_shim.m $(SIM_LIB) | $(O)/bench
 	$(CC) $(CFLAGS_OBJC) -Itests/sim $< -o $@ -L$(O)/tests -lmtlsim \
-	    -Wl,-rpath,'$$ORIGIN/../tests' -lobjc -ldl
+	    -Wl,-rpath,'$$ORIGIN/../tests' -lobjc
 
 bench-shim: $(O)/bench/bench_shim $(SHIM_LIB)
 	@$(O)/bench/bench_shim $(abspath $(SHIM_LIB))

@@ -31,7 +31,7 @@ shim_report_format(const struct shim_report *report, long pid, char *line,
 	n = snprintf(line, linelen,
 	    "metalcap pid=%ld version=%s state=%s family_max=%llu "
 	    "threadgroup_memory=%llu working_set=%llu inherit=%d source=%s "
-	    "class=%s hooked=%s reason=%s\n",
+	    "class=%s hooked=%s ctor_ns=%llu reason=%s\n",
 	    pid, MC_VERSION, report->state,
 	    c ? (unsigned long long)c->family_max : 0ULL,
 	    c ? (unsigned long long)c->threadgroup_memory : 0ULL,
@@ -40,6 +40,7 @@ shim_report_format(const struct shim_report *report, long pid, char *line,
 	    c && c->family_source ? c->family_source : "-",
 	    report->device_class ? report->device_class : "-",
 	    report->hooked && *report->hooked ? report->hooked : "-",
+	    (unsigned long long)report->ctor_ns,
 	    report->reason ? report->reason : "-");
 	if (n < 0)
 		return 0;

@@ -7,6 +7,7 @@
 #define SHIM_REPORT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "shim_config.h"
 
@@ -19,6 +20,7 @@ struct shim_report {
 	const char		*device_class;	/* NULL before a device */
 	const char		*hooked;	/* comma-separated selectors */
 	const char		*reason;	/* why stock; NULL when hooked */
+	uint64_t		 ctor_ns;	/* the constructor's own time */
 };
 
 size_t	shim_report_format(const struct shim_report *report, long pid,
