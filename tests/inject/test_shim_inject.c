@@ -137,7 +137,7 @@ assert_stock(const struct run *r)
 	for (i = 0; i < sizeof stock_false / sizeof stock_false[0]; i++)
 		assert_int_equal(family(r, stock_false[i]), 0);
 	assert_int_equal(answer(r, "threadgroup_memory"), 32768);
-	assert_int_equal(answer(r, "working_set"), 17179869184L);
+	assert_int_equal(answer(r, "working_set"), 11453250000L);
 }
 
 static void
@@ -171,7 +171,7 @@ test_ceiling_1009(void **state)
 		assert_int_equal(family(&r, outside_apple[i]),
 		    family(&stock, outside_apple[i]));
 	assert_int_equal(answer(&r, "threadgroup_memory"), 65536);
-	assert_int_equal(answer(&r, "working_set"), 17179869184L);
+	assert_int_equal(answer(&r, "working_set"), 11453250000L);
 
 	/* Silent: nothing on stderr, nothing extra on stdout. */
 	assert_string_equal(r.result.err, "");
@@ -231,7 +231,7 @@ test_working_set_only_when_set(void **state)
 	    "supportsFamily:,maxThreadgroupMemoryLength,"
 	    "recommendedMaxWorkingSetSize");
 	run(&r, down, NULL);
-	assert_int_equal(answer(&r, "working_set"), 17179869184L);
+	assert_int_equal(answer(&r, "working_set"), 11453250000L);
 	run(&r, keep_tg, NULL);
 	assert_int_equal(answer(&r, "threadgroup_memory"), 32768);
 	assert_int_equal(family(&r, 1009), 1);
