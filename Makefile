@@ -43,13 +43,18 @@ SHIM_LIB	:= $(O)/lib/libmetalcap.$(SHLIB)
 
 TEST_BINS	:= $(O)/tests/test_shim_config $(O)/tests/test_shim_inject
 SIM_LIB		:= $(O)/tests/libmtlsim.so
+SIM_OVERBROAD	:= $(O)/tests/overbroad/libmtlsim.so
+SIM_KERNEL	:= $(O)/tests/mtlsim_kernel.o
 SIM_TOOLS	:= $(O)/tests/mtlsim-query
+
+PROBE		:= $(O)/bin/metalcap-probe
+PROBE_SHARED	:= probe/probe.c probe/probe_check.c probe/probe_report.c
 BENCH_BINS	:= $(O)/bench/bench_shim
 
 .PHONY: all test check-asan macos macos-check deps need-deps need-zig \
 	bench bench-shim demo clean
 
-all: $(SHIM_LIB)
+all: $(SHIM_LIB) $(PROBE)
 
 # Order-only: checked on every run, never a reason to rebuild.
 need-deps:
@@ -59,7 +64,7 @@ need-zig:
 deps:
 	scripts/deps.sh all
 
-$(O)/lib $(O)/tests $(O)/bench:
+$(O)/lib $(O)/tests $(O)/bench $(O)/bin:
 	mkdir -p $@
 
 $(SHIM_LIB): $(SHIM_SRC) shim/*.h VERSION | need-deps $(O)/lib
@@ -68,8 +73,26 @@ $(SHIM_LIB): $(SHIM_SRC) shim/*.h VERSION | need-deps $(O)/lib
 
 # --- simulators (Linux only: no Metal, so a simulated device) -----------
 
-$(SIM_LIB): tests/sim/mtlsim.m tests/sim/mtlsim.h | need-deps $(O)/tests
-	$(CC) $(CFLAGS_OBJC) -fPIC -shared $< -o $@ -lobjc $(LDFLAGS_SAN)
+$(SIM_KERNEL): tests/sim/mtlsim_kernel.c tests/sim/mtlsim.h \
+    | need-deps $(O)/tests
+	$(CC) $(CFLAGS_C) -fPIC -c $< -o $@
+
+$(SIM_LIB): tests/sim/mtlsim.m $(SIM_KERNEL) | $(O)/tests
+	$(CC) $(CFLAGS_OBJC) -fPIC -shared $^ -o $@ -lobjc $(LDFLAGS_SAN)
+
+# Test-only: claims Metal3 once the shim is in, like an over-broad profile.
+$(SIM_OVERBROAD): tests/sim/mtlsim.m $(SIM_KERNEL) | $(O)/tests
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_OBJC) -DMTLSIM_OVERBROAD -fPIC -shared $^ -o $@ \
+	    -lobjc $(LDFLAGS_SAN)
+
+# --- the probe (sim backend on Linux) --------------------------------------
+
+$(PROBE): $(PROBE_SHARED) probe/probe_sim.c probe/probe.h $(SIM_LIB) VERSION \
+    | need-deps $(O)/bin
+	$(CC) $(CFLAGS_C) -Iprobe -Itests/sim $(PROBE_SHARED) probe/probe_sim.c \
+	    -o $@ -L$(O)/tests -lmtlsim -Wl,-rpath,'$$ORIGIN/../tests' \
+	    -ljansson -lobjc -lpthread -lm $(LDFLAGS_SAN)
 
 $(O)/tests/mtlsim-query: tests/sim/mtlsim-query.m $(SIM_LIB) | $(O)/tests
 	$(CC) $(CFLAGS_OBJC) -Itests/sim $< -o $@ -L$(O)/tests -lmtlsim \

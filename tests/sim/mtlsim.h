@@ -13,6 +13,18 @@
  *   MTLSIM_WORKING_SET=N          recommendedMaxWorkingSetSize
  *   MTLSIM_DEVICE=limited         a device class without
  *                                 recommendedMaxWorkingSetSize
+ *   MTLSIM_FAIL=check:mode,...    make the kernel dispatched under that
+ *                                 label (the probe's check name) fail the
+ *                                 way the real device can: compile,
+ *                                 pipeline, wrong (zeros), hang
+ *   MTLSIM_RESIDENCY=nil|nil-error  newResidencySet returns nil, without or
+ *                                 with an error
+ *   MTLSIM_HW_THREADGROUP_MEMORY=N  the largest dynamic threadgroup block a
+ *                                 dispatch may use (default 65536)
+ *
+ * Built with -DMTLSIM_OVERBROAD (tests only), the device also answers true
+ * for Metal3 (5001) once the shim has hooked it, like an over-broad
+ * research profile.
  */
 #ifndef MTLSIM_H
 #define MTLSIM_H
@@ -26,6 +38,36 @@
 /* About what llama.cpp logged in the stock guest: "11453.25 MB" (fixtures). */
 #define MTLSIM_STOCK_WORKING_SET	11453250000ULL
 
-id	MTLCreateSystemDefaultDevice(void);
+#define MTLSIM_HW_TG_MEMORY		65536UL
+#define MTLSIM_SIMD_WIDTH		32
+
+/* What a real dispatch needs, flattened: one compute kernel, one grid. */
+struct mtlsim_dispatch {
+	const char	*label;			/* the probe's check name */
+	const char	*source;		/* Metal Shading Language */
+	const char	*function;
+	unsigned long	 language_version;	/* 0: the default */
+	void		*buffers[4];
+	size_t		 sizes[4];
+	unsigned	 nbuffers;
+	unsigned	 output;		/* the buffer the kernel writes */
+	size_t		 threadgroup_memory;	/* dynamic block, index 0 */
+	unsigned long	 threadgroups;
+	unsigned long	 threads_per_group;
+};
+
+enum mtlsim_stage {
+	MTLSIM_COMPILE_FAILED,
+	MTLSIM_PIPELINE_FAILED,
+	MTLSIM_RUN_FAILED,
+	MTLSIM_COMPLETED,
+};
+
+id			MTLCreateSystemDefaultDevice(void);
+enum mtlsim_stage	mtlsim_dispatch(id device,
+			    const struct mtlsim_dispatch *dispatch,
+			    char *error, size_t errorlen);
+int			mtlsim_new_residency_set(id device, char *error,
+			    size_t errorlen);
 
 #endif

@@ -4,6 +4,10 @@
  * on the GNU Objective-C runtime, so the shim's real hooking code runs
  * against it unchanged.
  */
+#ifdef MTLSIM_OVERBROAD
+#define _GNU_SOURCE
+#include <link.h>
+#endif
 #include <objc/runtime.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -50,6 +54,29 @@ mtlsim_env_number(const char *name, unsigned long long fallback)
 	    fallback;
 }
 
+#ifdef MTLSIM_OVERBROAD
+static int
+mtlsim_find_shim(struct dl_phdr_info *info, size_t size, void *found)
+{
+	(void)size;
+	if (info->dlpi_name != NULL && strstr(info->dlpi_name, "libmetalcap"))
+		*(int *)found = 1;
+	return 0;
+}
+
+/* Test-only: an over-broad profile also claims Metal3 once injected. */
+static BOOL
+mtlsim_overbroad(long family)
+{
+	int	found = 0;
+
+	if (family != 5001)
+		return NO;
+	dl_iterate_phdr(mtlsim_find_shim, &found);
+	return found ? YES : NO;
+}
+#endif
+
 /* Stock answers of the guest, plus the test's extra families. */
 static BOOL
 mtlsim_supports(_MTLDevice *dev, long family)
@@ -61,6 +88,10 @@ mtlsim_supports(_MTLDevice *dev, long family)
 		return YES;
 	if (family >= 3001 && family <= 3000 + MTLSIM_STOCK_COMMON_FAMILY)
 		return YES;
+#ifdef MTLSIM_OVERBROAD
+	if (mtlsim_overbroad(family))
+		return YES;
+#endif
 	for (p = dev->extra; *p != '\0'; p = end + (*end == ',')) {
 		if (strtol(p, &end, 10) == family)
 			return YES;

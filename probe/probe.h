@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * metalcap-probe: the capability report and real pipeline checks.
+ *
+ * Three layers: a backend talks to one kind of device (probe_metal.c on
+ * macOS, probe_sim.c against the Linux simulator); the catalogue of checks
+ * with their CPU references (probe_check.c) and the report
+ * (probe_report.c) are backend-free; probe.c is the command line, the
+ * stock pass and the timeout.
+ */
+#ifndef PROBE_H
+#define PROBE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#define PROBE_ERROR_LEN		512
+#define PROBE_MAX_BUFFERS	4
+#define PROBE_MSL_3_1		0x30001UL	/* MTLLanguageVersion3_1 */
+#define PROBE_CONTROL_TG_MEMORY	32768
+
+enum probe_exit {
+	PROBE_EXIT_OK = 0,
+	PROBE_EXIT_FAILED = 1,
+	PROBE_EXIT_USAGE = 2,
+	PROBE_EXIT_NO_DEVICE = 3,
+	PROBE_EXIT_TIMEOUT = 4,
+};
+
+/* The families the report lists, in order. */
+extern const long	probe_families[];
+extern const size_t	probe_nfamilies;
+
+/* --- backend ------------------------------------------------------------ */
+
+struct probe_device;
+
+/* One compute dispatch: a kernel, its buffers and one grid. */
+struct probe_dispatch {
+	const char	*label;			/* the check's name */
+	const char	*source;
+	const char	*function;
+	unsigned long	 language_version;	/* 0: the default */
+	void		*buffers[PROBE_MAX_BUFFERS];
+	size_t		 sizes[PROBE_MAX_BUFFERS];
+	unsigned	 nbuffers;
+	unsigned	 output;		/* index of the written buffer */
+	size_t		 threadgroup_memory;	/* dynamic block at index 0 */
+	unsigned long	 threadgroups;
+	unsigned long	 threads_per_group;
+};
+
+/* How far a dispatch got; error says why it stopped. */
+struct probe_outcome {
+	bool	compiled;
+	bool	pipeline;
+	bool	ran;
+	char	error[PROBE_ERROR_LEN];
+};
+
+struct probe_backend {
+	const char	*name;
+	struct probe_device *(*open)(void);	/* NULL: no Metal device */
+	void		 (*close)(struct probe_device *);
+	void		 (*device_name)(struct probe_device *, char *, size_t);
+	bool		 (*supports_family)(struct probe_device *, long);
+	uint64_t	 (*threadgroup_memory)(struct probe_device *);
+	uint64_t	 (*working_set)(struct probe_device *);
+	void		 (*dispatch)(struct probe_device *,
+			    const struct probe_dispatch *,
+			    struct probe_outcome *);
+	/* 0: a residency set was made; -1: nil, error says with what. */
+	int		 (*residency_set)(struct probe_device *, char *,
+			    size_t);
+	/* This program's own path, to run the stock pass. */
+	int		 (*self_path)(char *, size_t);
+};
+
+extern const struct probe_backend probe_backend;
+
+/* --- checks (probe_check.c) ---------------------------------------------- */
+
+/* The answers a device gave: the whole capability report. */
+struct probe_answers {
+	char		device[128];
+	bool		family[32];		/* by probe_families index */
+	uint64_t	threadgroup_memory;
+	uint64_t	working_set;
+};
+
+struct probe_result {
+	const char	*name;
+	bool		 skipped;		/* not applicable: see error */
+	bool		 compiled, pipeline, ran, correct;
+	char		 error[PROBE_ERROR_LEN];
+	double		 ms;
+};
+
+struct probe_context {
+	struct probe_device		*device;
+	const struct probe_answers	*answers;
+	const struct probe_answers	*stock;		/* NULL: see below */
+	const char			*stock_error;	/* why it is NULL */
+	uint64_t			 ceiling;	/* shim's; 0: none */
+};
+
+typedef void (*probe_check_fn)(const struct probe_context *,
+    struct probe_result *);
+
+struct probe_check {
+	const char	*name;
+	const char	*summary;
+	probe_check_fn	 run;
+};
+
+extern const struct probe_check	probe_checks[];
+extern const size_t		probe_nchecks;
+
+const struct probe_check *probe_check_find(const char *name);
+void	probe_answers_read(struct probe_device *, struct probe_answers *);
+bool	probe_answer(const struct probe_answers *, long family);
+
+/* CPU references, exported for their unit tests. */
+float	probe_ref_simd_sum(unsigned width);
+void	probe_ref_matmul8(const float *a, const float *b, float *c);
+float	probe_ref_tg_sum(uint32_t nfloats, unsigned long nth,
+	    unsigned long tid);
+float	probe_ref_bf16(float x);
+
+/* --- report (probe_report.c) --------------------------------------------- */
+
+struct probe_verdict {
+	bool	family;		/* the family override is safe */
+	bool	threadgroup;	/* the threadgroup override is safe */
+};
+
+struct probe_verdict probe_verdict(const struct probe_result *, size_t);
+json_t	*probe_report_json(const struct probe_answers *, json_t *shim,
+	    const struct probe_result *, size_t, struct probe_verdict);
+void	 probe_report_human(FILE *, const struct probe_answers *,
+	    json_t *shim, const struct probe_result *, size_t,
+	    struct probe_verdict);
+json_t	*probe_shim_parse(const char *line);
+json_t	*probe_answers_json(const struct probe_answers *);
+int	 probe_answers_from_json(json_t *, struct probe_answers *,
+	    char *why, size_t whylen);
+
+#endif

@@ -1,0 +1,416 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The catalogue of checks.  Each dispatches a small kernel through the
+ * backend and compares its output with a CPU reference, so "supported"
+ * means "produced the right numbers", not "the device said yes".
+ * Backend-free: the same code runs against Metal and the simulator.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "probe.h"
+
+const long probe_families[] = {
+	1001, 1002, 1003, 1004, 1005, 1006, 1007, 1008, 1009, 1010,
+	2001, 2002, 3001, 3002, 3003, 5001, 5002,
+};
+const size_t probe_nfamilies = sizeof probe_families / sizeof probe_families[0];
+
+#define APPLE6		1006
+#define APPLE7		1007
+#define METAL3		5001
+#define SIMD_WIDTH	32
+
+/* One library for the first three kernels; bfloat gets its own (MSL 3.1). */
+static const char probe_source[] =
+    "#include <metal_stdlib>\n"
+    "using namespace metal;\n"
+    "kernel void probe_simd_sum(device float *totals [[buffer(0)]],\n"
+    "    uint lane [[thread_index_in_simdgroup]],\n"
+    "    uint group [[simdgroup_index_in_threadgroup]]) {\n"
+    "  float total = simd_sum(float(lane) + 1.0f);\n"
+    "  if (lane == 0) totals[group] = total;\n"
+    "}\n"
+    "kernel void probe_simd_mm(device const float *a [[buffer(0)]],\n"
+    "    device const float *b [[buffer(1)]], device float *c [[buffer(2)]]) {\n"
+    "  simdgroup_float8x8 left, right;\n"
+    "  simdgroup_float8x8 product = make_filled_simdgroup_matrix<float, 8, 8>(0.0f);\n"
+    "  simdgroup_load(left, a, 8);\n"
+    "  simdgroup_load(right, b, 8);\n"
+    "  simdgroup_multiply_accumulate(product, left, right, product);\n"
+    "  simdgroup_store(product, c, 8);\n"
+    "}\n"
+    "kernel void probe_tg_mem(device float *sums [[buffer(0)]],\n"
+    "    constant uint &count [[buffer(1)]],\n"
+    "    threadgroup float *block [[threadgroup(0)]],\n"
+    "    uint tid [[thread_index_in_threadgroup]],\n"
+    "    uint width [[threads_per_threadgroup]]) {\n"
+    "  for (uint i = tid; i < count; i += width) block[i] = float(i & 1023u);\n"
+    "  threadgroup_barrier(mem_flags::mem_threadgroup);\n"
+    "  float sum = 0.0f;\n"
+    "  for (uint i = tid; i < count; i += width) sum += block[count - 1u - i];\n"
+    "  sums[tid] = sum;\n"
+    "}\n";
+
+static const char probe_bf16_source[] =
+    "#include <metal_stdlib>\n"
+    "using namespace metal;\n"
+    "kernel void probe_bf16(device const float *x [[buffer(0)]],\n"
+    "    device float *y [[buffer(1)]], uint i [[thread_position_in_grid]]) {\n"
+    "  bfloat v = bfloat(x[i]);\n"
+    "  y[i] = float(v * bfloat(2.0f) + bfloat(1.0f));\n"
+    "}\n";
+
+static void	probe_check_simd_sum(const struct probe_context *,
+		    struct probe_result *);
+static void	probe_check_simd_mm(const struct probe_context *,
+		    struct probe_result *);
+static void	probe_check_bfloat(const struct probe_context *,
+		    struct probe_result *);
+static void	probe_check_tg_control(const struct probe_context *,
+		    struct probe_result *);
+static void	probe_check_tg_advertised(const struct probe_context *,
+		    struct probe_result *);
+static void	probe_check_residency(const struct probe_context *,
+		    struct probe_result *);
+static void	probe_check_invariants(const struct probe_context *,
+		    struct probe_result *);
+
+const struct probe_check probe_checks[] = {
+	{ "simd_sum", "SIMD-group reduction (needs Apple7 or Metal3)",
+	    probe_check_simd_sum },
+	{ "simdgroup_matrix", "8x8 SIMD-group multiply-accumulate "
+	    "(needs Apple7)", probe_check_simd_mm },
+	{ "bfloat", "bfloat arithmetic, MSL 3.1 (needs Apple6 or Metal3)",
+	    probe_check_bfloat },
+	{ "threadgroup_32k", "32 KB threadgroup block (control)",
+	    probe_check_tg_control },
+	{ "threadgroup_advertised", "threadgroup block of the advertised size",
+	    probe_check_tg_advertised },
+	{ "residency_set", "a residency set can be made (when Metal3 is "
+	    "reported)", probe_check_residency },
+	{ "invariants", "Common, Mac and Metal answers as stock; no Apple "
+	    "family above the ceiling", probe_check_invariants },
+};
+const size_t probe_nchecks = sizeof probe_checks / sizeof probe_checks[0];
+
+const struct probe_check *
+probe_check_find(const char *name)
+{
+	size_t	i;
+
+	for (i = 0; i < probe_nchecks; i++)
+		if (strcmp(probe_checks[i].name, name) == 0)
+			return &probe_checks[i];
+	return NULL;
+}
+
+static int
+probe_family_index(long family)
+{
+	size_t	i;
+
+	for (i = 0; i < probe_nfamilies; i++)
+		if (probe_families[i] == family)
+			return (int)i;
+	return -1;
+}
+
+bool
+probe_answer(const struct probe_answers *answers, long family)
+{
+	int	i = probe_family_index(family);
+
+	return i >= 0 && answers->family[i];
+}
+
+void
+probe_answers_read(struct probe_device *device, struct probe_answers *answers)
+{
+	size_t	i;
+
+	memset(answers, 0, sizeof *answers);
+	probe_backend.device_name(device, answers->device,
+	    sizeof answers->device);
+	for (i = 0; i < probe_nfamilies; i++)
+		answers->family[i] = probe_backend.supports_family(device,
+		    probe_families[i]);
+	answers->threadgroup_memory = probe_backend.threadgroup_memory(device);
+	answers->working_set = probe_backend.working_set(device);
+}
+
+/* --- CPU references ------------------------------------------------------ */
+
+/* simd_sum over lanes contributing 1..width. */
+float
+probe_ref_simd_sum(unsigned width)
+{
+	return (float)width * (float)(width + 1) / 2.0f;
+}
+
+void
+probe_ref_matmul8(const float *a, const float *b, float *c)
+{
+	int	i, j, k;
+	double	acc;
+
+	for (i = 0; i < 8; i++)
+		for (j = 0; j < 8; j++) {
+			for (acc = 0, k = 0; k < 8; k++)
+				acc += (double)a[i * 8 + k] * b[k * 8 + j];
+			c[i * 8 + j] = (float)acc;
+		}
+}
+
+/* What thread tid of nth sums reading the block of nfloats back reversed. */
+float
+probe_ref_tg_sum(uint32_t nfloats, unsigned long nth, unsigned long tid)
+{
+	double		sum = 0;
+	uint32_t	i;
+
+	for (i = (uint32_t)tid; i < nfloats; i += (uint32_t)nth)
+		sum += (nfloats - 1 - i) & 1023;
+	return (float)sum;
+}
+
+/* Small integers are exact in bfloat, so 2x + 1 is exact too. */
+float
+probe_ref_bf16(float x)
+{
+	return 2.0f * x + 1.0f;
+}
+
+/* --- running a dispatch ---------------------------------------------------- */
+
+static bool
+probe_gate(struct probe_result *r, bool supported, const char *why)
+{
+	if (supported)
+		return true;
+	r->skipped = true;
+	snprintf(r->error, sizeof r->error, "not run: %s", why);
+	return false;
+}
+
+/* Dispatch and copy the outcome; true when the kernel completed. */
+static bool
+probe_run(const struct probe_context *ctx, const struct probe_dispatch *d,
+    struct probe_result *r)
+{
+	struct probe_outcome	o;
+
+	memset(&o, 0, sizeof o);
+	probe_backend.dispatch(ctx->device, d, &o);
+	r->compiled = o.compiled;
+	r->pipeline = o.pipeline;
+	r->ran = o.ran;
+	if (!o.ran)
+		snprintf(r->error, sizeof r->error, "%s", o.error[0] ?
+		    o.error : "the kernel did not complete");
+	return o.ran;
+}
+
+/* Compare n floats; on a mismatch say where. */
+static void
+probe_compare(struct probe_result *r, const float *got, const float *want,
+    size_t n)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++)
+		if (fabsf(got[i] - want[i]) > 1e-3f * (1.0f + fabsf(want[i]))) {
+			snprintf(r->error, sizeof r->error, "wrong result: "
+			    "element %zu is %g, the CPU reference says %g", i,
+			    (double)got[i], (double)want[i]);
+			r->correct = false;
+			return;
+		}
+	r->correct = true;
+}
+
+/* --- the checks ------------------------------------------------------------ */
+
+static void
+probe_check_simd_sum(const struct probe_context *ctx, struct probe_result *r)
+{
+	float			totals[2] = { 0 }, want[2];
+	struct probe_dispatch	d = {
+		.label = r->name, .source = probe_source,
+		.function = "probe_simd_sum", .buffers = { totals },
+		.sizes = { sizeof totals }, .nbuffers = 1, .output = 0,
+		.threadgroups = 1, .threads_per_group = 2 * SIMD_WIDTH,
+	};
+
+	if (!probe_gate(r, probe_answer(ctx->answers, APPLE7) ||
+	    probe_answer(ctx->answers, METAL3),
+	    "the device reports neither Apple7 nor Metal3"))
+		return;
+	if (!probe_run(ctx, &d, r))
+		return;
+	want[0] = want[1] = probe_ref_simd_sum(SIMD_WIDTH);
+	probe_compare(r, totals, want, 2);
+}
+
+static void
+probe_check_simd_mm(const struct probe_context *ctx, struct probe_result *r)
+{
+	float			a[64], b[64], c[64] = { 0 }, want[64];
+	struct probe_dispatch	d = {
+		.label = r->name, .source = probe_source,
+		.function = "probe_simd_mm", .buffers = { a, b, c },
+		.sizes = { sizeof a, sizeof b, sizeof c }, .nbuffers = 3,
+		.output = 2, .threadgroups = 1,
+		.threads_per_group = SIMD_WIDTH,
+	};
+	int			i;
+
+	if (!probe_gate(r, probe_answer(ctx->answers, APPLE7),
+	    "the device does not report Apple7"))
+		return;
+	/* Small integers keep every product exact in float. */
+	for (i = 0; i < 64; i++) {
+		a[i] = (float)((i * 7) % 5) - 2.0f;
+		b[i] = (float)((i * 3) % 7) - 3.0f;
+	}
+	if (!probe_run(ctx, &d, r))
+		return;
+	probe_ref_matmul8(a, b, want);
+	probe_compare(r, c, want, 64);
+}
+
+static void
+probe_check_bfloat(const struct probe_context *ctx, struct probe_result *r)
+{
+	float			x[64], y[64] = { 0 }, want[64];
+	struct probe_dispatch	d = {
+		.label = r->name, .source = probe_bf16_source,
+		.function = "probe_bf16", .language_version = PROBE_MSL_3_1,
+		.buffers = { x, y }, .sizes = { sizeof x, sizeof y },
+		.nbuffers = 2, .output = 1, .threadgroups = 1,
+		.threads_per_group = 64,
+	};
+	int			i;
+
+	if (!probe_gate(r, probe_answer(ctx->answers, APPLE6) ||
+	    probe_answer(ctx->answers, METAL3),
+	    "the device reports neither Apple6 nor Metal3"))
+		return;
+	for (i = 0; i < 64; i++)
+		x[i] = (float)(i - 32);
+	if (!probe_run(ctx, &d, r))
+		return;
+	for (i = 0; i < 64; i++)
+		want[i] = probe_ref_bf16(x[i]);
+	probe_compare(r, y, want, 64);
+}
+
+#define TG_THREADS	256
+
+/* Fill a threadgroup block of bytes and read it back. */
+static void
+probe_tg_block(const struct probe_context *ctx, struct probe_result *r,
+    size_t bytes)
+{
+	float			sums[TG_THREADS] = { 0 }, want[TG_THREADS];
+	uint32_t		count = (uint32_t)(bytes / sizeof(float));
+	struct probe_dispatch	d = {
+		.label = r->name, .source = probe_source,
+		.function = "probe_tg_mem", .buffers = { sums, &count },
+		.sizes = { sizeof sums, sizeof count }, .nbuffers = 2,
+		.output = 0, .threadgroup_memory = bytes, .threadgroups = 1,
+		.threads_per_group = TG_THREADS,
+	};
+	unsigned long		t;
+
+	if (!probe_run(ctx, &d, r))
+		return;
+	for (t = 0; t < TG_THREADS; t++)
+		want[t] = probe_ref_tg_sum(count, TG_THREADS, t);
+	probe_compare(r, sums, want, TG_THREADS);
+}
+
+static void
+probe_check_tg_control(const struct probe_context *ctx,
+    struct probe_result *r)
+{
+	probe_tg_block(ctx, r, PROBE_CONTROL_TG_MEMORY);
+}
+
+static void
+probe_check_tg_advertised(const struct probe_context *ctx,
+    struct probe_result *r)
+{
+	/* Metal wants threadgroup lengths in multiples of 16 bytes. */
+	uint64_t	bytes = ctx->answers->threadgroup_memory & ~(uint64_t)15;
+
+	if (!probe_gate(r, bytes > PROBE_CONTROL_TG_MEMORY,
+	    "the advertised size is not above the 32 KB control"))
+		return;
+	probe_tg_block(ctx, r, (size_t)bytes);
+}
+
+static void
+probe_check_residency(const struct probe_context *ctx,
+    struct probe_result *r)
+{
+	char	why[256];
+
+	if (!probe_gate(r, probe_answer(ctx->answers, METAL3),
+	    "the device does not report Metal3"))
+		return;
+	r->compiled = r->pipeline = true;
+	if (probe_backend.residency_set(ctx->device, why, sizeof why) == 0) {
+		r->ran = r->correct = true;
+		return;
+	}
+	/* MLX treats nil as fatal, with or without an NSError. */
+	snprintf(r->error, sizeof r->error, "residency set is nil (error: %s); "
+	    "MLX will fail with \"Unable to construct residency set\"",
+	    why[0] ? why : "none");
+}
+
+/* Append "what; " to the check's error text. */
+static void
+probe_note(struct probe_result *r, const char *what, long family,
+    bool now, bool stock)
+{
+	size_t	len = strlen(r->error);
+
+	snprintf(r->error + len, sizeof r->error - len, "%s%s %ld is %s, "
+	    "stock %s", len ? "; " : "", what, family, now ? "true" : "false",
+	    stock ? "true" : "false");
+}
+
+static void
+probe_check_invariants(const struct probe_context *ctx,
+    struct probe_result *r)
+{
+	const struct probe_answers	*now = ctx->answers, *stock = ctx->stock;
+	size_t				 i;
+	long				 f;
+
+	if (stock == NULL) {
+		snprintf(r->error, sizeof r->error, "stock pass failed: %s",
+		    ctx->stock_error ? ctx->stock_error : "unknown");
+		return;
+	}
+	r->compiled = r->pipeline = r->ran = true;
+	for (i = 0; i < probe_nfamilies; i++) {
+		f = probe_families[i];
+		if (now->family[i] == stock->family[i])
+			continue;
+		if (f > 2000)
+			probe_note(r, "outside the Apple range, family", f,
+			    now->family[i], stock->family[i]);
+		else if (!now->family[i])
+			probe_note(r, "an answer went down: family", f, false,
+			    true);
+		else if (ctx->ceiling == 0 || (uint64_t)f > ctx->ceiling)
+			probe_note(r, "above the ceiling, family", f, true,
+			    false);
+	}
+	r->correct = r->error[0] == '\0';
+}

@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * SIMULATOR: the simulated device's "GPU".  It compiles nothing: it knows
+ * the probe's kernels by name, checks what the real compiler and pipeline
+ * would check (the function exists in the source, bfloat needs MSL 3.1, the
+ * threadgroup block fits), and executes each kernel lane by lane the way a
+ * SIMD group would.  MTLSIM_FAIL turns any dispatch into the failures seen
+ * on the real paravirtual device.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mtlsim.h"
+
+#define MSL_3_1		0x30001UL
+
+typedef void (*mtlsim_kernel_fn)(const struct mtlsim_dispatch *);
+
+static void	mtlsim_simd_sum(const struct mtlsim_dispatch *);
+static void	mtlsim_simd_mm(const struct mtlsim_dispatch *);
+static void	mtlsim_tg_mem(const struct mtlsim_dispatch *);
+static void	mtlsim_bf16(const struct mtlsim_dispatch *);
+
+static const struct {
+	const char		*name;
+	mtlsim_kernel_fn	 fn;
+	unsigned long		 min_language;
+} mtlsim_kernels[] = {
+	{ "probe_simd_sum", mtlsim_simd_sum, 0 },
+	{ "probe_simd_mm", mtlsim_simd_mm, 0 },
+	{ "probe_tg_mem", mtlsim_tg_mem, 0 },
+	{ "probe_bf16", mtlsim_bf16, MSL_3_1 },
+};
+
+/* The failure mode MTLSIM_FAIL sets for this label, or NULL. */
+static const char *
+mtlsim_failure(const char *label, char *mode, size_t modelen)
+{
+	const char	*spec = getenv("MTLSIM_FAIL"), *p;
+	size_t		 n = strlen(label), m;
+
+	for (p = spec; p != NULL && *p != '\0'; p += strcspn(p, ","),
+	    p += *p == ',') {
+		if (strncmp(p, label, n) != 0 || p[n] != ':')
+			continue;
+		m = strcspn(p + n + 1, ",");
+		if (m >= modelen)
+			m = modelen - 1;
+		memcpy(mode, p + n + 1, m);
+		mode[m] = '\0';
+		return mode;
+	}
+	return NULL;
+}
+
+/* Lane i of each SIMD group adds i + 1; lane 0 stores the group's total. */
+static void
+mtlsim_simd_sum(const struct mtlsim_dispatch *d)
+{
+	float		*out = d->buffers[0];
+	unsigned long	 groups = d->threadgroups * d->threads_per_group /
+	    MTLSIM_SIMD_WIDTH, sg, lane;
+	float		 acc;
+
+	for (sg = 0; sg < groups; sg++) {
+		acc = 0;
+		for (lane = 0; lane < MTLSIM_SIMD_WIDTH; lane++)
+			acc += (float)(lane + 1);
+		out[sg] = acc;
+	}
+}
+
+/* One 8x8 simdgroup_multiply_accumulate, as eight row dot products. */
+static void
+mtlsim_simd_mm(const struct mtlsim_dispatch *d)
+{
+	const float	*a = d->buffers[0], *b = d->buffers[1];
+	float		*c = d->buffers[2];
+	int		 row, col, k;
+
+	for (row = 0; row < 8; row++)
+		for (col = 0; col < 8; col++) {
+			c[row * 8 + col] = 0;
+			for (k = 0; k < 8; k++)
+				c[row * 8 + col] += a[row * 8 + k] *
+				    b[k * 8 + col];
+		}
+}
+
+/* Fill the threadgroup block, barrier, then read it back reversed. */
+static void
+mtlsim_tg_mem(const struct mtlsim_dispatch *d)
+{
+	float		*out = d->buffers[0], *shm;
+	uint32_t	 nfloats = *(const uint32_t *)d->buffers[1], i;
+	unsigned long	 nth = d->threads_per_group, tid;
+
+	shm = calloc(d->threadgroup_memory / sizeof(float), sizeof(float));
+	if (shm == NULL)
+		return;
+	for (tid = 0; tid < nth; tid++)
+		for (i = (uint32_t)tid; i < nfloats; i += (uint32_t)nth)
+			shm[i] = (float)(i & 1023);
+	for (tid = 0; tid < nth; tid++) {
+		float	s = 0;
+
+		for (i = (uint32_t)tid; i < nfloats; i += (uint32_t)nth)
+			s += shm[nfloats - 1 - i];
+		out[tid] = s;
+	}
+	free(shm);
+}
+
+/* bfloat keeps the top 16 bits of a float. */
+static float
+mtlsim_to_bf16(float f)
+{
+	uint32_t	bits;
+
+	memcpy(&bits, &f, sizeof bits);
+	bits &= 0xffff0000u;
+	memcpy(&f, &bits, sizeof f);
+	return f;
+}
+
+static void
+mtlsim_bf16(const struct mtlsim_dispatch *d)
+{
+	const float	*x = d->buffers[0];
+	float		*y = d->buffers[1];
+	unsigned long	 i, n = d->threadgroups * d->threads_per_group;
+
+	for (i = 0; i < n; i++)
+		y[i] = mtlsim_to_bf16(mtlsim_to_bf16(mtlsim_to_bf16(x[i]) *
+		    2.0f) + 1.0f);
+}
+
+/*
+ * Dispatch one kernel and wait for it, as newLibraryWithSource:,
+ * newComputePipelineStateWithFunction:, commit and waitUntilCompleted do.
+ */
+enum mtlsim_stage
+mtlsim_dispatch(id device, const struct mtlsim_dispatch *d, char *error,
+    size_t errorlen)
+{
+	char		 mode[32], decl[128];
+	const char	*fail = mtlsim_failure(d->label, mode, sizeof mode);
+	unsigned long	 hw;
+	size_t		 i;
+
+	(void)device;
+	snprintf(decl, sizeof decl, "kernel void %s(", d->function);
+	for (i = 0; i < sizeof mtlsim_kernels / sizeof mtlsim_kernels[0]; i++)
+		if (strcmp(mtlsim_kernels[i].name, d->function) == 0)
+			break;
+	if (i == sizeof mtlsim_kernels / sizeof mtlsim_kernels[0] ||
+	    strstr(d->source, decl) == NULL) {
+		snprintf(error, errorlen, "Function %s was not found in the "
+		    "library", d->function);
+		return MTLSIM_COMPILE_FAILED;
+	}
+	if (d->language_version < mtlsim_kernels[i].min_language) {
+		snprintf(error, errorlen, "Error Domain=MTLLibraryErrorDomain "
+		    "Code=3 \"program_source:3:5: error: unknown type name "
+		    "'bfloat'\"");
+		return MTLSIM_COMPILE_FAILED;
+	}
+	if (fail != NULL && strcmp(fail, "compile") == 0) {
+		snprintf(error, errorlen, "Error Domain=MTLLibraryErrorDomain "
+		    "Code=3 \"program_source: error: simulated compiler "
+		    "failure for %s\"", d->function);
+		return MTLSIM_COMPILE_FAILED;
+	}
+	hw = getenv("MTLSIM_HW_THREADGROUP_MEMORY") != NULL ?
+	    strtoul(getenv("MTLSIM_HW_THREADGROUP_MEMORY"), NULL, 0) :
+	    MTLSIM_HW_TG_MEMORY;
+	if ((fail != NULL && strcmp(fail, "pipeline") == 0) ||
+	    d->threadgroup_memory > hw) {
+		snprintf(error, errorlen, "Error Domain=AGXMetalG13X Code=3 "
+		    "\"Threadgroup memory size (%zu) exceeds the maximum "
+		    "threadgroup memory allowed (%lu)\"",
+		    d->threadgroup_memory, d->threadgroup_memory > hw ? hw :
+		    d->threadgroup_memory / 2);
+		return MTLSIM_PIPELINE_FAILED;
+	}
+	if (fail != NULL && strcmp(fail, "hang") == 0)
+		for (;;)
+			pause();
+	mtlsim_kernels[i].fn(d);
+	/* Metal.jl saw custom kernels return zeros on this device. */
+	if (fail != NULL && strcmp(fail, "wrong") == 0)
+		memset(d->buffers[d->output], 0, d->sizes[d->output]);
+	return MTLSIM_COMPLETED;
+}
+
+/* newResidencySetWithDescriptor:error: with an empty descriptor. */
+int
+mtlsim_new_residency_set(id device, char *error, size_t errorlen)
+{
+	const char	*mode = getenv("MTLSIM_RESIDENCY");
+
+	(void)device;
+	error[0] = '\0';
+	if (mode == NULL)
+		return 0;
+	if (strcmp(mode, "nil-error") == 0)
+		snprintf(error, errorlen, "MTLResidencySetErrorDomain/1/"
+		    "simulated: residency sets are unavailable");
+	return -1;
+}
