@@ -41,11 +41,12 @@ SHIM_SRC	:= shim/shim.c shim/shim_config.c shim/shim_env.c \
 SHIM_CFLAGS	:= -fPIC -fvisibility=hidden
 SHIM_LIB	:= $(O)/lib/libmetalcap.$(SHLIB)
 
-TEST_BINS	:= $(O)/tests/test_shim_config $(O)/tests/test_shim_inject
+TEST_BINS	:= $(O)/tests/test_shim_config $(O)/tests/test_shim_inject \
+		   $(O)/tests/test_probe
 SIM_LIB		:= $(O)/tests/libmtlsim.so
 SIM_OVERBROAD	:= $(O)/tests/overbroad/libmtlsim.so
 SIM_KERNEL	:= $(O)/tests/mtlsim_kernel.o
-SIM_TOOLS	:= $(O)/tests/mtlsim-query
+SIM_TOOLS	:= $(O)/tests/mtlsim-query $(O)/tests/fake-llama
 
 PROBE		:= $(O)/bin/metalcap-probe
 PROBE_SHARED	:= probe/probe.c probe/probe_check.c probe/probe_report.c
@@ -98,9 +99,15 @@ $(O)/tests/mtlsim-query: tests/sim/mtlsim-query.m $(SIM_LIB) | $(O)/tests
 	$(CC) $(CFLAGS_OBJC) -Itests/sim $< -o $@ -L$(O)/tests -lmtlsim \
 	    -Wl,-rpath,'$$ORIGIN' -lobjc -lpthread $(LDFLAGS_SAN)
 
+$(O)/tests/fake-llama: tests/sim/fake-llama.m $(SIM_LIB) | $(O)/tests
+	$(CC) $(CFLAGS_OBJC) -Itests/sim $< -o $@ -L$(O)/tests -lmtlsim \
+	    -Wl,-rpath,'$$ORIGIN' -lobjc $(LDFLAGS_SAN)
+
 # --- tests ---------------------------------------------------------------
 
 TEST_DEFS	:= -DMC_TEST_BUILD='"$(abspath $(O))"'
+# Real llama.cpp and MLX logs, beside the repository (../shared).
+FIXTURES	?= ../shared/fixtures/real-logs
 
 $(O)/tests/test_shim_config: tests/unit/test_shim_config.c \
     shim/shim_config.c shim/shim_config.h | need-deps $(O)/tests
@@ -112,6 +119,17 @@ $(O)/tests/test_shim_inject: tests/inject/test_shim_inject.c \
     | $(O)/tests
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Itests/support -Ishim $< \
 	    tests/support/child.c -o $@ -lcmocka $(LDFLAGS_SAN)
+
+# Links the probe's shared code and sim backend to test the references.
+$(O)/tests/test_probe: tests/probe/test_probe.c tests/support/child.c \
+    $(PROBE_SHARED) probe/probe_sim.c probe/probe.h $(PROBE) $(SHIM_LIB) \
+    $(SIM_TOOLS) $(SIM_OVERBROAD) | $(O)/tests
+	$(CC) $(CFLAGS_C) $(TEST_DEFS) \
+	    -DMC_TEST_FIXTURES='"$(abspath $(FIXTURES))"' -Itests/support \
+	    -Iprobe -Itests/sim $< tests/support/child.c probe/probe_check.c \
+	    probe/probe_report.c probe/probe_sim.c -o $@ -L$(O)/tests \
+	    -lmtlsim -Wl,-rpath,'$$ORIGIN' -lcmocka -ljansson -lobjc -lm \
+	    $(LDFLAGS_SAN)
 
 test: $(TEST_BINS)
 	@scripts/run-tests.sh $(TEST_BINS)

@@ -28,11 +28,12 @@ static const struct {
 	const char		*name;
 	mtlsim_kernel_fn	 fn;
 	unsigned long		 min_language;
+	unsigned		 nbuffers;
 } mtlsim_kernels[] = {
-	{ "probe_simd_sum", mtlsim_simd_sum, 0 },
-	{ "probe_simd_mm", mtlsim_simd_mm, 0 },
-	{ "probe_tg_mem", mtlsim_tg_mem, 0 },
-	{ "probe_bf16", mtlsim_bf16, MSL_3_1 },
+	{ "probe_simd_sum", mtlsim_simd_sum, 0, 1 },
+	{ "probe_simd_mm", mtlsim_simd_mm, 0, 3 },
+	{ "probe_tg_mem", mtlsim_tg_mem, 0, 2 },
+	{ "probe_bf16", mtlsim_bf16, MSL_3_1, 2 },
 };
 
 /* The failure mode MTLSIM_FAIL sets for this label, or NULL. */
@@ -177,6 +178,13 @@ mtlsim_dispatch(id device, const struct mtlsim_dispatch *d, char *error,
 	hw = getenv("MTLSIM_HW_THREADGROUP_MEMORY") != NULL ?
 	    strtoul(getenv("MTLSIM_HW_THREADGROUP_MEMORY"), NULL, 0) :
 	    MTLSIM_HW_TG_MEMORY;
+	if (fail != NULL && strcmp(fail, "pipeline") == 0 &&
+	    d->threadgroup_memory == 0) {
+		snprintf(error, errorlen, "Error Domain=AGXMetalG13X Code=3 "
+		    "\"Compiler encountered an internal error (simulated, %s)\"",
+		    d->function);
+		return MTLSIM_PIPELINE_FAILED;
+	}
 	if ((fail != NULL && strcmp(fail, "pipeline") == 0) ||
 	    d->threadgroup_memory > hw) {
 		snprintf(error, errorlen, "Error Domain=AGXMetalG13X Code=3 "
@@ -185,6 +193,13 @@ mtlsim_dispatch(id device, const struct mtlsim_dispatch *d, char *error,
 		    d->threadgroup_memory, d->threadgroup_memory > hw ? hw :
 		    d->threadgroup_memory / 2);
 		return MTLSIM_PIPELINE_FAILED;
+	}
+	/* Metal's validation layer: every bound index must have a buffer. */
+	if (d->nbuffers < mtlsim_kernels[i].nbuffers) {
+		snprintf(error, errorlen, "Error Domain=MTLCommandBufferErrorDomain "
+		    "Code=1 \"missing buffer binding at index %u for %s\"",
+		    d->nbuffers, d->function);
+		return MTLSIM_RUN_FAILED;
 	}
 	if (fail != NULL && strcmp(fail, "hang") == 0)
 		for (;;)

@@ -1,0 +1,534 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * metalcap-probe tests: CPU references against hand-computed values, the
+ * JSON report read back field by field, and the real probe binary run
+ * against the SIMULATED device with and without the shim and with every
+ * failure switch.  Also the fake-llama stand-in against real llama.cpp logs.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "child.h"
+#include "probe.h"
+
+#define BUILD		MC_TEST_BUILD
+#define PROBE_BIN	BUILD "/bin/metalcap-probe"
+#define FAKE_LLAMA	BUILD "/tests/fake-llama"
+#define PRELOAD		"LD_PRELOAD=" BUILD "/lib/libmetalcap.so"
+#define CEILING		"METALCAP_APPLE_FAMILY_MAX=1009"
+#define FIXTURES	MC_TEST_FIXTURES
+
+struct probe_run_result {
+	struct child_result	child;
+	int			exit_code;
+	double			seconds;
+	json_t			*doc;
+};
+
+/* Run the probe with --json and extra environment; parse its output. */
+static void
+run_probe(struct probe_run_result *r, const char *const *env_extra,
+    const char *const *args)
+{
+	const char	*argv[16] = { PROBE_BIN, "--json" };
+	char		*env[CHILD_ENV_MAX];
+	json_error_t	 err;
+	struct timespec	 t0, t1;
+	size_t		 n = 2;
+
+	for (; args != NULL && *args != NULL && n < 15; args++)
+		argv[n++] = *args;
+	argv[n] = NULL;
+	child_env(env, env_extra);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(child_run(argv, env, &r->child), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	r->seconds = (double)(t1.tv_sec - t0.tv_sec) +
+	    (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	assert_true(WIFEXITED(r->child.status));
+	r->exit_code = WEXITSTATUS(r->child.status);
+	r->doc = json_loads(r->child.out, 0, &err);
+	if (r->doc == NULL)
+		fail_msg("probe output is not JSON (%s):\n%s\nstderr:\n%s",
+		    err.text, r->child.out, r->child.err);
+}
+
+static json_t *
+check_named(json_t *doc, const char *name)
+{
+	json_t	*c;
+	size_t	 i;
+
+	json_array_foreach(json_object_get(doc, "checks"), i, c)
+		if (strcmp(json_string_value(json_object_get(c, "name")),
+		    name) == 0)
+			return c;
+	fail_msg("no check %s in the report", name);
+	return NULL;
+}
+
+static bool
+field_true(json_t *obj, const char *key)
+{
+	json_t	*v = json_object_get(obj, key);
+
+	if (!json_is_boolean(v))
+		fail_msg("%s is not a boolean", key);
+	return json_is_true(v);
+}
+
+static const char *
+check_status(json_t *doc, const char *name)
+{
+	json_t	*c = check_named(doc, name);
+
+	if (field_true(c, "skipped"))
+		return "skip";
+	return field_true(c, "correct") ? "pass" : "fail";
+}
+
+static void
+test_cpu_references(void **state)
+{
+	float	a[64], b[64], c[64];
+	int	i, j;
+
+	(void)state;
+	/* 1 + 2 + ... + 32 */
+	assert_float_equal(probe_ref_simd_sum(32), 528.0f, 0);
+	assert_float_equal(probe_ref_simd_sum(4), 10.0f, 0);
+	/* All-ones times column-index matrix: every row is 8 * j. */
+	for (i = 0; i < 8; i++)
+		for (j = 0; j < 8; j++) {
+			a[i * 8 + j] = 1.0f;
+			b[i * 8 + j] = (float)j;
+		}
+	probe_ref_matmul8(a, b, c);
+	for (i = 0; i < 8; i++)
+		for (j = 0; j < 8; j++)
+			assert_float_equal(c[i * 8 + j], 8.0f * (float)j, 0);
+	/* 8 floats, 4 threads: thread 0 reads indices 7 and 3: 7 + 3. */
+	assert_float_equal(probe_ref_tg_sum(8, 4, 0), 10.0f, 0);
+	assert_float_equal(probe_ref_tg_sum(8, 4, 3), 4.0f + 0.0f, 0);
+	/* 2048 floats: values wrap at 1024, thread 0 of 1 sums 2 * (0..1023). */
+	assert_float_equal(probe_ref_tg_sum(2048, 1, 0), 1047552.0f, 0);
+	assert_float_equal(probe_ref_bf16(3.0f), 7.0f, 0);
+	assert_float_equal(probe_ref_bf16(-32.0f), -63.0f, 0);
+}
+
+static void
+test_report_fields_with_shim(void **state)
+{
+	const char		*env[] = { PRELOAD, CEILING, NULL };
+	struct probe_run_result	 r;
+	json_t			*doc, *families, *shim, *c, *verdict;
+	const char		*key;
+	json_t			*v;
+	size_t			 i;
+
+	(void)state;
+	run_probe(&r, env, NULL);
+	doc = r.doc;
+	assert_int_equal(r.exit_code, 0);
+	assert_string_equal(json_string_value(json_object_get(doc, "device")),
+	    "Apple Paravirtual device");
+	assert_string_equal(json_string_value(json_object_get(doc,
+	    "backend")), "sim");
+	families = json_object_get(doc, "families");
+	assert_int_equal(json_object_size(families), 17);
+	json_object_foreach(families, key, v) {
+		long f = strtol(key, NULL, 10);
+
+		assert_true(json_is_boolean(v));
+		assert_int_equal(json_is_true(v), (f >= 1001 && f <= 1009) ||
+		    (f >= 3001 && f <= 3003));
+	}
+	assert_int_equal(json_integer_value(json_object_get(doc,
+	    "threadgroup_memory")), 65536);
+	assert_int_equal(json_integer_value(json_object_get(doc,
+	    "working_set")), 11453250000LL);
+	shim = json_object_get(doc, "shim");
+	assert_true(json_is_object(shim));
+	assert_string_equal(json_string_value(json_object_get(shim, "state")),
+	    "hooked");
+	assert_int_equal(json_integer_value(json_object_get(shim,
+	    "family_max")), 1009);
+	assert_string_equal(json_string_value(json_object_get(shim, "class")),
+	    "MTLSimParavirtualDevice");
+	assert_true(json_is_null(json_object_get(shim, "reason")));
+	assert_int_equal(json_array_size(json_object_get(doc, "checks")), 7);
+	json_array_foreach(json_object_get(doc, "checks"), i, c) {
+		assert_true(json_is_string(json_object_get(c, "name")));
+		assert_true(json_is_boolean(json_object_get(c, "compiled")));
+		assert_true(json_is_boolean(json_object_get(c, "pipeline")));
+		assert_true(json_is_boolean(json_object_get(c, "ran")));
+		assert_true(json_is_boolean(json_object_get(c, "correct")));
+		assert_true(json_is_real(json_object_get(c, "ms")));
+		v = json_object_get(c, "error");
+		assert_true(json_is_null(v) || json_is_string(v));
+	}
+	for (i = 0; i < 5; i++) {
+		static const char *const run[] = { "simd_sum",
+		    "simdgroup_matrix", "bfloat", "threadgroup_32k",
+		    "threadgroup_advertised" };
+
+		c = check_named(doc, run[i]);
+		assert_true(field_true(c, "compiled"));
+		assert_true(field_true(c, "pipeline"));
+		assert_true(field_true(c, "ran"));
+		assert_true(field_true(c, "correct"));
+		assert_true(json_is_null(json_object_get(c, "error")));
+	}
+	assert_string_equal(check_status(doc, "residency_set"), "skip");
+	assert_string_equal(check_status(doc, "invariants"), "pass");
+	verdict = json_object_get(doc, "verdict");
+	assert_true(field_true(verdict, "family"));
+	assert_true(field_true(verdict, "threadgroup"));
+	json_decref(doc);
+}
+
+static void
+test_stock_device(void **state)
+{
+	struct probe_run_result	 r;
+	json_t			*c;
+
+	(void)state;
+	run_probe(&r, NULL, NULL);
+	/* Unsupported checks are skipped, not failed: exit 0. */
+	assert_int_equal(r.exit_code, 0);
+	assert_true(json_is_null(json_object_get(r.doc, "shim")));
+	c = check_named(r.doc, "simd_sum");
+	assert_true(field_true(c, "skipped"));
+	assert_false(field_true(c, "compiled"));
+	assert_string_equal(json_string_value(json_object_get(c, "error")),
+	    "not run: the device reports neither Apple7 nor Metal3");
+	assert_string_equal(check_status(r.doc, "simdgroup_matrix"), "skip");
+	assert_string_equal(check_status(r.doc, "bfloat"), "skip");
+	assert_string_equal(check_status(r.doc, "threadgroup_32k"), "pass");
+	assert_string_equal(check_status(r.doc, "threadgroup_advertised"),
+	    "skip");
+	assert_string_equal(check_status(r.doc, "invariants"), "pass");
+	assert_int_equal(json_integer_value(json_object_get(r.doc,
+	    "threadgroup_memory")), 32768);
+	json_decref(r.doc);
+}
+
+struct failure_case {
+	const char	*check;
+	const char	*mode;
+	const char	*error;		/* substring of the check's error */
+	int		 exit_code;
+	bool		 family_safe;
+	bool		 threadgroup_safe;
+};
+
+static void
+test_failure_switches(void **state)
+{
+	static const char *const checks[] = { "simd_sum", "simdgroup_matrix",
+	    "bfloat", "threadgroup_32k", "threadgroup_advertised" };
+	static const struct { const char *mode, *error; } modes[] = {
+		{ "compile", "Error Domain=MTLLibraryErrorDomain" },
+		{ "pipeline", "Error Domain=AGXMetalG13X" },
+		{ "wrong", "wrong result: element 0 is 0" },
+		{ "hang", "timed out after 500 ms" },
+	};
+	size_t		 i, k;
+
+	(void)state;
+	for (i = 0; i < sizeof checks / sizeof checks[0]; i++)
+		for (k = 0; k < sizeof modes / sizeof modes[0]; k++) {
+			char	fail[96];
+			const char *env[] = { PRELOAD, CEILING, fail, NULL };
+			struct probe_run_result r;
+			bool	hang = strcmp(modes[k].mode, "hang") == 0;
+			bool	tg = strcmp(checks[i],
+			    "threadgroup_advertised") == 0;
+			json_t	*c, *verdict;
+			const char *error;
+			/* A hang costs the whole deadline: only that check. */
+			const char *args[] = { "--timeout-ms", "500",
+			    "--checks", checks[i], NULL };
+
+			snprintf(fail, sizeof fail, "MTLSIM_FAIL=%s:%s",
+			    checks[i], modes[k].mode);
+			print_message("%s\n", fail);
+			run_probe(&r, env, hang ? args : NULL);
+			assert_int_equal(r.exit_code, hang ? 4 : 1);
+			c = check_named(r.doc, checks[i]);
+			assert_false(field_true(c, "correct"));
+			assert_false(field_true(c, "skipped"));
+			assert_int_equal(field_true(c, "compiled"),
+			    !hang && strcmp(modes[k].mode, "compile") != 0);
+			assert_int_equal(field_true(c, "ran"),
+			    strcmp(modes[k].mode, "wrong") == 0);
+			error = json_string_value(json_object_get(c, "error"));
+			assert_non_null(error);
+			if (strstr(error, modes[k].error) == NULL)
+				fail_msg("error '%s' lacks '%s'", error,
+				    modes[k].error);
+			verdict = json_object_get(r.doc, "verdict");
+			assert_int_equal(field_true(verdict, "family"),
+			    tg && !hang);
+			assert_false(field_true(verdict, "threadgroup"));
+			if (hang)
+				assert_true(r.seconds < 0.5 + 1.0);
+			json_decref(r.doc);
+		}
+}
+
+static void
+test_residency_nil(void **state)
+{
+	static const struct { const char *mode, *error; } cases[] = {
+		{ "MTLSIM_RESIDENCY=nil", "residency set is nil (error: none)" },
+		{ "MTLSIM_RESIDENCY=nil-error", "residency set is nil (error: "
+		    "MTLResidencySetErrorDomain/1/" },
+	};
+	size_t	i;
+
+	(void)state;
+	for (i = 0; i < 2; i++) {
+		const char *env[] = { PRELOAD, CEILING,
+		    "MTLSIM_EXTRA_FAMILIES=5001", cases[i].mode, NULL };
+		struct probe_run_result r;
+		const char *error;
+
+		run_probe(&r, env, NULL);
+		assert_int_equal(r.exit_code, 1);
+		error = json_string_value(json_object_get(check_named(r.doc,
+		    "residency_set"), "error"));
+		assert_non_null(strstr(error, cases[i].error));
+		/* 5001 is reported stock too: not an invariant breach. */
+		assert_string_equal(check_status(r.doc, "invariants"), "pass");
+		assert_false(field_true(json_object_get(r.doc, "verdict"),
+		    "family"));
+		json_decref(r.doc);
+	}
+}
+
+static void
+test_invariants_catch_overbroad(void **state)
+{
+	const char		*env[] = { PRELOAD, CEILING,
+	    "LD_LIBRARY_PATH=" BUILD "/tests/overbroad", NULL };
+	const char		*stock_env[] = {
+	    "LD_LIBRARY_PATH=" BUILD "/tests/overbroad", NULL };
+	struct probe_run_result	 r;
+	json_t			*c;
+
+	(void)state;
+	/* Without the shim the over-broad device is stock and passes. */
+	run_probe(&r, stock_env, NULL);
+	assert_int_equal(r.exit_code, 0);
+	json_decref(r.doc);
+
+	run_probe(&r, env, NULL);
+	assert_int_equal(r.exit_code, 1);
+	assert_true(json_is_true(json_object_get(json_object_get(r.doc,
+	    "families"), "5001")));
+	c = check_named(r.doc, "invariants");
+	assert_false(field_true(c, "correct"));
+	assert_string_equal(json_string_value(json_object_get(c, "error")),
+	    "outside the Apple range, family 5001 is true, stock false");
+	assert_false(field_true(json_object_get(r.doc, "verdict"), "family"));
+	json_decref(r.doc);
+}
+
+/* The invariants check on hand-made answers: the ceiling rule. */
+static void
+test_invariants_ceiling(void **state)
+{
+	const struct probe_check	*inv = probe_check_find("invariants");
+	struct probe_answers		 stock, now;
+	struct probe_context		 ctx = { .answers = &now,
+	    .stock = &stock, .ceiling = 1007 };
+	struct probe_result		 r;
+
+	(void)state;
+	memset(&stock, 0, sizeof stock);
+	stock.family[0] = stock.family[1] = true;	/* 1001, 1002 */
+	stock.family[8] = true;				/* 1009 */
+	now = stock;
+	now.family[6] = true;				/* 1007: at ceiling */
+	memset(&r, 0, sizeof r);
+	inv->run(&ctx, &r);
+	assert_true(r.correct);
+
+	now.family[7] = true;				/* 1008: above */
+	memset(&r, 0, sizeof r);
+	inv->run(&ctx, &r);
+	assert_false(r.correct);
+	assert_string_equal(r.error, "above the ceiling, family 1008 is true, "
+	    "stock false");
+
+	now = stock;
+	now.family[0] = false;				/* went down */
+	memset(&r, 0, sizeof r);
+	inv->run(&ctx, &r);
+	assert_string_equal(r.error, "an answer went down: family 1001 is "
+	    "false, stock true");
+}
+
+static void
+test_usage_and_no_device(void **state)
+{
+	static const char *const bad[][4] = {
+		{ PROBE_BIN, "--checks", "simd_sum,nope", NULL },
+		{ PROBE_BIN, "--timeout-ms", "0", NULL },
+		{ PROBE_BIN, "--timeout-ms", "5x", NULL },
+		{ PROBE_BIN, "extra", NULL, NULL },
+	};
+	const char		*no_device[] = { "MTLSIM_NO_DEVICE=1", NULL };
+	struct child_result	 c;
+	struct probe_run_result	 r;
+	char			*env[CHILD_ENV_MAX];
+	size_t			 i;
+
+	(void)state;
+	child_env(env, NULL);
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		assert_int_equal(child_run(bad[i], env, &c), 0);
+		assert_int_equal(WEXITSTATUS(c.status), 2);
+		assert_non_null(strstr(c.err, "metalcap-probe"));
+	}
+	assert_non_null(strstr(c.err, "unexpected argument 'extra'"));
+	run_probe(&r, no_device, NULL);
+	assert_int_equal(r.exit_code, 3);
+	assert_string_equal(json_string_value(json_object_get(r.doc,
+	    "error")), "no Metal device");
+	json_decref(r.doc);
+}
+
+static void
+test_checks_subset(void **state)
+{
+	const char		*env[] = { PRELOAD, CEILING, NULL };
+	const char		*args[] = { "--checks", "bfloat,simd_sum", NULL };
+	struct probe_run_result	 r;
+
+	(void)state;
+	run_probe(&r, env, args);
+	assert_int_equal(r.exit_code, 0);
+	/* Catalogue order, not the order asked. */
+	assert_int_equal(json_array_size(json_object_get(r.doc, "checks")), 2);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(
+	    json_object_get(r.doc, "checks"), 0), "name")), "simd_sum");
+	json_decref(r.doc);
+}
+
+/* fake-llama's stderr, less the library load time, as lines. */
+static void
+run_fake_llama(struct child_result *c, const char *const *extra)
+{
+	const char	*argv[] = { FAKE_LLAMA, "--once", NULL };
+	char		*env[CHILD_ENV_MAX];
+
+	child_env(env, extra);
+	assert_int_equal(child_run(argv, env, c), 0);
+}
+
+static char *
+slurp_without_timing(const char *path, int skip_lines)
+{
+	FILE	*f = fopen(path, "r");
+	char	 line[512], *out = calloc(1, 65536);
+	size_t	 len = 0;
+
+	assert_non_null(f);
+	while (fgets(line, sizeof line, f) != NULL) {
+		if (skip_lines-- > 0 || strstr(line, "loaded in ") != NULL)
+			continue;
+		len += (size_t)snprintf(out + len, 65536 - len, "%s", line);
+	}
+	fclose(f);
+	return out;
+}
+
+static char *
+strip_timing(const char *text)
+{
+	char	*out = calloc(1, strlen(text) + 1), *o = out;
+	const char *p, *nl;
+
+	for (p = text; *p != '\0'; p = nl + 1) {
+		nl = strchr(p, '\n');
+		if (nl == NULL)
+			break;
+		if (strstr(p, "loaded in ") == NULL ||
+		    strstr(p, "loaded in ") > nl) {
+			if (strncmp(p, "main: server", 12) != 0) {
+				memcpy(o, p, (size_t)(nl - p + 1));
+				o += nl - p + 1;
+			}
+		}
+	}
+	return out;
+}
+
+static void
+test_fake_llama(void **state)
+{
+	const char		*shim[] = { PRELOAD, CEILING, NULL };
+	const char		*broken[] = { PRELOAD, CEILING,
+	    "MTLSIM_FAIL=simdgroup_matrix:pipeline", NULL };
+	struct child_result	 c;
+	char			*got, *want;
+
+	(void)state;
+	run_fake_llama(&c, NULL);
+	assert_int_equal(WEXITSTATUS(c.status), 0);
+	assert_non_null(strstr(c.err, "simdgroup matrix mul. = false\n"));
+	got = strip_timing(c.err);
+	want = slurp_without_timing(FIXTURES "/llama-stock-guest.stderr", 0);
+	assert_string_equal(got, want);
+	free(got);
+	free(want);
+
+	run_fake_llama(&c, shim);
+	assert_int_equal(WEXITSTATUS(c.status), 0);
+	assert_non_null(strstr(c.err, "simdgroup matrix mul. = true\n"));
+	got = strip_timing(c.err);
+	/* The real run's first line is the reference shim's NSLog banner. */
+	want = slurp_without_timing(FIXTURES "/llama-unlocked-guest.stderr",
+	    1);
+	assert_string_equal(got, want);
+	free(got);
+	free(want);
+
+	run_fake_llama(&c, broken);
+	assert_true(WIFSIGNALED(c.status));
+	assert_int_equal(WTERMSIG(c.status), SIGABRT);
+	assert_non_null(strstr(c.err, "ggml_metal_library_compile_pipeline: "
+	    "failed to create pipeline state: base = 'kernel_mul_mm_f16_f32'"));
+	assert_non_null(strstr(c.err, "GGML_ASSERT("));
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cpu_references),
+		cmocka_unit_test(test_report_fields_with_shim),
+		cmocka_unit_test(test_stock_device),
+		cmocka_unit_test(test_failure_switches),
+		cmocka_unit_test(test_residency_nil),
+		cmocka_unit_test(test_invariants_catch_overbroad),
+		cmocka_unit_test(test_invariants_ceiling),
+		cmocka_unit_test(test_usage_and_no_device),
+		cmocka_unit_test(test_checks_subset),
+		cmocka_unit_test(test_fake_llama),
+	};
+
+	return cmocka_run_group_tests_name("probe", tests, NULL, NULL);
+}
