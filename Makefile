@@ -190,10 +190,37 @@ $(MACOS)/$(1)/libmetalcap.dylib: $(SHIM_SRC:%.c=$(MACOS)/obj/$(1)/%.o) \
 endef
 $(foreach a,$(MACOS_ARCHS),$(eval $(call macos_arch,$(a))))
 
+# Third-party libraries, built from Debian's source packages.
+MACOS_DEPS	:= $(MACOS)/deps
+$(MACOS_DEPS)/%/libjansson.a: scripts/macos-deps.sh | need-zig
+	scripts/macos-deps.sh $(MACOS_DEPS)
+
+MACOS_PROBE_SRC	:= $(PROBE_SHARED) probe/probe_metal.c
+MACOS_FRAMEWORKS := macos/tbd/Metal.tbd macos/tbd/Foundation.tbd \
+		   macos/tbd/libobjc.tbd
+
+define macos_probe_arch
+$(MACOS)/obj/$(1)/probe/%.o: probe/%.c probe/probe.h VERSION \
+    $(MACOS_DEPS)/$(1)/libjansson.a | need-zig
+	@mkdir -p $$(@D)
+	$(ZIG) cc -target $(call zig_target,$(1)) $(MACOS_CFLAGS) \
+	    -I$(MACOS_DEPS)/include -c $$< -o $$@
+
+$(MACOS)/$(1)/metalcap-probe: $(MACOS_PROBE_SRC:%.c=$(MACOS)/obj/$(1)/%.o) \
+    $(MACOS_DEPS)/$(1)/libjansson.a $(MACOS_FRAMEWORKS)
+	@mkdir -p $$(@D)
+	$(LD64) -arch $(1) -platform_version macos $(MACOS_MIN) $(MACOS_MIN) \
+	    -execute -o $$@ $$(filter %.o %.a %.tbd,$$^) $(ZIG_SYSTEM_TBD)
+endef
+$(foreach a,$(MACOS_ARCHS),$(eval $(call macos_probe_arch,$(a))))
+
 $(MACOS)/libmetalcap.dylib: $(MACOS_ARCHS:%=$(MACOS)/%/libmetalcap.dylib)
 	scripts/macos-lipo.sh $@ $^
 
-macos: $(MACOS)/libmetalcap.dylib
+$(MACOS)/metalcap-probe: $(MACOS_ARCHS:%=$(MACOS)/%/metalcap-probe)
+	scripts/macos-lipo.sh $@ $^
+
+macos: $(MACOS)/libmetalcap.dylib $(MACOS)/metalcap-probe
 	scripts/check-macos-artifacts.sh $(MACOS)
 
 clean:
