@@ -4,7 +4,7 @@
 #   make test         every test, then one "N passed, N failed" line
 #   make check-asan   the same tests under ASan + UBSan (build/asan/)
 #   make macos        universal macOS artifacts into build/macos/ (zig)
-#   make bench-shim   shim figures
+#   make bench        every benchmark (bench-shim, bench-probe)
 #   make deps         install what is missing
 #   make demo         the shim against the simulated device
 
@@ -52,8 +52,8 @@ PROBE		:= $(O)/bin/metalcap-probe
 PROBE_SHARED	:= probe/probe.c probe/probe_check.c probe/probe_report.c
 BENCH_BINS	:= $(O)/bench/bench_shim
 
-.PHONY: all test check-asan macos macos-check deps need-deps need-zig \
-	bench bench-shim demo clean
+.PHONY: all test check-asan macos deps need-deps need-zig \
+	bench bench-shim bench-probe demo clean
 
 all: $(SHIM_LIB) $(PROBE)
 
@@ -152,7 +152,10 @@ $(O)/bench/bench_shim: bench/bench_shim.m $(SIM_LIB) | $(O)/bench
 bench-shim: $(O)/bench/bench_shim $(SHIM_LIB)
 	@$(O)/bench/bench_shim $(abspath $(SHIM_LIB))
 
-bench: bench-shim
+bench-probe: $(PROBE) $(SHIM_LIB)
+	@bench/bench-probe.sh $(O)
+
+bench: bench-shim bench-probe
 
 demo: $(SHIM_LIB) $(SIM_TOOLS)
 	@scripts/demo.sh $(O)
