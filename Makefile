@@ -195,8 +195,13 @@ $(foreach a,$(MACOS_ARCHS),$(eval $(call macos_arch,$(a))))
 
 # Third-party libraries, built from Debian's source packages.
 MACOS_DEPS	:= $(MACOS)/deps
-$(MACOS_DEPS)/%/libjansson.a: scripts/macos-deps.sh | need-zig
+# One run builds every architecture: a stamp keeps make -j from racing.
+$(MACOS_DEPS)/.built: scripts/macos-deps.sh macos/compat/jansson/*.h \
+    | need-zig
 	scripts/macos-deps.sh $(MACOS_DEPS)
+	touch $@
+$(MACOS_DEPS)/%/libjansson.a: $(MACOS_DEPS)/.built
+	@test -f $@
 
 MACOS_PROBE_SRC	:= $(PROBE_SHARED) probe/probe_metal.c
 MACOS_FRAMEWORKS := macos/tbd/Metal.tbd macos/tbd/Foundation.tbd \
