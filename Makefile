@@ -46,7 +46,8 @@ TEST_BINS	:= $(O)/tests/test_shim_config $(O)/tests/test_shim_inject \
 SIM_LIB		:= $(O)/tests/libmtlsim.so
 SIM_OVERBROAD	:= $(O)/tests/overbroad/libmtlsim.so
 SIM_KERNEL	:= $(O)/tests/mtlsim_kernel.o
-SIM_TOOLS	:= $(O)/tests/mtlsim-query $(O)/tests/fake-llama
+SIM_TOOLS	:= $(O)/tests/mtlsim-query $(O)/tests/fake-llama \
+		   $(O)/tests/launchctl-sim
 
 PROBE		:= $(O)/bin/metalcap-probe
 PROBE_SHARED	:= probe/probe.c probe/probe_check.c probe/probe_report.c
@@ -102,6 +103,11 @@ $(O)/tests/mtlsim-query: tests/sim/mtlsim-query.m $(SIM_LIB) | $(O)/tests
 $(O)/tests/fake-llama: tests/sim/fake-llama.m $(SIM_LIB) | $(O)/tests
 	$(CC) $(CFLAGS_OBJC) -Itests/sim $< -o $@ -L$(O)/tests -lmtlsim \
 	    -Wl,-rpath,'$$ORIGIN' -lobjc $(LDFLAGS_SAN)
+
+$(O)/tests/launchctl-sim: tests/sim/launchctl-sim.c common/mc_plist.c \
+    common/mc_plist.h | need-deps $(O)/tests
+	$(CC) $(CFLAGS_C) -Icommon $< common/mc_plist.c -o $@ -lplist-2.0 \
+	    $(LDFLAGS_SAN)
 
 # --- tests ---------------------------------------------------------------
 

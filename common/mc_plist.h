@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Property-list files on libplist: strict reading (regular file, size
+ * limit, XML or binary) and atomic writing (temp file, fsync, rename, fsync
+ * of the directory).  Errors are returned with a reason; nothing logs.
+ */
+#ifndef MC_PLIST_H
+#define MC_PLIST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include <plist/plist.h>
+
+#define MC_PLIST_MAX_FILE	(1024 * 1024)
+
+int		 mc_plist_read_file(const char *path, plist_t *out, char *why,
+		    size_t whylen);
+int		 mc_plist_write_atomic(const char *path, plist_t plist,
+		    mode_t mode, char *why, size_t whylen);
+int		 mc_write_atomic(const char *path, const char *data,
+		    size_t len, mode_t mode, char *why, size_t whylen);
+const char	*mc_plist_type_name(plist_t node);
+char		*mc_plist_string(plist_t dict, const char *key);
+bool		 mc_plist_bool(plist_t dict, const char *key, bool fallback);
+
+#endif

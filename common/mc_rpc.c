@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * msgpack-RPC framing: the unpacker is fed whatever the socket delivered;
+ * mc_rpc_next() returns whole messages, checks their shape strictly, and
+ * refuses to buffer more than the limit for one message.
+ */
+#include <string.h>
+
+#include "mc_rpc.h"
+#include "protocol.h"
+
+int
+mc_rpc_decoder_init(struct mc_rpc_decoder *d, size_t limit)
+{
+	if (!msgpack_unpacker_init(&d->unpacker, MSGPACK_UNPACKER_INIT_BUFFER_SIZE))
+		return -1;
+	msgpack_unpacked_init(&d->result);
+	d->limit = limit;
+	return 0;
+}
+
+void
+mc_rpc_decoder_free(struct mc_rpc_decoder *d)
+{
+	msgpack_unpacked_destroy(&d->result);
+	msgpack_unpacker_destroy(&d->unpacker);
+}
+
+/* Copy bytes in; -1 when they would push one message past the limit. */
+int
+mc_rpc_feed(struct mc_rpc_decoder *d, const char *buf, size_t len)
+{
+	if (msgpack_unpacker_message_size(&d->unpacker) + len > d->limit)
+		return -1;
+	if (msgpack_unpacker_buffer_capacity(&d->unpacker) < len &&
+	    !msgpack_unpacker_reserve_buffer(&d->unpacker, len))
+		return -1;
+	memcpy(msgpack_unpacker_buffer(&d->unpacker), buf, len);
+	msgpack_unpacker_buffer_consumed(&d->unpacker, len);
+	return 0;
+}
+
+bool
+mc_rpc_str(const msgpack_object *o, char *buf, size_t len)
+{
+	if (o->type != MSGPACK_OBJECT_STR || o->via.str.size >= len)
+		return false;
+	memcpy(buf, o->via.str.ptr, o->via.str.size);
+	buf[o->via.str.size] = '\0';
+	return true;
+}
+
+const msgpack_object *
+mc_rpc_map_get(const msgpack_object *map, const char *key)
+{
+	size_t		 klen = strlen(key);
+	uint32_t	 i;
+
+	if (map->type != MSGPACK_OBJECT_MAP)
+		return NULL;
+	for (i = 0; i < map->via.map.size; i++) {
+		const msgpack_object *k = &map->via.map.ptr[i].key;
+
+		if (k->type == MSGPACK_OBJECT_STR && k->via.str.size == klen &&
+		    memcmp(k->via.str.ptr, key, klen) == 0)
+			return &map->via.map.ptr[i].val;
+	}
+	return NULL;
+}
+
+static bool
+mc_rpc_msgid(const msgpack_object *o, uint32_t *msgid)
+{
+	if (o->type != MSGPACK_OBJECT_POSITIVE_INTEGER ||
+	    o->via.u64 > UINT32_MAX)
+		return false;
+	*msgid = (uint32_t)o->via.u64;
+	return true;
+}
+
+/* Check the shape of one message and fill *m. */
+static enum mc_rpc_status
+mc_rpc_shape(const msgpack_object *o, struct mc_rpc_message *m,
+    const char **why)
+{
+	const msgpack_object	*e;
+
+	memset(m, 0, sizeof *m);
+	if (o->type != MSGPACK_OBJECT_ARRAY || o->via.array.size < 3 ||
+	    o->via.array.size > 4) {
+		*why = "a message must be an array of 3 or 4 elements";
+		return MC_RPC_MALFORMED;
+	}
+	e = o->via.array.ptr;
+	if (e[0].type != MSGPACK_OBJECT_POSITIVE_INTEGER || e[0].via.u64 > 2) {
+		*why = "message type must be 0, 1 or 2";
+		return MC_RPC_MALFORMED;
+	}
+	m->type = (int)e[0].via.u64;
+	switch (m->type) {
+	case MC_MSG_REQUEST:
+		if (o->via.array.size != 4 || !mc_rpc_msgid(&e[1], &m->msgid) ||
+		    !mc_rpc_str(&e[2], m->method, sizeof m->method) ||
+		    e[3].type != MSGPACK_OBJECT_ARRAY) {
+			*why = "a request is [0, msgid (uint32), method (string "
+			    "of at most 64 bytes), params (array)]";
+			return MC_RPC_MALFORMED;
+		}
+		m->params = e[3];
+		break;
+	case MC_MSG_RESPONSE:
+		if (o->via.array.size != 4 || !mc_rpc_msgid(&e[1], &m->msgid)) {
+			*why = "a response is [1, msgid, error, result]";
+			return MC_RPC_MALFORMED;
+		}
+		m->error = e[2];
+		m->result = e[3];
+		break;
+	default:
+		if (o->via.array.size != 3 ||
+		    !mc_rpc_str(&e[1], m->method, sizeof m->method) ||
+		    e[2].type != MSGPACK_OBJECT_ARRAY) {
+			*why = "a notification is [2, method, params (array)]";
+			return MC_RPC_MALFORMED;
+		}
+		m->params = e[2];
+		break;
+	}
+	return MC_RPC_OK;
+}
+
+/* The next whole message, if the buffered bytes hold one. */
+enum mc_rpc_status
+mc_rpc_next(struct mc_rpc_decoder *d, struct mc_rpc_message *m,
+    const char **why)
+{
+	switch (msgpack_unpacker_next(&d->unpacker, &d->result)) {
+	case MSGPACK_UNPACK_SUCCESS:
+		return mc_rpc_shape(&d->result.data, m, why);
+	case MSGPACK_UNPACK_CONTINUE:
+		if (msgpack_unpacker_message_size(&d->unpacker) > d->limit) {
+			*why = "message over the size limit";
+			return MC_RPC_TOOBIG;
+		}
+		return MC_RPC_MORE;
+	case MSGPACK_UNPACK_NOMEM_ERROR:
+		*why = "out of memory (or nesting too deep)";
+		return MC_RPC_NOMEM;
+	default:
+		*why = "not msgpack";
+		return MC_RPC_MALFORMED;
+	}
+}
+
+void
+mc_rpc_pack_str(msgpack_packer *pk, const char *s)
+{
+	size_t	len = strlen(s);
+
+	msgpack_pack_str(pk, len);
+	msgpack_pack_str_body(pk, s, len);
+}
+
+/* The caller packs nparams values after this. */
+void
+mc_rpc_pack_request(msgpack_packer *pk, uint32_t msgid, const char *method,
+    uint32_t nparams)
+{
+	msgpack_pack_array(pk, 4);
+	msgpack_pack_uint8(pk, MC_MSG_REQUEST);
+	msgpack_pack_uint32(pk, msgid);
+	mc_rpc_pack_str(pk, method);
+	msgpack_pack_array(pk, nparams);
+}
+
+/* The caller packs the result after this. */
+void
+mc_rpc_pack_response_ok(msgpack_packer *pk, uint32_t msgid)
+{
+	msgpack_pack_array(pk, 4);
+	msgpack_pack_uint8(pk, MC_MSG_RESPONSE);
+	msgpack_pack_uint32(pk, msgid);
+	msgpack_pack_nil(pk);
+}
+
+void
+mc_rpc_pack_response_error(msgpack_packer *pk, uint32_t msgid,
+    const char *code, const char *message)
+{
+	msgpack_pack_array(pk, 4);
+	msgpack_pack_uint8(pk, MC_MSG_RESPONSE);
+	msgpack_pack_uint32(pk, msgid);
+	msgpack_pack_map(pk, 2);
+	mc_rpc_pack_str(pk, "code");
+	mc_rpc_pack_str(pk, code);
+	mc_rpc_pack_str(pk, "message");
+	mc_rpc_pack_str(pk, message);
+	msgpack_pack_nil(pk);
+}
+
+void
+mc_rpc_pack_notify(msgpack_packer *pk, const char *method, uint32_t nparams)
+{
+	msgpack_pack_array(pk, 3);
+	msgpack_pack_uint8(pk, MC_MSG_NOTIFY);
+	mc_rpc_pack_str(pk, method);
+	msgpack_pack_array(pk, nparams);
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * msgpack-RPC framing on msgpack-c, shared by daemon and client: building
+ * messages, and strict incremental decoding with a size limit.  No I/O, no
+ * logging: errors are returned.
+ */
+#ifndef MC_RPC_H
+#define MC_RPC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <msgpack.h>
+
+/* An incremental decoder for one byte stream. */
+struct mc_rpc_decoder {
+	msgpack_unpacker	unpacker;
+	msgpack_unpacked	result;
+	size_t			limit;
+};
+
+/* One decoded message; objects point into the decoder's zone. */
+struct mc_rpc_message {
+	int			 type;		/* MC_MSG_* */
+	uint32_t		 msgid;		/* request and response */
+	char			 method[64 + 1];/* request and notification */
+	msgpack_object		 params;	/* request, notification: array */
+	msgpack_object		 error;		/* response */
+	msgpack_object		 result;	/* response */
+};
+
+enum mc_rpc_status {
+	MC_RPC_OK = 0,		/* *msg is filled */
+	MC_RPC_MORE = 1,	/* need more bytes */
+	MC_RPC_MALFORMED = -1,	/* not msgpack, or not msgpack-RPC */
+	MC_RPC_TOOBIG = -2,	/* a message past the limit */
+	MC_RPC_NOMEM = -3,
+};
+
+int	mc_rpc_decoder_init(struct mc_rpc_decoder *, size_t limit);
+void	mc_rpc_decoder_free(struct mc_rpc_decoder *);
+int	mc_rpc_feed(struct mc_rpc_decoder *, const char *, size_t);
+enum mc_rpc_status mc_rpc_next(struct mc_rpc_decoder *,
+	    struct mc_rpc_message *, const char **why);
+
+void	mc_rpc_pack_request(msgpack_packer *, uint32_t msgid,
+	    const char *method, uint32_t nparams);
+void	mc_rpc_pack_response_ok(msgpack_packer *, uint32_t msgid);
+void	mc_rpc_pack_response_error(msgpack_packer *, uint32_t msgid,
+	    const char *code, const char *message);
+void	mc_rpc_pack_notify(msgpack_packer *, const char *method,
+	    uint32_t nparams);
+void	mc_rpc_pack_str(msgpack_packer *, const char *);
+
+/* Small readers for msgpack objects. */
+bool	mc_rpc_str(const msgpack_object *, char *buf, size_t len);
+const msgpack_object *mc_rpc_map_get(const msgpack_object *map,
+	    const char *key);
+
+#endif

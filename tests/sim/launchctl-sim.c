@@ -1,0 +1,1056 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * SIMULATOR of launchctl(1) for Linux, which has no launchd: the subset
+ * metalcapd uses, with launchctl's exit codes and stderr texts
+ * (../shared/docs/launchd.md §1.4, §6).  State lives in $LAUNCHCTL_SIM_DIR:
+ * services/<label>.plist (one per registered job) and disabled.plist.
+ *
+ * A registered job that should run gets a detached supervisor process
+ * (launchd's part): it starts the program with the plist's environment
+ * (DYLD_INSERT_LIBRARIES becomes LD_PRELOAD) and log files, records pid and
+ * exit status, restarts it per KeepAlive after ThrottleInterval, and on
+ * bootout stops it (SIGTERM, then SIGKILL after ExitTimeOut) and only then
+ * unregisters: bootout is asynchronous, as on macOS.
+ *
+ * Switches: LAUNCHCTL_SIM_AS_ROOT=1 (root's texts and codes),
+ * LAUNCHCTL_SIM_NO_GUI=1 (no GUI session: gui/<uid> fails with 125),
+ * LAUNCHCTL_SIM_THROTTLE=S (default ThrottleInterval, launchd's is 10),
+ * LAUNCHCTL_SIM_DRAIN_MS=N (how long a booted-out label lingers, 300).
+ */
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <plist/plist.h>
+
+#include "mc_plist.h"
+
+#define EX_USAGE_CODE	64
+
+extern char **environ;
+
+static const char	*sim_dir;
+static int		 sim_lock_fd = -1;
+
+static void
+sim_lock(void)
+{
+	char	path[4096];
+
+	snprintf(path, sizeof path, "%s/lock", sim_dir);
+	if (sim_lock_fd == -1)
+		sim_lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	flock(sim_lock_fd, LOCK_EX);
+}
+
+static void
+sim_unlock(void)
+{
+	flock(sim_lock_fd, LOCK_UN);
+}
+
+static bool
+sim_root(void)
+{
+	const char	*v = getenv("LAUNCHCTL_SIM_AS_ROOT");
+
+	return v != NULL && strcmp(v, "1") == 0;
+}
+
+static void
+sim_service_path(const char *label, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/services/%s.plist", sim_dir, label);
+}
+
+/* The registration record of label, or NULL. */
+static plist_t
+sim_load(const char *label)
+{
+	char	path[4096], why[256];
+	plist_t	rec;
+
+	sim_service_path(label, path, sizeof path);
+	if (mc_plist_read_file(path, &rec, why, sizeof why) == -1)
+		return NULL;
+	return rec;
+}
+
+static void
+sim_save(const char *label, plist_t rec)
+{
+	char	path[4096], why[256];
+
+	sim_service_path(label, path, sizeof path);
+	mc_plist_write_atomic(path, rec, 0644, why, sizeof why);
+}
+
+static void
+sim_set_int(plist_t rec, const char *key, long long v)
+{
+	plist_dict_set_item(rec, key, plist_new_uint((uint64_t)v));
+}
+
+static long long
+sim_int(plist_t rec, const char *key, long long fallback)
+{
+	plist_t		node = plist_dict_get_item(rec, key);
+	uint64_t	v;
+
+	if (node == NULL || plist_get_node_type(node) != PLIST_UINT)
+		return fallback;
+	plist_get_uint_val(node, &v);
+	return (long long)v;
+}
+
+static void
+sim_set_str(plist_t rec, const char *key, const char *v)
+{
+	plist_dict_set_item(rec, key, plist_new_string(v));
+}
+
+/* Run fn on the fresh record of label under the lock, and save it. */
+static void
+sim_update(const char *label, void (*fn)(plist_t, void *), void *arg)
+{
+	plist_t	rec;
+
+	sim_lock();
+	if ((rec = sim_load(label)) != NULL) {
+		fn(rec, arg);
+		sim_save(label, rec);
+		plist_free(rec);
+	}
+	sim_unlock();
+}
+
+static bool
+sim_alive(long long pid)
+{
+	return pid > 0 && kill((pid_t)pid, 0) == 0;
+}
+
+/* --- disabled store ------------------------------------------------------ */
+
+static plist_t
+sim_disabled_store(void)
+{
+	char	path[4096], why[256];
+	plist_t	store;
+
+	snprintf(path, sizeof path, "%s/disabled.plist", sim_dir);
+	if (mc_plist_read_file(path, &store, why, sizeof why) == -1)
+		store = plist_new_dict();
+	return store;
+}
+
+static bool
+sim_is_disabled(const char *label)
+{
+	plist_t	store = sim_disabled_store();
+	bool	v = mc_plist_bool(store, label, false);
+
+	plist_free(store);
+	return v;
+}
+
+static int
+sim_set_disabled(const char *target, bool disabled)
+{
+	const char	*label = strrchr(target, '/');
+	char		 path[4096], why[256];
+	plist_t		 store;
+
+	if (label == NULL || strncmp(target, "gui/", 4) != 0 ||
+	    strchr(target + 4, '/') == NULL) {
+		if (strncmp(target, "user/", 5) != 0 || label == NULL) {
+			fprintf(stderr, "Unrecognized target specifier.\n");
+			return EX_USAGE_CODE;
+		}
+	}
+	sim_lock();
+	store = sim_disabled_store();
+	plist_dict_set_item(store, label + 1, plist_new_bool(disabled));
+	snprintf(path, sizeof path, "%s/disabled.plist", sim_dir);
+	mc_plist_write_atomic(path, store, 0644, why, sizeof why);
+	plist_free(store);
+	sim_unlock();
+	return 0;
+}
+
+/* --- the supervisor (launchd's part) ------------------------------------- */
+
+static volatile sig_atomic_t	sup_stop, sup_restart;
+
+static void
+sup_on_term(int sig)
+{
+	(void)sig;
+	sup_stop = 1;
+}
+
+static void
+sup_on_usr1(int sig)
+{
+	(void)sig;
+	sup_restart = 1;
+}
+
+/* The program's environment: launchd's few defaults plus the plist's. */
+static char **
+sup_environment(plist_t job)
+{
+	static const char *const pass[] = { "HOME=", "USER=", "LOGNAME=",
+	    "TMPDIR=", "ASAN_OPTIONS=", "UBSAN_OPTIONS=", "LSAN_OPTIONS=" };
+	plist_t			 vars = plist_dict_get_item(job,
+	    "EnvironmentVariables");
+	plist_dict_iter		 it = NULL;
+	char			**env, *key, *val;
+	plist_t			 node;
+	size_t			 n = 0, i, cap = 64;
+	char			**e;
+
+	env = calloc(cap, sizeof *env);
+	env[n++] = strdup("PATH=/usr/bin:/bin:/usr/sbin:/sbin");
+	for (e = environ; *e != NULL; e++)
+		for (i = 0; i < sizeof pass / sizeof pass[0]; i++)
+			if (strncmp(*e, pass[i], strlen(pass[i])) == 0 &&
+			    n < cap - 1)
+				env[n++] = strdup(*e);
+	if (vars != NULL && plist_get_node_type(vars) == PLIST_DICT)
+		plist_dict_new_iter(vars, &it);
+	while (it != NULL && n < cap - 1) {
+		key = NULL;
+		plist_dict_next_item(vars, it, &key, &node);
+		if (key == NULL)
+			break;
+		val = NULL;
+		if (plist_get_node_type(node) == PLIST_STRING)
+			plist_get_string_val(node, &val);
+		if (val != NULL) {
+			const char *name = strcmp(key,
+			    "DYLD_INSERT_LIBRARIES") == 0 ? "LD_PRELOAD" : key;
+			size_t len = strlen(name) + strlen(val) + 2;
+
+			env[n] = malloc(len);
+			snprintf(env[n++], len, "%s=%s", name, val);
+		}
+		free(key);
+		free(val);
+	}
+	free(it);
+	env[n] = NULL;
+	return env;
+}
+
+static char **
+sup_arguments(plist_t job)
+{
+	plist_t		 args = plist_dict_get_item(job, "ProgramArguments");
+	uint32_t	 n = plist_array_get_size(args), i;
+	char		**argv = calloc(n + 1, sizeof *argv);
+
+	for (i = 0; i < n; i++)
+		plist_get_string_val(plist_array_get_item(args, i), &argv[i]);
+	return argv;
+}
+
+/* Open a log file for fd; -1 when it cannot be opened. */
+static int
+sup_log(plist_t job, const char *key, int fd)
+{
+	char	*path = mc_plist_string(job, key);
+	int	 lfd;
+
+	if (path == NULL)
+		return 0;
+	lfd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+	free(path);
+	if (lfd == -1)
+		return -1;
+	dup2(lfd, fd);
+	close(lfd);
+	return 0;
+}
+
+struct sup_exit {
+	int	status;
+	pid_t	pid;
+	bool	config_error;
+};
+
+static void
+sup_record_start(plist_t rec, void *arg)
+{
+	pid_t	pid = *(pid_t *)arg;
+
+	sim_set_int(rec, "PID", pid);
+	sim_set_int(rec, "Runs", sim_int(rec, "Runs", 0) + 1);
+	sim_set_str(rec, "State", "running");
+}
+
+static void
+sup_record_exit(plist_t rec, void *arg)
+{
+	struct sup_exit	*x = arg;
+	char		 text[64];
+
+	plist_dict_remove_item(rec, "PID");
+	if (x->config_error)
+		sim_set_str(rec, "LastExit", "78: EX_CONFIG");
+	else if (WIFEXITED(x->status)) {
+		snprintf(text, sizeof text, "%d", WEXITSTATUS(x->status));
+		sim_set_str(rec, "LastExit", text);
+		plist_dict_remove_item(rec, "LastSignal");
+	} else {
+		sim_set_int(rec, "LastSignal", WTERMSIG(x->status));
+	}
+	sim_set_int(rec, "WaitStatus", x->config_error ? 78 << 8 : x->status);
+	sim_set_str(rec, "State", sup_stop ? "SIGTERMed" : "not running");
+}
+
+static void
+sup_record_state(plist_t rec, void *arg)
+{
+	sim_set_str(rec, "State", arg);
+}
+
+/* Start the program; 0 and *pid, or -1 when its logs cannot be opened. */
+static int
+sup_spawn(plist_t job, pid_t *pid)
+{
+	char	*cwd = mc_plist_string(job, "WorkingDirectory");
+	int	 fds[2], err = 0;
+
+	if (pipe(fds) == -1)
+		return -1;
+	if ((*pid = fork()) == 0) {
+		char **argv = sup_arguments(job), **env = sup_environment(job);
+
+		close(fds[0]);
+		fcntl(fds[1], F_SETFD, FD_CLOEXEC);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGUSR1, SIG_DFL);
+		setpgid(0, 0);
+		if (sup_log(job, "StandardOutPath", 1) == -1 ||
+		    sup_log(job, "StandardErrorPath", 2) == -1) {
+			err = 78;
+			write(fds[1], &err, sizeof err);
+			_exit(78);
+		}
+		if (cwd != NULL && chdir(cwd) == -1)
+			_exit(78);
+		execve(argv[0], argv, env);
+		err = errno;
+		write(fds[1], &err, sizeof err);
+		_exit(127);
+	}
+	free(cwd);
+	close(fds[1]);
+	if (read(fds[0], &err, sizeof err) != (ssize_t)sizeof err)
+		err = 0;
+	close(fds[0]);
+	return err == 78 ? -1 : 0;
+}
+
+/* Send SIGTERM, then SIGKILL after the exit timeout; reap. */
+static int
+sup_terminate(pid_t pid, long timeout_s)
+{
+	int	status = 0, i;
+
+	kill(-pid, SIGTERM);
+	for (i = 0; i < timeout_s * 20; i++) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return status;
+		usleep(50000);
+	}
+	kill(-pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	return status;
+}
+
+static bool
+sup_should_restart(plist_t job, int status)
+{
+	plist_t	keep = plist_dict_get_item(job, "KeepAlive");
+
+	if (keep == NULL)
+		return false;
+	if (plist_get_node_type(keep) == PLIST_BOOLEAN)
+		return mc_plist_bool(job, "KeepAlive", false);
+	if (plist_get_node_type(keep) != PLIST_DICT)
+		return false;
+	if (WIFSIGNALED(status) && mc_plist_bool(keep, "Crashed", false))
+		return true;
+	if (plist_dict_get_item(keep, "SuccessfulExit") != NULL)
+		return mc_plist_bool(keep, "SuccessfulExit", true) ==
+		    (WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	return false;
+}
+
+/* Sleep up to ms, waking early for a stop or restart request. */
+static void
+sup_sleep(long ms)
+{
+	while (ms > 0 && !sup_stop && !sup_restart) {
+		usleep(50000);
+		ms -= 50;
+	}
+}
+
+static void
+sup_unregister(const char *label)
+{
+	char	path[4096];
+	long	drain = getenv("LAUNCHCTL_SIM_DRAIN_MS") ?
+	    atol(getenv("LAUNCHCTL_SIM_DRAIN_MS")) : 300;
+
+	usleep((useconds_t)drain * 1000);
+	sim_lock();
+	sim_service_path(label, path, sizeof path);
+	unlink(path);
+	sim_unlock();
+}
+
+static void
+sup_run(const char *label, plist_t job)
+{
+	long		 throttle = sim_int(job, "ThrottleInterval",
+	    getenv("LAUNCHCTL_SIM_THROTTLE") ?
+	    atol(getenv("LAUNCHCTL_SIM_THROTTLE")) : 10);
+	long		 exit_timeout = sim_int(job, "ExitTimeOut", 5);
+	struct sup_exit	 x;
+	pid_t		 pid = -1;
+
+	for (;;) {
+		sup_restart = 0;
+		memset(&x, 0, sizeof x);
+		if (sup_spawn(job, &pid) == -1) {
+			x.config_error = true;
+			if (pid > 0)
+				waitpid(pid, NULL, 0);
+			sim_update(label, sup_record_exit, &x);
+			break;
+		}
+		sim_update(label, sup_record_start, &pid);
+		while (waitpid(pid, &x.status, 0) == -1) {
+			if (errno != EINTR)
+				break;
+			if (sup_stop || sup_restart) {
+				x.status = sup_terminate(pid, exit_timeout);
+				break;
+			}
+		}
+		sim_update(label, sup_record_exit, &x);
+		if (sup_stop)
+			break;
+		if (sup_restart)
+			continue;
+		if (!sup_should_restart(job, x.status))
+			break;
+		sim_update(label, sup_record_state, "spawn scheduled");
+		sup_sleep(throttle * 1000);
+		if (sup_stop)
+			break;
+	}
+	if (sup_stop)
+		sup_unregister(label);
+}
+
+/* Detach a supervisor for label; records its pid. */
+static void
+sim_supervise(const char *label, plist_t job)
+{
+	pid_t	pid;
+	int	fd;
+
+	if ((pid = fork()) != 0) {
+		if (pid > 0)
+			waitpid(pid, NULL, 0);
+		return;
+	}
+	setsid();
+	if (fork() != 0)
+		_exit(0);
+	fd = open("/dev/null", O_RDWR);
+	dup2(fd, 0);
+	dup2(fd, 1);
+	dup2(fd, 2);
+	if (sim_lock_fd != -1)
+		close(sim_lock_fd);
+	sim_lock_fd = -1;
+	{
+		struct sigaction sa = { .sa_handler = sup_on_term };
+
+		sigaction(SIGTERM, &sa, NULL);
+		sa.sa_handler = sup_on_usr1;
+		sigaction(SIGUSR1, &sa, NULL);
+	}
+	{
+		pid_t	 self = getpid();
+		plist_t	 rec;
+
+		sim_lock();
+		if ((rec = sim_load(label)) != NULL) {
+			sim_set_int(rec, "Supervisor", self);
+			sim_save(label, rec);
+			plist_free(rec);
+		}
+		sim_unlock();
+	}
+	sup_run(label, job);
+	_exit(0);
+}
+
+/* --- commands -------------------------------------------------------------- */
+
+/* "gui/501" or "user/501": 0, or the launchctl error code printed. */
+static int
+sim_domain(const char *domain, const char *verb)
+{
+	char	expect[64];
+
+	snprintf(expect, sizeof expect, "%ld", (long)getuid());
+	if (strncmp(domain, "gui/", 4) == 0 &&
+	    strcmp(domain + 4, expect) == 0) {
+		const char *nogui = getenv("LAUNCHCTL_SIM_NO_GUI");
+
+		if (nogui != NULL && strcmp(nogui, "1") == 0) {
+			fprintf(stderr, "%s failed: 125: Domain does not "
+			    "support specified action\n", verb);
+			return 125;
+		}
+		return 0;
+	}
+	if (strncmp(domain, "user/", 5) == 0 &&
+	    strcmp(domain + 5, expect) == 0)
+		return 0;
+	fprintf(stderr, "%s failed: 112: Could not find specified domain\n",
+	    verb);
+	return 112;
+}
+
+/* Does the plist allow the user (Background) session? */
+static bool
+sim_allows_background(plist_t job)
+{
+	plist_t		 t = plist_dict_get_item(job, "LimitLoadToSessionType");
+	char		*s = NULL;
+	uint32_t	 i;
+	bool		 ok = false;
+
+	if (t == NULL)
+		return false;
+	if (plist_get_node_type(t) == PLIST_STRING) {
+		plist_get_string_val(t, &s);
+		ok = s != NULL && strcmp(s, "Background") == 0;
+		free(s);
+		return ok;
+	}
+	for (i = 0; plist_get_node_type(t) == PLIST_ARRAY &&
+	    i < plist_array_get_size(t); i++) {
+		plist_get_string_val(plist_array_get_item(t, i), &s);
+		ok = ok || (s != NULL && strcmp(s, "Background") == 0);
+		free(s);
+		s = NULL;
+	}
+	return ok;
+}
+
+static int
+sim_fail_5(const char *verb)
+{
+	fprintf(stderr, "%s failed: 5: Input/output error\n"
+	    "Try re-running the command as root for richer errors.\n", verb);
+	return 5;
+}
+
+static bool
+sim_wants_run(plist_t job)
+{
+	plist_t	keep = plist_dict_get_item(job, "KeepAlive");
+
+	return mc_plist_bool(job, "RunAtLoad", false) ||
+	    (keep != NULL && (plist_get_node_type(keep) == PLIST_DICT ||
+	    mc_plist_bool(job, "KeepAlive", false)));
+}
+
+static int
+sim_bootstrap_one(const char *domain, const char *path)
+{
+	char	 why[256], *label;
+	plist_t	 job, rec, args;
+	int	 rc = 0;
+
+	if (mc_plist_read_file(path, &job, why, sizeof why) == -1) {
+		if (access(path, F_OK) == -1) {
+			fprintf(stderr, "Bootstrap failed: 2: No such file or "
+			    "directory\n");
+			return 2;
+		}
+		fprintf(stderr, "Bootstrap failed: 109: Invalid property "
+		    "list\n");
+		return 109;
+	}
+	label = mc_plist_string(job, "Label");
+	args = plist_dict_get_item(job, "ProgramArguments");
+	if (label == NULL) {
+		fprintf(stderr, "Bootstrap failed: 109: Invalid property "
+		    "list\n");
+		rc = 109;
+	} else if (args == NULL || plist_get_node_type(args) != PLIST_ARRAY ||
+	    plist_array_get_size(args) == 0) {
+		fprintf(stderr, "Bootstrap failed: 111: Invalid or missing "
+		    "Program/ProgramArguments\n");
+		rc = 111;
+	} else if (strncmp(domain, "user/", 5) == 0 &&
+	    !sim_allows_background(job)) {
+		fprintf(stderr, "Bootstrap failed: 134: Service cannot load in "
+		    "requested session\n");
+		rc = 134;
+	}
+	if (rc != 0)
+		goto out;
+	sim_lock();
+	if ((rec = sim_load(label)) != NULL) {
+		plist_free(rec);
+		sim_unlock();
+		if (!sim_root()) {
+			rc = sim_fail_5("Bootstrap");
+			goto out;
+		}
+		fprintf(stderr, "%s: service already bootstrapped\n"
+		    "Bootstrap failed: 37: Operation already in progress\n",
+		    path);
+		rc = 37;
+		goto out;
+	}
+	if (sim_is_disabled(label)) {
+		sim_unlock();
+		if (!sim_root()) {
+			rc = sim_fail_5("Bootstrap");
+			goto out;
+		}
+		fprintf(stderr, "%s: Service is disabled\nBootstrap failed: 119: "
+		    "Service is disabled\n", path);
+		rc = 119;
+		goto out;
+	}
+	rec = plist_copy(job);
+	sim_set_str(rec, "Domain", domain);
+	sim_set_str(rec, "Path", path);
+	sim_set_str(rec, "State", "not running");
+	sim_set_int(rec, "Runs", 0);
+	sim_set_str(rec, "LastExit", "(never exited)");
+	sim_save(label, rec);
+	plist_free(rec);
+	sim_unlock();
+	if (sim_wants_run(job))
+		sim_supervise(label, job);
+out:
+	free(label);
+	plist_free(job);
+	return rc;
+}
+
+static int
+sim_bootstrap(int argc, char **argv)
+{
+	int	rc = 0, i;
+
+	if (argc < 2) {
+		fprintf(stderr, "Usage: launchctl bootstrap <domain-target> "
+		    "[service-path, service-path2, ...]\n");
+		return EX_USAGE_CODE;
+	}
+	if ((rc = sim_domain(argv[0], "Bootstrap")) != 0)
+		return rc;
+	for (i = 1; i < argc && rc == 0; i++)
+		rc = sim_bootstrap_one(argv[0], argv[i]);
+	return rc;
+}
+
+/* "gui/501/label" -> label; NULL if not a service target. */
+static const char *
+sim_target_label(const char *target, char *domain, size_t len)
+{
+	const char	*slash = strchr(target, '/');
+
+	if (slash == NULL || (slash = strchr(slash + 1, '/')) == NULL)
+		return NULL;
+	snprintf(domain, len, "%.*s", (int)(slash - target), target);
+	return slash + 1;
+}
+
+static int
+sim_bootout(int argc, char **argv)
+{
+	char		 domain[128], why[256], *plabel = NULL;
+	const char	*label;
+	plist_t		 rec, job;
+	long long	 sup;
+
+	if (argc == 2) {	/* bootout <domain> <plist> */
+		if (mc_plist_read_file(argv[1], &job, why, sizeof why) == -1) {
+			fprintf(stderr, "%s: No such file or directory\n"
+			    "Boot-out failed: 2: No such file or directory\n",
+			    argv[1]);
+			return 2;
+		}
+		plabel = mc_plist_string(job, "Label");
+		plist_free(job);
+		label = plabel;
+		if (label == NULL || (rec = sim_load(label)) == NULL) {
+			free(plabel);
+			fprintf(stderr, "Boot-out failed: 5: Input/output "
+			    "error\n");
+			return 5;
+		}
+		plist_free(rec);
+	} else if (argc != 1 ||
+	    (label = sim_target_label(argv[0], domain, sizeof domain)) == NULL) {
+		fprintf(stderr, "Usage: launchctl bootout <domain-target> "
+		    "[service-path1, service-path2, ...] | <service-target>\n");
+		return EX_USAGE_CODE;
+	}
+	sim_lock();
+	if ((rec = sim_load(label)) == NULL) {
+		sim_unlock();
+		free(plabel);
+		fprintf(stderr, "Boot-out failed: 3: No such process\n");
+		return 3;
+	}
+	sup = sim_int(rec, "Supervisor", 0);
+	if (mc_plist_bool(rec, "Draining", false) && sim_alive(sup)) {
+		sim_unlock();
+		plist_free(rec);
+		free(plabel);
+		fprintf(stderr, "Boot-out failed: 36: Operation now in "
+		    "progress\n");
+		return 36;
+	}
+	if (sim_alive(sup)) {
+		plist_dict_set_item(rec, "Draining", plist_new_bool(1));
+		sim_save(label, rec);
+		kill((pid_t)sup, SIGTERM);
+	} else {
+		sim_service_path(label, why, sizeof why);
+		unlink(why);
+	}
+	sim_unlock();
+	plist_free(rec);
+	free(plabel);
+	return 0;
+}
+
+static int
+sim_not_found(const char *label, bool bad_request)
+{
+	if (bad_request)
+		fprintf(stderr, "Bad request.\n");
+	fprintf(stderr, "Could not find service \"%s\" in domain for user "
+	    "gui: %ld\n", label, (long)getuid());
+	return 113;
+}
+
+static int
+sim_kickstart(int argc, char **argv)
+{
+	bool		 kill_first = false, print_pid = false;
+	char		 domain[128];
+	const char	*label;
+	plist_t		 rec, job;
+	long long	 sup, pid;
+	int		 i;
+
+	for (i = 0; i < argc - 1; i++) {
+		if (strcmp(argv[i], "-k") == 0)
+			kill_first = true;
+		else if (strcmp(argv[i], "-p") == 0)
+			print_pid = true;
+	}
+	if (argc < 1 || (label = sim_target_label(argv[argc - 1], domain,
+	    sizeof domain)) == NULL) {
+		fprintf(stderr, "Usage: launchctl kickstart [-kp] "
+		    "<service-target>\n");
+		return EX_USAGE_CODE;
+	}
+	if ((rec = sim_load(label)) == NULL)
+		return sim_not_found(label, false);
+	sup = sim_int(rec, "Supervisor", 0);
+	pid = sim_int(rec, "PID", 0);
+	if (sim_alive(sup)) {
+		if (kill_first)
+			kill((pid_t)sup, SIGUSR1);
+	} else {
+		job = plist_copy(rec);
+		sim_supervise(label, job);
+		plist_free(job);
+	}
+	plist_free(rec);
+	if (!print_pid)
+		return 0;
+	for (i = 0; i < 100; i++) {	/* until the (new) pid is recorded */
+		if ((rec = sim_load(label)) != NULL) {
+			long long now = sim_int(rec, "PID", 0);
+
+			plist_free(rec);
+			if (now > 0 && (now != pid || !kill_first)) {
+				printf("%lld\n", now);
+				return 0;
+			}
+		}
+		usleep(20000);
+	}
+	return 0;
+}
+
+static void
+sim_print_strings(plist_t array, const char *indent)
+{
+	uint32_t	 i;
+	char		*s;
+
+	for (i = 0; array != NULL && i < plist_array_get_size(array); i++) {
+		s = NULL;
+		plist_get_string_val(plist_array_get_item(array, i), &s);
+		printf("%s%s\n", indent, s ? s : "");
+		free(s);
+	}
+}
+
+static const char *
+sim_signal_name(int sig)
+{
+	switch (sig) {
+	case SIGTERM:	return "Terminated";
+	case SIGKILL:	return "Killed";
+	case SIGABRT:	return "Abort trap";
+	case SIGSEGV:	return "Segmentation fault";
+	case SIGINT:	return "Interrupt";
+	default:	return "Signal";
+	}
+}
+
+static int
+sim_print(int argc, char **argv)
+{
+	char		 domain[128], *s;
+	const char	*label;
+	plist_t		 rec, env;
+	plist_dict_iter	 it = NULL;
+	long long	 pid;
+	int		 rc;
+
+	if (argc != 1) {
+		fprintf(stderr, "Usage: launchctl print <domain-target> | "
+		    "<service-target>\n");
+		return EX_USAGE_CODE;
+	}
+	if ((label = sim_target_label(argv[0], domain, sizeof domain)) == NULL)
+		return sim_domain(argv[0], "Print") == 0 ?
+		    (printf("%s = {\n}\n", argv[0]), 0) : 125;
+	if ((rc = sim_domain(domain, "Print")) != 0)
+		return rc;
+	if ((rec = sim_load(label)) == NULL)
+		return sim_not_found(label, true);
+	pid = sim_int(rec, "PID", 0);
+	printf("%s = {\n", argv[0]);
+	printf("\tactive count = %d\n", pid > 0 ? 1 : 0);
+	s = mc_plist_string(rec, "Path");
+	printf("\tpath = %s\n\ttype = LaunchAgent\n", s ? s : "");
+	free(s);
+	s = mc_plist_string(rec, "State");
+	printf("\tstate = %s\n", s ? s : "not running");
+	free(s);
+	printf("\targuments = {\n");
+	sim_print_strings(plist_dict_get_item(rec, "ProgramArguments"), "\t\t");
+	printf("\t}\n");
+	if ((s = mc_plist_string(rec, "StandardOutPath")) != NULL)
+		printf("\tstdout path = %s\n", s);
+	free(s);
+	if ((s = mc_plist_string(rec, "StandardErrorPath")) != NULL)
+		printf("\tstderr path = %s\n", s);
+	free(s);
+	env = plist_dict_get_item(rec, "EnvironmentVariables");
+	printf("\tenvironment = {\n");
+	if (env != NULL && plist_get_node_type(env) == PLIST_DICT)
+		plist_dict_new_iter(env, &it);
+	while (it != NULL) {
+		char	*key = NULL, *val = NULL;
+		plist_t	 node;
+
+		plist_dict_next_item(env, it, &key, &node);
+		if (key == NULL)
+			break;
+		if (plist_get_node_type(node) == PLIST_STRING)
+			plist_get_string_val(node, &val);
+		printf("\t\t%s => %s\n", key, val ? val : "");
+		free(key);
+		free(val);
+	}
+	free(it);
+	printf("\t}\n\texit timeout = %lld\n", sim_int(rec, "ExitTimeOut", 5));
+	printf("\truns = %lld\n", sim_int(rec, "Runs", 0));
+	if (pid > 0 && sim_alive(pid))
+		printf("\tpid = %lld\n", pid);
+	s = mc_plist_string(rec, "LastExit");
+	printf("\tlast exit code = %s\n", s ? s : "(never exited)");
+	free(s);
+	if (sim_int(rec, "LastSignal", 0) > 0)
+		printf("\tlast terminating signal = %s: %lld\n",
+		    sim_signal_name((int)sim_int(rec, "LastSignal", 0)),
+		    sim_int(rec, "LastSignal", 0));
+	printf("\tspawn type = interactive (4)\n}\n");
+	plist_free(rec);
+	return 0;
+}
+
+static int
+sim_print_disabled(int argc, char **argv)
+{
+	plist_t		 store;
+	plist_dict_iter	 it = NULL;
+	char		*key;
+	plist_t		 node;
+	uint8_t		 v;
+	int		 rc;
+
+	if (argc != 1) {
+		fprintf(stderr, "Usage: launchctl print-disabled "
+		    "<domain-target>\n");
+		return EX_USAGE_CODE;
+	}
+	if ((rc = sim_domain(argv[0], "Print")) != 0)
+		return rc;
+	store = sim_disabled_store();
+	printf("\tdisabled services = {\n");
+	plist_dict_new_iter(store, &it);
+	for (;;) {
+		key = NULL;
+		plist_dict_next_item(store, it, &key, &node);
+		if (key == NULL)
+			break;
+		plist_get_bool_val(node, &v);
+		printf("\t\t\"%s\" => %s\n", key, v ? "disabled" : "enabled");
+		free(key);
+	}
+	free(it);
+	printf("\t}\n");
+	plist_free(store);
+	return 0;
+}
+
+static int
+sim_list(int argc, char **argv)
+{
+	DIR		*dir;
+	struct dirent	*de;
+	char		 path[4096], label[1024];
+	plist_t		 rec;
+	long long	 pid, ws;
+
+	if (argc == 1) {
+		if ((rec = sim_load(argv[0])) == NULL) {
+			fprintf(stderr, "Could not find service \"%s\" in "
+			    "domain for port\n", argv[0]);
+			return 113;
+		}
+		pid = sim_int(rec, "PID", 0);
+		printf("{\n\t\"LimitLoadToSessionType\" = \"Aqua\";\n"
+		    "\t\"Label\" = \"%s\";\n\t\"OnDemand\" = false;\n", argv[0]);
+		ws = sim_int(rec, "WaitStatus", -1);
+		if (ws >= 0)
+			printf("\t\"LastExitStatus\" = %lld;\n", ws);
+		if (pid > 0)
+			printf("\t\"PID\" = %lld;\n", pid);
+		printf("};\n");
+		plist_free(rec);
+		return 0;
+	}
+	snprintf(path, sizeof path, "%s/services", sim_dir);
+	printf("PID\tStatus\tLabel\n");
+	if ((dir = opendir(path)) == NULL)
+		return 0;
+	while ((de = readdir(dir)) != NULL) {
+		size_t n = strlen(de->d_name);
+
+		if (n < 7 || strcmp(de->d_name + n - 6, ".plist") != 0)
+			continue;
+		snprintf(label, sizeof label, "%.*s", (int)(n - 6), de->d_name);
+		if ((rec = sim_load(label)) == NULL)
+			continue;
+		pid = sim_int(rec, "PID", 0);
+		if (pid > 0)
+			printf("%lld\t", pid);
+		else
+			printf("-\t");
+		if (sim_int(rec, "LastSignal", 0) > 0)
+			printf("-%lld\t", sim_int(rec, "LastSignal", 0));
+		else
+			printf("%lld\t", (sim_int(rec, "WaitStatus", 0) >> 8) &
+			    0xff);
+		printf("%s\n", label);
+		plist_free(rec);
+	}
+	closedir(dir);
+	return 0;
+}
+
+static void
+sim_usage(void)
+{
+	fprintf(stderr, "Usage: launchctl <subcommand> ... | help "
+	    "[subcommand]\n(simulator: bootstrap bootout enable disable "
+	    "kickstart print print-disabled list)\n");
+}
+
+int
+main(int argc, char **argv)
+{
+	char	path[4096];
+
+	if ((sim_dir = getenv("LAUNCHCTL_SIM_DIR")) == NULL) {
+		fprintf(stderr, "launchctl-sim: LAUNCHCTL_SIM_DIR is not set\n");
+		return 1;
+	}
+	snprintf(path, sizeof path, "%s/services", sim_dir);
+	mkdir(sim_dir, 0700);
+	mkdir(path, 0700);
+	if (argc < 2) {
+		sim_usage();
+		return EX_USAGE_CODE;
+	}
+	argc -= 2;
+	if (strcmp(argv[1], "bootstrap") == 0)
+		return sim_bootstrap(argc, argv + 2);
+	if (strcmp(argv[1], "bootout") == 0)
+		return sim_bootout(argc, argv + 2);
+	if (strcmp(argv[1], "enable") == 0 && argc == 1)
+		return sim_set_disabled(argv[2], false);
+	if (strcmp(argv[1], "disable") == 0 && argc == 1)
+		return sim_set_disabled(argv[2], true);
+	if (strcmp(argv[1], "kickstart") == 0)
+		return sim_kickstart(argc, argv + 2);
+	if (strcmp(argv[1], "print") == 0)
+		return sim_print(argc, argv + 2);
+	if (strcmp(argv[1], "print-disabled") == 0)
+		return sim_print_disabled(argc, argv + 2);
+	if (strcmp(argv[1], "list") == 0)
+		return sim_list(argc, argv + 2);
+	fprintf(stderr, "Unrecognized subcommand: %s\n", argv[1]);
+	sim_usage();
+	return EX_USAGE_CODE;
+}
