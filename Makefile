@@ -50,13 +50,26 @@ SIM_TOOLS	:= $(O)/tests/mtlsim-query $(O)/tests/fake-llama \
 		   $(O)/tests/launchctl-sim
 
 PROBE		:= $(O)/bin/metalcap-probe
+DAEMON		:= $(O)/bin/metalcapd
+CLIENT		:= $(O)/bin/metalcapctl
+COMMON_SRC	:= common/mc_rpc.c common/mc_plist.c common/mc_util.c
+DAEMON_SRC	:= daemon/metalcapd.c daemon/paths.c daemon/log.c \
+		   daemon/profile.c daemon/jobfile.c daemon/render.c \
+		   daemon/state.c daemon/launchd.c daemon/job.c \
+		   daemon/reconcile.c daemon/server.c daemon/rpc.c
+ifeq ($(UNAME),Darwin)
+DAEMON_SRC	+= daemon/platform_darwin.c
+else
+DAEMON_SRC	+= daemon/platform_linux.c
+endif
+TEMPLATE	:= $(O)/share/metalcap/job.plist
 PROBE_SHARED	:= probe/probe.c probe/probe_check.c probe/probe_report.c
 BENCH_BINS	:= $(O)/bench/bench_shim
 
 .PHONY: all test check-asan macos deps need-deps need-zig \
 	bench bench-shim bench-probe demo clean
 
-all: $(SHIM_LIB) $(PROBE)
+all: $(SHIM_LIB) $(PROBE) $(DAEMON) $(CLIENT) $(TEMPLATE)
 
 # Order-only: checked on every run, never a reason to rebuild.
 need-deps:
@@ -87,6 +100,22 @@ $(SIM_OVERBROAD): tests/sim/mtlsim.m $(SIM_KERNEL) | $(O)/tests
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_OBJC) -DMTLSIM_OVERBROAD -fPIC -shared $^ -o $@ \
 	    -lobjc $(LDFLAGS_SAN)
+
+# --- daemon and client ---------------------------------------------------------
+
+$(DAEMON): $(DAEMON_SRC) daemon/mcd.h $(COMMON_SRC) common/*.h VERSION \
+    | need-deps $(O)/bin
+	$(CC) $(CFLAGS_C) -Icommon -Idaemon $(DAEMON_SRC) $(COMMON_SRC) -o $@ \
+	    -luv -lplist-2.0 -lmsgpackc $(LDFLAGS_SAN)
+
+$(CLIENT): client/metalcapctl.c common/mc_rpc.c common/*.h VERSION \
+    | need-deps $(O)/bin
+	$(CC) $(CFLAGS_C) -Icommon client/metalcapctl.c common/mc_rpc.c -o $@ \
+	    -lmsgpackc -ljansson $(LDFLAGS_SAN)
+
+$(TEMPLATE): agent-template/job.plist
+	@mkdir -p $(@D)
+	cp $< $@
 
 # --- the probe (sim backend on Linux) --------------------------------------
 

@@ -1,0 +1,663 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * metalcapctl: the command-line client of metalcapd.  One blocking
+ * connection, one request (two with the version check), a table for people
+ * or --json for scripts.
+ *
+ * Exit: 0 ok, 1 the daemon reported an error, 2 usage, 3 daemon
+ * unreachable, 4 status shows a job that is not healthy.
+ */
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include <err.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "mc_rpc.h"
+#include "protocol.h"
+
+#define EXIT_DAEMON	1
+#define EXIT_USAGE	2
+#define EXIT_UNREACH	3
+#define EXIT_UNHEALTHY	4
+
+struct ctl {
+	int			 fd;
+	bool			 json;
+	uint32_t		 msgid;
+	struct mc_rpc_decoder	 decoder;
+	char			 socket[sizeof ((struct sockaddr_un *)0)->sun_path];
+};
+
+struct ctl_command {
+	const char	*name;
+	int		 min_args;
+	int		 max_args;
+	const char	*usage;
+	int		 (*fn)(struct ctl *, int, char **);
+};
+
+static int	cmd_status(struct ctl *, int, char **);
+static int	cmd_enable(struct ctl *, int, char **);
+static int	cmd_disable(struct ctl *, int, char **);
+static int	cmd_profile(struct ctl *, int, char **);
+static int	cmd_profiles(struct ctl *, int, char **);
+static int	cmd_start(struct ctl *, int, char **);
+static int	cmd_stop(struct ctl *, int, char **);
+static int	cmd_restart(struct ctl *, int, char **);
+static int	cmd_reload(struct ctl *, int, char **);
+static int	cmd_watch(struct ctl *, int, char **);
+static int	cmd_logs(struct ctl *, int, char **);
+
+static const struct ctl_command commands[] = {
+	{ "status", 0, 1, "status [JOB]", cmd_status },
+	{ "enable", 1, 3, "enable JOB [--profile P]", cmd_enable },
+	{ "disable", 1, 1, "disable JOB", cmd_disable },
+	{ "profile", 2, 2, "profile JOB PROFILE", cmd_profile },
+	{ "profiles", 0, 0, "profiles", cmd_profiles },
+	{ "start", 1, 1, "start JOB", cmd_start },
+	{ "stop", 1, 1, "stop JOB", cmd_stop },
+	{ "restart", 1, 1, "restart JOB", cmd_restart },
+	{ "reload", 0, 0, "reload", cmd_reload },
+	{ "watch", 0, 0, "watch", cmd_watch },
+	{ "logs", 1, 2, "logs JOB [-f]", cmd_logs },
+};
+
+static void
+usage(FILE *out)
+{
+	size_t	i;
+
+	fprintf(out, "usage: metalcapctl [--socket PATH | --home DIR] [--json] "
+	    "COMMAND\n\ncommands:\n");
+	for (i = 0; i < sizeof commands / sizeof commands[0]; i++)
+		fprintf(out, "  %s\n", commands[i].usage);
+	fprintf(out, "\nExit: 0 ok, 1 daemon error, 2 usage, 3 daemon "
+	    "unreachable, 4 a job is not healthy.\nSee metalcapctl(1).\n");
+}
+
+/* --socket, else --home/METALCAP_HOME, else the platform default. */
+static int
+ctl_socket_path(struct ctl *c, const char *sock, const char *home)
+{
+	char	dir[1024];
+	int	n;
+
+	if (home == NULL)
+		home = getenv("METALCAP_HOME");
+	if (sock != NULL)
+		n = snprintf(c->socket, sizeof c->socket, "%s", sock);
+	else if (home != NULL && *home != '\0')
+		n = snprintf(c->socket, sizeof c->socket, "%s/%s", home,
+		    MC_SOCKET_NAME);
+	else {
+#ifdef __APPLE__
+		if (confstr(_CS_DARWIN_USER_TEMP_DIR, dir, sizeof dir) == 0)
+			snprintf(dir, sizeof dir, "/tmp/");
+		n = snprintf(c->socket, sizeof c->socket, "%smetalcap-%ld/%s",
+		    dir, (long)getuid(), MC_SOCKET_NAME);
+#else
+		const char *run = getenv("XDG_RUNTIME_DIR");
+
+		if (run != NULL && *run == '/')
+			snprintf(dir, sizeof dir, "%s/metalcap", run);
+		else
+			snprintf(dir, sizeof dir, "/tmp/metalcap-%ld",
+			    (long)getuid());
+		n = snprintf(c->socket, sizeof c->socket, "%s/%s", dir,
+		    MC_SOCKET_NAME);
+#endif
+	}
+	if (n < 0 || (size_t)n >= sizeof c->socket) {
+		warnx("socket path too long (%zu bytes at most)",
+		    sizeof c->socket - 1);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+ctl_connect(struct ctl *c)
+{
+	struct sockaddr_un	sun;
+
+	memset(&sun, 0, sizeof sun);
+	sun.sun_family = AF_UNIX;
+	memcpy(sun.sun_path, c->socket, strlen(c->socket) + 1);
+	if ((c->fd = socket(AF_UNIX, SOCK_STREAM, 0)) == -1 ||
+	    connect(c->fd, (struct sockaddr *)&sun, sizeof sun) == -1) {
+		warn("cannot reach metalcapd at %s (is it running?)",
+		    c->socket);
+		return -1;
+	}
+	return mc_rpc_decoder_init(&c->decoder, MC_MAX_MESSAGE);
+}
+
+static int
+ctl_write(struct ctl *c, const msgpack_sbuffer *sb)
+{
+	size_t	off = 0;
+	ssize_t	n;
+
+	while (off < sb->size) {
+		if ((n = write(c->fd, sb->data + off, sb->size - off)) == -1) {
+			if (errno == EINTR)
+				continue;
+			warn("write to metalcapd");
+			return -1;
+		}
+		off += (size_t)n;
+	}
+	return 0;
+}
+
+/* Read until a whole message is decoded into *m. */
+static int
+ctl_read(struct ctl *c, struct mc_rpc_message *m)
+{
+	char		 buf[65536];
+	const char	*why = NULL;
+	ssize_t		 n;
+
+	for (;;) {
+		switch (mc_rpc_next(&c->decoder, m, &why)) {
+		case MC_RPC_OK:
+			return 0;
+		case MC_RPC_MORE:
+			break;
+		default:
+			warnx("bad reply from metalcapd: %s", why);
+			return -1;
+		}
+		if ((n = read(c->fd, buf, sizeof buf)) == 0) {
+			warnx("metalcapd closed the connection");
+			return -1;
+		}
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 || mc_rpc_feed(&c->decoder, buf, (size_t)n) == -1) {
+			warn("read from metalcapd");
+			return -1;
+		}
+	}
+}
+
+/*
+ * Send method with string params (NULL-ended, optional trailing map in
+ * opt_key/opt_val) and wait for its response.  Returns 0 and *result, or
+ * EXIT_DAEMON after printing the daemon's error, or EXIT_UNREACH.
+ */
+static int
+ctl_call(struct ctl *c, const char *method, char *const *params,
+    const char *opt_key, const char *opt_val, struct mc_rpc_message *m)
+{
+	msgpack_sbuffer	 sb;
+	msgpack_packer	 pk;
+	uint32_t	 n = 0, id = ++c->msgid;
+	char		 code[32], message[512];
+	int		 rc;
+
+	while (params != NULL && params[n] != NULL)
+		n++;
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	mc_rpc_pack_request(&pk, id, method, n + (opt_key != NULL));
+	for (n = 0; params != NULL && params[n] != NULL; n++)
+		mc_rpc_pack_str(&pk, params[n]);
+	if (opt_key != NULL) {
+		msgpack_pack_map(&pk, 1);
+		mc_rpc_pack_str(&pk, opt_key);
+		mc_rpc_pack_str(&pk, opt_val);
+	}
+	rc = ctl_write(c, &sb);
+	msgpack_sbuffer_destroy(&sb);
+	if (rc == -1)
+		return EXIT_UNREACH;
+	do {
+		if (ctl_read(c, m) == -1)
+			return EXIT_UNREACH;
+	} while (m->type != MC_MSG_RESPONSE || m->msgid != id);
+	if (m->error.type == MSGPACK_OBJECT_NIL)
+		return 0;
+	if (!mc_rpc_str(mc_rpc_map_get(&m->error, "code") ?
+	    mc_rpc_map_get(&m->error, "code") : &m->error, code, sizeof code))
+		snprintf(code, sizeof code, "ERROR");
+	if (mc_rpc_map_get(&m->error, "message") == NULL ||
+	    !mc_rpc_str(mc_rpc_map_get(&m->error, "message"), message,
+	    sizeof message))
+		snprintf(message, sizeof message, "(no message)");
+	warnx("%s: %s", code, message);
+	return EXIT_DAEMON;
+}
+
+/* msgpack object -> jansson value, for --json. */
+static json_t *
+ctl_json(const msgpack_object *o)
+{
+	json_t		*v;
+	uint32_t	 i;
+	char		*key;
+
+	switch (o->type) {
+	case MSGPACK_OBJECT_NIL:
+		return json_null();
+	case MSGPACK_OBJECT_BOOLEAN:
+		return json_boolean(o->via.boolean);
+	case MSGPACK_OBJECT_POSITIVE_INTEGER:
+		return json_integer((json_int_t)o->via.u64);
+	case MSGPACK_OBJECT_NEGATIVE_INTEGER:
+		return json_integer((json_int_t)o->via.i64);
+	case MSGPACK_OBJECT_FLOAT32:
+	case MSGPACK_OBJECT_FLOAT64:
+		return json_real(o->via.f64);
+	case MSGPACK_OBJECT_STR:
+		return json_stringn(o->via.str.ptr, o->via.str.size);
+	case MSGPACK_OBJECT_ARRAY:
+		v = json_array();
+		for (i = 0; i < o->via.array.size; i++)
+			json_array_append_new(v, ctl_json(&o->via.array.ptr[i]));
+		return v;
+	case MSGPACK_OBJECT_MAP:
+		v = json_object();
+		for (i = 0; i < o->via.map.size; i++) {
+			const msgpack_object *k = &o->via.map.ptr[i].key;
+
+			if (k->type != MSGPACK_OBJECT_STR)
+				continue;
+			key = strndup(k->via.str.ptr, k->via.str.size);
+			json_object_set_new(v, key,
+			    ctl_json(&o->via.map.ptr[i].val));
+			free(key);
+		}
+		return v;
+	default:
+		return json_null();
+	}
+}
+
+static void
+ctl_print_json(const msgpack_object *o)
+{
+	json_t	*v = ctl_json(o);
+
+	json_dumpf(v, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+	fputc('\n', stdout);
+	json_decref(v);
+}
+
+/* A string field of a map, "-" when nil or absent. */
+static const char *
+ctl_field(const msgpack_object *map, const char *key, char *buf, size_t len)
+{
+	const msgpack_object	*v = mc_rpc_map_get(map, key);
+
+	if (v != NULL && v->type == MSGPACK_OBJECT_POSITIVE_INTEGER)
+		snprintf(buf, len, "%llu", (unsigned long long)v->via.u64);
+	else if (v == NULL || !mc_rpc_str(v, buf, len))
+		snprintf(buf, len, "-");
+	return buf;
+}
+
+static bool
+ctl_unhealthy(const char *state)
+{
+	static const char *const bad[] = { "invalid", "error", "failed",
+	    "reverted", "blocked" };
+	size_t	i;
+
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		if (strcmp(state, bad[i]) == 0)
+			return true;
+	return false;
+}
+
+static int
+ctl_print_jobs(const msgpack_object *jobs)
+{
+	char		 name[80], state[32], profile[80], pid[32], last[64];
+	char		 reason[512];
+	const msgpack_object *j, *errs;
+	uint32_t	 i, k;
+	int		 rc = 0;
+
+	printf("%-20s %-9s %-10s %-8s %-10s %s\n", "NAME", "STATE", "PROFILE",
+	    "PID", "LAST EXIT", "REASON");
+	for (i = 0; i < jobs->via.array.size; i++) {
+		j = &jobs->via.array.ptr[i];
+		ctl_field(j, "state", state, sizeof state);
+		printf("%-20s %-9s %-10s %-8s %-10s %s\n",
+		    ctl_field(j, "name", name, sizeof name), state,
+		    ctl_field(j, "profile", profile, sizeof profile),
+		    ctl_field(j, "pid", pid, sizeof pid),
+		    ctl_field(j, "last_exit", last, sizeof last),
+		    ctl_field(j, "reason", reason, sizeof reason));
+		errs = mc_rpc_map_get(j, "errors");
+		for (k = 0; errs && errs->type == MSGPACK_OBJECT_ARRAY &&
+		    k < errs->via.array.size; k++)
+			if (mc_rpc_str(&errs->via.array.ptr[k], reason,
+			    sizeof reason))
+				printf("    error: %s\n", reason);
+		if (ctl_unhealthy(state))
+			rc = EXIT_UNHEALTHY;
+	}
+	return rc;
+}
+
+static int
+cmd_status(struct ctl *c, int argc, char **argv)
+{
+	struct mc_rpc_message	m;
+	char			state[32];
+	uint32_t		i;
+	int			rc;
+
+	if ((rc = ctl_call(c, MC_M_STATUS, argc ? argv : NULL, NULL, NULL,
+	    &m)) != 0)
+		return rc;
+	if (m.result.type != MSGPACK_OBJECT_ARRAY) {
+		warnx("bad status reply");
+		return EXIT_DAEMON;
+	}
+	if (!c->json)
+		return ctl_print_jobs(&m.result);
+	ctl_print_json(&m.result);
+	for (i = 0; i < m.result.via.array.size; i++)
+		if (ctl_unhealthy(ctl_field(&m.result.via.array.ptr[i], "state",
+		    state, sizeof state)))
+			rc = EXIT_UNHEALTHY;
+	return rc;
+}
+
+/* Print the one job a change method answers with. */
+static int
+ctl_job_reply(struct ctl *c, int rc, const struct mc_rpc_message *m)
+{
+	char	name[80], state[32], profile[80];
+
+	if (rc != 0)
+		return rc;
+	if (c->json)
+		ctl_print_json(&m->result);
+	else
+		printf("%s: %s (profile %s)\n", ctl_field(&m->result, "name",
+		    name, sizeof name), ctl_field(&m->result, "state", state,
+		    sizeof state), ctl_field(&m->result, "profile", profile,
+		    sizeof profile));
+	return 0;
+}
+
+static int
+cmd_enable(struct ctl *c, int argc, char **argv)
+{
+	struct mc_rpc_message	 m;
+	char			*params[] = { argv[0], NULL };
+	const char		*profile = NULL;
+
+	if (argc == 3 && strcmp(argv[1], "--profile") == 0)
+		profile = argv[2];
+	else if (argc != 1) {
+		fprintf(stderr, "usage: metalcapctl enable JOB [--profile P]\n");
+		return EXIT_USAGE;
+	}
+	return ctl_job_reply(c, ctl_call(c, MC_M_ENABLE, params,
+	    profile ? "profile" : NULL, profile, &m), &m);
+}
+
+static int
+ctl_simple_job(struct ctl *c, const char *method, char **argv)
+{
+	struct mc_rpc_message	m;
+
+	return ctl_job_reply(c, ctl_call(c, method, argv, NULL, NULL, &m), &m);
+}
+
+static int
+cmd_disable(struct ctl *c, int argc, char **argv)
+{
+	(void)argc;
+	return ctl_simple_job(c, MC_M_DISABLE, argv);
+}
+
+static int
+cmd_profile(struct ctl *c, int argc, char **argv)
+{
+	(void)argc;
+	return ctl_simple_job(c, MC_M_PROFILE_SET, argv);
+}
+
+static int
+cmd_start(struct ctl *c, int argc, char **argv)
+{
+	(void)argc;
+	return ctl_simple_job(c, MC_M_START, argv);
+}
+
+static int
+cmd_stop(struct ctl *c, int argc, char **argv)
+{
+	(void)argc;
+	return ctl_simple_job(c, MC_M_STOP, argv);
+}
+
+static int
+cmd_restart(struct ctl *c, int argc, char **argv)
+{
+	(void)argc;
+	return ctl_simple_job(c, MC_M_RESTART, argv);
+}
+
+static int
+cmd_profiles(struct ctl *c, int argc, char **argv)
+{
+	struct mc_rpc_message	 m;
+	char			 name[80], fam[32], tg[32], desc[256];
+	const msgpack_object	*p;
+	uint32_t		 i;
+	int			 rc;
+
+	(void)argc;
+	(void)argv;
+	if ((rc = ctl_call(c, MC_M_PROFILE_LIST, NULL, NULL, NULL, &m)) != 0)
+		return rc;
+	if (c->json) {
+		ctl_print_json(&m.result);
+		return 0;
+	}
+	printf("%-12s %-8s %-10s %s\n", "PROFILE", "FAMILY", "TG MEMORY",
+	    "DESCRIPTION");
+	for (i = 0; m.result.type == MSGPACK_OBJECT_ARRAY &&
+	    i < m.result.via.array.size; i++) {
+		p = &m.result.via.array.ptr[i];
+		printf("%-12s %-8s %-10s %s\n", ctl_field(p, "name", name,
+		    sizeof name), ctl_field(p, "apple_family_max", fam,
+		    sizeof fam), ctl_field(p, "threadgroup_memory", tg,
+		    sizeof tg), mc_rpc_map_get(p, "error") &&
+		    mc_rpc_map_get(p, "error")->type == MSGPACK_OBJECT_STR ?
+		    ctl_field(p, "error", desc, sizeof desc) :
+		    ctl_field(p, "description", desc, sizeof desc));
+	}
+	return 0;
+}
+
+static int
+cmd_reload(struct ctl *c, int argc, char **argv)
+{
+	struct mc_rpc_message	m;
+	int			rc;
+
+	(void)argc;
+	(void)argv;
+	if ((rc = ctl_call(c, MC_M_RELOAD, NULL, NULL, NULL, &m)) == 0 &&
+	    !c->json)
+		printf("reloaded\n");
+	return rc;
+}
+
+/* Print events as they come, one line each (or one JSON object). */
+static int
+cmd_watch(struct ctl *c, int argc, char **argv)
+{
+	struct mc_rpc_message	 m;
+	const msgpack_object	*ev, *job;
+	char			 type[32], name[80], state[32], reason[512];
+	int			 rc;
+
+	(void)argc;
+	(void)argv;
+	if ((rc = ctl_call(c, MC_M_SUBSCRIBE, NULL, NULL, NULL, &m)) != 0)
+		return rc;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	while (ctl_read(c, &m) == 0) {
+		if (m.type != MC_MSG_NOTIFY || m.params.via.array.size < 1)
+			continue;
+		ev = &m.params.via.array.ptr[0];
+		if (c->json) {
+			json_t *v = ctl_json(ev);
+
+			json_dumpf(v, stdout, JSON_COMPACT | JSON_SORT_KEYS);
+			fputc('\n', stdout);
+			json_decref(v);
+			continue;
+		}
+		job = mc_rpc_map_get(ev, "job");
+		if (job == NULL)
+			continue;
+		printf("%s %s %s %s\n", ctl_field(ev, "type", type, sizeof type),
+		    ctl_field(job, "name", name, sizeof name),
+		    ctl_field(job, "state", state, sizeof state),
+		    ctl_field(job, "reason", reason, sizeof reason));
+	}
+	return EXIT_UNREACH;
+}
+
+/* Print the job's stderr log; with -f keep following it. */
+static int
+cmd_logs(struct ctl *c, int argc, char **argv)
+{
+	struct mc_rpc_message	 m;
+	char			 path[4096], buf[65536];
+	bool			 follow = argc == 2 && strcmp(argv[1], "-f") == 0;
+	char			*params[] = { argv[0], NULL };
+	struct stat		 sb;
+	off_t			 off = 0;
+	ssize_t			 n;
+	int			 rc, fd;
+
+	if (argc == 2 && !follow) {
+		fprintf(stderr, "usage: metalcapctl logs JOB [-f]\n");
+		return EXIT_USAGE;
+	}
+	if ((rc = ctl_call(c, MC_M_STATUS, params, NULL, NULL, &m)) != 0)
+		return rc;
+	if (m.result.type != MSGPACK_OBJECT_ARRAY || m.result.via.array.size != 1 ||
+	    strcmp(ctl_field(&m.result.via.array.ptr[0], "stderr_path", path,
+	    sizeof path), "-") == 0) {
+		warnx("no log path for %s", argv[0]);
+		return EXIT_DAEMON;
+	}
+	if ((fd = open(path, O_RDONLY)) == -1) {
+		warn("%s", path);
+		return EXIT_DAEMON;
+	}
+	setvbuf(stdout, NULL, _IONBF, 0);
+	for (;;) {
+		while ((n = read(fd, buf, sizeof buf)) > 0) {
+			fwrite(buf, 1, (size_t)n, stdout);
+			off += n;
+		}
+		if (!follow)
+			break;
+		usleep(250000);
+		/* Truncated or rotated: start again from the top. */
+		if (stat(path, &sb) == 0 && sb.st_size < off) {
+			close(fd);
+			if ((fd = open(path, O_RDONLY)) == -1)
+				break;
+			off = 0;
+		}
+	}
+	close(fd);
+	return 0;
+}
+
+/* The daemon must speak our protocol version. */
+static int
+ctl_hello(struct ctl *c)
+{
+	struct mc_rpc_message	 m;
+	const msgpack_object	*proto;
+	int			 rc;
+
+	if ((rc = ctl_call(c, MC_M_HELLO, NULL, NULL, NULL, &m)) != 0)
+		return rc;
+	proto = mc_rpc_map_get(&m.result, "protocol");
+	if (proto == NULL || proto->type != MSGPACK_OBJECT_POSITIVE_INTEGER ||
+	    proto->via.u64 != MC_PROTOCOL_VERSION) {
+		warnx("metalcapd speaks another protocol version; this "
+		    "metalcapctl speaks %d", MC_PROTOCOL_VERSION);
+		return EXIT_DAEMON;
+	}
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct ctl		 c = { .fd = -1 };
+	const char		*sock = NULL, *home = NULL;
+	const struct ctl_command *cmd = NULL;
+	size_t			 i;
+	int			 a = 1, nargs, rc;
+
+	signal(SIGPIPE, SIG_IGN);
+	for (; a < argc && argv[a][0] == '-'; a++) {
+		if (strcmp(argv[a], "--json") == 0)
+			c.json = true;
+		else if (strcmp(argv[a], "--socket") == 0 && a + 1 < argc)
+			sock = argv[++a];
+		else if (strcmp(argv[a], "--home") == 0 && a + 1 < argc)
+			home = argv[++a];
+		else if (strcmp(argv[a], "--help") == 0 ||
+		    strcmp(argv[a], "-h") == 0) {
+			usage(stdout);
+			return 0;
+		} else if (strcmp(argv[a], "--version") == 0) {
+			printf("metalcapctl %s (protocol %d)\n", MC_VERSION,
+			    MC_PROTOCOL_VERSION);
+			return 0;
+		} else {
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	for (i = 0; a < argc && i < sizeof commands / sizeof commands[0]; i++)
+		if (strcmp(commands[i].name, argv[a]) == 0)
+			cmd = &commands[i];
+	nargs = argc - a - 1;
+	if (cmd == NULL || nargs < cmd->min_args || nargs > cmd->max_args) {
+		if (cmd != NULL)
+			fprintf(stderr, "usage: metalcapctl %s\n", cmd->usage);
+		else
+			usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (ctl_socket_path(&c, sock, home) == -1)
+		return EXIT_USAGE;
+	if (ctl_connect(&c) == -1)
+		return EXIT_UNREACH;
+	if ((rc = ctl_hello(&c)) == 0)
+		rc = cmd->fn(&c, nargs, argv + a + 1);
+	mc_rpc_decoder_free(&c.decoder);
+	close(c.fd);
+	return rc;
+}

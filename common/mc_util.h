@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Small utilities shared by daemon, client and tools.
+ */
+#ifndef MC_UTIL_H
+#define MC_UTIL_H
+
+#include <stddef.h>
+
+/* snprintf that says so when the result did not fit: -1, else 0. */
+int	mc_fmt(char *buf, size_t len, const char *fmt, ...)
+	    __attribute__((format(printf, 3, 4)));
+
+#endif

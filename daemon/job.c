@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The job table: one entry per file in the job directories, kept in step
+ * with them by rescans.  A rescan re-reads only files whose bytes changed,
+ * and hands changed, new and vanished jobs to the reconciler.
+ */
+#include <sys/stat.h>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mc_plist.h"
+#include "mcd.h"
+
+static const char *const job_state_names[] = {
+	[JOB_STOCK] = "stock",
+	[JOB_PROBING] = "probing",
+	[JOB_UNLOCKED] = "unlocked",
+	[JOB_REVERTED] = "reverted",
+	[JOB_BLOCKED] = "blocked",
+	[JOB_FAILED] = "failed",
+	[JOB_INVALID] = "invalid",
+	[JOB_ERROR] = "error",
+	[JOB_STOPPED] = "stopped",
+};
+
+const char *
+job_state_name(enum job_state s)
+{
+	return job_state_names[s];
+}
+
+struct job *
+job_find(struct mcd *d, const char *name)
+{
+	size_t	i;
+
+	for (i = 0; i < d->njobs; i++)
+		if (strcmp(d->jobs[i]->name, name) == 0)
+			return d->jobs[i];
+	return NULL;
+}
+
+static void
+job_timer_closed(uv_handle_t *h)
+{
+	free(h);
+}
+
+void
+job_free(struct job *j)
+{
+	jobfile_free(j->spec);
+	diag_clear(&j->errors);
+	diag_clear(&j->warnings);
+	if (j->timer != NULL)
+		uv_close((uv_handle_t *)j->timer, job_timer_closed);
+	free(j);
+}
+
+/* Drop a job whose file is gone and whose agent is booted out. */
+void
+job_forget(struct mcd *d, struct job *j)
+{
+	size_t	i;
+
+	for (i = 0; i < d->njobs; i++)
+		if (d->jobs[i] == j) {
+			memmove(&d->jobs[i], &d->jobs[i + 1],
+			    (d->njobs - i - 1) * sizeof *d->jobs);
+			d->njobs--;
+			break;
+		}
+	job_free(j);
+}
+
+void
+job_set_state(struct mcd *d, struct job *j, enum job_state s,
+    const char *reason)
+{
+	bool	changed = j->state != s ||
+	    strcmp(j->reason, reason ? reason : "") != 0;
+
+	j->state = s;
+	snprintf(j->reason, sizeof j->reason, "%s", reason ? reason : "");
+	if (changed) {
+		log_info("job %s: %s%s%s", j->name, job_state_name(s),
+		    reason && *reason ? ": " : "", reason ? reason : "");
+		rpc_event(d, j, "state");
+	}
+}
+
+/* Resolve overrides and the profile into what the job should run with. */
+void
+job_effective(struct mcd *d, struct job *j)
+{
+	const struct override	*o = state_get(&d->state, j->name, false);
+	const char		*name = PROFILE_DEFAULT;
+
+	j->unlocked = j->spec ? j->spec->unlocked : false;
+	if (j->spec != NULL && j->spec->profile != NULL)
+		name = j->spec->profile;
+	if (o != NULL && o->unlocked >= 0)
+		j->unlocked = o->unlocked == 1;
+	if (o != NULL && o->profile[0] != '\0')
+		name = o->profile;
+	j->profile = profile_find(&d->profiles, name);
+}
+
+/* FNV-1a of a file's bytes; 0 when it cannot be read as a regular file. */
+static uint64_t
+job_file_hash(const char *path)
+{
+	struct stat	sb;
+	uint64_t	h = 1469598103934665603ULL;
+	unsigned char	buf[8192];
+	ssize_t		n, i;
+	int		fd;
+
+	if (lstat(path, &sb) == -1)
+		return 0;
+	/* Not readable as a job: hash the type so a change is noticed. */
+	if (!S_ISREG(sb.st_mode))
+		return (uint64_t)sb.st_mode ^ 0x9e3779b97f4a7c15ULL;
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+		return 1;
+	while ((n = read(fd, buf, sizeof buf)) > 0)
+		for (i = 0; i < n; i++)
+			h = (h ^ buf[i]) * 1099511628211ULL;
+	close(fd);
+	return h ^ (uint64_t)sb.st_size;
+}
+
+static struct job *
+job_add(struct mcd *d, const char *name)
+{
+	struct job	*j = calloc(1, sizeof *j);
+
+	snprintf(j->name, sizeof j->name, "%s", name);
+	render_label(name, j->label, sizeof j->label);
+	j->daemon = d;
+	d->jobs = realloc(d->jobs, (d->njobs + 1) * sizeof *d->jobs);
+	d->jobs[d->njobs++] = j;
+	return j;
+}
+
+/* (Re)read one job file when its bytes changed. */
+static void
+job_refresh_file(struct mcd *d, const char *dir, const char *entry)
+{
+	char		 path[PATH_MAX], name[MCD_NAME_MAX + 8];
+	size_t		 n = strlen(entry);
+	struct job	*j;
+	uint64_t	 hash;
+
+	snprintf(name, sizeof name, "%.*s", (int)(n - 6 > MCD_NAME_MAX ?
+	    MCD_NAME_MAX : n - 6), entry);
+	snprintf(path, sizeof path, "%s/%s", dir, entry);
+	if ((j = job_find(d, name)) == NULL)
+		j = job_add(d, name);
+	j->seen = true;
+	j->removed = false;
+	hash = job_file_hash(path);
+	if (hash == j->file_hash && strcmp(j->file, path) == 0)
+		return;
+	j->file_hash = hash;
+	snprintf(j->file, sizeof j->file, "%s", path);
+	jobfile_free(j->spec);
+	j->spec = NULL;
+	diag_clear(&j->errors);
+	diag_clear(&j->warnings);
+	if (!jobfile_name_ok(name) || n - 6 > MCD_NAME_MAX)
+		diag_add(&j->errors, "%s: the name must be 1-64 of A-Z a-z 0-9 "
+		    ". _ -", entry);
+	else
+		j->spec = jobfile_load(path, &j->errors, &j->warnings);
+	for (n = 0; n < j->warnings.count; n++)
+		log_warnx("%s", j->warnings.items[n]);
+	for (n = 0; n < j->errors.count; n++)
+		log_warnx("%s", j->errors.items[n]);
+}
+
+static void
+job_scan_dir(struct mcd *d, const char *dir)
+{
+	DIR		*dp;
+	struct dirent	*de;
+	size_t		 n;
+
+	if (dir[0] == '\0' || (dp = opendir(dir)) == NULL)
+		return;
+	while ((de = readdir(dp)) != NULL) {
+		n = strlen(de->d_name);
+		if (de->d_name[0] == '.' || n <= 6 ||
+		    strcmp(de->d_name + n - 6, ".plist") != 0)
+			continue;
+		job_refresh_file(d, dir, de->d_name);
+	}
+	closedir(dp);
+}
+
+/* Re-read profiles and job directories; reconcile whatever changed. */
+void
+job_rescan(struct mcd *d)
+{
+	size_t	i;
+
+	profile_load_all(&d->profiles, d->paths.profiles);
+	for (i = 0; i < d->njobs; i++)
+		d->jobs[i]->seen = false;
+	job_scan_dir(d, d->paths.managed_jobs);
+	job_scan_dir(d, d->paths.jobs);
+	for (i = 0; i < d->njobs; i++)
+		if (!d->jobs[i]->seen)
+			d->jobs[i]->removed = true;
+	reconcile_all(d);
+}

@@ -1,0 +1,423 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Job files: one plist dictionary per workload, named NAME.plist.  Every
+ * problem is collected as "file:key: message"; any error makes only that
+ * job invalid.  Unknown keys are warnings.  The daemon never writes here.
+ */
+#include <sys/stat.h>
+
+#include <fcntl.h>
+#include <regex.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mc_plist.h"
+#include "mcd.h"
+
+void
+diag_add(struct diag *d, const char *fmt, ...)
+{
+	va_list	ap;
+	char	buf[MCD_ERR_LEN];
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	d->items = realloc(d->items, (d->count + 1) * sizeof *d->items);
+	d->items[d->count++] = strdup(buf);
+}
+
+void
+diag_clear(struct diag *d)
+{
+	size_t	i;
+
+	for (i = 0; i < d->count; i++)
+		free(d->items[i]);
+	free(d->items);
+	d->items = NULL;
+	d->count = 0;
+}
+
+/* [A-Za-z0-9._-]{1,64}, and not "." or "..". */
+bool
+jobfile_name_ok(const char *name)
+{
+	size_t	n = strlen(name), i;
+
+	if (n == 0 || n > MCD_NAME_MAX || strcmp(name, ".") == 0 ||
+	    strcmp(name, "..") == 0)
+		return false;
+	for (i = 0; i < n; i++)
+		if (!((name[i] >= 'a' && name[i] <= 'z') ||
+		    (name[i] >= 'A' && name[i] <= 'Z') ||
+		    (name[i] >= '0' && name[i] <= '9') ||
+		    name[i] == '.' || name[i] == '_' || name[i] == '-'))
+			return false;
+	return true;
+}
+
+/* The node at key if it has the type; else an error naming both. */
+static plist_t
+jobfile_typed(plist_t root, const char *key, plist_type type,
+    const char *want, const char *file, struct diag *errors)
+{
+	plist_t	node = plist_dict_get_item(root, key);
+
+	if (node == NULL)
+		return NULL;
+	if (plist_get_node_type(node) != type) {
+		diag_add(errors, "%s:%s: expected %s, found %s", file, key, want,
+		    mc_plist_type_name(node));
+		return NULL;
+	}
+	return node;
+}
+
+static char *
+jobfile_string(plist_t root, const char *key, const char *file,
+    struct diag *errors, bool absolute)
+{
+	plist_t	 node = jobfile_typed(root, key, PLIST_STRING, "a string",
+	    file, errors);
+	char	*s = NULL;
+
+	if (node == NULL)
+		return NULL;
+	plist_get_string_val(node, &s);
+	if (absolute && s != NULL && s[0] != '/') {
+		diag_add(errors, "%s:%s: \"%s\" is not an absolute path", file,
+		    key, s);
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+static bool
+jobfile_bool(plist_t root, const char *key, bool fallback, const char *file,
+    struct diag *errors)
+{
+	plist_t	node = jobfile_typed(root, key, PLIST_BOOLEAN, "a boolean",
+	    file, errors);
+	uint8_t	v;
+
+	if (node == NULL)
+		return fallback;
+	plist_get_bool_val(node, &v);
+	return v != 0;
+}
+
+/* An array of strings, checked element by element. */
+static bool
+jobfile_strings(plist_t node, const char *file, const char *key,
+    struct diag *errors)
+{
+	uint32_t	i, n;
+	bool		ok = true;
+
+	if (plist_get_node_type(node) != PLIST_ARRAY) {
+		diag_add(errors, "%s:%s: expected an array of strings, found %s",
+		    file, key, mc_plist_type_name(node));
+		return false;
+	}
+	n = plist_array_get_size(node);
+	for (i = 0; i < n; i++)
+		if (plist_get_node_type(plist_array_get_item(node, i)) !=
+		    PLIST_STRING) {
+			diag_add(errors, "%s:%s[%u]: expected a string, found "
+			    "%s", file, key, i, mc_plist_type_name(
+			    plist_array_get_item(node, i)));
+			ok = false;
+		}
+	return ok;
+}
+
+/*
+ * macOS drops DYLD_INSERT_LIBRARIES for scripts and for SIP-protected
+ * programs (shells, env): the shim would silently never load.
+ */
+static void
+jobfile_check_program(const char *path, const char *file, bool unlocked,
+    struct diag *errors, struct diag *warnings)
+{
+	static const char *const wrappers[] = { "sh", "bash", "zsh", "dash",
+	    "ksh", "csh", "tcsh", "fish", "env", "python", "python3", "perl" };
+	static const char *const protected[] = { "/bin/", "/sbin/",
+	    "/usr/bin/", "/usr/sbin/", "/usr/libexec/", "/System/" };
+	const char	*base = strrchr(path, '/');
+	char		 magic[2];
+	size_t		 i;
+	int		 fd;
+
+	base = base ? base + 1 : path;
+	for (i = 0; i < sizeof wrappers / sizeof wrappers[0]; i++)
+		if (strcmp(base, wrappers[i]) == 0) {
+			diag_add(errors, "%s:ProgramArguments[0]: %s is a shell "
+			    "or wrapper; macOS strips the injection there: name "
+			    "the real binary", file, path);
+			return;
+		}
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
+		diag_add(errors, "%s:ProgramArguments[0]: %s cannot be opened",
+		    file, path);
+		return;
+	}
+	if (read(fd, magic, 2) == 2 && magic[0] == '#' && magic[1] == '!')
+		diag_add(errors, "%s:ProgramArguments[0]: %s is a script; macOS "
+		    "strips the injection for its interpreter: name the real "
+		    "binary", file, path);
+	close(fd);
+	for (i = 0; unlocked && i < sizeof protected / sizeof protected[0];
+	    i++)
+		if (strncmp(path, protected[i], strlen(protected[i])) == 0)
+			diag_add(warnings, "%s:ProgramArguments[0]: %s is under "
+			    "a SIP-protected path; macOS will not inject it",
+			    file, path);
+}
+
+static void
+jobfile_env(plist_t node, const char *file, struct job_spec *spec,
+    struct diag *errors, struct diag *warnings)
+{
+	plist_dict_iter	 it = NULL;
+	plist_t		 val;
+	char		*key;
+
+	if (node == NULL)
+		return;
+	spec->env = plist_new_dict();
+	plist_dict_new_iter(node, &it);
+	for (;;) {
+		key = NULL;
+		plist_dict_next_item(node, it, &key, &val);
+		if (key == NULL)
+			break;
+		if (plist_get_node_type(val) != PLIST_STRING)
+			diag_add(errors, "%s:EnvironmentVariables.%s: expected a "
+			    "string, found %s", file, key,
+			    mc_plist_type_name(val));
+		else if (strcmp(key, "DYLD_INSERT_LIBRARIES") == 0 ||
+		    strcmp(key, "LD_PRELOAD") == 0 ||
+		    strncmp(key, "METALCAP_", 9) == 0 ||
+		    strncmp(key, "LUME_METAL_", 11) == 0)
+			diag_add(warnings, "%s:EnvironmentVariables.%s: set by "
+			    "metalcapd from the profile; ignored", file, key);
+		else
+			plist_dict_set_item(spec->env, key, plist_copy(val));
+		free(key);
+	}
+	free(it);
+}
+
+static void
+jobfile_int_keys(plist_t dict, const char *file, const char *key,
+    const char *const *allowed, struct diag *errors, struct diag *warnings)
+{
+	plist_dict_iter	 it = NULL;
+	plist_t		 val;
+	char		*k;
+	size_t		 i;
+
+	plist_dict_new_iter(dict, &it);
+	for (;;) {
+		k = NULL;
+		plist_dict_next_item(dict, it, &k, &val);
+		if (k == NULL)
+			break;
+		for (i = 0; allowed[i] != NULL; i++)
+			if (strcmp(k, allowed[i]) == 0)
+				break;
+		if (allowed[i] == NULL)
+			diag_add(warnings, "%s:%s.%s: unknown key", file, key, k);
+		else if (strcmp(k, "ProgramArguments") == 0)
+			jobfile_strings(val, file, "HealthCheck.ProgramArguments",
+			    errors);
+		else if (plist_get_node_type(val) != PLIST_UINT)
+			diag_add(errors, "%s:%s.%s: expected an integer, found "
+			    "%s", file, key, k, mc_plist_type_name(val));
+		free(k);
+	}
+	free(it);
+}
+
+static void
+jobfile_safety(plist_t root, const char *file, struct job_spec *spec,
+    struct diag *errors, struct diag *warnings)
+{
+	static const char *const health[] = { "ProgramArguments",
+	    "TimeoutSeconds", "StartDelaySeconds", NULL };
+	static const char *const crash[] = { "MaxExits", "WindowSeconds", NULL };
+	plist_t		 node;
+	uint32_t	 i;
+	char		*re;
+	regex_t		 rx;
+
+	if ((node = jobfile_typed(root, "HealthCheck", PLIST_DICT,
+	    "a dictionary", file, errors)) != NULL) {
+		jobfile_int_keys(node, file, "HealthCheck", health, errors,
+		    warnings);
+		spec->health_check = plist_copy(node);
+	}
+	if ((node = jobfile_typed(root, "CrashLoop", PLIST_DICT,
+	    "a dictionary", file, errors)) != NULL) {
+		jobfile_int_keys(node, file, "CrashLoop", crash, errors,
+		    warnings);
+		spec->crash_loop = plist_copy(node);
+	}
+	node = plist_dict_get_item(root, "FailureSignatures");
+	if (node == NULL || !jobfile_strings(node, file, "FailureSignatures",
+	    errors))
+		return;
+	for (i = 0; i < plist_array_get_size(node); i++) {
+		re = NULL;
+		plist_get_string_val(plist_array_get_item(node, i), &re);
+		if (re != NULL && regcomp(&rx, re, REG_EXTENDED | REG_NOSUB)
+		    != 0)
+			diag_add(errors, "%s:FailureSignatures[%u]: \"%s\" is not "
+			    "an extended regular expression", file, i, re);
+		else if (re != NULL)
+			regfree(&rx);
+		free(re);
+	}
+	spec->failure_signatures = plist_copy(node);
+}
+
+static void
+jobfile_unknown_keys(plist_t root, const char *file, struct diag *warnings)
+{
+	static const char *const known[] = { "ProgramArguments", "Profile",
+	    "Unlocked", "EnvironmentVariables", "WorkingDirectory",
+	    "RunAtLoad", "KeepAlive", "StandardOutPath", "StandardErrorPath",
+	    "InheritShim", "HealthCheck", "FailureSignatures", "CrashLoop" };
+	plist_dict_iter	 it = NULL;
+	plist_t		 val;
+	char		*key;
+	size_t		 i;
+
+	plist_dict_new_iter(root, &it);
+	for (;;) {
+		key = NULL;
+		plist_dict_next_item(root, it, &key, &val);
+		if (key == NULL)
+			break;
+		for (i = 0; i < sizeof known / sizeof known[0]; i++)
+			if (strcmp(key, known[i]) == 0)
+				break;
+		if (i == sizeof known / sizeof known[0])
+			diag_add(warnings, "%s:%s: unknown key, ignored", file,
+			    key);
+		free(key);
+	}
+	free(it);
+}
+
+/* Parse a job dictionary; NULL when anything is an error. */
+struct job_spec *
+jobfile_parse(plist_t root, const char *file, struct diag *errors,
+    struct diag *warnings)
+{
+	struct job_spec	*spec;
+	plist_t		 args, keep;
+	size_t		 before = errors->count;
+	uint32_t	 i;
+
+	if (plist_get_node_type(root) != PLIST_DICT) {
+		diag_add(errors, "%s: expected a dictionary at the top, found %s",
+		    file, mc_plist_type_name(root));
+		return NULL;
+	}
+	spec = calloc(1, sizeof *spec);
+	args = plist_dict_get_item(root, "ProgramArguments");
+	if (args == NULL)
+		diag_add(errors, "%s:ProgramArguments: required", file);
+	else if (jobfile_strings(args, file, "ProgramArguments", errors)) {
+		spec->argc = plist_array_get_size(args);
+		spec->argv = calloc(spec->argc + 1, sizeof *spec->argv);
+		for (i = 0; i < spec->argc; i++)
+			plist_get_string_val(plist_array_get_item(args, i),
+			    &spec->argv[i]);
+		if (spec->argc == 0)
+			diag_add(errors, "%s:ProgramArguments: empty", file);
+		else if (spec->argv[0][0] != '/')
+			diag_add(errors, "%s:ProgramArguments[0]: \"%s\" is not "
+			    "an absolute path", file, spec->argv[0]);
+	}
+	spec->profile = jobfile_string(root, "Profile", file, errors, false);
+	spec->unlocked = jobfile_bool(root, "Unlocked", true, file, errors);
+	spec->run_at_load = jobfile_bool(root, "RunAtLoad", true, file, errors);
+	spec->inherit_shim = jobfile_bool(root, "InheritShim", false, file,
+	    errors);
+	keep = plist_dict_get_item(root, "KeepAlive");
+	if (keep != NULL && plist_get_node_type(keep) != PLIST_BOOLEAN &&
+	    plist_get_node_type(keep) != PLIST_DICT)
+		diag_add(errors, "%s:KeepAlive: expected a boolean or a "
+		    "dictionary, found %s", file, mc_plist_type_name(keep));
+	else if (keep != NULL)
+		spec->keep_alive = plist_copy(keep);
+	jobfile_env(jobfile_typed(root, "EnvironmentVariables", PLIST_DICT,
+	    "a dictionary", file, errors), file, spec, errors, warnings);
+	spec->working_dir = jobfile_string(root, "WorkingDirectory", file,
+	    errors, true);
+	spec->stdout_path = jobfile_string(root, "StandardOutPath", file,
+	    errors, true);
+	spec->stderr_path = jobfile_string(root, "StandardErrorPath", file,
+	    errors, true);
+	jobfile_safety(root, file, spec, errors, warnings);
+	jobfile_unknown_keys(root, file, warnings);
+	if (errors->count == before && spec->argc > 0)
+		jobfile_check_program(spec->argv[0], file, spec->unlocked,
+		    errors, warnings);
+	if (errors->count != before) {
+		jobfile_free(spec);
+		return NULL;
+	}
+	return spec;
+}
+
+struct job_spec *
+jobfile_load(const char *path, struct diag *errors, struct diag *warnings)
+{
+	const char	*file = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	char		 why[256];
+	plist_t		 root;
+	struct job_spec	*spec;
+
+	if (mc_plist_read_file(path, &root, why, sizeof why) == -1) {
+		diag_add(errors, "%s: %s", file, why);
+		return NULL;
+	}
+	spec = jobfile_parse(root, file, errors, warnings);
+	plist_free(root);
+	return spec;
+}
+
+void
+jobfile_free(struct job_spec *spec)
+{
+	size_t	i;
+
+	if (spec == NULL)
+		return;
+	for (i = 0; spec->argv != NULL && i < spec->argc; i++)
+		free(spec->argv[i]);
+	free(spec->argv);
+	free(spec->profile);
+	free(spec->working_dir);
+	free(spec->stdout_path);
+	free(spec->stderr_path);
+	if (spec->keep_alive)
+		plist_free(spec->keep_alive);
+	if (spec->env)
+		plist_free(spec->env);
+	if (spec->health_check)
+		plist_free(spec->health_check);
+	if (spec->failure_signatures)
+		plist_free(spec->failure_signatures);
+	if (spec->crash_loop)
+		plist_free(spec->crash_loop);
+	free(spec);
+}

@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * launchctl as asynchronous child processes: each call captures stdout and
+ * stderr, has a deadline, and reports its exit status to a callback.  The
+ * meaning of the codes (launchd.md §1.3-1.4) is the reconciler's business.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mcd.h"
+
+struct lc_call {
+	uv_process_t		 proc;
+	uv_pipe_t		 out, err;
+	uv_timer_t		 timer;
+	struct mcd		*daemon;
+	launchctl_cb		 cb;
+	void			*arg;
+	struct launchctl_result	 res;
+	size_t			 outlen, errlen;
+	int			 waiting;	/* exit + two EOFs */
+	int			 handles;	/* still open */
+	bool			 timed_out;
+};
+
+static void
+lc_closed(uv_handle_t *h)
+{
+	struct lc_call	*c = h->data;
+
+	if (--c->handles == 0)
+		free(c);
+}
+
+static void
+lc_close_all(struct lc_call *c)
+{
+	uv_close((uv_handle_t *)&c->proc, lc_closed);
+	uv_close((uv_handle_t *)&c->out, lc_closed);
+	uv_close((uv_handle_t *)&c->err, lc_closed);
+	uv_close((uv_handle_t *)&c->timer, lc_closed);
+}
+
+static void
+lc_done(struct lc_call *c)
+{
+	if (--c->waiting > 0)
+		return;
+	uv_timer_stop(&c->timer);
+	if (c->timed_out) {
+		c->res.code = -1;
+		snprintf(c->res.err, sizeof c->res.err, "launchctl did not "
+		    "answer within %d ms", c->daemon->launchctl_timeout_ms);
+	}
+	c->cb(c->daemon, &c->res, c->arg);
+	lc_close_all(c);
+}
+
+static void
+lc_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+	struct lc_call	*c = h->data;
+	bool		 is_out = h == (uv_handle_t *)&c->out;
+	size_t		 used = is_out ? c->outlen : c->errlen;
+	size_t		 cap = is_out ? sizeof c->res.out : sizeof c->res.err;
+
+	(void)suggested;
+	/* Past the buffer, read into a scratch area and drop it. */
+	if (used + 1 >= cap) {
+		static char scratch[4096];
+
+		*buf = uv_buf_init(scratch, sizeof scratch);
+		return;
+	}
+	*buf = uv_buf_init((is_out ? c->res.out : c->res.err) + used,
+	    (unsigned)(cap - 1 - used));
+}
+
+static void
+lc_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
+{
+	struct lc_call	*c = s->data;
+	bool		 is_out = s == (uv_stream_t *)&c->out;
+	char		*base = is_out ? c->res.out : c->res.err;
+	size_t		*len = is_out ? &c->outlen : &c->errlen;
+
+	if (n > 0 && buf->base == base + *len) {
+		*len += (size_t)n;
+		base[*len] = '\0';
+	}
+	if (n < 0) {
+		uv_read_stop(s);
+		lc_done(c);
+	}
+}
+
+static void
+lc_exit(uv_process_t *p, int64_t status, int sig)
+{
+	struct lc_call	*c = p->data;
+
+	c->res.code = sig != 0 ? -1 : (int)status;
+	lc_done(c);
+}
+
+static void
+lc_timeout(uv_timer_t *t)
+{
+	struct lc_call	*c = t->data;
+
+	c->timed_out = true;
+	uv_process_kill(&c->proc, SIGKILL);
+}
+
+/* Run launchctl with args (NULL-ended); cb gets the result once. */
+int
+launchctl_run(struct mcd *d, const char *const *args, launchctl_cb cb,
+    void *arg)
+{
+	struct lc_call			*c = calloc(1, sizeof *c);
+	uv_process_options_t		 opts;
+	uv_stdio_container_t		 stdio[3];
+	char				*argv[16];
+	size_t				 n = 0;
+	int				 rc;
+
+	argv[n++] = d->paths.launchctl;
+	while (args[n - 1] != NULL && n < 15) {
+		argv[n] = (char *)args[n - 1];
+		n++;
+	}
+	argv[n] = NULL;
+	c->daemon = d;
+	c->cb = cb;
+	c->arg = arg;
+	uv_pipe_init(d->loop, &c->out, 0);
+	uv_pipe_init(d->loop, &c->err, 0);
+	uv_timer_init(d->loop, &c->timer);
+	c->out.data = c->err.data = c->timer.data = c->proc.data = c;
+	memset(&opts, 0, sizeof opts);
+	stdio[0].flags = UV_IGNORE;
+	stdio[1].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
+	stdio[1].data.stream = (uv_stream_t *)&c->out;
+	stdio[2].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
+	stdio[2].data.stream = (uv_stream_t *)&c->err;
+	opts.file = argv[0];
+	opts.args = argv;
+	opts.stdio = stdio;
+	opts.stdio_count = 3;
+	opts.exit_cb = lc_exit;
+	if ((rc = uv_spawn(d->loop, &c->proc, &opts)) != 0) {
+		c->res.code = -1;
+		snprintf(c->res.err, sizeof c->res.err, "cannot run %s: %s",
+		    argv[0], uv_strerror(rc));
+		cb(d, &c->res, arg);
+		c->handles = 3;
+		uv_close((uv_handle_t *)&c->out, lc_closed);
+		uv_close((uv_handle_t *)&c->err, lc_closed);
+		uv_close((uv_handle_t *)&c->timer, lc_closed);
+		return -1;
+	}
+	c->handles = 4;
+	c->waiting = 3;
+	uv_read_start((uv_stream_t *)&c->out, lc_alloc, lc_read);
+	uv_read_start((uv_stream_t *)&c->err, lc_alloc, lc_read);
+	uv_timer_start(&c->timer, lc_timeout,
+	    (uint64_t)d->launchctl_timeout_ms, 0);
+	return 0;
+}
+
+/* Pull pid, last exit code and state out of `launchctl print` output. */
+bool
+launchctl_parse_print(const char *out, long *pid, char *last_exit,
+    size_t len, char *state, size_t slen)
+{
+	const char	*p;
+	bool		 any = false;
+
+	*pid = 0;
+	last_exit[0] = '\0';
+	state[0] = '\0';
+	for (p = out; p != NULL && *p != '\0'; p = strchr(p, '\n'),
+	    p = p ? p + 1 : NULL) {
+		while (*p == '\t' || *p == ' ')
+			p++;
+		if (strncmp(p, "pid = ", 6) == 0)
+			*pid = strtol(p + 6, NULL, 10);
+		else if (strncmp(p, "last exit code = ", 17) == 0)
+			snprintf(last_exit, len, "%.*s",
+			    (int)strcspn(p + 17, "\n"), p + 17);
+		else if (strncmp(p, "state = ", 8) == 0)
+			snprintf(state, slen, "%.*s", (int)strcspn(p + 8, "\n"),
+			    p + 8);
+		else
+			continue;
+		any = true;
+	}
+	return any;
+}

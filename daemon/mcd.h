@@ -1,0 +1,273 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * metalcapd's private header: the daemon's structures and, grouped by
+ * file, the functions each file offers the others.
+ */
+#ifndef MCD_H
+#define MCD_H
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <msgpack.h>
+#include <plist/plist.h>
+#include <uv.h>
+
+#include "mc_rpc.h"
+
+#define MCD_NAME_MAX		64
+#define MCD_LABEL_PREFIX	"org.metalcap.job."
+#define MCD_ERR_LEN		512
+
+struct mcd;
+
+/* --- paths.c --------------------------------------------------------------- */
+
+struct mcd_paths {
+	char	home[PATH_MAX];		/* --home, or "" */
+	char	jobs[PATH_MAX];
+	char	managed_jobs[PATH_MAX];	/* read-only, may be "" */
+	char	profiles[PATH_MAX];
+	char	state[PATH_MAX];
+	char	agents[PATH_MAX];
+	char	logs[PATH_MAX];
+	char	socket[PATH_MAX];
+	char	shim[PATH_MAX];
+	char	probe[PATH_MAX];
+	char	launchctl[PATH_MAX];
+	char	job_template[PATH_MAX];
+};
+
+int	paths_init(struct mcd_paths *, const char *home, const char *argv0,
+	    char *why, size_t whylen);
+int	paths_make_dirs(const struct mcd_paths *, char *why, size_t whylen);
+
+/* --- platform_linux.c / platform_darwin.c ----------------------------------- */
+
+int	platform_default_dirs(char *config, char *state, char *runtime,
+	    char *logs, char *agents, size_t len);
+int	platform_self_dir(const char *argv0, char *dir, size_t len);
+int	platform_peer_uid(int fd, uid_t *uid);
+const char *platform_shim_name(void);
+
+/* --- log.c ------------------------------------------------------------------ */
+
+void	log_open(const char *file, bool to_stderr);
+void	log_info(const char *, ...) __attribute__((format(printf, 1, 2)));
+void	log_warnx(const char *, ...) __attribute__((format(printf, 1, 2)));
+void	log_debug(const char *, ...) __attribute__((format(printf, 1, 2)));
+
+/* --- profile.c -------------------------------------------------------------- */
+
+struct profile {
+	char		name[MCD_NAME_MAX + 1];
+	uint64_t	family_max;		/* 0: stock, no injection */
+	uint64_t	threadgroup_memory;
+	uint64_t	working_set;		/* 0: leave */
+	char		description[256];
+	bool		builtin;
+	char		error[MCD_ERR_LEN];	/* a bad profile file */
+};
+
+struct profile_set {
+	struct profile	*list;
+	size_t		 count;
+};
+
+void	profile_load_all(struct profile_set *, const char *dir);
+void	profile_free_all(struct profile_set *);
+const struct profile *profile_find(const struct profile_set *,
+	    const char *name);
+int	profile_parse(plist_t, const char *file, struct profile *);
+
+#define PROFILE_DEFAULT		"apple9"
+
+/* --- jobfile.c -------------------------------------------------------------- */
+
+struct job_spec {
+	char		**argv;
+	size_t		  argc;
+	char		 *profile;		/* NULL: the default */
+	bool		  unlocked;
+	bool		  run_at_load;
+	plist_t		  keep_alive;		/* bool or dict; NULL: true */
+	bool		  inherit_shim;
+	plist_t		  env;			/* dict of strings, or NULL */
+	char		 *working_dir;
+	char		 *stdout_path;
+	char		 *stderr_path;
+	plist_t		  health_check;		/* kept for the safety loop */
+	plist_t		  failure_signatures;
+	plist_t		  crash_loop;
+};
+
+struct diag {
+	char	**items;
+	size_t	  count;
+};
+
+void	diag_add(struct diag *, const char *, ...)
+	    __attribute__((format(printf, 2, 3)));
+void	diag_clear(struct diag *);
+
+bool	jobfile_name_ok(const char *name);
+struct job_spec *jobfile_parse(plist_t root, const char *file,
+	    struct diag *errors, struct diag *warnings);
+struct job_spec *jobfile_load(const char *path, struct diag *errors,
+	    struct diag *warnings);
+void	jobfile_free(struct job_spec *);
+
+/* --- render.c --------------------------------------------------------------- */
+
+struct render_input {
+	const char		*name;
+	const struct job_spec	*spec;
+	const struct profile	*profile;	/* NULL: stock */
+	const struct mcd_paths	*paths;
+};
+
+plist_t	render_agent(plist_t template_dict, const struct render_input *);
+char	*render_xml(plist_t agent, size_t *len);
+void	render_label(const char *name, char *buf, size_t len);
+bool	render_allows_background(plist_t template_dict);
+
+/* --- state.c ---------------------------------------------------------------- */
+
+struct override {
+	char	name[MCD_NAME_MAX + 1];
+	int	unlocked;	/* -1: not set, 0, 1 */
+	char	profile[MCD_NAME_MAX + 1];	/* "": not set */
+	bool	stopped;
+};
+
+struct state {
+	char		 path[PATH_MAX];
+	struct override	*list;
+	size_t		 count;
+};
+
+int	state_load(struct state *, const char *dir, char *note, size_t len);
+int	state_save(const struct state *, char *why, size_t whylen);
+struct override *state_get(struct state *, const char *name, bool create);
+void	state_free(struct state *);
+
+/* --- launchd.c -------------------------------------------------------------- */
+
+struct launchctl_result {
+	int	code;		/* exit status; -1: timed out or could not run */
+	char	out[8192];
+	char	err[1024];
+};
+typedef void (*launchctl_cb)(struct mcd *, const struct launchctl_result *,
+    void *arg);
+
+int	launchctl_run(struct mcd *, const char *const *args, launchctl_cb,
+	    void *arg);
+bool	launchctl_parse_print(const char *out, long *pid, char *last_exit,
+	    size_t len, char *state, size_t slen);
+
+/* --- job.c / reconcile.c ------------------------------------------------------ */
+
+enum job_state {
+	JOB_STOCK,
+	JOB_PROBING,
+	JOB_UNLOCKED,
+	JOB_REVERTED,
+	JOB_BLOCKED,
+	JOB_FAILED,
+	JOB_INVALID,
+	JOB_ERROR,
+	JOB_STOPPED,
+};
+
+struct job;
+typedef void (*job_step_fn)(struct mcd *, struct job *);
+
+struct job {
+	char			 name[MCD_NAME_MAX + 8];
+	char			 label[MCD_NAME_MAX + 32];
+	char			 file[PATH_MAX];
+	uint64_t		 file_hash;
+	struct job_spec		*spec;		/* NULL when invalid */
+	struct diag		 errors;
+	struct diag		 warnings;
+	enum job_state		 state;
+	char			 reason[MCD_ERR_LEN];
+	const struct profile	*profile;	/* effective; NULL: stock */
+	bool			 unlocked;	/* effective */
+	long			 pid;
+	char			 last_exit[64];
+	char			 launchd_state[32];
+	bool			 seen;		/* in the last rescan */
+	bool			 removed;	/* file gone: tear down */
+	/* reconcile machinery */
+	bool			 busy;
+	bool			 dirty;
+	job_step_fn		 next_step;	/* what the timer runs */
+	int			 retries;
+	bool			 loaded;	/* known to be registered */
+	bool			 changed;	/* agent file rewritten */
+	uv_timer_t		*timer;
+	struct mcd		*daemon;
+};
+
+const char *job_state_name(enum job_state);
+struct job *job_find(struct mcd *, const char *name);
+void	job_rescan(struct mcd *);
+void	job_free(struct job *);
+void	job_forget(struct mcd *, struct job *);
+void	reconcile(struct mcd *, struct job *);
+void	reconcile_all(struct mcd *);
+void	job_set_state(struct mcd *, struct job *, enum job_state,
+	    const char *reason);
+void	job_effective(struct mcd *, struct job *);
+
+/* --- server.c / rpc.c --------------------------------------------------------- */
+
+struct conn {
+	uv_pipe_t		 pipe;
+	struct mcd		*daemon;
+	struct mc_rpc_decoder	 decoder;
+	int			 pending_writes;
+	bool			 reading;
+	bool			 subscribed;
+	bool			 closing;
+	struct conn		*next;
+};
+
+int	server_start(struct mcd *, char *why, size_t whylen);
+void	server_stop(struct mcd *);
+void	server_send(struct conn *, msgpack_sbuffer *);
+void	server_broadcast(struct mcd *, msgpack_sbuffer *);
+void	rpc_dispatch(struct conn *, const struct mc_rpc_message *);
+void	rpc_pack_job(msgpack_packer *, const struct job *);
+void	rpc_event(struct mcd *, const struct job *, const char *what);
+
+/* --- metalcapd.c -------------------------------------------------------------- */
+
+struct mcd {
+	uv_loop_t		*loop;
+	struct mcd_paths	 paths;
+	struct profile_set	 profiles;
+	struct state		 state;
+	plist_t			 job_template;
+	struct job		**jobs;
+	size_t			 njobs;
+	char			 domain[32];	/* gui/<uid> or user/<uid> */
+	bool			 background_ok;
+	uv_pipe_t		 server;
+	struct conn		*conns;
+	size_t			 nconns;
+	uv_fs_event_t		 watch_jobs;
+	uv_fs_event_t		 watch_profiles;
+	uv_timer_t		 rescan_timer;
+	uv_signal_t		 sigterm, sigint;
+	int			 launchctl_timeout_ms;
+};
+
+void	mcd_schedule_rescan(struct mcd *);
+
+#endif

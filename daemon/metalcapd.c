@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * metalcapd: a per-user agent that turns job files into launchd jobs with
+ * the Metal capability shim injected, and serves status and changes over a
+ * msgpack-RPC unix socket.  It never forks into the background: launchd
+ * (or the test harness) supervises it.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mc_plist.h"
+#include "mc_util.h"
+#include "mcd.h"
+#include "protocol.h"
+
+#define RESCAN_DEBOUNCE_MS	50
+
+static void
+usage(FILE *out)
+{
+	fprintf(out,
+	    "usage: metalcapd [--home DIR] [--foreground] [--launchctl PATH]\n"
+	    "                 [--jobs DIR] [--profiles DIR] [--state DIR]\n"
+	    "                 [--agents DIR] [--logs DIR] [--socket PATH]\n"
+	    "                 [--shim PATH] [--probe PATH] [--template PATH]\n"
+	    "       metalcapd --help | --version\n"
+	    "\n"
+	    "Runs each job file in the job directory as its own launchd job,\n"
+	    "with libmetalcap injected when the job is unlocked.\n"
+	    "\n"
+	    "  --home DIR        everything under DIR: jobs.d, profiles.d,\n"
+	    "                    state, agents, logs, metalcapd.sock\n"
+	    "                    (also METALCAP_HOME)\n"
+	    "  --foreground      also log to stderr\n"
+	    "  --launchctl PATH  the launchctl to drive (default "
+	    "/bin/launchctl)\n"
+	    "  --shim, --probe   default: beside this program "
+	    "(../lib, .)\n"
+	    "  --template PATH   the job LaunchAgent template\n"
+	    "\n"
+	    "See metalcapd(8), metalcap(5), metalcapctl(1).\n");
+}
+
+static struct mcd	daemon_state;
+
+static void
+rescan_timer_cb(uv_timer_t *t)
+{
+	job_rescan(t->data);
+}
+
+/* Directory events are only hints: rescan once things settle. */
+void
+mcd_schedule_rescan(struct mcd *d)
+{
+	uv_timer_start(&d->rescan_timer, rescan_timer_cb, RESCAN_DEBOUNCE_MS,
+	    0);
+}
+
+static void
+watch_cb(uv_fs_event_t *h, const char *file, int events, int status)
+{
+	(void)file;
+	(void)events;
+	(void)status;
+	mcd_schedule_rescan(h->data);
+}
+
+static void
+watch_dir(struct mcd *d, uv_fs_event_t *h, const char *dir)
+{
+	int	rc;
+
+	uv_fs_event_init(d->loop, h);
+	h->data = d;
+	if ((rc = uv_fs_event_start(h, watch_cb, dir, 0)) != 0)
+		log_warnx("cannot watch %s: %s (changes are seen on reload)",
+		    dir, uv_strerror(rc));
+}
+
+static void
+on_signal(uv_signal_t *s, int signum)
+{
+	struct mcd	*d = s->data;
+
+	log_info("signal %d: stopping (jobs keep running under launchd)",
+	    signum);
+	server_stop(d);
+	uv_stop(d->loop);
+}
+
+/* Apply --flag overrides to the computed paths. */
+static int
+parse_args(int argc, char **argv, struct mcd *d, bool *foreground)
+{
+	static const struct option longopts[] = {
+		{ "home", required_argument, NULL, 'H' },
+		{ "foreground", no_argument, NULL, 'f' },
+		{ "launchctl", required_argument, NULL, 'L' },
+		{ "jobs", required_argument, NULL, 'j' },
+		{ "profiles", required_argument, NULL, 'p' },
+		{ "state", required_argument, NULL, 's' },
+		{ "agents", required_argument, NULL, 'a' },
+		{ "logs", required_argument, NULL, 'l' },
+		{ "socket", required_argument, NULL, 'S' },
+		{ "shim", required_argument, NULL, 'm' },
+		{ "probe", required_argument, NULL, 'P' },
+		{ "template", required_argument, NULL, 'T' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char	*home = getenv("METALCAP_HOME");
+	char		 why[512], *set[16] = { NULL };
+	int		 ch, i;
+	const char	 keys[] = "LjpsalSmPT";
+
+	while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'H':
+			home = optarg;
+			break;
+		case 'f':
+			*foreground = true;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		case 'V':
+			printf("metalcapd %s (protocol %d)\n", MC_VERSION,
+			    MC_PROTOCOL_VERSION);
+			exit(0);
+		case '?':
+			usage(stderr);
+			return -1;
+		default:
+			set[strchr(keys, ch) - keys] = optarg;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "metalcapd: unexpected argument '%s'\n",
+		    argv[optind]);
+		return -1;
+	}
+	if (paths_init(&d->paths, home, argv[0], why, sizeof why) == -1) {
+		fprintf(stderr, "metalcapd: %s\n", why);
+		return -1;
+	}
+	{
+		char *const dest[] = { d->paths.launchctl, d->paths.jobs,
+		    d->paths.profiles, d->paths.state, d->paths.agents,
+		    d->paths.logs, d->paths.socket, d->paths.shim,
+		    d->paths.probe, d->paths.job_template };
+
+		for (i = 0; i < (int)(sizeof dest / sizeof dest[0]); i++)
+			if (set[i] != NULL)
+				if (mc_fmt(dest[i], PATH_MAX, "%s", set[i]) == -1) {
+					fprintf(stderr, "metalcapd: %s: path too "
+					    "long\n", set[i]);
+					return -1;
+				}
+	}
+	return 0;
+}
+
+static int
+load_template(struct mcd *d)
+{
+	char	why[256];
+
+	if (mc_plist_read_file(d->paths.job_template, &d->job_template, why,
+	    sizeof why) == -1) {
+		fprintf(stderr, "metalcapd: template %s: %s\n",
+		    d->paths.job_template, why);
+		return -1;
+	}
+	if (plist_get_node_type(d->job_template) != PLIST_DICT) {
+		fprintf(stderr, "metalcapd: template %s: not a dictionary\n",
+		    d->paths.job_template);
+		return -1;
+	}
+	d->background_ok = render_allows_background(d->job_template);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct mcd	*d = &daemon_state;
+	bool		 foreground = false;
+	char		 why[512], logfile[PATH_MAX + 16];
+
+	signal(SIGPIPE, SIG_IGN);
+	d->loop = uv_default_loop();
+	d->launchctl_timeout_ms = 10000;
+	if (parse_args(argc, argv, d, &foreground) == -1)
+		return 2;
+	if (paths_make_dirs(&d->paths, why, sizeof why) == -1) {
+		fprintf(stderr, "metalcapd: %s\n", why);
+		return 1;
+	}
+	mc_fmt(logfile, sizeof logfile, "%s/metalcapd.log", d->paths.logs);
+	log_open(logfile, foreground);
+	if (load_template(d) == -1)
+		return 1;
+	if (state_load(&d->state, d->paths.state, why, sizeof why) == -1)
+		log_warnx("%s", why);
+	snprintf(d->domain, sizeof d->domain, "gui/%ld", (long)getuid());
+	if (server_start(d, why, sizeof why) == -1) {
+		fprintf(stderr, "metalcapd: %s\n", why);
+		log_warnx("%s", why);
+		return 1;
+	}
+	log_info("metalcapd %s serving %s, jobs in %s", MC_VERSION,
+	    d->paths.socket, d->paths.jobs);
+	uv_timer_init(d->loop, &d->rescan_timer);
+	d->rescan_timer.data = d;
+	watch_dir(d, &d->watch_jobs, d->paths.jobs);
+	watch_dir(d, &d->watch_profiles, d->paths.profiles);
+	uv_signal_init(d->loop, &d->sigterm);
+	uv_signal_init(d->loop, &d->sigint);
+	d->sigterm.data = d->sigint.data = d;
+	uv_signal_start(&d->sigterm, on_signal, SIGTERM);
+	uv_signal_start(&d->sigint, on_signal, SIGINT);
+	job_rescan(d);
+	uv_run(d->loop, UV_RUN_DEFAULT);
+	return 0;
+}

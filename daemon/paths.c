@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Where metalcapd keeps things.  With --home DIR (or METALCAP_HOME) the
+ * layout is fixed under DIR; otherwise the platform's defaults.  The shim,
+ * the probe and the job template are found relative to the executable:
+ * <prefix>/bin/metalcapd -> <prefix>/lib/, <prefix>/bin/,
+ * <prefix>/share/metalcap/.
+ */
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "mc_util.h"
+#include "mcd.h"
+#include "protocol.h"
+
+static void
+paths_join(char *out, const char *dir, const char *name)
+{
+	mc_fmt(out, PATH_MAX, "%s/%s", dir, name);
+}
+
+int
+paths_init(struct mcd_paths *p, const char *home, const char *argv0,
+    char *why, size_t whylen)
+{
+	char			config[PATH_MAX], state[PATH_MAX], run[PATH_MAX];
+	char			self[PATH_MAX];
+	struct sockaddr_un	sun;
+
+	memset(p, 0, sizeof *p);
+	/* Room for every name joined below: nothing is silently cut. */
+	if (home != NULL && strlen(home) > PATH_MAX - 256) {
+		snprintf(why, whylen, "--home: path too long");
+		return -1;
+	}
+	if (home != NULL && *home != '\0') {
+		if (*home != '/') {
+			snprintf(why, whylen, "--home %s: must be an absolute "
+			    "path", home);
+			return -1;
+		}
+		snprintf(p->home, sizeof p->home, "%s", home);
+		paths_join(p->jobs, home, "jobs.d");
+		paths_join(p->profiles, home, "profiles.d");
+		paths_join(p->state, home, "state");
+		paths_join(p->agents, home, "agents");
+		paths_join(p->logs, home, "logs");
+		paths_join(p->socket, home, MC_SOCKET_NAME);
+	} else {
+		if (platform_default_dirs(config, state, run, p->logs,
+		    p->agents, PATH_MAX) == -1) {
+			snprintf(why, whylen, "cannot find the home directory");
+			return -1;
+		}
+		paths_join(p->jobs, config, "jobs.d");
+		paths_join(p->profiles, config, "profiles.d");
+		snprintf(p->state, sizeof p->state, "%s", state);
+		paths_join(p->socket, run, MC_SOCKET_NAME);
+#ifdef __APPLE__
+		snprintf(p->managed_jobs, sizeof p->managed_jobs,
+		    "/Library/Application Support/metalcap/jobs.d");
+#endif
+	}
+	if (strlen(p->socket) >= sizeof sun.sun_path) {
+		snprintf(why, whylen, "socket path %s is %zu bytes, over the "
+		    "%zu a unix socket allows here", p->socket,
+		    strlen(p->socket), sizeof sun.sun_path - 1);
+		return -1;
+	}
+	if (platform_self_dir(argv0, self, sizeof self) == -1)
+		snprintf(self, sizeof self, "/usr/local/bin");
+	if (mc_fmt(p->shim, sizeof p->shim, "%s/../lib/%s", self,
+	    platform_shim_name()) == -1 ||
+	    mc_fmt(p->probe, sizeof p->probe, "%s/metalcap-probe", self) == -1 ||
+	    mc_fmt(p->job_template, sizeof p->job_template,
+	    "%s/../share/metalcap/job.plist", self) == -1) {
+		snprintf(why, whylen, "the program's directory is too long");
+		return -1;
+	}
+	snprintf(p->launchctl, sizeof p->launchctl, "/bin/launchctl");
+	return 0;
+}
+
+static int
+paths_mkdir(const char *dir, mode_t mode, char *why, size_t whylen)
+{
+	char	buf[PATH_MAX], *p;
+
+	snprintf(buf, sizeof buf, "%s", dir);
+	for (p = buf + 1; *p != '\0'; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0755) == -1 && errno != EEXIST)
+			goto fail;
+		*p = '/';
+	}
+	if (mkdir(buf, mode) == -1 && errno != EEXIST)
+		goto fail;
+	return 0;
+fail:
+	snprintf(why, whylen, "cannot create %s: %s", buf, strerror(errno));
+	return -1;
+}
+
+/* Create what is ours; the socket's directory is private (0700). */
+int
+paths_make_dirs(const struct mcd_paths *p, char *why, size_t whylen)
+{
+	char	sockdir[PATH_MAX], *slash;
+
+	snprintf(sockdir, sizeof sockdir, "%s", p->socket);
+	if ((slash = strrchr(sockdir, '/')) != NULL)
+		*slash = '\0';
+	if (paths_mkdir(sockdir, 0700, why, whylen) == -1 ||
+	    paths_mkdir(p->jobs, 0755, why, whylen) == -1 ||
+	    paths_mkdir(p->profiles, 0755, why, whylen) == -1 ||
+	    paths_mkdir(p->state, 0700, why, whylen) == -1 ||
+	    paths_mkdir(p->agents, 0755, why, whylen) == -1 ||
+	    paths_mkdir(p->logs, 0755, why, whylen) == -1)
+		return -1;
+	return 0;
+}

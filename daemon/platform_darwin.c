@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * macOS side of the platform seam: ~/Library directories, the per-user
+ * temporary directory for the socket (so the agent and an SSH shell agree),
+ * getpeereid, _NSGetExecutablePath.  Cross-compiled, not run by CI.
+ */
+#include <sys/types.h>
+
+#include <libgen.h>
+#include <mach-o/dyld.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mcd.h"
+
+int
+platform_default_dirs(char *config, char *state, char *runtime, char *logs,
+    char *agents, size_t len)
+{
+	const char	*home = getenv("HOME");
+	char		 tmp[PATH_MAX];
+
+	if (home == NULL)
+		return -1;
+	snprintf(config, len, "%s/Library/Application Support/metalcap", home);
+	snprintf(state, len, "%s/Library/Application Support/metalcap/state",
+	    home);
+	if (confstr(_CS_DARWIN_USER_TEMP_DIR, tmp, sizeof tmp) == 0)
+		snprintf(tmp, sizeof tmp, "/tmp/");
+	snprintf(runtime, len, "%smetalcap-%ld", tmp, (long)getuid());
+	snprintf(logs, len, "%s/Library/Logs/metalcap", home);
+	snprintf(agents, len, "%s/Library/LaunchAgents", home);
+	return 0;
+}
+
+int
+platform_self_dir(const char *argv0, char *dir, size_t len)
+{
+	char		path[PATH_MAX];
+	uint32_t	size = sizeof path;
+
+	(void)argv0;
+	if (_NSGetExecutablePath(path, &size) != 0)
+		return -1;
+	snprintf(dir, len, "%s", dirname(path));
+	return 0;
+}
+
+int
+platform_peer_uid(int fd, uid_t *uid)
+{
+	gid_t	gid;
+
+	return getpeereid(fd, uid, &gid);
+}
+
+const char *
+platform_shim_name(void)
+{
+	return "libmetalcap.dylib";
+}

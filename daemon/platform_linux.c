@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Linux side of the platform seam (development and CI; launchd and Metal
+ * are simulated there): XDG directories, SO_PEERCRED, /proc/self/exe.
+ */
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mcd.h"
+
+/* $XDG_* with the spec's fallbacks under $HOME. */
+static void
+platform_xdg(char *out, size_t len, const char *var, const char *fallback)
+{
+	const char	*v = getenv(var), *home = getenv("HOME");
+
+	if (v != NULL && *v == '/')
+		snprintf(out, len, "%s/metalcap", v);
+	else
+		snprintf(out, len, "%s/%s/metalcap", home ? home : "/tmp",
+		    fallback);
+}
+
+int
+platform_default_dirs(char *config, char *state, char *runtime, char *logs,
+    char *agents, size_t len)
+{
+	const char	*run = getenv("XDG_RUNTIME_DIR");
+
+	platform_xdg(config, len, "XDG_CONFIG_HOME", ".config");
+	platform_xdg(state, len, "XDG_STATE_HOME", ".local/state");
+	if (run != NULL && *run == '/')
+		snprintf(runtime, len, "%s/metalcap", run);
+	else
+		snprintf(runtime, len, "/tmp/metalcap-%ld", (long)getuid());
+	snprintf(logs, len, "%s/logs", state);
+	snprintf(agents, len, "%s/agents", state);
+	return 0;
+}
+
+int
+platform_self_dir(const char *argv0, char *dir, size_t len)
+{
+	char	path[PATH_MAX];
+	ssize_t	n = readlink("/proc/self/exe", path, sizeof path - 1);
+
+	(void)argv0;
+	if (n <= 0)
+		return -1;
+	path[n] = '\0';
+	snprintf(dir, len, "%s", dirname(path));
+	return 0;
+}
+
+int
+platform_peer_uid(int fd, uid_t *uid)
+{
+	struct ucred	cred;
+	socklen_t	len = sizeof cred;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1)
+		return -1;
+	*uid = cred.uid;
+	return 0;
+}
+
+const char *
+platform_shim_name(void)
+{
+	return "libmetalcap.so";
+}

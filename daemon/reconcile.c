@@ -1,0 +1,442 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The reconciler: make launchd's view of one job match the desired one.
+ *
+ * Desired = job file + profile + persisted overrides, rendered into a
+ * LaunchAgent.  Each job runs at most one reconcile at a time, as a chain
+ * of launchctl calls; a request that arrives meanwhile marks the job dirty
+ * and runs once more afterwards.  Every step is idempotent, so a daemon
+ * restart simply reconciles again and changes nothing that is right.
+ *
+ * launchctl's answers (launchd.md §1.3-1.4): bootstrap 5/37 = already
+ * loaded or still draining after a bootout (retry); 119 = disabled (enable,
+ * retry); 112/125 = no GUI domain (fall back to user/<uid> only if the
+ * template allows Background); print 113 = not loaded.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mc_plist.h"
+#include "mc_util.h"
+#include "mcd.h"
+
+#define RETRY_MS	200
+#define MAX_RETRIES	50	/* 10 s of a draining label */
+#define PID_POLLS	25	/* 5 s for a started job to show a pid */
+
+static void	reconcile_start(struct mcd *, struct job *);
+static void	reconcile_print(struct mcd *, struct job *);
+static void	reconcile_bootout(struct mcd *, struct job *);
+static void	reconcile_wait_gone(struct mcd *, struct job *);
+static void	reconcile_enable(struct mcd *, struct job *);
+static void	reconcile_bootstrap(struct mcd *, struct job *);
+static void	reconcile_refresh(struct mcd *, struct job *);
+static void	reconcile_finish(struct mcd *, struct job *);
+
+static void
+reconcile_target(struct mcd *d, struct job *j, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/%s", d->domain, j->label);
+}
+
+static void
+reconcile_agent_path(struct mcd *d, struct job *j, char *buf, size_t len)
+{
+	mc_fmt(buf, len, "%s/%s.plist", d->paths.agents, j->label);
+}
+
+static void
+reconcile_timer_cb(uv_timer_t *t)
+{
+	struct job	*j = t->data;
+
+	j->next_step(j->daemon, j);
+}
+
+/* Run step for the job after ms. */
+static void
+reconcile_later(struct mcd *d, struct job *j, job_step_fn step, uint64_t ms)
+{
+	if (j->timer == NULL) {
+		j->timer = malloc(sizeof *j->timer);
+		uv_timer_init(d->loop, j->timer);
+		j->timer->data = j;
+	}
+	j->next_step = step;
+	uv_timer_start(j->timer, reconcile_timer_cb, ms, 0);
+}
+
+/* The state the job is in once launchd has it as desired. */
+static enum job_state
+reconcile_settled_state(struct mcd *d, struct job *j)
+{
+	const struct override	*o = state_get(&d->state, j->name, false);
+
+	if (o != NULL && o->stopped)
+		return JOB_STOPPED;
+	if (j->unlocked && j->profile != NULL && j->profile->family_max != 0 &&
+	    j->profile->error[0] == '\0')
+		return JOB_UNLOCKED;
+	return JOB_STOCK;
+}
+
+/* Why an unlocked job runs stock anyway, or NULL. */
+static const char *
+reconcile_note(const struct job *j)
+{
+	if (!j->unlocked)
+		return NULL;
+	if (j->profile == NULL)
+		return "the profile does not exist: running stock";
+	if (j->profile->error[0] != '\0')
+		return j->profile->error;
+	return NULL;
+}
+
+/* launchctl failed in a way retrying will not fix. */
+static void
+reconcile_error(struct mcd *d, struct job *j, const char *what,
+    const struct launchctl_result *r)
+{
+	char	reason[MCD_ERR_LEN];
+
+	snprintf(reason, sizeof reason, "launchctl %s failed (%d): %.*s", what,
+	    r->code, (int)strcspn(r->err, "\n"), r->err[0] ? r->err :
+	    "no message");
+	job_set_state(d, j, JOB_ERROR, reason);
+	reconcile_finish(d, j);
+}
+
+/* The gui domain is missing: use user/<uid> if the template allows it. */
+static bool
+reconcile_no_gui(struct mcd *d, struct job *j,
+    const struct launchctl_result *r)
+{
+	if ((r->code != 112 && r->code != 125) ||
+	    strncmp(d->domain, "gui/", 4) != 0)
+		return false;
+	if (!d->background_ok) {
+		job_set_state(d, j, JOB_ERROR, "no GUI session for this user: "
+		    "log in, or allow Background in the job template's "
+		    "LimitLoadToSessionType");
+		reconcile_finish(d, j);
+		return true;
+	}
+	snprintf(d->domain, sizeof d->domain, "user/%ld", (long)getuid());
+	log_info("no GUI session: using the %s domain", d->domain);
+	reconcile_later(d, j, reconcile_print, 0);
+	return true;
+}
+
+/* Render the agent and write it if it differs from what is installed. */
+static int
+reconcile_render(struct mcd *d, struct job *j)
+{
+	struct render_input	 in = { j->name, j->spec, NULL, &d->paths };
+	char			 path[PATH_MAX], why[256], *xml, *old = NULL;
+	plist_t			 agent, installed = NULL;
+	size_t			 len, oldlen = 0;
+	int			 rc = 0;
+
+	in.profile = j->unlocked && j->profile != NULL &&
+	    j->profile->error[0] == '\0' ? j->profile : NULL;
+	agent = render_agent(d->job_template, &in);
+	xml = render_xml(agent, &len);
+	plist_free(agent);
+	reconcile_agent_path(d, j, path, sizeof path);
+	if (mc_plist_read_file(path, &installed, why, sizeof why) == 0) {
+		old = render_xml(installed, &oldlen);
+		plist_free(installed);
+	}
+	j->changed = old == NULL || oldlen != len || memcmp(old, xml, len) != 0;
+	if (j->changed && mc_write_atomic(path, xml, len, 0644, why,
+	    sizeof why) == -1) {
+		job_set_state(d, j, JOB_ERROR, why);
+		rc = -1;
+	}
+	free(old);
+	free(xml);
+	return rc;
+}
+
+static void
+reconcile_removed_cb(struct mcd *d, const struct launchctl_result *r,
+    void *arg)
+{
+	struct job	*j = arg;
+	char		 path[PATH_MAX];
+
+	(void)r;
+	reconcile_agent_path(d, j, path, sizeof path);
+	unlink(path);
+	log_info("job %s: removed", j->name);
+	rpc_event(d, j, "removed");
+	j->busy = false;
+	job_forget(d, j);
+}
+
+static void
+reconcile_start(struct mcd *d, struct job *j)
+{
+	const struct override	*o;
+	char			 target[256];
+	const char		*args[] = { "bootout", target, NULL };
+
+	j->retries = 0;
+	if (j->removed) {
+		reconcile_target(d, j, target, sizeof target);
+		launchctl_run(d, args, reconcile_removed_cb, j);
+		return;
+	}
+	if (j->spec == NULL) {
+		/* The last good agent, if any, keeps running. */
+		job_set_state(d, j, JOB_INVALID, j->errors.count ?
+		    j->errors.items[0] : "invalid job file");
+		reconcile_finish(d, j);
+		return;
+	}
+	job_effective(d, j);
+	if (reconcile_render(d, j) == -1) {
+		reconcile_finish(d, j);
+		return;
+	}
+	o = state_get(&d->state, j->name, false);
+	if (o != NULL && o->stopped) {
+		reconcile_bootout(d, j);
+		return;
+	}
+	if (!j->changed && j->loaded) {
+		reconcile_finish(d, j);
+		return;
+	}
+	reconcile_print(d, j);
+}
+
+static void
+reconcile_print_cb(struct mcd *d, const struct launchctl_result *r, void *arg)
+{
+	struct job	*j = arg;
+
+	if (reconcile_no_gui(d, j, r))
+		return;
+	if (r->code == 0) {
+		j->loaded = true;
+		if (j->changed)
+			reconcile_bootout(d, j);
+		else
+			reconcile_refresh(d, j);
+	} else if (r->code == 113) {
+		j->loaded = false;
+		reconcile_enable(d, j);
+	} else
+		reconcile_error(d, j, "print", r);
+}
+
+static void
+reconcile_print(struct mcd *d, struct job *j)
+{
+	char		 target[256];
+	const char	*args[] = { "print", target, NULL };
+
+	reconcile_target(d, j, target, sizeof target);
+	launchctl_run(d, args, reconcile_print_cb, j);
+}
+
+static void
+reconcile_bootout_cb(struct mcd *d, const struct launchctl_result *r,
+    void *arg)
+{
+	struct job		*j = arg;
+	const struct override	*o = state_get(&d->state, j->name, false);
+
+	/* 3: it was not loaded; 36: it is already going. */
+	if (r->code != 0 && r->code != 3 && r->code != 36) {
+		reconcile_error(d, j, "bootout", r);
+		return;
+	}
+	j->loaded = false;
+	j->pid = 0;
+	if (o != NULL && o->stopped) {
+		job_set_state(d, j, JOB_STOPPED, "stopped by request");
+		reconcile_finish(d, j);
+		return;
+	}
+	reconcile_wait_gone(d, j);
+}
+
+static void
+reconcile_bootout(struct mcd *d, struct job *j)
+{
+	char		 target[256];
+	const char	*args[] = { "bootout", target, NULL };
+
+	reconcile_target(d, j, target, sizeof target);
+	launchctl_run(d, args, reconcile_bootout_cb, j);
+}
+
+/* bootout returns before the label is gone: wait for print to say 113. */
+static void
+reconcile_wait_cb(struct mcd *d, const struct launchctl_result *r, void *arg)
+{
+	struct job	*j = arg;
+
+	if (r->code == 113) {
+		reconcile_enable(d, j);
+		return;
+	}
+	if (++j->retries > MAX_RETRIES) {
+		reconcile_error(d, j, "bootout (the job did not go away)", r);
+		return;
+	}
+	reconcile_later(d, j, reconcile_wait_gone, RETRY_MS);
+}
+
+static void
+reconcile_wait_gone(struct mcd *d, struct job *j)
+{
+	char		 target[256];
+	const char	*args[] = { "print", target, NULL };
+
+	reconcile_target(d, j, target, sizeof target);
+	launchctl_run(d, args, reconcile_wait_cb, j);
+}
+
+static void
+reconcile_enable_cb(struct mcd *d, const struct launchctl_result *r,
+    void *arg)
+{
+	struct job	*j = arg;
+
+	if (reconcile_no_gui(d, j, r))
+		return;
+	if (r->code != 0) {
+		reconcile_error(d, j, "enable", r);
+		return;
+	}
+	reconcile_bootstrap(d, j);
+}
+
+/* Clear a disabled-store entry first, as Homebrew does (launchd.md §2). */
+static void
+reconcile_enable(struct mcd *d, struct job *j)
+{
+	char		 target[256];
+	const char	*args[] = { "enable", target, NULL };
+
+	reconcile_target(d, j, target, sizeof target);
+	launchctl_run(d, args, reconcile_enable_cb, j);
+}
+
+static void
+reconcile_bootstrap_cb(struct mcd *d, const struct launchctl_result *r,
+    void *arg)
+{
+	struct job	*j = arg;
+
+	if (reconcile_no_gui(d, j, r))
+		return;
+	switch (r->code) {
+	case 0:
+		j->loaded = true;
+		j->retries = 0;
+		reconcile_refresh(d, j);
+		return;
+	case 5:		/* non-root: loaded, draining, or disabled */
+	case 37:	/* root: already bootstrapped */
+	case 119:	/* root: disabled */
+		if (++j->retries <= MAX_RETRIES) {
+			reconcile_later(d, j, r->code == 119 ? reconcile_enable :
+			    reconcile_print, RETRY_MS);
+			return;
+		}
+		break;
+	}
+	reconcile_error(d, j, "bootstrap", r);
+}
+
+static void
+reconcile_bootstrap(struct mcd *d, struct job *j)
+{
+	char		 path[PATH_MAX];
+	const char	*args[] = { "bootstrap", d->domain, path, NULL };
+
+	log_info("job %s: bootstrap %s", j->name, d->domain);
+	reconcile_agent_path(d, j, path, sizeof path);
+	launchctl_run(d, args, reconcile_bootstrap_cb, j);
+}
+
+/* Learn pid and last exit; a job just started may need a moment. */
+static void
+reconcile_refresh_cb(struct mcd *d, const struct launchctl_result *r,
+    void *arg)
+{
+	struct job	*j = arg;
+
+	if (r->code == 113) {
+		j->loaded = false;
+		reconcile_later(d, j, reconcile_start, RETRY_MS);
+		return;
+	}
+	if (r->code != 0) {
+		reconcile_error(d, j, "print", r);
+		return;
+	}
+	launchctl_parse_print(r->out, &j->pid, j->last_exit,
+	    sizeof j->last_exit, j->launchd_state, sizeof j->launchd_state);
+	if (j->pid == 0 && strcmp(j->launchd_state, "running") != 0 &&
+	    ++j->retries <= PID_POLLS) {
+		reconcile_later(d, j, reconcile_refresh, RETRY_MS);
+		return;
+	}
+	job_set_state(d, j, reconcile_settled_state(d, j), reconcile_note(j));
+	reconcile_finish(d, j);
+}
+
+static void
+reconcile_refresh(struct mcd *d, struct job *j)
+{
+	char		 target[256];
+	const char	*args[] = { "print", target, NULL };
+
+	reconcile_target(d, j, target, sizeof target);
+	launchctl_run(d, args, reconcile_refresh_cb, j);
+}
+
+static void
+reconcile_finish(struct mcd *d, struct job *j)
+{
+	j->busy = false;
+	if (j->dirty) {
+		j->dirty = false;
+		reconcile(d, j);
+	}
+}
+
+/* Bring one job to its desired state (or queue that, if it is busy). */
+void
+reconcile(struct mcd *d, struct job *j)
+{
+	if (j->busy) {
+		j->dirty = true;
+		return;
+	}
+	j->busy = true;
+	reconcile_start(d, j);
+}
+
+void
+reconcile_all(struct mcd *d)
+{
+	size_t	i, n = d->njobs;
+
+	/* reconcile may remove jobs: walk a snapshot. */
+	struct job **snap = malloc(n * sizeof *snap + 1);
+
+	memcpy(snap, d->jobs, n * sizeof *snap);
+	for (i = 0; i < n; i++)
+		reconcile(d, snap[i]);
+	free(snap);
+}

@@ -1,0 +1,467 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The control methods: a const table, one handler per method.  The generic
+ * layer checks that the method exists and the parameter count fits before
+ * the handler runs; a bad request gets an error response and the
+ * connection stays open.  Changes are persisted before they are
+ * acknowledged.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mc_util.h"
+#include "mcd.h"
+#include "protocol.h"
+
+struct rpc_call {
+	struct conn			*conn;
+	const struct mc_rpc_message	*msg;
+	msgpack_sbuffer			 sb;
+	msgpack_packer			 pk;
+};
+
+typedef void (*rpc_handler)(struct rpc_call *);
+
+struct rpc_method {
+	const char	*name;
+	unsigned	 min_params;
+	unsigned	 max_params;
+	rpc_handler	 fn;
+};
+
+static void	rpc_hello(struct rpc_call *);
+static void	rpc_status(struct rpc_call *);
+static void	rpc_enable(struct rpc_call *);
+static void	rpc_disable(struct rpc_call *);
+static void	rpc_profile_set(struct rpc_call *);
+static void	rpc_profile_list(struct rpc_call *);
+static void	rpc_start(struct rpc_call *);
+static void	rpc_stop(struct rpc_call *);
+static void	rpc_restart(struct rpc_call *);
+static void	rpc_reload(struct rpc_call *);
+static void	rpc_subscribe(struct rpc_call *);
+
+static const struct rpc_method rpc_methods[] = {
+	{ .name = MC_M_HELLO, .min_params = 0, .max_params = 1,
+	    .fn = rpc_hello },
+	{ .name = MC_M_STATUS, .min_params = 0, .max_params = 1,
+	    .fn = rpc_status },
+	{ .name = MC_M_ENABLE, .min_params = 1, .max_params = 2,
+	    .fn = rpc_enable },
+	{ .name = MC_M_DISABLE, .min_params = 1, .max_params = 1,
+	    .fn = rpc_disable },
+	{ .name = MC_M_PROFILE_SET, .min_params = 2, .max_params = 2,
+	    .fn = rpc_profile_set },
+	{ .name = MC_M_PROFILE_LIST, .min_params = 0, .max_params = 0,
+	    .fn = rpc_profile_list },
+	{ .name = MC_M_START, .min_params = 1, .max_params = 1,
+	    .fn = rpc_start },
+	{ .name = MC_M_STOP, .min_params = 1, .max_params = 1,
+	    .fn = rpc_stop },
+	{ .name = MC_M_RESTART, .min_params = 1, .max_params = 1,
+	    .fn = rpc_restart },
+	{ .name = MC_M_RELOAD, .min_params = 0, .max_params = 0,
+	    .fn = rpc_reload },
+	{ .name = MC_M_SUBSCRIBE, .min_params = 0, .max_params = 0,
+	    .fn = rpc_subscribe },
+};
+
+/* --- packing helpers ---------------------------------------------------------- */
+
+static void
+rpc_kv_str(msgpack_packer *pk, const char *key, const char *value)
+{
+	mc_rpc_pack_str(pk, key);
+	if (value == NULL || *value == '\0')
+		msgpack_pack_nil(pk);
+	else
+		mc_rpc_pack_str(pk, value);
+}
+
+static void
+rpc_pack_strings(msgpack_packer *pk, const struct diag *d)
+{
+	size_t	i;
+
+	msgpack_pack_array(pk, (uint32_t)d->count);
+	for (i = 0; i < d->count; i++)
+		mc_rpc_pack_str(pk, d->items[i]);
+}
+
+/* One job's status map (DESIGN §6.6). */
+void
+rpc_pack_job(msgpack_packer *pk, const struct job *j)
+{
+	const struct profile	*p = j->profile;
+
+	msgpack_pack_map(pk, 13);
+	rpc_kv_str(pk, "name", j->name);
+	rpc_kv_str(pk, "label", j->label);
+	rpc_kv_str(pk, "state", job_state_name(j->state));
+	rpc_kv_str(pk, "profile", p ? p->name : NULL);
+	mc_rpc_pack_str(pk, "unlocked");
+	if (j->state == JOB_UNLOCKED)
+		msgpack_pack_true(pk);
+	else
+		msgpack_pack_false(pk);
+	mc_rpc_pack_str(pk, "pid");
+	if (j->pid > 0)
+		msgpack_pack_int64(pk, j->pid);
+	else
+		msgpack_pack_nil(pk);
+	rpc_kv_str(pk, "last_exit", strcmp(j->last_exit, "(never exited)") ?
+	    j->last_exit : NULL);
+	rpc_kv_str(pk, "reason", j->reason);
+	mc_rpc_pack_str(pk, "errors");
+	rpc_pack_strings(pk, &j->errors);
+	mc_rpc_pack_str(pk, "warnings");
+	rpc_pack_strings(pk, &j->warnings);
+	rpc_kv_str(pk, "file", j->file);
+	mc_rpc_pack_str(pk, "stderr_path");
+	if (j->spec != NULL && j->spec->stderr_path != NULL)
+		mc_rpc_pack_str(pk, j->spec->stderr_path);
+	else {
+		char	path[PATH_MAX];
+
+		mc_fmt(path, sizeof path, "%s/%s.err.log",
+		    j->daemon->paths.logs, j->name);
+		mc_rpc_pack_str(pk, path);
+	}
+	mc_rpc_pack_str(pk, "values");
+	if (j->state != JOB_UNLOCKED || p == NULL) {
+		msgpack_pack_nil(pk);
+		return;
+	}
+	msgpack_pack_map(pk, 3);
+	mc_rpc_pack_str(pk, "apple_family_max");
+	msgpack_pack_uint64(pk, p->family_max);
+	mc_rpc_pack_str(pk, "threadgroup_memory");
+	msgpack_pack_uint64(pk, p->threadgroup_memory);
+	mc_rpc_pack_str(pk, "working_set");
+	msgpack_pack_uint64(pk, p->working_set);
+}
+
+void
+rpc_event(struct mcd *d, const struct job *j, const char *what)
+{
+	msgpack_sbuffer	sb;
+	msgpack_packer	pk;
+
+	if (d->conns == NULL)
+		return;
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	mc_rpc_pack_notify(&pk, MC_N_EVENT, 1);
+	msgpack_pack_map(&pk, 2);
+	rpc_kv_str(&pk, "type", what);
+	mc_rpc_pack_str(&pk, "job");
+	rpc_pack_job(&pk, j);
+	server_broadcast(d, &sb);
+}
+
+/* --- replies ---------------------------------------------------------------- */
+
+static void
+rpc_error(struct rpc_call *call, const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void
+rpc_error(struct rpc_call *call, const char *code, const char *fmt, ...)
+{
+	char	message[512];
+	va_list	ap;
+
+	va_start(ap, fmt);
+	vsnprintf(message, sizeof message, fmt, ap);
+	va_end(ap);
+	mc_rpc_pack_response_error(&call->pk, call->msg->msgid, code, message);
+}
+
+static void
+rpc_ok(struct rpc_call *call)
+{
+	mc_rpc_pack_response_ok(&call->pk, call->msg->msgid);
+}
+
+static const msgpack_object *
+rpc_param(struct rpc_call *call, unsigned i)
+{
+	return i < call->msg->params.via.array.size ?
+	    &call->msg->params.via.array.ptr[i] : NULL;
+}
+
+/* The job named by parameter i, or an error reply and NULL. */
+static struct job *
+rpc_job(struct rpc_call *call, unsigned i)
+{
+	char		 name[MCD_NAME_MAX + 8];
+	struct job	*j;
+
+	if (!mc_rpc_str(rpc_param(call, i), name, sizeof name)) {
+		rpc_error(call, MC_E_INVAL, "parameter %u: expected a job name",
+		    i + 1);
+		return NULL;
+	}
+	if ((j = job_find(call->conn->daemon, name)) == NULL || j->removed) {
+		rpc_error(call, MC_E_NOJOB, "no job named %s", name);
+		return NULL;
+	}
+	return j;
+}
+
+/* Persist an override, then reconcile and answer with the job. */
+static void
+rpc_commit(struct rpc_call *call, struct job *j)
+{
+	struct mcd	*d = call->conn->daemon;
+	char		 why[256];
+
+	if (state_save(&d->state, why, sizeof why) == -1) {
+		log_warnx("%s", why);
+		rpc_error(call, MC_E_IO, "could not save the change: %s", why);
+		return;
+	}
+	reconcile(d, j);
+	rpc_ok(call);
+	rpc_pack_job(&call->pk, j);
+}
+
+/* --- handlers --------------------------------------------------------------- */
+
+static void
+rpc_hello(struct rpc_call *call)
+{
+	rpc_ok(call);
+	msgpack_pack_map(&call->pk, 3);
+	rpc_kv_str(&call->pk, "version", MC_VERSION);
+	mc_rpc_pack_str(&call->pk, "protocol");
+	msgpack_pack_int(&call->pk, MC_PROTOCOL_VERSION);
+	mc_rpc_pack_str(&call->pk, "pid");
+	msgpack_pack_int64(&call->pk, (int64_t)getpid());
+}
+
+static void
+rpc_status(struct rpc_call *call)
+{
+	struct mcd	*d = call->conn->daemon;
+	struct job	*j;
+	size_t		 i, n = 0;
+
+	if (rpc_param(call, 0) != NULL) {
+		if ((j = rpc_job(call, 0)) == NULL)
+			return;
+		rpc_ok(call);
+		msgpack_pack_array(&call->pk, 1);
+		rpc_pack_job(&call->pk, j);
+		return;
+	}
+	for (i = 0; i < d->njobs; i++)
+		n += !d->jobs[i]->removed;
+	rpc_ok(call);
+	msgpack_pack_array(&call->pk, (uint32_t)n);
+	for (i = 0; i < d->njobs; i++)
+		if (!d->jobs[i]->removed)
+			rpc_pack_job(&call->pk, d->jobs[i]);
+}
+
+/* A profile name that exists and loaded cleanly, or an error reply. */
+static bool
+rpc_profile_ok(struct rpc_call *call, const msgpack_object *o, char *name,
+    size_t len)
+{
+	const struct profile	*p;
+
+	if (!mc_rpc_str(o, name, len)) {
+		rpc_error(call, MC_E_INVAL, "expected a profile name");
+		return false;
+	}
+	if ((p = profile_find(&call->conn->daemon->profiles, name)) == NULL) {
+		rpc_error(call, MC_E_NOPROFILE, "no profile named %s", name);
+		return false;
+	}
+	if (p->error[0] != '\0') {
+		rpc_error(call, MC_E_NOPROFILE, "profile %s is invalid: %s",
+		    name, p->error);
+		return false;
+	}
+	return true;
+}
+
+static void
+rpc_enable(struct rpc_call *call)
+{
+	struct job		*j = rpc_job(call, 0);
+	const msgpack_object	*opts = rpc_param(call, 1), *prof = NULL;
+	char			 profile[MCD_NAME_MAX + 1] = "";
+	struct override		*o;
+
+	if (j == NULL)
+		return;
+	if (opts != NULL && opts->type != MSGPACK_OBJECT_NIL) {
+		if (opts->type != MSGPACK_OBJECT_MAP) {
+			rpc_error(call, MC_E_INVAL, "parameter 2: expected a "
+			    "map such as {profile: NAME}");
+			return;
+		}
+		prof = mc_rpc_map_get(opts, "profile");
+		if (prof != NULL && !rpc_profile_ok(call, prof, profile,
+		    sizeof profile))
+			return;
+	}
+	o = state_get(&call->conn->daemon->state, j->name, true);
+	o->unlocked = 1;
+	if (profile[0] != '\0')
+		snprintf(o->profile, sizeof o->profile, "%s", profile);
+	rpc_commit(call, j);
+}
+
+static void
+rpc_disable(struct rpc_call *call)
+{
+	struct job	*j = rpc_job(call, 0);
+
+	if (j == NULL)
+		return;
+	state_get(&call->conn->daemon->state, j->name, true)->unlocked = 0;
+	rpc_commit(call, j);
+}
+
+static void
+rpc_profile_set(struct rpc_call *call)
+{
+	struct job	*j = rpc_job(call, 0);
+	char		 profile[MCD_NAME_MAX + 1];
+	struct override	*o;
+
+	if (j == NULL || !rpc_profile_ok(call, rpc_param(call, 1), profile,
+	    sizeof profile))
+		return;
+	o = state_get(&call->conn->daemon->state, j->name, true);
+	snprintf(o->profile, sizeof o->profile, "%s", profile);
+	rpc_commit(call, j);
+}
+
+static void
+rpc_profile_list(struct rpc_call *call)
+{
+	const struct profile_set	*set = &call->conn->daemon->profiles;
+	size_t				 i;
+
+	rpc_ok(call);
+	msgpack_pack_array(&call->pk, (uint32_t)set->count);
+	for (i = 0; i < set->count; i++) {
+		const struct profile *p = &set->list[i];
+
+		msgpack_pack_map(&call->pk, 7);
+		rpc_kv_str(&call->pk, "name", p->name);
+		mc_rpc_pack_str(&call->pk, "apple_family_max");
+		msgpack_pack_uint64(&call->pk, p->family_max);
+		mc_rpc_pack_str(&call->pk, "threadgroup_memory");
+		msgpack_pack_uint64(&call->pk, p->threadgroup_memory);
+		mc_rpc_pack_str(&call->pk, "working_set");
+		msgpack_pack_uint64(&call->pk, p->working_set);
+		rpc_kv_str(&call->pk, "description", p->description);
+		mc_rpc_pack_str(&call->pk, "builtin");
+		if (p->builtin)
+			msgpack_pack_true(&call->pk);
+		else
+			msgpack_pack_false(&call->pk);
+		rpc_kv_str(&call->pk, "error", p->error);
+	}
+}
+
+static void
+rpc_set_stopped(struct rpc_call *call, bool stopped)
+{
+	struct job	*j = rpc_job(call, 0);
+
+	if (j == NULL)
+		return;
+	state_get(&call->conn->daemon->state, j->name, true)->stopped =
+	    stopped;
+	/* Make the next reconcile ask launchd again. */
+	j->loaded = false;
+	rpc_commit(call, j);
+}
+
+static void
+rpc_start(struct rpc_call *call)
+{
+	rpc_set_stopped(call, false);
+}
+
+static void
+rpc_stop(struct rpc_call *call)
+{
+	rpc_set_stopped(call, true);
+}
+
+static void
+rpc_restart_cb(struct mcd *d, const struct launchctl_result *r, void *arg)
+{
+	struct job	*j = arg;
+
+	if (r->code != 0)
+		log_warnx("job %s: kickstart -k failed (%d): %s", j->name,
+		    r->code, r->err);
+	j->loaded = false;
+	reconcile(d, j);
+}
+
+static void
+rpc_restart(struct rpc_call *call)
+{
+	struct mcd	*d = call->conn->daemon;
+	struct job	*j = rpc_job(call, 0);
+	char		 target[256];
+	const char	*args[] = { "kickstart", "-k", target, NULL };
+
+	if (j == NULL)
+		return;
+	snprintf(target, sizeof target, "%s/%s", d->domain, j->label);
+	launchctl_run(d, args, rpc_restart_cb, j);
+	rpc_ok(call);
+	rpc_pack_job(&call->pk, j);
+}
+
+static void
+rpc_reload(struct rpc_call *call)
+{
+	job_rescan(call->conn->daemon);
+	rpc_ok(call);
+	msgpack_pack_true(&call->pk);
+}
+
+static void
+rpc_subscribe(struct rpc_call *call)
+{
+	call->conn->subscribed = true;
+	rpc_ok(call);
+	msgpack_pack_true(&call->pk);
+}
+
+/* Check the method and its parameter count; run it; send the reply. */
+void
+rpc_dispatch(struct conn *conn, const struct mc_rpc_message *msg)
+{
+	struct rpc_call		 call = { .conn = conn, .msg = msg };
+	const struct rpc_method	*m = NULL;
+	size_t			 i;
+	uint32_t		 n = msg->params.via.array.size;
+
+	msgpack_sbuffer_init(&call.sb);
+	msgpack_packer_init(&call.pk, &call.sb, msgpack_sbuffer_write);
+	for (i = 0; i < sizeof rpc_methods / sizeof rpc_methods[0]; i++)
+		if (strcmp(rpc_methods[i].name, msg->method) == 0)
+			m = &rpc_methods[i];
+	if (m == NULL)
+		rpc_error(&call, MC_E_PROTO, "unknown method %s", msg->method);
+	else if (n < m->min_params || n > m->max_params)
+		rpc_error(&call, MC_E_INVAL, "%s takes %u to %u parameters, "
+		    "got %u", m->name, m->min_params, m->max_params, n);
+	else
+		m->fn(&call);
+	server_send(conn, &call.sb);
+}

@@ -1,0 +1,262 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The control socket: a unix stream socket, mode 0600 in a 0700 directory,
+ * peers of another uid refused at accept.  Each connection feeds a strict
+ * incremental msgpack-RPC decoder; a malformed or oversized message costs
+ * that connection, never the daemon.  Writes are queued with a bound: a
+ * client that stops reading stops being read.  A connection is freed only
+ * from its uv_close callback.
+ */
+#include <sys/stat.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mc_util.h"
+#include "mcd.h"
+#include "protocol.h"
+
+struct write_req {
+	uv_write_t	 req;
+	struct conn	*conn;
+	char		*data;
+};
+
+static void	server_read(uv_stream_t *, ssize_t, const uv_buf_t *);
+
+static void
+conn_closed(uv_handle_t *h)
+{
+	struct conn	*c = h->data;
+
+	mc_rpc_decoder_free(&c->decoder);
+	free(c);
+}
+
+static void
+conn_close(struct conn *c, const char *why)
+{
+	struct mcd	*d = c->daemon;
+	struct conn	**pp;
+
+	if (c->closing)
+		return;
+	c->closing = true;
+	if (why != NULL)
+		log_warnx("client closed: %s", why);
+	for (pp = &d->conns; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == c) {
+			*pp = c->next;
+			break;
+		}
+	d->nconns--;
+	uv_close((uv_handle_t *)&c->pipe, conn_closed);
+}
+
+static void
+conn_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+	(void)h;
+	buf->base = malloc(suggested);
+	buf->len = buf->base ? suggested : 0;
+}
+
+static void
+conn_resume(struct conn *c)
+{
+	if (!c->reading && !c->closing &&
+	    c->pending_writes < MC_MAX_OUTSTANDING) {
+		c->reading = true;
+		uv_read_start((uv_stream_t *)&c->pipe, conn_alloc, server_read);
+	}
+}
+
+static void
+server_written(uv_write_t *req, int status)
+{
+	struct write_req	*w = (struct write_req *)req;
+	struct conn		*c = w->conn;
+
+	free(w->data);
+	free(w);
+	c->pending_writes--;
+	if (status < 0) {
+		conn_close(c, uv_strerror(status));
+		return;
+	}
+	conn_resume(c);
+}
+
+/* Queue the buffer's bytes to the client; takes the buffer's data. */
+void
+server_send(struct conn *c, msgpack_sbuffer *sb)
+{
+	struct write_req	*w;
+	uv_buf_t		 buf;
+
+	if (c->closing) {
+		msgpack_sbuffer_destroy(sb);
+		return;
+	}
+	w = malloc(sizeof *w);
+	w->conn = c;
+	buf.len = sb->size;
+	w->data = msgpack_sbuffer_release(sb);
+	buf = uv_buf_init(w->data, (unsigned)buf.len);
+	c->pending_writes++;
+	if (uv_write(&w->req, (uv_stream_t *)&c->pipe, &buf, 1,
+	    server_written) != 0) {
+		free(w->data);
+		free(w);
+		c->pending_writes--;
+		conn_close(c, "write failed");
+		return;
+	}
+	/* Back-pressure: stop reading a client that does not read. */
+	if (c->pending_writes >= MC_MAX_OUTSTANDING && c->reading) {
+		uv_read_stop((uv_stream_t *)&c->pipe);
+		c->reading = false;
+	}
+}
+
+void
+server_broadcast(struct mcd *d, msgpack_sbuffer *sb)
+{
+	struct conn	*c;
+	msgpack_sbuffer	 copy;
+
+	for (c = d->conns; c != NULL; c = c->next) {
+		if (!c->subscribed || c->closing)
+			continue;
+		msgpack_sbuffer_init(&copy);
+		msgpack_sbuffer_write(&copy, sb->data, sb->size);
+		server_send(c, &copy);
+	}
+	msgpack_sbuffer_destroy(sb);
+}
+
+static void
+server_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
+{
+	struct conn		*c = s->data;
+	struct mc_rpc_message	 m;
+	const char		*why = NULL;
+	enum mc_rpc_status	 st;
+
+	if (n < 0) {
+		free(buf->base);
+		conn_close(c, n == UV_EOF ? NULL : uv_strerror((int)n));
+		return;
+	}
+	if (n > 0 && mc_rpc_feed(&c->decoder, buf->base, (size_t)n) == -1) {
+		free(buf->base);
+		conn_close(c, "message over the size limit");
+		return;
+	}
+	free(buf->base);
+	while (!c->closing && (st = mc_rpc_next(&c->decoder, &m, &why)) ==
+	    MC_RPC_OK) {
+		if (m.type == MC_MSG_REQUEST)
+			rpc_dispatch(c, &m);
+		/* Responses and notifications from a client mean nothing. */
+	}
+	if (!c->closing && st != MC_RPC_MORE)
+		conn_close(c, why);
+}
+
+static void
+server_accept(uv_stream_t *server, int status)
+{
+	struct mcd	*d = server->data;
+	struct conn	*c;
+	uv_os_fd_t	 fd;
+	uid_t		 uid;
+
+	if (status < 0)
+		return;
+	c = calloc(1, sizeof *c);
+	c->daemon = d;
+	uv_pipe_init(d->loop, &c->pipe, 0);
+	c->pipe.data = c;
+	mc_rpc_decoder_init(&c->decoder, MC_MAX_MESSAGE);
+	c->next = d->conns;
+	d->conns = c;
+	d->nconns++;
+	if (uv_accept(server, (uv_stream_t *)&c->pipe) != 0) {
+		conn_close(c, "accept failed");
+		return;
+	}
+	if (uv_fileno((uv_handle_t *)&c->pipe, &fd) != 0 ||
+	    platform_peer_uid(fd, &uid) == -1 || uid != getuid()) {
+		conn_close(c, "peer of another user refused");
+		return;
+	}
+	if (d->nconns > MC_MAX_CLIENTS) {
+		conn_close(c, "too many clients");
+		return;
+	}
+	conn_resume(c);
+}
+
+/* Is a daemon already answering on path? */
+static bool
+server_in_use(const char *path)
+{
+	struct sockaddr_un	sun;
+	int			fd, rc;
+
+	memset(&sun, 0, sizeof sun);
+	sun.sun_family = AF_UNIX;
+	mc_fmt(sun.sun_path, sizeof sun.sun_path, "%s", path);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM, 0)) == -1)
+		return false;
+	rc = connect(fd, (struct sockaddr *)&sun, sizeof sun);
+	close(fd);
+	return rc == 0;
+}
+
+/*
+ * The socket doubles as the single-instance lock: connect first, and only
+ * if nobody answers remove a stale file and bind.
+ */
+int
+server_start(struct mcd *d, char *why, size_t whylen)
+{
+	mode_t	old;
+	int	rc;
+
+	if (server_in_use(d->paths.socket)) {
+		snprintf(why, whylen, "another metalcapd is already serving "
+		    "%s", d->paths.socket);
+		return -1;
+	}
+	unlink(d->paths.socket);
+	uv_pipe_init(d->loop, &d->server, 0);
+	d->server.data = d;
+	old = umask(0177);
+	rc = uv_pipe_bind(&d->server, d->paths.socket);
+	umask(old);
+	if (rc == 0)
+		rc = uv_listen((uv_stream_t *)&d->server, 64, server_accept);
+	if (rc != 0) {
+		snprintf(why, whylen, "cannot listen on %s: %s",
+		    d->paths.socket, uv_strerror(rc));
+		return -1;
+	}
+	chmod(d->paths.socket, 0600);
+	return 0;
+}
+
+void
+server_stop(struct mcd *d)
+{
+	while (d->conns != NULL)
+		conn_close(d->conns, NULL);
+	uv_close((uv_handle_t *)&d->server, NULL);
+	unlink(d->paths.socket);
+}

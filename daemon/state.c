@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The daemon's own state: overrides made over the socket (enable, disable,
+ * profile, stop), one plist written atomically, so a crash at any instant
+ * leaves either the old file or the new one.  A file that cannot be read
+ * is moved aside, never fatal.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "mc_plist.h"
+#include "mcd.h"
+
+#define STATE_FILE	"overrides.plist"
+
+static void
+state_read_entry(struct state *st, const char *name, plist_t entry)
+{
+	struct override	*o;
+	plist_t		 node;
+	char		*profile;
+
+	if (!jobfile_name_ok(name) || plist_get_node_type(entry) != PLIST_DICT)
+		return;
+	o = state_get(st, name, true);
+	if ((node = plist_dict_get_item(entry, "Unlocked")) != NULL &&
+	    plist_get_node_type(node) == PLIST_BOOLEAN)
+		o->unlocked = mc_plist_bool(entry, "Unlocked", true) ? 1 : 0;
+	if ((profile = mc_plist_string(entry, "Profile")) != NULL) {
+		if (jobfile_name_ok(profile))
+			snprintf(o->profile, sizeof o->profile, "%s", profile);
+		free(profile);
+	}
+	o->stopped = mc_plist_bool(entry, "Stopped", false);
+}
+
+/* Load dir/overrides.plist; note says what happened to a bad one. */
+int
+state_load(struct state *st, const char *dir, char *note, size_t len)
+{
+	char		 why[256], aside[PATH_MAX + 64];
+	plist_t		 root;
+	plist_dict_iter	 it = NULL;
+	plist_t		 entry;
+	char		*name;
+
+	memset(st, 0, sizeof *st);
+	note[0] = '\0';
+	snprintf(st->path, sizeof st->path, "%s/%s", dir, STATE_FILE);
+	if (mc_plist_read_file(st->path, &root, why, sizeof why) == -1) {
+		if (strcmp(why, "No such file or directory") == 0)
+			return 0;
+		goto aside;
+	}
+	if (plist_get_node_type(root) != PLIST_DICT) {
+		plist_free(root);
+		snprintf(why, sizeof why, "not a dictionary");
+		goto aside;
+	}
+	plist_dict_new_iter(root, &it);
+	for (;;) {
+		name = NULL;
+		plist_dict_next_item(root, it, &name, &entry);
+		if (name == NULL)
+			break;
+		state_read_entry(st, name, entry);
+		free(name);
+	}
+	free(it);
+	plist_free(root);
+	return 0;
+aside:
+	snprintf(aside, sizeof aside, "%s.corrupt-%ld", st->path,
+	    (long)time(NULL));
+	rename(st->path, aside);
+	snprintf(note, len, "%s %s; moved aside to %s, starting without "
+	    "overrides", st->path, why, aside);
+	return -1;
+}
+
+int
+state_save(const struct state *st, char *why, size_t whylen)
+{
+	plist_t	root = plist_new_dict(), entry;
+	size_t	i;
+	int	rc;
+
+	for (i = 0; i < st->count; i++) {
+		const struct override *o = &st->list[i];
+
+		entry = plist_new_dict();
+		if (o->unlocked >= 0)
+			plist_dict_set_item(entry, "Unlocked",
+			    plist_new_bool(o->unlocked));
+		if (o->profile[0] != '\0')
+			plist_dict_set_item(entry, "Profile",
+			    plist_new_string(o->profile));
+		if (o->stopped)
+			plist_dict_set_item(entry, "Stopped", plist_new_bool(1));
+		plist_dict_set_item(root, o->name, entry);
+	}
+	rc = mc_plist_write_atomic(st->path, root, 0600, why, whylen);
+	plist_free(root);
+	return rc;
+}
+
+struct override *
+state_get(struct state *st, const char *name, bool create)
+{
+	size_t	i;
+
+	for (i = 0; i < st->count; i++)
+		if (strcmp(st->list[i].name, name) == 0)
+			return &st->list[i];
+	if (!create)
+		return NULL;
+	st->list = realloc(st->list, (st->count + 1) * sizeof *st->list);
+	memset(&st->list[st->count], 0, sizeof *st->list);
+	snprintf(st->list[st->count].name, sizeof st->list->name, "%s", name);
+	st->list[st->count].unlocked = -1;
+	return &st->list[st->count++];
+}
+
+void
+state_free(struct state *st)
+{
+	free(st->list);
+	st->list = NULL;
+	st->count = 0;
+}
