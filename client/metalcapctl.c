@@ -378,9 +378,13 @@ cmd_status(struct ctl *c, int argc, char **argv)
 	return rc;
 }
 
-/* Print the one job a change method answers with. */
+/*
+ * Print the one job a change method answers with.  The change is saved;
+ * launchd catches up asynchronously, so the state shown is the current one.
+ */
 static int
-ctl_job_reply(struct ctl *c, int rc, const struct mc_rpc_message *m)
+ctl_job_reply(struct ctl *c, int rc, const char *verb,
+    const struct mc_rpc_message *m)
 {
 	char	name[80], state[32], profile[80];
 
@@ -389,10 +393,10 @@ ctl_job_reply(struct ctl *c, int rc, const struct mc_rpc_message *m)
 	if (c->json)
 		ctl_print_json(&m->result);
 	else
-		printf("%s: %s (profile %s)\n", ctl_field(&m->result, "name",
-		    name, sizeof name), ctl_field(&m->result, "state", state,
-		    sizeof state), ctl_field(&m->result, "profile", profile,
-		    sizeof profile));
+		printf("%s: %s accepted (now %s, profile %s)\n",
+		    ctl_field(&m->result, "name", name, sizeof name), verb,
+		    ctl_field(&m->result, "state", state, sizeof state),
+		    ctl_field(&m->result, "profile", profile, sizeof profile));
 	return 0;
 }
 
@@ -410,7 +414,7 @@ cmd_enable(struct ctl *c, int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	return ctl_job_reply(c, ctl_call(c, MC_M_ENABLE, params,
-	    profile ? "profile" : NULL, profile, &m), &m);
+	    profile ? "profile" : NULL, profile, &m), "enable", &m);
 }
 
 static int
@@ -418,7 +422,8 @@ ctl_simple_job(struct ctl *c, const char *method, char **argv)
 {
 	struct mc_rpc_message	m;
 
-	return ctl_job_reply(c, ctl_call(c, method, argv, NULL, NULL, &m), &m);
+	return ctl_job_reply(c, ctl_call(c, method, argv, NULL, NULL, &m),
+	    method, &m);
 }
 
 static int

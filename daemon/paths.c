@@ -111,7 +111,7 @@ fail:
 int
 paths_make_dirs(const struct mcd_paths *p, char *why, size_t whylen)
 {
-	char	sockdir[PATH_MAX], *slash;
+	char	sockdir[PATH_MAX], reports[PATH_MAX], *slash;
 
 	snprintf(sockdir, sizeof sockdir, "%s", p->socket);
 	if ((slash = strrchr(sockdir, '/')) != NULL)
@@ -122,6 +122,10 @@ paths_make_dirs(const struct mcd_paths *p, char *why, size_t whylen)
 	    paths_mkdir(p->state, 0700, why, whylen) == -1 ||
 	    paths_mkdir(p->agents, 0755, why, whylen) == -1 ||
 	    paths_mkdir(p->logs, 0755, why, whylen) == -1)
+		return -1;
+	/* The shim writes one report per injected process here. */
+	if (mc_fmt(reports, sizeof reports, "%s/reports", p->state) == -1 ||
+	    paths_mkdir(reports, 0700, why, whylen) == -1)
 		return -1;
 	return 0;
 }
