@@ -42,7 +42,8 @@ SHIM_CFLAGS	:= -fPIC -fvisibility=hidden
 SHIM_LIB	:= $(O)/lib/libmetalcap.$(SHLIB)
 
 TEST_BINS	:= $(O)/tests/test_shim_config $(O)/tests/test_shim_inject \
-		   $(O)/tests/test_probe
+		   $(O)/tests/test_probe $(O)/tests/test_daemon \
+		   $(O)/tests/test_daemon_e2e
 SIM_LIB		:= $(O)/tests/libmtlsim.so
 SIM_OVERBROAD	:= $(O)/tests/overbroad/libmtlsim.so
 SIM_KERNEL	:= $(O)/tests/mtlsim_kernel.o
@@ -165,6 +166,19 @@ $(O)/tests/test_probe: tests/probe/test_probe.c tests/support/child.c \
 	    probe/probe_report.c probe/probe_sim.c -o $@ -L$(O)/tests \
 	    -lmtlsim -Wl,-rpath,'$$ORIGIN' -lcmocka -ljansson -lobjc -lm \
 	    $(LDFLAGS_SAN)
+
+DAEMON_UNITS	:= daemon/jobfile.c daemon/render.c daemon/state.c \
+		   daemon/profile.c daemon/log.c
+$(O)/tests/test_daemon: tests/unit/test_daemon.c $(DAEMON_UNITS) \
+    daemon/mcd.h $(COMMON_SRC) common/*.h $(SIM_TOOLS) | $(O)/tests
+	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Icommon -Idaemon $< $(DAEMON_UNITS) \
+	    $(COMMON_SRC) -o $@ -lcmocka -luv -lplist-2.0 -lmsgpackc \
+	    $(LDFLAGS_SAN)
+
+$(O)/tests/test_daemon_e2e: tests/e2e/test_daemon_e2e.c tests/support/child.c \
+    $(DAEMON) $(CLIENT) $(TEMPLATE) $(SHIM_LIB) $(SIM_TOOLS) | $(O)/tests
+	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Itests/support $< tests/support/child.c \
+	    -o $@ -lcmocka -ljansson $(LDFLAGS_SAN)
 
 test: $(TEST_BINS)
 	@scripts/run-tests.sh $(TEST_BINS)

@@ -179,7 +179,8 @@ ctl_read(struct ctl *c, struct mc_rpc_message *m)
 			warnx("bad reply from metalcapd: %s", why);
 			return -1;
 		}
-		if ((n = read(c->fd, buf, sizeof buf)) == 0) {
+		if ((n = read(c->fd, buf, sizeof buf)) == 0 ||
+		    (n == -1 && errno == ECONNRESET)) {
 			warnx("metalcapd closed the connection");
 			return -1;
 		}

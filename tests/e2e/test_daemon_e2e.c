@@ -1,0 +1,473 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * End to end: the real metalcapd and metalcapctl, driving the launchctl
+ * SIMULATOR, which runs the fake-llama stand-in on the SIMULATED device.
+ * Every test has its own --home and simulator state.
+ */
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "child.h"
+
+#define BUILD		MC_TEST_BUILD
+#define DAEMON		BUILD "/bin/metalcapd"
+#define CTL		BUILD "/bin/metalcapctl"
+#define SIM		BUILD "/tests/launchctl-sim"
+#define FAKE_LLAMA	BUILD "/tests/fake-llama"
+
+static char	home[64], simdir[128], simvar[160];
+static pid_t	daemon_pid;
+
+static double
+now_s(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void
+sleep_ms(long ms)
+{
+	struct timespec	ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Run metalcapctl --home H ARGS...; *code gets its exit status. */
+static struct child_result *
+ctl(int *code, const char *a1, const char *a2, const char *a3,
+    const char *a4)
+{
+	static struct child_result	r;
+	const char			*argv[] = { CTL, "--home", home, a1, a2, a3,
+	    a4, NULL };
+	char				*env[CHILD_ENV_MAX];
+
+	child_env(env, NULL);
+	assert_int_equal(child_run(argv, env, &r), 0);
+	*code = WIFEXITED(r.status) ? WEXITSTATUS(r.status) : -1;
+	return &r;
+}
+
+/* The status of one job as JSON, or NULL when there is no such job. */
+static json_t *
+job_status(const char *name)
+{
+	struct child_result	*r;
+	json_t			*doc, *j;
+	int			 code;
+
+	r = ctl(&code, "--json", "status", name, NULL);
+	if (code != 0 && code != 4)
+		return NULL;
+	doc = json_loads(r->out, 0, NULL);
+	if (doc == NULL || json_array_size(doc) != 1) {
+		json_decref(doc);
+		return NULL;
+	}
+	j = json_incref(json_array_get(doc, 0));
+	json_decref(doc);
+	return j;
+}
+
+static const char *
+str_of(json_t *j, const char *key)
+{
+	json_t	*v = json_object_get(j, key);
+
+	return json_is_string(v) ? json_string_value(v) : "";
+}
+
+static long
+pid_of(json_t *j)
+{
+	json_t	*v = json_object_get(j, "pid");
+
+	return json_is_integer(v) ? (long)json_integer_value(v) : 0;
+}
+
+/*
+ * Poll until the job is in state (with a pid, if running) and its pid
+ * differs from not_pid; returns the pid, or fails after timeout seconds.
+ */
+static long
+wait_state(const char *name, const char *state, long not_pid, double timeout)
+{
+	double	 start = now_s();
+	json_t	*j;
+	long	 pid;
+	char	 last[64] = "none";
+
+	while (now_s() - start < timeout) {
+		if ((j = job_status(name)) != NULL) {
+			pid = pid_of(j);
+			snprintf(last, sizeof last, "%s/%ld", str_of(j, "state"),
+			    pid);
+			if (strcmp(str_of(j, "state"), state) == 0 &&
+			    (pid > 0 || strcmp(state, "stopped") == 0 ||
+			    strcmp(state, "invalid") == 0) &&
+			    (not_pid == 0 || pid != not_pid)) {
+				json_decref(j);
+				return pid;
+			}
+			json_decref(j);
+		}
+		sleep_ms(20);
+	}
+	fail_msg("%s did not reach %s within %.1f s (last: %s)", name, state,
+	    timeout, last);
+	return 0;
+}
+
+/* Does /proc/PID/environ hold a variable starting with prefix? */
+static bool
+environ_has(long pid, const char *prefix)
+{
+	char	path[64], buf[65536];
+	size_t	n, off;
+	FILE	*f;
+	bool	found = false;
+
+	snprintf(path, sizeof path, "/proc/%ld/environ", pid);
+	if ((f = fopen(path, "r")) == NULL)
+		fail_msg("cannot read %s", path);
+	n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	for (off = 0; off < n; off += strlen(buf + off) + 1)
+		if (strncmp(buf + off, prefix, strlen(prefix)) == 0)
+			found = true;
+	return found;
+}
+
+/* Write a job file elsewhere and rename it in, as editors and tools do. */
+static void
+put_job(const char *name, const char *extra)
+{
+	char	tmp[256], path[256];
+	FILE	*f;
+
+	snprintf(tmp, sizeof tmp, "%s/.%s.tmp", home, name);
+	snprintf(path, sizeof path, "%s/jobs.d/%s.plist", home, name);
+	f = fopen(tmp, "w");
+	assert_non_null(f);
+	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<plist "
+	    "version=\"1.0\"><dict><key>ProgramArguments</key><array><string>"
+	    FAKE_LLAMA "</string></array>%s</dict></plist>\n", extra);
+	fclose(f);
+	assert_int_equal(rename(tmp, path), 0);
+}
+
+static void
+write_raw(const char *file, const char *body)
+{
+	char	path[256];
+	FILE	*f;
+
+	snprintf(path, sizeof path, "%s/jobs.d/%s", home, file);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(body, f);
+	fclose(f);
+}
+
+static pid_t
+spawn_daemon(const char *logname)
+{
+	const char	*argv[] = { DAEMON, "--home", home, "--launchctl", SIM,
+	    "--foreground", NULL };
+	const char	*extra[] = { simvar, "LAUNCHCTL_SIM_THROTTLE=1", NULL };
+	char		*env[CHILD_ENV_MAX], log[256];
+	pid_t		 pid;
+
+	child_env(env, extra);
+	snprintf(log, sizeof log, "%s/%s", home, logname);
+	if ((pid = fork()) == 0) {
+		freopen(log, "a", stdout);
+		freopen(log, "a", stderr);
+		execve(DAEMON, (char *const *)argv, env);
+		_exit(127);
+	}
+	return pid;
+}
+
+static void
+start_daemon(void)
+{
+	double	start = now_s();
+	int	code;
+
+	daemon_pid = spawn_daemon("daemon.log");
+	while (now_s() - start < 5) {
+		ctl(&code, "status", NULL, NULL, NULL);
+		if (code == 0 || code == 4)
+			return;
+		sleep_ms(20);
+	}
+	fail_msg("metalcapd did not answer within 5 s");
+}
+
+static void
+kill_daemon(int sig)
+{
+	if (daemon_pid > 0) {
+		kill(daemon_pid, sig);
+		waitpid(daemon_pid, NULL, 0);
+	}
+	daemon_pid = 0;
+}
+
+static int
+setup(void **state)
+{
+	(void)state;
+	snprintf(home, sizeof home, "/tmp/mc-e2e.XXXXXX");
+	if (mkdtemp(home) == NULL)
+		return -1;
+	snprintf(simdir, sizeof simdir, "%s/launchd", home);
+	snprintf(simvar, sizeof simvar, "LAUNCHCTL_SIM_DIR=%s", simdir);
+	start_daemon();
+	return 0;
+}
+
+/* Stop the daemon, then every job the simulator still runs. */
+static int
+teardown(void **state)
+{
+	char	cmd[1024];
+
+	(void)state;
+	kill_daemon(SIGTERM);
+	snprintf(cmd, sizeof cmd, "for l in $(LAUNCHCTL_SIM_DIR=%s %s list | "
+	    "tail -n +2 | cut -f3); do LAUNCHCTL_SIM_DIR=%s %s bootout "
+	    "gui/$(id -u)/$l 2>/dev/null; done; sleep 0.5; rm -rf '%s'", simdir, SIM,
+	    simdir, SIM, home);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static void
+test_drop_registers_unlocked(void **state)
+{
+	char	agent[256];
+	json_t	*j, *values;
+	long	pid;
+
+	(void)state;
+	put_job("llama", "");
+	pid = wait_state("llama", "unlocked", 0, 1.0);
+	j = job_status("llama");
+	assert_string_equal(str_of(j, "profile"), "apple9");
+	assert_string_equal(str_of(j, "label"), "org.metalcap.job.llama");
+	assert_true(json_is_true(json_object_get(j, "unlocked")));
+	values = json_object_get(j, "values");
+	assert_int_equal(json_integer_value(json_object_get(values,
+	    "apple_family_max")), 1009);
+	assert_int_equal(json_integer_value(json_object_get(values,
+	    "threadgroup_memory")), 65536);
+	json_decref(j);
+	assert_true(environ_has(pid, "LD_PRELOAD=" BUILD "/bin/../lib/"
+	    "libmetalcap.so"));
+	assert_true(environ_has(pid, "METALCAP_APPLE_FAMILY_MAX=1009"));
+	snprintf(agent, sizeof agent, "%s/agents/org.metalcap.job.llama.plist",
+	    home);
+	assert_int_equal(access(agent, F_OK), 0);
+}
+
+static void
+test_edit_rerenders_and_restarts(void **state)
+{
+	long	first, second;
+
+	(void)state;
+	put_job("llama", "");
+	first = wait_state("llama", "unlocked", 0, 2.0);
+	put_job("llama", "<key>Profile</key><string>apple7</string>");
+	second = wait_state("llama", "unlocked", first, 5.0);
+	assert_true(environ_has(second, "METALCAP_APPLE_FAMILY_MAX=1007"));
+}
+
+static void
+test_remove_boots_out(void **state)
+{
+	char	path[256], agent[256];
+	double	start;
+	json_t	*j = NULL;
+	int	code;
+
+	(void)state;
+	put_job("llama", "");
+	wait_state("llama", "unlocked", 0, 2.0);
+	snprintf(path, sizeof path, "%s/jobs.d/llama.plist", home);
+	snprintf(agent, sizeof agent, "%s/agents/org.metalcap.job.llama.plist",
+	    home);
+	unlink(path);
+	for (start = now_s(); now_s() - start < 3; sleep_ms(20))
+		if ((j = job_status("llama")) == NULL &&
+		    access(agent, F_OK) != 0)
+			break;
+		else
+			json_decref(j);
+	assert_null(job_status("llama"));
+	assert_int_not_equal(access(agent, F_OK), 0);
+	ctl(&code, "status", "llama", NULL, NULL);
+	assert_int_equal(code, 1);	/* ENOJOB */
+}
+
+static void
+test_disable_then_enable(void **state)
+{
+	long	pid;
+	int	code;
+
+	(void)state;
+	put_job("llama", "");
+	pid = wait_state("llama", "unlocked", 0, 2.0);
+	ctl(&code, "disable", "llama", NULL, NULL);
+	assert_int_equal(code, 0);
+	pid = wait_state("llama", "stock", pid, 5.0);
+	assert_false(environ_has(pid, "LD_PRELOAD="));
+	assert_false(environ_has(pid, "METALCAP_"));
+	ctl(&code, "enable", "llama", NULL, NULL);
+	assert_int_equal(code, 0);
+	pid = wait_state("llama", "unlocked", pid, 5.0);
+	assert_true(environ_has(pid, "LD_PRELOAD="));
+}
+
+static void
+test_override_survives_restart(void **state)
+{
+	long	pid, after;
+	json_t	*j;
+	int	code;
+
+	(void)state;
+	put_job("llama", "");
+	pid = wait_state("llama", "unlocked", 0, 2.0);
+	ctl(&code, "disable", "llama", NULL, NULL);
+	pid = wait_state("llama", "stock", pid, 5.0);
+	kill_daemon(SIGKILL);
+	start_daemon();
+	after = wait_state("llama", "stock", 0, 3.0);
+	/* Already right: a restarted daemon leaves the job alone. */
+	assert_int_equal(after, pid);
+	assert_false(environ_has(after, "LD_PRELOAD="));
+	j = job_status("llama");
+	assert_string_equal(str_of(j, "state"), "stock");
+	json_decref(j);
+}
+
+static void
+test_bad_files_spare_the_good(void **state)
+{
+	struct child_result	*r;
+	int			 code;
+
+	(void)state;
+	write_raw("broken.plist", "<plist version=\"1.0\"><dict><key>Profile"
+	    "</key><string>apple9</string></dict></plist>");
+	write_raw("typo.plist", "<plist version=\"1.0\"><dict><key>"
+	    "ProgramArguments</key><array><string>" FAKE_LLAMA "</string>"
+	    "</array><key>Unlocked</key><string>yes</string></dict></plist>");
+	put_job("good", "");
+	wait_state("good", "unlocked", 0, 2.0);
+	wait_state("broken", "invalid", 0, 2.0);
+	r = ctl(&code, "status", NULL, NULL, NULL);
+	assert_int_equal(code, 4);
+	assert_non_null(strstr(r->out, "broken.plist:ProgramArguments: "
+	    "required"));
+	assert_non_null(strstr(r->out, "typo.plist:Unlocked: expected a "
+	    "boolean, found a string"));
+}
+
+static void
+test_second_daemon_refuses(void **state)
+{
+	char	log[256], buf[1024] = "";
+	FILE	*f;
+	int	status;
+	pid_t	pid;
+
+	(void)state;
+	pid = spawn_daemon("second.log");
+	waitpid(pid, &status, 0);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 1);
+	snprintf(log, sizeof log, "%s/second.log", home);
+	f = fopen(log, "r");
+	assert_non_null(f);
+	buf[fread(buf, 1, sizeof buf - 1, f)] = '\0';
+	fclose(f);
+	assert_non_null(strstr(buf, "another metalcapd is already serving"));
+}
+
+static void
+test_other_uid_refused(void **state)
+{
+	char			 sock[256], cmd[512];
+	const char		*argv[] = { "/usr/bin/setpriv", "--reuid=65534",
+	    "--regid=65534", "--clear-groups", CTL, "--socket", sock, "status",
+	    NULL };
+	char			*env[CHILD_ENV_MAX];
+	struct child_result	 r;
+
+	(void)state;
+	if (getuid() != 0 || access("/usr/bin/setpriv", X_OK) != 0) {
+		print_message("skipped: needs root and setpriv to act as "
+		    "another uid\n");
+		skip();
+	}
+	/* Open the file modes so that only the peer-uid check stands. */
+	snprintf(sock, sizeof sock, "%s/metalcapd.sock", home);
+	snprintf(cmd, sizeof cmd, "chmod 0755 '%s' && chmod 0666 '%s'", home,
+	    sock);
+	assert_int_equal(system(cmd), 0);
+	child_env(env, NULL);
+	assert_int_equal(child_run(argv, env, &r), 0);
+	assert_int_equal(WEXITSTATUS(r.status), 3);
+	assert_non_null(strstr(r.err, "metalcapd closed the connection"));
+	/* And it was the daemon's uid check that closed it. */
+	snprintf(cmd, sizeof cmd, "grep -q 'peer of another user refused' "
+	    "'%s/daemon.log'", home);
+	assert_int_equal(system(cmd), 0);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_drop_registers_unlocked,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_edit_rerenders_and_restarts, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_remove_boots_out, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_disable_then_enable, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_override_survives_restart,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_files_spare_the_good,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_second_daemon_refuses,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_other_uid_refused, setup,
+		    teardown),
+	};
+
+	return cmocka_run_group_tests_name("daemon e2e", tests, NULL, NULL);
+}

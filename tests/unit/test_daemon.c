@@ -1,0 +1,514 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests of metalcapd's pure parts: job-file parsing over good and bad
+ * files, rendering, the msgpack-RPC framing, and the state file.
+ */
+#include <sys/stat.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "mc_plist.h"
+#include "mc_rpc.h"
+#include "mcd.h"
+#include "protocol.h"
+
+#define PROGRAM		MC_TEST_BUILD "/tests/fake-llama"
+
+static char	tmpdir[64];
+
+static int
+setup(void **state)
+{
+	(void)state;
+	snprintf(tmpdir, sizeof tmpdir, "/tmp/mc-unit.XXXXXX");
+	return mkdtemp(tmpdir) == NULL ? -1 : 0;
+}
+
+static int
+teardown(void **state)
+{
+	char	cmd[128];
+
+	(void)state;
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static const char *
+write_file(const char *name, const char *body)
+{
+	static char	path[256];
+	FILE		*f;
+
+	snprintf(path, sizeof path, "%s/%s", tmpdir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(body, f);
+	fclose(f);
+	return path;
+}
+
+/* A job plist with ProgramArguments and the extra XML given. */
+static const char *
+job_xml(const char *name, const char *extra)
+{
+	static char	body[4096];
+
+	snprintf(body, sizeof body, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>"
+	    "<plist version=\"1.0\"><dict><key>ProgramArguments</key><array>"
+	    "<string>" PROGRAM "</string><string>--port</string>"
+	    "<string>8080</string></array>%s</dict></plist>", extra);
+	return write_file(name, body);
+}
+
+/* Load path; assert the first error equals want (NULL: no error). */
+static struct job_spec *
+load_expect(const char *path, const char *want, struct diag *warnings)
+{
+	struct diag	 errors = { 0 };
+	struct diag	 local = { 0 };
+	struct job_spec	*spec;
+
+	spec = jobfile_load(path, &errors, warnings ? warnings : &local);
+	if (want == NULL) {
+		if (errors.count)
+			fail_msg("unexpected error: %s", errors.items[0]);
+		assert_non_null(spec);
+	} else {
+		assert_null(spec);
+		assert_true(errors.count >= 1);
+		if (strcmp(errors.items[0], want) != 0)
+			fail_msg("error '%s', want '%s'", errors.items[0], want);
+	}
+	diag_clear(&errors);
+	diag_clear(&local);
+	return spec;
+}
+
+static void
+test_job_good(void **state)
+{
+	struct diag	 warnings = { 0 };
+	struct job_spec	*spec;
+
+	(void)state;
+	spec = load_expect(job_xml("good.plist", "<key>Profile</key>"
+	    "<string>apple7</string><key>EnvironmentVariables</key><dict>"
+	    "<key>HOME</key><string>/tmp</string></dict>"
+	    "<key>Colour</key><string>blue</string>"), NULL, &warnings);
+	assert_int_equal(spec->argc, 3);
+	assert_string_equal(spec->argv[0], PROGRAM);
+	assert_string_equal(spec->profile, "apple7");
+	assert_true(spec->unlocked);
+	assert_true(spec->run_at_load);
+	assert_false(spec->inherit_shim);
+	/* An unknown key is a warning, not an error. */
+	assert_int_equal(warnings.count, 1);
+	assert_string_equal(warnings.items[0],
+	    "good.plist:Colour: unknown key, ignored");
+	jobfile_free(spec);
+	diag_clear(&warnings);
+}
+
+static void
+test_job_wrong_types(void **state)
+{
+	static const struct { const char *xml, *error; } cases[] = {
+		{ "<key>Profile</key><integer>9</integer>",
+		    "t.plist:Profile: expected a string, found an integer" },
+		{ "<key>Unlocked</key><string>yes</string>",
+		    "t.plist:Unlocked: expected a boolean, found a string" },
+		{ "<key>EnvironmentVariables</key><array/>",
+		    "t.plist:EnvironmentVariables: expected a dictionary, found "
+		    "an array" },
+		{ "<key>EnvironmentVariables</key><dict><key>N</key><integer>1"
+		    "</integer></dict>", "t.plist:EnvironmentVariables.N: "
+		    "expected a string, found an integer" },
+		{ "<key>WorkingDirectory</key><true/>",
+		    "t.plist:WorkingDirectory: expected a string, found a "
+		    "boolean" },
+		{ "<key>RunAtLoad</key><string>no</string>",
+		    "t.plist:RunAtLoad: expected a boolean, found a string" },
+		{ "<key>KeepAlive</key><string>always</string>",
+		    "t.plist:KeepAlive: expected a boolean or a dictionary, "
+		    "found a string" },
+		{ "<key>StandardOutPath</key><integer>1</integer>",
+		    "t.plist:StandardOutPath: expected a string, found an "
+		    "integer" },
+		{ "<key>StandardErrorPath</key><array/>",
+		    "t.plist:StandardErrorPath: expected a string, found an "
+		    "array" },
+		{ "<key>InheritShim</key><integer>1</integer>",
+		    "t.plist:InheritShim: expected a boolean, found an "
+		    "integer" },
+		{ "<key>HealthCheck</key><string>curl</string>",
+		    "t.plist:HealthCheck: expected a dictionary, found a "
+		    "string" },
+		{ "<key>HealthCheck</key><dict><key>TimeoutSeconds</key>"
+		    "<string>5</string></dict>", "t.plist:HealthCheck."
+		    "TimeoutSeconds: expected an integer, found a string" },
+		{ "<key>FailureSignatures</key><dict/>",
+		    "t.plist:FailureSignatures: expected an array of strings, "
+		    "found a dictionary" },
+		{ "<key>FailureSignatures</key><array><string>(</string>"
+		    "</array>", "t.plist:FailureSignatures[0]: \"(\" is not "
+		    "an extended regular expression" },
+		{ "<key>CrashLoop</key><array/>",
+		    "t.plist:CrashLoop: expected a dictionary, found an "
+		    "array" },
+		{ "<key>CrashLoop</key><dict><key>MaxExits</key><true/></dict>",
+		    "t.plist:CrashLoop.MaxExits: expected an integer, found a "
+		    "boolean" },
+		{ "<key>WorkingDirectory</key><string>srv</string>",
+		    "t.plist:WorkingDirectory: \"srv\" is not an absolute "
+		    "path" },
+	};
+	size_t	i;
+
+	(void)state;
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		print_message("%s\n", cases[i].error);
+		load_expect(job_xml("t.plist", cases[i].xml), cases[i].error,
+		    NULL);
+	}
+}
+
+static void
+test_job_program(void **state)
+{
+	char	script[256];
+
+	(void)state;
+	load_expect(write_file("none.plist", "<plist version=\"1.0\"><dict>"
+	    "<key>Profile</key><string>apple9</string></dict></plist>"),
+	    "none.plist:ProgramArguments: required", NULL);
+	load_expect(write_file("str.plist", "<plist version=\"1.0\"><dict>"
+	    "<key>ProgramArguments</key><string>/bin/x</string></dict>"
+	    "</plist>"), "str.plist:ProgramArguments: expected an array of "
+	    "strings, found a string", NULL);
+	load_expect(write_file("rel.plist", "<plist version=\"1.0\"><dict>"
+	    "<key>ProgramArguments</key><array><string>llama-server</string>"
+	    "</array></dict></plist>"), "rel.plist:ProgramArguments[0]: "
+	    "\"llama-server\" is not an absolute path", NULL);
+	load_expect(write_file("sh.plist", "<plist version=\"1.0\"><dict>"
+	    "<key>ProgramArguments</key><array><string>/bin/sh</string>"
+	    "<string>-c</string><string>llama-server</string></array></dict>"
+	    "</plist>"), "sh.plist:ProgramArguments[0]: /bin/sh is a shell or "
+	    "wrapper; macOS strips the injection there: name the real binary",
+	    NULL);
+	snprintf(script, sizeof script, "%s", write_file("run.sh",
+	    "#!/bin/sh\nexec llama-server\n"));
+	chmod(script, 0755);
+	{
+		char body[1024], want[1024];
+
+		snprintf(body, sizeof body, "<plist version=\"1.0\"><dict>"
+		    "<key>ProgramArguments</key><array><string>%s</string>"
+		    "</array></dict></plist>", script);
+		snprintf(want, sizeof want, "script.plist:ProgramArguments[0]: "
+		    "%s is a script; macOS strips the injection for its "
+		    "interpreter: name the real binary", script);
+		load_expect(write_file("script.plist", body), want, NULL);
+	}
+}
+
+static void
+test_job_bad_files(void **state)
+{
+	char		 path[256], target[256];
+	plist_t		 root;
+	char		*bin = NULL;
+	uint32_t	 len = 0;
+	FILE		*f;
+	struct job_spec	*spec;
+
+	(void)state;
+	load_expect(write_file("empty.plist", ""), "empty.plist: is empty",
+	    NULL);
+	load_expect(write_file("junk.plist", "this is not a plist"),
+	    "junk.plist: is not a property list (XML or binary)", NULL);
+	load_expect(write_file("array.plist", "<plist version=\"1.0\"><array/>"
+	    "</plist>"), "array.plist: expected a dictionary at the top, found "
+	    "an array", NULL);
+	snprintf(target, sizeof target, "%s", job_xml("real.plist", ""));
+	snprintf(path, sizeof path, "%s/link.plist", tmpdir);
+	assert_int_equal(symlink(target, path), 0);
+	load_expect(path, "link.plist: is a symbolic link (must be a regular "
+	    "file)", NULL);
+	snprintf(path, sizeof path, "%s/dir.plist", tmpdir);
+	assert_int_equal(mkdir(path, 0755), 0);
+	load_expect(path, "dir.plist: is a directory, not a regular file",
+	    NULL);
+	/* A binary plist is as good as XML. */
+	assert_int_equal(mc_plist_read_file(target, &root, path, sizeof path),
+	    0);
+	plist_to_bin(root, &bin, &len);
+	snprintf(path, sizeof path, "%s/bin.plist", tmpdir);
+	f = fopen(path, "wb");
+	fwrite(bin, 1, len, f);
+	fclose(f);
+	plist_to_bin_free(bin);
+	plist_free(root);
+	spec = load_expect(path, NULL, NULL);
+	assert_int_equal(spec->argc, 3);
+	jobfile_free(spec);
+	assert_true(jobfile_name_ok("llama-3.1_8b"));
+	assert_false(jobfile_name_ok("bad name"));
+	assert_false(jobfile_name_ok(".."));
+	assert_false(jobfile_name_ok(""));
+	assert_false(jobfile_name_ok("a/b"));
+}
+
+/* The string value at dict.key of an agent. */
+static char *
+agent_env(plist_t agent, const char *key)
+{
+	plist_t	env = plist_dict_get_item(agent, "EnvironmentVariables");
+
+	return env ? mc_plist_string(env, key) : NULL;
+}
+
+static void
+test_render(void **state)
+{
+	struct mcd_paths	 paths = { 0 };
+	struct profile		 apple9 = { .name = "apple9", .family_max = 1009,
+	    .threadgroup_memory = 65536 };
+	struct job_spec		*spec;
+	struct render_input	 in = { "llama", NULL, &apple9, &paths };
+	plist_t			 tmpl, agent, env, node;
+	plist_dict_iter		 it = NULL;
+	char			*s, *key, why[128];
+
+	(void)state;
+	snprintf(paths.shim, sizeof paths.shim, "/opt/mc/lib/libmetalcap.dylib");
+	snprintf(paths.logs, sizeof paths.logs, "/var/log/mc");
+	snprintf(paths.state, sizeof paths.state, "/var/mc/state");
+	assert_int_equal(mc_plist_read_file(write_file("tmpl.plist",
+	    "<plist version=\"1.0\"><dict><key>Nice</key><integer>5</integer>"
+	    "<key>ProcessType</key><string>Standard</string>"
+	    "<key>EnvironmentVariables</key><dict><key>PATH</key>"
+	    "<string>/usr/bin</string></dict></dict></plist>"), &tmpl, why,
+	    sizeof why), 0);
+	spec = load_expect(job_xml("llama.plist", "<key>EnvironmentVariables"
+	    "</key><dict><key>HOME</key><string>/Users/u</string><key>"
+	    "DYLD_INSERT_LIBRARIES</key><string>/evil.dylib</string></dict>"),
+	    NULL, NULL);
+	in.spec = spec;
+	agent = render_agent(tmpl, &in);
+	s = mc_plist_string(agent, "Label");
+	assert_string_equal(s, "org.metalcap.job.llama");
+	free(s);
+	/* Template keys are kept. */
+	assert_non_null(plist_dict_get_item(agent, "Nice"));
+	s = mc_plist_string(agent, "ProcessType");
+	assert_string_equal(s, "Standard");
+	free(s);
+	s = mc_plist_string(agent, "StandardErrorPath");
+	assert_string_equal(s, "/var/log/mc/llama.err.log");
+	free(s);
+	assert_true(mc_plist_bool(agent, "KeepAlive", false));
+	s = agent_env(agent, "DYLD_INSERT_LIBRARIES");
+	assert_string_equal(s, "/opt/mc/lib/libmetalcap.dylib");
+	free(s);
+	s = agent_env(agent, "METALCAP_APPLE_FAMILY_MAX");
+	assert_string_equal(s, "1009");
+	free(s);
+	s = agent_env(agent, "METALCAP_INHERIT");
+	assert_string_equal(s, "0");
+	free(s);
+	s = agent_env(agent, "PATH");
+	assert_string_equal(s, "/usr/bin");
+	free(s);
+	/* Every environment value is a string. */
+	env = plist_dict_get_item(agent, "EnvironmentVariables");
+	plist_dict_new_iter(env, &it);
+	for (;;) {
+		key = NULL;
+		plist_dict_next_item(env, it, &key, &node);
+		if (key == NULL)
+			break;
+		assert_int_equal(plist_get_node_type(node), PLIST_STRING);
+		free(key);
+	}
+	free(it);
+	plist_free(agent);
+
+	/* Stock: no trace of the shim; ProcessType defaults to Interactive. */
+	plist_dict_remove_item(tmpl, "ProcessType");
+	in.profile = NULL;
+	agent = render_agent(tmpl, &in);
+	assert_null(agent_env(agent, "DYLD_INSERT_LIBRARIES"));
+	assert_null(agent_env(agent, "METALCAP_APPLE_FAMILY_MAX"));
+	s = mc_plist_string(agent, "ProcessType");
+	assert_string_equal(s, "Interactive");
+	free(s);
+	plist_free(agent);
+	plist_free(tmpl);
+	jobfile_free(spec);
+}
+
+static void
+test_protocol(void **state)
+{
+	struct mc_rpc_decoder	 dec;
+	struct mc_rpc_message	 m;
+	msgpack_sbuffer		 sb;
+	msgpack_packer		 pk;
+	const char		*why = NULL;
+	char			 buf[64];
+	size_t			 i;
+
+	(void)state;
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	mc_rpc_pack_request(&pk, 7, MC_M_ENABLE, 2);
+	mc_rpc_pack_str(&pk, "llama");
+	msgpack_pack_map(&pk, 1);
+	mc_rpc_pack_str(&pk, "profile");
+	mc_rpc_pack_str(&pk, "apple7");
+	mc_rpc_pack_response_error(&pk, 8, MC_E_NOJOB, "no job named x");
+	mc_rpc_pack_notify(&pk, MC_N_EVENT, 0);
+	assert_int_equal(mc_rpc_decoder_init(&dec, MC_MAX_MESSAGE), 0);
+	/* One byte at a time: the decoder is incremental. */
+	for (i = 0; i < sb.size; i++)
+		assert_int_equal(mc_rpc_feed(&dec, sb.data + i, 1), 0);
+	assert_int_equal(mc_rpc_next(&dec, &m, &why), MC_RPC_OK);
+	assert_int_equal(m.type, MC_MSG_REQUEST);
+	assert_int_equal(m.msgid, 7);
+	assert_string_equal(m.method, "enable");
+	assert_int_equal(m.params.via.array.size, 2);
+	assert_true(mc_rpc_str(&m.params.via.array.ptr[0], buf, sizeof buf));
+	assert_string_equal(buf, "llama");
+	assert_true(mc_rpc_str(mc_rpc_map_get(&m.params.via.array.ptr[1],
+	    "profile"), buf, sizeof buf));
+	assert_string_equal(buf, "apple7");
+	assert_int_equal(mc_rpc_next(&dec, &m, &why), MC_RPC_OK);
+	assert_int_equal(m.type, MC_MSG_RESPONSE);
+	assert_true(mc_rpc_str(mc_rpc_map_get(&m.error, "code"), buf,
+	    sizeof buf));
+	assert_string_equal(buf, "ENOJOB");
+	assert_int_equal(mc_rpc_next(&dec, &m, &why), MC_RPC_OK);
+	assert_int_equal(m.type, MC_MSG_NOTIFY);
+	assert_int_equal(mc_rpc_next(&dec, &m, &why), MC_RPC_MORE);
+	mc_rpc_decoder_free(&dec);
+	msgpack_sbuffer_destroy(&sb);
+}
+
+/* Bytes that must be refused, with the reason given. */
+static void
+test_protocol_malformed(void **state)
+{
+	static const struct { const char *bytes; size_t len; int st;
+	    const char *why; } cases[] = {
+		{ "\x01", 1, MC_RPC_MALFORMED,
+		    "a message must be an array of 3 or 4 elements" },
+		{ "\x94\x05\x01\xa1m\x90", 6, MC_RPC_MALFORMED,
+		    "message type must be 0, 1 or 2" },
+		{ "\x94\x00\xff\xa1m\x90", 6, MC_RPC_MALFORMED,
+		    "a request is [0, msgid (uint32), method (string of at most "
+		    "64 bytes), params (array)]" },
+		{ "\x94\x00\x01\x01\x90", 5, MC_RPC_MALFORMED,
+		    "a request is [0, msgid (uint32), method (string of at most "
+		    "64 bytes), params (array)]" },
+		{ "\x94\x00\x01\xa1m\x01", 6, MC_RPC_MALFORMED,
+		    "a request is [0, msgid (uint32), method (string of at most "
+		    "64 bytes), params (array)]" },
+		{ "\xc1", 1, MC_RPC_MALFORMED, "not msgpack" },
+	};
+	struct mc_rpc_decoder	dec;
+	struct mc_rpc_message	m;
+	const char		*why;
+	char			 big[100];
+	size_t			 i;
+
+	(void)state;
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		mc_rpc_decoder_init(&dec, MC_MAX_MESSAGE);
+		why = NULL;
+		mc_rpc_feed(&dec, cases[i].bytes, cases[i].len);
+		assert_int_equal(mc_rpc_next(&dec, &m, &why), cases[i].st);
+		assert_string_equal(why, cases[i].why);
+		mc_rpc_decoder_free(&dec);
+	}
+	/* A message larger than the limit is refused before it is whole. */
+	mc_rpc_decoder_init(&dec, 64);
+	memset(big, 0, sizeof big);
+	big[0] = (char)0xda;	/* str 16 of 0x00ff bytes */
+	big[1] = 0x00;
+	big[2] = (char)0xff;
+	assert_int_equal(mc_rpc_feed(&dec, big, 60), 0);
+	assert_int_equal(mc_rpc_next(&dec, &m, &why), MC_RPC_MORE);
+	assert_int_equal(mc_rpc_feed(&dec, big, 10), -1);
+	mc_rpc_decoder_free(&dec);
+}
+
+static void
+test_state_round_trip(void **state)
+{
+	struct state	 st, back;
+	struct override	*o;
+	char		 note[512], why[256], cmd[512];
+
+	(void)state;
+	assert_int_equal(state_load(&st, tmpdir, note, sizeof note), 0);
+	assert_int_equal(st.count, 0);
+	o = state_get(&st, "llama", true);
+	o->unlocked = 0;
+	snprintf(o->profile, sizeof o->profile, "apple7");
+	state_get(&st, "mlx", true)->stopped = true;
+	assert_int_equal(state_save(&st, why, sizeof why), 0);
+	assert_int_equal(state_load(&back, tmpdir, note, sizeof note), 0);
+	assert_int_equal(back.count, 2);
+	o = state_get(&back, "llama", false);
+	assert_non_null(o);
+	assert_int_equal(o->unlocked, 0);
+	assert_string_equal(o->profile, "apple7");
+	assert_false(o->stopped);
+	o = state_get(&back, "mlx", false);
+	assert_true(o->stopped);
+	assert_int_equal(o->unlocked, -1);
+	state_free(&st);
+	state_free(&back);
+
+	/* A corrupt file is moved aside with a note, never fatal. */
+	write_file("overrides.plist", "\x00garbage{{{");
+	assert_int_equal(state_load(&st, tmpdir, note, sizeof note), -1);
+	assert_non_null(strstr(note, "moved aside to"));
+	assert_int_equal(st.count, 0);
+	snprintf(cmd, sizeof cmd, "ls %s/overrides.plist.corrupt-* >/dev/null",
+	    tmpdir);
+	assert_int_equal(system(cmd), 0);
+	assert_int_not_equal(access(st.path, F_OK), 0);
+	state_free(&st);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_job_good, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_job_wrong_types, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_job_program, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_job_bad_files, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_render, setup, teardown),
+		cmocka_unit_test(test_protocol),
+		cmocka_unit_test(test_protocol_malformed),
+		cmocka_unit_test_setup_teardown(test_state_round_trip, setup,
+		    teardown),
+	};
+
+	log_open(NULL, false);
+	return cmocka_run_group_tests_name("daemon units", tests, NULL, NULL);
+}
