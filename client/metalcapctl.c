@@ -153,7 +153,10 @@ ctl_write(struct ctl *c, const msgpack_sbuffer *sb)
 		if ((n = write(c->fd, sb->data + off, sb->size - off)) == -1) {
 			if (errno == EINTR)
 				continue;
-			warn("write to metalcapd");
+			if (errno == EPIPE || errno == ECONNRESET)
+				warnx("metalcapd closed the connection");
+			else
+				warn("write to metalcapd");
 			return -1;
 		}
 		off += (size_t)n;

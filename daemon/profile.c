@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "mc_plist.h"
+#include "mc_util.h"
 #include "mcd.h"
 
 static const struct profile profile_builtins[] = {
@@ -152,7 +153,7 @@ profile_load_all(struct profile_set *set, const char *dir)
 		memset(p, 0, sizeof *p);
 		snprintf(p->name, sizeof p->name, "%s", name);
 		if (mc_plist_read_file(path, &root, why, sizeof why) == -1) {
-			snprintf(p->error, sizeof p->error, "%s: %s",
+			mc_fmt(p->error, sizeof p->error, "%s: %s",
 			    de->d_name, why);
 			continue;
 		}

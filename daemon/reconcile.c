@@ -430,11 +430,13 @@ reconcile(struct mcd *d, struct job *j)
 void
 reconcile_all(struct mcd *d)
 {
-	size_t	i, n = d->njobs;
+	size_t		  i, n = d->njobs;
+	struct job	**snap;
 
+	if (n == 0)
+		return;
 	/* reconcile may remove jobs: walk a snapshot. */
-	struct job **snap = malloc(n * sizeof *snap + 1);
-
+	snap = malloc(n * sizeof *snap);
 	memcpy(snap, d->jobs, n * sizeof *snap);
 	for (i = 0; i < n; i++)
 		reconcile(d, snap[i]);
