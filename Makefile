@@ -43,7 +43,7 @@ SHIM_LIB	:= $(O)/lib/libmetalcap.$(SHLIB)
 
 TEST_BINS	:= $(O)/tests/test_shim_config $(O)/tests/test_shim_inject \
 		   $(O)/tests/test_probe $(O)/tests/test_daemon \
-		   $(O)/tests/test_daemon_e2e
+		   $(O)/tests/test_daemon_e2e $(O)/tests/test_launchctl_sim
 SIM_LIB		:= $(O)/tests/libmtlsim.so
 SIM_OVERBROAD	:= $(O)/tests/overbroad/libmtlsim.so
 SIM_KERNEL	:= $(O)/tests/mtlsim_kernel.o
@@ -179,6 +179,11 @@ $(O)/tests/test_daemon_e2e: tests/e2e/test_daemon_e2e.c tests/support/child.c \
     $(DAEMON) $(CLIENT) $(TEMPLATE) $(SHIM_LIB) $(SIM_TOOLS) | $(O)/tests
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Itests/support $< tests/support/child.c \
 	    -o $@ -lcmocka -ljansson $(LDFLAGS_SAN)
+
+$(O)/tests/test_launchctl_sim: tests/sim/test_launchctl_sim.c \
+    tests/support/child.c $(O)/tests/launchctl-sim | $(O)/tests
+	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Itests/support $< tests/support/child.c \
+	    -o $@ -lcmocka $(LDFLAGS_SAN)
 
 test: $(TEST_BINS)
 	@scripts/run-tests.sh $(TEST_BINS)

@@ -74,7 +74,14 @@ sim_service_path(const char *label, char *buf, size_t len)
 	snprintf(buf, len, "%s/services/%s.plist", sim_dir, label);
 }
 
-/* The registration record of label, or NULL. */
+static bool	sim_alive(long long);
+static long long sim_int(plist_t, const char *, long long);
+
+/*
+ * The registration record of label, or NULL.  A booted-out job whose
+ * supervisor is gone (it may have died between its last check and the
+ * SIGTERM) has finished draining: drop it.
+ */
 static plist_t
 sim_load(const char *label)
 {
@@ -84,6 +91,12 @@ sim_load(const char *label)
 	sim_service_path(label, path, sizeof path);
 	if (mc_plist_read_file(path, &rec, why, sizeof why) == -1)
 		return NULL;
+	if (mc_plist_bool(rec, "Draining", false) &&
+	    !sim_alive(sim_int(rec, "Supervisor", 0))) {
+		unlink(path);
+		plist_free(rec);
+		return NULL;
+	}
 	return rec;
 }
 
@@ -135,10 +148,26 @@ sim_update(const char *label, void (*fn)(plist_t, void *), void *arg)
 	sim_unlock();
 }
 
+/*
+ * A detached supervisor is reaped by whoever adopts it, perhaps late: a
+ * zombie answers kill(pid, 0) but is dead all the same.
+ */
 static bool
 sim_alive(long long pid)
 {
-	return pid > 0 && kill((pid_t)pid, 0) == 0;
+	char	path[64], buf[256], *p;
+	FILE	*f;
+	bool	alive;
+
+	if (pid <= 0 || kill((pid_t)pid, 0) != 0)
+		return false;
+	snprintf(path, sizeof path, "/proc/%lld/stat", pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return true;
+	alive = fgets(buf, sizeof buf, f) == NULL ||
+	    (p = strrchr(buf, ')')) == NULL || p[1] == '\0' || p[2] != 'Z';
+	fclose(f);
+	return alive;
 }
 
 /* --- disabled store ------------------------------------------------------ */
@@ -400,6 +429,16 @@ sup_should_restart(plist_t job, int status)
 	return false;
 }
 
+/* Is the job still registered?  Its state directory may be gone. */
+static bool
+sup_registered(const char *label)
+{
+	char	path[4096];
+
+	sim_service_path(label, path, sizeof path);
+	return access(path, F_OK) == 0;
+}
+
 /* Sleep up to ms, waking early for a stop or restart request. */
 static void
 sup_sleep(long ms)
@@ -437,6 +476,8 @@ sup_run(const char *label, plist_t job)
 	for (;;) {
 		sup_restart = 0;
 		memset(&x, 0, sizeof x);
+		if (!sup_registered(label))
+			return;
 		if (sup_spawn(job, &pid) == -1) {
 			x.config_error = true;
 			if (pid > 0)

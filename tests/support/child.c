@@ -3,6 +3,7 @@
  * Test support: spawn, capture, and read key=value output.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -67,9 +68,9 @@ child_run(const char *const *argv, char *const *env,
 	struct pollfd			 pfd[2];
 
 	memset(result, 0, sizeof *result);
-	if (pipe(out) == -1)
+	if (pipe2(out, O_CLOEXEC) == -1)
 		return -1;
-	if (pipe(err) == -1) {
+	if (pipe2(err, O_CLOEXEC) == -1) {
 		close(out[0]);
 		close(out[1]);
 		return -1;

@@ -1,0 +1,308 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Tests of the launchctl SIMULATOR itself: the behaviours of launchd.md §6
+ * it promises (exit codes, texts, asynchronous bootout, the disabled store,
+ * print/list formats, KeepAlive, log files, the injection variable).
+ */
+#include <sys/wait.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "child.h"
+
+#define SIM	MC_TEST_BUILD "/tests/launchctl-sim"
+#define LABEL	"org.metalcap.job.t"
+
+static char	dir[64], simvar[128], gui[32], target[96];
+
+static int
+setup(void **state)
+{
+	(void)state;
+	snprintf(dir, sizeof dir, "/tmp/mc-lsim.XXXXXX");
+	if (mkdtemp(dir) == NULL)
+		return -1;
+	snprintf(simvar, sizeof simvar, "LAUNCHCTL_SIM_DIR=%s/state", dir);
+	snprintf(gui, sizeof gui, "gui/%ld", (long)getuid());
+	snprintf(target, sizeof target, "%s/%s", gui, LABEL);
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	char	cmd[512];
+
+	(void)state;
+	snprintf(cmd, sizeof cmd, "%s %s bootout %s >/dev/null 2>&1; "
+	    "sleep 0.5; rm -rf '%s'", simvar, SIM, target, dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+/* launchctl-sim ARGS with extra env; returns the exit code. */
+static int
+sim(struct child_result *r, const char *extra_env, const char *a1,
+    const char *a2, const char *a3, const char *a4)
+{
+	const char	*argv[] = { SIM, a1, a2, a3, a4, NULL };
+	const char	*extra[] = { simvar, "LAUNCHCTL_SIM_THROTTLE=1",
+	    extra_env, NULL };
+	char		*env[CHILD_ENV_MAX];
+
+	child_env(env, extra);
+	assert_int_equal(child_run(argv, env, r), 0);
+	return WEXITSTATUS(r->status);
+}
+
+/* A job plist running argv0 [arg] with the extra keys given. */
+static const char *
+plist(const char *argv0, const char *arg, const char *extra)
+{
+	static char	path[128];
+	FILE		*f;
+
+	snprintf(path, sizeof path, "%s/job.plist", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "<plist version=\"1.0\"><dict><key>Label</key><string>"
+	    LABEL "</string><key>ProgramArguments</key><array><string>%s"
+	    "</string>%s%s%s</array>%s</dict></plist>", argv0,
+	    arg ? "<string>" : "", arg ? arg : "", arg ? "</string>" : "",
+	    extra);
+	fclose(f);
+	return path;
+}
+
+static void
+sleep_ms(long ms)
+{
+	struct timespec	ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Poll print until its output (left in *r) contains text. */
+static void
+wait_print(struct child_result *r, const char *text)
+{
+	int	i;
+
+	for (i = 0; i < 100; i++) {
+		if (sim(r, NULL, "print", target, NULL, NULL) == 0 &&
+		    strstr(r->out, text) != NULL)
+			return;
+		sleep_ms(30);
+	}
+	fail_msg("print never showed '%s'", text);
+}
+
+static void
+test_bootstrap_print_and_loaded(void **state)
+{
+	struct child_result	r;
+	const char		*p = plist("/bin/sleep", "30",
+	    "<key>RunAtLoad</key><true/>");
+
+	(void)state;
+	assert_int_equal(sim(&r, NULL, "bootstrap", gui, p, NULL), 0);
+	assert_string_equal(r.out, "");
+	assert_string_equal(r.err, "");
+	wait_print(&r, "\tpid = ");
+	assert_non_null(strstr(r.out, "\tlast exit code = (never exited)\n"));
+	assert_non_null(strstr(r.out, "\tstate = running\n"));
+	/* Already loaded: 5 for a user, 37 for root. */
+	assert_int_equal(sim(&r, NULL, "bootstrap", gui, p, NULL), 5);
+	assert_string_equal(r.out, "");
+	assert_string_equal(r.err, "Bootstrap failed: 5: Input/output error\n"
+	    "Try re-running the command as root for richer errors.\n");
+	assert_int_equal(sim(&r, "LAUNCHCTL_SIM_AS_ROOT=1", "bootstrap", gui,
+	    p, NULL), 37);
+	assert_non_null(strstr(r.err, ": service already bootstrapped\n"
+	    "Bootstrap failed: 37: Operation already in progress\n"));
+}
+
+static void
+test_bootout_is_asynchronous(void **state)
+{
+	struct child_result	r;
+	const char		*p = plist("/bin/sleep", "30",
+	    "<key>RunAtLoad</key><true/>");
+
+	(void)state;
+	assert_int_equal(sim(&r, "LAUNCHCTL_SIM_DRAIN_MS=1000", "bootstrap",
+	    gui, p, NULL), 0);
+	wait_print(&r, "\tpid = ");
+	assert_int_equal(sim(&r, "LAUNCHCTL_SIM_DRAIN_MS=1000", "bootout",
+	    target, NULL, NULL), 0);
+	assert_string_equal(r.err, "");
+	/* Still registered while it drains. */
+	assert_int_equal(sim(&r, NULL, "print", target, NULL, NULL), 0);
+	assert_int_equal(sim(&r, NULL, "bootstrap", gui, p, NULL), 5);
+	assert_int_equal(sim(&r, NULL, "bootout", target, NULL, NULL), 36);
+	assert_string_equal(r.err, "Boot-out failed: 36: Operation now in "
+	    "progress\n");
+	wait_print(&r, "\tstate = SIGTERMed\n");
+	sleep_ms(1500);
+	assert_int_equal(sim(&r, NULL, "print", target, NULL, NULL), 113);
+	assert_int_equal(sim(&r, NULL, "bootout", target, NULL, NULL), 3);
+	assert_string_equal(r.err, "Boot-out failed: 3: No such process\n");
+}
+
+static void
+test_unknown_labels(void **state)
+{
+	struct child_result	r;
+	char			want[256];
+
+	(void)state;
+	assert_int_equal(sim(&r, NULL, "print", target, NULL, NULL), 113);
+	snprintf(want, sizeof want, "Bad request.\nCould not find service \""
+	    LABEL "\" in domain for user gui: %ld\n", (long)getuid());
+	assert_string_equal(r.err, want);
+	assert_int_equal(sim(&r, NULL, "kickstart", target, NULL, NULL), 113);
+	assert_string_equal(r.err, want + strlen("Bad request.\n"));
+	assert_int_equal(sim(&r, NULL, "list", LABEL, NULL, NULL), 113);
+	assert_string_equal(r.err, "Could not find service \"" LABEL "\" in "
+	    "domain for port\n");
+	assert_int_equal(sim(&r, NULL, "frobnicate", NULL, NULL, NULL), 64);
+	assert_non_null(strstr(r.err, "Unrecognized subcommand: frobnicate\n"));
+}
+
+static void
+test_domains(void **state)
+{
+	struct child_result	r;
+	char			user[32];
+
+	(void)state;
+	snprintf(user, sizeof user, "user/%ld", (long)getuid());
+	assert_int_equal(sim(&r, "LAUNCHCTL_SIM_NO_GUI=1", "bootstrap", gui,
+	    plist("/bin/sleep", "30", ""), NULL), 125);
+	assert_string_equal(r.err, "Bootstrap failed: 125: Domain does not "
+	    "support specified action\n");
+	assert_int_equal(sim(&r, NULL, "bootstrap", user, plist("/bin/sleep",
+	    "30", ""), NULL), 134);
+	assert_int_equal(sim(&r, NULL, "bootstrap", user, plist("/bin/sleep",
+	    "30", "<key>LimitLoadToSessionType</key><array><string>Aqua"
+	    "</string><string>Background</string></array>"), NULL), 0);
+}
+
+static void
+test_disabled_store(void **state)
+{
+	struct child_result	r;
+	const char		*p = plist("/bin/sleep", "30", "");
+
+	(void)state;
+	assert_int_equal(sim(&r, NULL, "disable", target, NULL, NULL), 0);
+	assert_string_equal(r.out, "");
+	assert_int_equal(sim(&r, NULL, "bootstrap", gui, p, NULL), 5);
+	assert_int_equal(sim(&r, "LAUNCHCTL_SIM_AS_ROOT=1", "bootstrap", gui,
+	    p, NULL), 119);
+	assert_non_null(strstr(r.err, "Bootstrap failed: 119: Service is "
+	    "disabled\n"));
+	assert_int_equal(sim(&r, NULL, "print-disabled", gui, NULL, NULL), 0);
+	assert_non_null(strstr(r.out, "\"" LABEL "\" => disabled"));
+	assert_int_equal(sim(&r, NULL, "enable", target, NULL, NULL), 0);
+	assert_int_equal(sim(&r, NULL, "print-disabled", gui, NULL, NULL), 0);
+	assert_non_null(strstr(r.out, "\"" LABEL "\" => enabled"));
+	assert_int_equal(sim(&r, NULL, "bootstrap", gui, p, NULL), 0);
+}
+
+static void
+test_exit_status_and_keepalive(void **state)
+{
+	struct child_result	r;
+
+	(void)state;
+	/* /bin/false exits 1; KeepAlive restarts it after the throttle. */
+	assert_int_equal(sim(&r, NULL, "bootstrap", gui, plist("/bin/false",
+	    NULL, "<key>KeepAlive</key><true/>"), NULL), 0);
+	wait_print(&r, "\tlast exit code = 1\n");
+	assert_int_equal(sim(&r, NULL, "list", LABEL, NULL, NULL), 0);
+	assert_non_null(strstr(r.out, "\"LastExitStatus\" = 256;"));
+	assert_null(strstr(r.out, "\"PID\""));
+	wait_print(&r, "\truns = 2\n");
+}
+
+static void
+test_logs_and_environment(void **state)
+{
+	struct child_result	r;
+	char			extra[512], log[128], buf[4096] = "";
+	FILE			*f;
+
+	(void)state;
+	snprintf(log, sizeof log, "%s/out.log", dir);
+	snprintf(extra, sizeof extra, "<key>RunAtLoad</key><true/><key>"
+	    "StandardOutPath</key><string>%s</string><key>EnvironmentVariables"
+	    "</key><dict><key>DYLD_INSERT_LIBRARIES</key><string>/x/shim.so"
+	    "</string><key>MC_TEST</key><string>1</string></dict>", log);
+	assert_int_equal(sim(&r, NULL, "bootstrap", gui, plist("/usr/bin/env",
+	    NULL, extra), NULL), 0);
+	wait_print(&r, "\tlast exit code = 0\n");
+	f = fopen(log, "r");
+	assert_non_null(f);
+	buf[fread(buf, 1, sizeof buf - 1, f)] = '\0';
+	fclose(f);
+	assert_non_null(strstr(buf, "LD_PRELOAD=/x/shim.so\n"));
+	assert_non_null(strstr(buf, "MC_TEST=1\n"));
+	assert_null(strstr(buf, "DYLD_INSERT_LIBRARIES"));
+	sim(&r, NULL, "bootout", target, NULL, NULL);
+	sleep_ms(800);
+	/* A log that cannot be opened: the job never runs. */
+	assert_int_equal(sim(&r, NULL, "bootstrap", gui, plist("/bin/sleep",
+	    "30", "<key>RunAtLoad</key><true/><key>StandardErrorPath</key>"
+	    "<string>/nonexistent/dir/err.log</string>"), NULL), 0);
+	wait_print(&r, "\tlast exit code = 78: EX_CONFIG\n");
+}
+
+static void
+test_kickstart(void **state)
+{
+	struct child_result	r;
+	long			first;
+
+	(void)state;
+	assert_int_equal(sim(&r, NULL, "bootstrap", gui, plist("/bin/sleep",
+	    "30", "<key>KeepAlive</key><true/>"), NULL), 0);
+	assert_int_equal(sim(&r, NULL, "kickstart", "-p", target, NULL), 0);
+	first = strtol(r.out, NULL, 10);
+	assert_true(first > 0);
+	assert_int_equal(sim(&r, NULL, "kickstart", "-k", "-p", target), 0);
+	assert_true(strtol(r.out, NULL, 10) > 0);
+	assert_true(strtol(r.out, NULL, 10) != first);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_bootstrap_print_and_loaded,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bootout_is_asynchronous,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unknown_labels, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_domains, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_disabled_store, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_exit_status_and_keepalive,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_logs_and_environment,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kickstart, setup, teardown),
+	};
+
+	return cmocka_run_group_tests_name("launchctl simulator", tests, NULL,
+	    NULL);
+}
