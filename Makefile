@@ -6,7 +6,7 @@
 #   make macos        universal macOS artifacts into build/macos/ (zig)
 #   make bench        every benchmark (bench-shim, bench-probe)
 #   make deps         install what is missing
-#   make demo         the shim against the simulated device
+#   make demo         metalcapd running a job (launchd and Metal simulated)
 
 VERSION		:= $(shell cat VERSION)
 UNAME		:= $(shell uname -s)
@@ -211,7 +211,7 @@ bench-probe: $(PROBE) $(SHIM_LIB)
 
 bench: bench-shim bench-probe
 
-demo: $(SHIM_LIB) $(SIM_TOOLS)
+demo: $(SHIM_LIB) $(SIM_TOOLS) $(DAEMON) $(CLIENT) $(TEMPLATE)
 	@scripts/demo.sh $(O)
 
 # --- macOS cross-build (compiled here, run only on a Mac) ------------------
