@@ -177,8 +177,9 @@ $(O)/tests/test_daemon: tests/unit/test_daemon.c $(DAEMON_UNITS) \
 
 $(O)/tests/test_daemon_e2e: tests/e2e/test_daemon_e2e.c tests/support/child.c \
     $(DAEMON) $(CLIENT) $(TEMPLATE) $(SHIM_LIB) $(SIM_TOOLS) | $(O)/tests
-	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Itests/support $< tests/support/child.c \
-	    -o $@ -lcmocka -ljansson $(LDFLAGS_SAN)
+	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Itests/support -Icommon $< \
+	    tests/support/child.c common/mc_rpc.c -o $@ -lcmocka -ljansson \
+	    -lmsgpackc $(LDFLAGS_SAN)
 
 $(O)/tests/test_launchctl_sim: tests/sim/test_launchctl_sim.c \
     tests/support/child.c $(O)/tests/launchctl-sim | $(O)/tests

@@ -21,7 +21,12 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#include <sys/socket.h>
+#include <sys/un.h>
+
 #include "child.h"
+#include "mc_rpc.h"
+#include "protocol.h"
 
 #define BUILD		MC_TEST_BUILD
 #define DAEMON		BUILD "/bin/metalcapd"
@@ -447,6 +452,80 @@ test_other_uid_refused(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+static int
+raw_connect(void)
+{
+	struct sockaddr_un	sun = { .sun_family = AF_UNIX };
+	int			fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	snprintf(sun.sun_path, sizeof sun.sun_path, "%s/metalcapd.sock", home);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sun, sizeof sun), 0);
+	return fd;
+}
+
+/* Send bytes; read one message back (or report the connection closed). */
+static int
+raw_exchange(int fd, const void *bytes, size_t len,
+    struct mc_rpc_decoder *dec, struct mc_rpc_message *m)
+{
+	char		 buf[65536];
+	const char	*why;
+	ssize_t		 n;
+
+	assert_int_equal(write(fd, bytes, len), (ssize_t)len);
+	for (;;) {
+		if (mc_rpc_next(dec, m, &why) == MC_RPC_OK)
+			return 0;
+		if ((n = read(fd, buf, sizeof buf)) <= 0)
+			return -1;
+		mc_rpc_feed(dec, buf, (size_t)n);
+	}
+}
+
+static void
+test_protocol_errors(void **state)
+{
+	struct mc_rpc_decoder	 dec;
+	struct mc_rpc_message	 m;
+	msgpack_sbuffer		 sb;
+	msgpack_packer		 pk;
+	char			 code[32];
+	int			 fd, code_rc;
+
+	(void)state;
+	mc_rpc_decoder_init(&dec, MC_MAX_MESSAGE);
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	/* Unknown method: an error reply, and the connection stays. */
+	fd = raw_connect();
+	mc_rpc_pack_request(&pk, 1, "frobnicate", 0);
+	assert_int_equal(raw_exchange(fd, sb.data, sb.size, &dec, &m), 0);
+	assert_int_equal(m.msgid, 1);
+	assert_true(mc_rpc_str(mc_rpc_map_get(&m.error, "code"), code,
+	    sizeof code));
+	assert_string_equal(code, MC_E_PROTO);
+	msgpack_sbuffer_clear(&sb);
+	mc_rpc_pack_request(&pk, 2, MC_M_ENABLE, 0);
+	assert_int_equal(raw_exchange(fd, sb.data, sb.size, &dec, &m), 0);
+	assert_true(mc_rpc_str(mc_rpc_map_get(&m.error, "code"), code,
+	    sizeof code));
+	assert_string_equal(code, MC_E_INVAL);
+	msgpack_sbuffer_clear(&sb);
+	mc_rpc_pack_request(&pk, 3, MC_M_HELLO, 0);
+	assert_int_equal(raw_exchange(fd, sb.data, sb.size, &dec, &m), 0);
+	assert_true(m.error.type == MSGPACK_OBJECT_NIL);
+	assert_int_equal(mc_rpc_map_get(&m.result, "protocol")->via.u64,
+	    MC_PROTOCOL_VERSION);
+	/* Garbage: that connection is closed ... */
+	assert_int_equal(raw_exchange(fd, "\xc1\xc1\xc1", 3, &dec, &m), -1);
+	close(fd);
+	/* ... and the daemon still serves everyone else. */
+	ctl(&code_rc, "status", NULL, NULL, NULL);
+	assert_int_equal(code_rc, 0);
+	msgpack_sbuffer_destroy(&sb);
+	mc_rpc_decoder_free(&dec);
+}
+
 int
 main(void)
 {
@@ -466,6 +545,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_second_daemon_refuses,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_other_uid_refused, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_protocol_errors, setup,
 		    teardown),
 	};
 
