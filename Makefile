@@ -4,7 +4,7 @@
 #   make test         every test, then one "N passed, N failed" line
 #   make check-asan   the same tests under ASan + UBSan (build/asan/)
 #   make macos        universal macOS artifacts into build/macos/ (zig)
-#   make bench        every benchmark (bench-shim, bench-probe)
+#   make bench        every benchmark (bench-shim, -probe, -daemon)
 #   make deps         install what is missing
 #   make demo         metalcapd running a job (launchd and Metal simulated)
 
@@ -68,7 +68,7 @@ PROBE_SHARED	:= probe/probe.c probe/probe_check.c probe/probe_report.c
 BENCH_BINS	:= $(O)/bench/bench_shim
 
 .PHONY: all test check-asan macos deps need-deps need-zig \
-	bench bench-shim bench-probe demo clean
+	bench bench-shim bench-probe bench-daemon demo clean
 
 all: $(SHIM_LIB) $(PROBE) $(DAEMON) $(CLIENT) $(TEMPLATE)
 
@@ -210,7 +210,15 @@ bench-shim: $(O)/bench/bench_shim $(SHIM_LIB)
 bench-probe: $(PROBE) $(SHIM_LIB)
 	@bench/bench-probe.sh $(O)
 
-bench: bench-shim bench-probe
+$(O)/bench/bench_daemon: bench/bench_daemon.c common/mc_rpc.c common/*.h \
+    | $(O)/bench
+	$(CC) $(CFLAGS_C) -Icommon $< common/mc_rpc.c -o $@ -lmsgpackc
+
+bench-daemon: $(O)/bench/bench_daemon $(DAEMON) $(TEMPLATE) $(SIM_TOOLS) \
+    $(SHIM_LIB)
+	@$(O)/bench/bench_daemon $(O)
+
+bench: bench-shim bench-probe bench-daemon
 
 demo: $(SHIM_LIB) $(SIM_TOOLS) $(DAEMON) $(CLIENT) $(TEMPLATE)
 	@scripts/demo.sh $(O)

@@ -18,7 +18,7 @@
 #include "mcd.h"
 #include "protocol.h"
 
-#define RESCAN_DEBOUNCE_MS	50
+#define RESCAN_DEBOUNCE_MS	10
 
 static void
 usage(FILE *out)

@@ -83,6 +83,18 @@ reconcile_settled_state(struct mcd *d, struct job *j)
 	return JOB_STOCK;
 }
 
+static bool
+reconcile_should_run(const struct job *j)
+{
+	plist_t	keep = j->spec->keep_alive;
+	uint8_t	on = 0;
+
+	if (keep != NULL && plist_get_node_type(keep) == PLIST_BOOLEAN)
+		plist_get_bool_val(keep, &on);
+	return j->spec->run_at_load || keep == NULL || on ||
+	    plist_get_node_type(keep) == PLIST_DICT;
+}
+
 /* Why an unlocked job runs stock anyway, or NULL. */
 static const char *
 reconcile_note(const struct job *j)
@@ -386,7 +398,9 @@ reconcile_refresh_cb(struct mcd *d, const struct launchctl_result *r,
 	}
 	launchctl_parse_print(r->out, &j->pid, j->last_exit,
 	    sizeof j->last_exit, j->launchd_state, sizeof j->launchd_state);
-	if (j->pid == 0 && strcmp(j->launchd_state, "running") != 0 &&
+	/* Only a job launchd should be running is worth waiting for. */
+	if (j->pid == 0 && reconcile_should_run(j) &&
+	    strcmp(j->launchd_state, "running") != 0 &&
 	    ++j->retries <= PID_POLLS) {
 		reconcile_later(d, j, reconcile_refresh, RETRY_MS);
 		return;

@@ -15,7 +15,8 @@
  * Switches: LAUNCHCTL_SIM_AS_ROOT=1 (root's texts and codes),
  * LAUNCHCTL_SIM_NO_GUI=1 (no GUI session: gui/<uid> fails with 125),
  * LAUNCHCTL_SIM_THROTTLE=S (default ThrottleInterval, launchd's is 10),
- * LAUNCHCTL_SIM_DRAIN_MS=N (how long a booted-out label lingers, 300).
+ * LAUNCHCTL_SIM_DRAIN_MS=N (how long a booted-out label lingers, 300),
+ * LAUNCHCTL_SIM_TRACE=FILE (log each call with a timestamp).
  */
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -1050,6 +1051,25 @@ sim_list(int argc, char **argv)
 	return 0;
 }
 
+/* LAUNCHCTL_SIM_TRACE=FILE: "<realtime ns> <args>" per call, for benches. */
+static void
+sim_trace(int argc, char **argv)
+{
+	const char	*file = getenv("LAUNCHCTL_SIM_TRACE");
+	struct timespec	 ts;
+	FILE		*f;
+	int		 i;
+
+	if (file == NULL || (f = fopen(file, "a")) == NULL)
+		return;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	fprintf(f, "%lld", (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec);
+	for (i = 1; i < argc; i++)
+		fprintf(f, " %s", argv[i]);
+	fputc('\n', f);
+	fclose(f);
+}
+
 static void
 sim_usage(void)
 {
@@ -1070,6 +1090,7 @@ main(int argc, char **argv)
 	snprintf(path, sizeof path, "%s/services", sim_dir);
 	mkdir(sim_dir, 0700);
 	mkdir(path, 0700);
+	sim_trace(argc, argv);
 	if (argc < 2) {
 		sim_usage();
 		return EX_USAGE_CODE;

@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * make bench-daemon: metalcapd's reaction time and control-plane speed, on
+ * Linux with the launchctl SIMULATOR and the fake-llama stand-in.
+ *
+ *   job file -> bootstrap: a job file is renamed into jobs.d; the time until
+ *     the simulator records the bootstrap call (LAUNCHCTL_SIM_TRACE), median
+ *     of 20 jobs.
+ *   status round trip: 10 000 sequential status requests over the socket
+ *     with 100 jobs registered; p50, p99 and requests per second.
+ */
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mc_rpc.h"
+#include "protocol.h"
+
+#define JOBS_TIMED	20
+#define JOBS_TOTAL	100
+#define STATUS_CALLS	10000
+
+static char	home[64], build[1024];
+
+static long long
+now_ns(clockid_t clk)
+{
+	struct timespec	ts;
+
+	clock_gettime(clk, &ts);
+	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static int
+cmp_ll(const void *a, const void *b)
+{
+	long long	x = *(const long long *)a, y = *(const long long *)b;
+
+	return (x > y) - (x < y);
+}
+
+static void
+put_job(int i)
+{
+	char	tmp[256], path[256];
+	FILE	*f;
+
+	snprintf(tmp, sizeof tmp, "%s/.bench-%d.tmp", home, i);
+	snprintf(path, sizeof path, "%s/jobs.d/bench-%d.plist", home, i);
+	f = fopen(tmp, "w");
+	fprintf(f, "<plist version=\"1.0\"><dict><key>ProgramArguments</key>"
+	    "<array><string>%s/tests/fake-llama</string></array></dict>"
+	    "</plist>\n", build);
+	fclose(f);
+	rename(tmp, path);
+}
+
+/* The trace timestamp of bootstrap for job i, waiting up to 5 s. */
+static long long
+bootstrap_time(int i)
+{
+	char		 trace[256], line[2048], needle[64];
+	long long	 deadline = now_ns(CLOCK_MONOTONIC) + 5000000000LL, t;
+	FILE		*f;
+
+	snprintf(trace, sizeof trace, "%s/trace", home);
+	snprintf(needle, sizeof needle, "org.metalcap.job.bench-%d.plist", i);
+	while (now_ns(CLOCK_MONOTONIC) < deadline) {
+		if ((f = fopen(trace, "r")) != NULL) {
+			while (fgets(line, sizeof line, f) != NULL)
+				if (strstr(line, " bootstrap ") &&
+				    strstr(line, needle)) {
+					fclose(f);
+					sscanf(line, "%lld", &t);
+					return t;
+				}
+			fclose(f);
+		}
+		usleep(1000);
+	}
+	fprintf(stderr, "bench_daemon: job %d was never bootstrapped\n", i);
+	exit(1);
+}
+
+static pid_t
+start_daemon(void)
+{
+	char	daemon[1200], sim[1200], simdir[128], trace[128];
+	pid_t	pid;
+
+	snprintf(daemon, sizeof daemon, "%s/bin/metalcapd", build);
+	snprintf(sim, sizeof sim, "%s/tests/launchctl-sim", build);
+	snprintf(simdir, sizeof simdir, "%s/launchd", home);
+	snprintf(trace, sizeof trace, "%s/trace", home);
+	setenv("LAUNCHCTL_SIM_DIR", simdir, 1);
+	setenv("LAUNCHCTL_SIM_TRACE", trace, 1);
+	if ((pid = fork()) == 0) {
+		freopen("/dev/null", "w", stderr);
+		execl(daemon, daemon, "--home", home, "--launchctl", sim,
+		    (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+static int
+connect_daemon(void)
+{
+	struct sockaddr_un	sun = { .sun_family = AF_UNIX };
+	int			fd, i;
+
+	snprintf(sun.sun_path, sizeof sun.sun_path, "%s/metalcapd.sock", home);
+	for (i = 0; i < 500; i++) {
+		fd = socket(AF_UNIX, SOCK_STREAM, 0);
+		if (connect(fd, (struct sockaddr *)&sun, sizeof sun) == 0)
+			return fd;
+		close(fd);
+		usleep(10000);
+	}
+	fprintf(stderr, "bench_daemon: metalcapd did not start\n");
+	exit(1);
+}
+
+/* One status request; returns the number of jobs in the answer. */
+static uint32_t
+status_call(int fd, struct mc_rpc_decoder *dec, uint32_t id)
+{
+	msgpack_sbuffer		sb;
+	msgpack_packer		pk;
+	struct mc_rpc_message	m;
+	const char		*why;
+	char			buf[65536];
+	ssize_t			n;
+
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	mc_rpc_pack_request(&pk, id, MC_M_STATUS, 0);
+	if (write(fd, sb.data, sb.size) != (ssize_t)sb.size)
+		exit(1);
+	msgpack_sbuffer_destroy(&sb);
+	while (mc_rpc_next(dec, &m, &why) != MC_RPC_OK) {
+		if ((n = read(fd, buf, sizeof buf)) <= 0)
+			exit(1);
+		mc_rpc_feed(dec, buf, (size_t)n);
+	}
+	return m.result.type == MSGPACK_OBJECT_ARRAY ?
+	    m.result.via.array.size : 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	static long long	 lat[JOBS_TIMED], rtt[STATUS_CALLS];
+	struct mc_rpc_decoder	 dec;
+	long long		 t0, total;
+	char			 cmd[4096];
+	pid_t			 daemon;
+	int			 i, fd, tries;
+
+	if (argc != 2 || realpath(argv[1], build) == NULL) {
+		fprintf(stderr, "usage: bench_daemon BUILD_DIR\n");
+		return 2;
+	}
+	snprintf(home, sizeof home, "/tmp/mc-bench.XXXXXX");
+	if (mkdtemp(home) == NULL)
+		return 1;
+	snprintf(cmd, sizeof cmd, "mkdir -p %s/jobs.d", home);
+	if (system(cmd) != 0)
+		return 1;
+	daemon = start_daemon();
+	fd = connect_daemon();
+	for (i = 0; i < JOBS_TIMED; i++) {
+		t0 = now_ns(CLOCK_REALTIME);
+		put_job(i);
+		lat[i] = bootstrap_time(i) - t0;
+		usleep(100000);
+	}
+	for (; i < JOBS_TOTAL; i++)
+		put_job(i);
+	mc_rpc_decoder_init(&dec, MC_MAX_MESSAGE);
+	for (tries = 0; status_call(fd, &dec, 1) < JOBS_TOTAL && tries < 500;
+	    tries++)
+		usleep(10000);
+	total = now_ns(CLOCK_MONOTONIC);
+	for (i = 0; i < STATUS_CALLS; i++) {
+		t0 = now_ns(CLOCK_MONOTONIC);
+		status_call(fd, &dec, (uint32_t)i + 2);
+		rtt[i] = now_ns(CLOCK_MONOTONIC) - t0;
+	}
+	total = now_ns(CLOCK_MONOTONIC) - total;
+	qsort(lat, JOBS_TIMED, sizeof lat[0], cmp_ll);
+	qsort(rtt, STATUS_CALLS, sizeof rtt[0], cmp_ll);
+	printf("daemon benchmark (launchctl simulator, fake-llama jobs)\n");
+	printf("  job file -> bootstrap   median %6.2f ms  (%.2f-%.2f, %d jobs)"
+	    "  target < 50 ms: %s\n", lat[JOBS_TIMED / 2] / 1e6, lat[0] / 1e6,
+	    lat[JOBS_TIMED - 1] / 1e6, JOBS_TIMED,
+	    lat[JOBS_TIMED / 2] < 50000000 ? "pass" : "MISS");
+	printf("  status round trip       p50 %6.1f us  p99 %6.1f us  "
+	    "(%d calls, %d jobs)  target p99 < 1 ms: %s\n",
+	    rtt[STATUS_CALLS / 2] / 1e3, rtt[STATUS_CALLS * 99 / 100] / 1e3,
+	    STATUS_CALLS, JOBS_TOTAL,
+	    rtt[STATUS_CALLS * 99 / 100] < 1000000 ? "pass" : "MISS");
+	printf("  status throughput       %.0f requests/s on one client\n",
+	    STATUS_CALLS / (total / 1e9));
+	kill(daemon, SIGTERM);
+	waitpid(daemon, NULL, 0);
+	snprintf(cmd, sizeof cmd, "for l in $(%s/tests/launchctl-sim list | "
+	    "tail -n +2 | cut -f3); do %s/tests/launchctl-sim bootout "
+	    "gui/$(id -u)/$l 2>/dev/null; done; sleep 1; rm -rf %s", build,
+	    build, home);
+	return system(cmd) == 0 ? 0 : 1;
+}
