@@ -291,7 +291,27 @@ $(MACOS)/libmetalcap.dylib: $(MACOS_ARCHS:%=$(MACOS)/%/libmetalcap.dylib)
 $(MACOS)/metalcap-probe: $(MACOS_ARCHS:%=$(MACOS)/%/metalcap-probe)
 	scripts/macos-lipo.sh $@ $^
 
-macos: $(MACOS)/libmetalcap.dylib $(MACOS)/metalcap-probe
+# The daemon and client are compiled (not yet linked) for macOS: every
+# macOS-only line builds for its target.  The headers of libuv, msgpack-c
+# and libplist are portable; a directory of links exposes only them.
+MACOS_HDR	:= $(MACOS)/hdr
+MACOS_CHECK_SRC	:= $(filter-out daemon/platform_linux.c,$(DAEMON_SRC)) \
+		   daemon/platform_darwin.c client/metalcapctl.c $(COMMON_SRC)
+MACOS_CHECK_OBJ	:= $(sort $(MACOS_CHECK_SRC:%.c=$(MACOS)/obj/compile-check/%.o))
+
+$(MACOS_HDR)/.linked:
+	@mkdir -p $(@D)
+	for h in uv.h uv msgpack.h msgpack plist; do \
+	    ln -sfn /usr/include/$$h $(@D)/$$h; done
+	@touch $@
+
+$(MACOS)/obj/compile-check/%.o: %.c daemon/mcd.h common/*.h $(MACOS_HDR)/.linked \
+    $(MACOS_DEPS)/.built | need-zig
+	@mkdir -p $(@D)
+	$(ZIG) cc -target aarch64-macos $(MACOS_CFLAGS) -isystem $(MACOS_HDR) \
+	    -I$(MACOS_DEPS)/include -Icommon -Idaemon -c $< -o $@
+
+macos: $(MACOS)/libmetalcap.dylib $(MACOS)/metalcap-probe $(MACOS_CHECK_OBJ)
 	scripts/check-macos-artifacts.sh $(MACOS)
 
 clean:
