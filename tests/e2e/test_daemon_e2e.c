@@ -192,12 +192,18 @@ write_raw(const char *file, const char *body)
 	fclose(f);
 }
 
+/* Extra environment and arguments for the next daemon started. */
+static const char	*daemon_env;
+static const char	*daemon_template;
+
 static pid_t
 spawn_daemon(const char *logname)
 {
 	const char	*argv[] = { DAEMON, "--home", home, "--launchctl", SIM,
-	    "--foreground", NULL };
-	const char	*extra[] = { simvar, "LAUNCHCTL_SIM_THROTTLE=1", NULL };
+	    "--foreground", daemon_template ? "--template" : NULL,
+	    daemon_template, NULL };
+	const char	*extra[] = { simvar, "LAUNCHCTL_SIM_THROTTLE=1",
+	    daemon_env, NULL };
 	char		*env[CHILD_ENV_MAX], log[256];
 	pid_t		 pid;
 
@@ -242,6 +248,8 @@ static int
 setup(void **state)
 {
 	(void)state;
+	daemon_env = NULL;
+	daemon_template = NULL;
 	snprintf(home, sizeof home, "/tmp/mc-e2e.XXXXXX");
 	if (mkdtemp(home) == NULL)
 		return -1;
@@ -452,6 +460,45 @@ test_other_uid_refused(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* No GUI session: an error unless the template allows Background. */
+static void
+test_no_gui_session(void **state)
+{
+	char	tmpl[256];
+	FILE	*f;
+	json_t	*j;
+	double	start;
+
+	(void)state;
+	kill_daemon(SIGTERM);
+	daemon_env = "LAUNCHCTL_SIM_NO_GUI=1";
+	start_daemon();
+	put_job("llama", "");
+	for (start = now_s(); now_s() - start < 3; sleep_ms(20)) {
+		j = job_status("llama");
+		if (j != NULL && strcmp(str_of(j, "state"), "error") == 0)
+			break;
+		json_decref(j);
+		j = NULL;
+	}
+	assert_non_null(j);
+	assert_non_null(strstr(str_of(j, "reason"), "no GUI session"));
+	json_decref(j);
+
+	kill_daemon(SIGTERM);
+	snprintf(tmpl, sizeof tmpl, "%s/template.plist", home);
+	f = fopen(tmpl, "w");
+	fputs("<plist version=\"1.0\"><dict><key>LimitLoadToSessionType</key>"
+	    "<array><string>Aqua</string><string>Background</string></array>"
+	    "</dict></plist>", f);
+	fclose(f);
+	daemon_template = tmpl;
+	start_daemon();
+	wait_state("llama", "unlocked", 0, 3.0);
+	assert_non_null(strstr(ctl(&(int){0}, "--json", "status", "llama",
+	    NULL)->out, "unlocked"));
+}
+
 static int
 raw_connect(void)
 {
@@ -547,6 +594,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_other_uid_refused, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_protocol_errors, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_no_gui_session, setup,
 		    teardown),
 	};
 
