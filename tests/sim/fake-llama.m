@@ -5,9 +5,13 @@
  * ggml's Metal backend does, prints ggml's init lines in their real format,
  * and when the device is switched to fail (MTLSIM_FAIL, MTLSIM_RESIDENCY)
  * prints ggml's failure lines and exits or aborts as llama.cpp would.
+ * Pipelines compile lazily, on a graph's first use: one warm-up graph at
+ * start, as llama-server does, and one more per request (SIGUSR1).
  * Otherwise it serves (sleeps) until SIGTERM or SIGINT.
  *
- *   fake-llama [--once]      --once: exit 0 after init instead of serving
+ *   fake-llama [--once] [--exit-after MS CODE]
+ *     --once         exit 0 after the warm-up instead of serving
+ *     --exit-after   exit with CODE after MS of serving (a crashing server)
  */
 #include <objc/runtime.h>
 #include <signal.h>
@@ -27,13 +31,15 @@
 
 #define LOG(...)	fprintf(stderr, __VA_ARGS__)
 
-static volatile sig_atomic_t	fake_stop;
+static volatile sig_atomic_t	fake_stop, fake_request;
 
 static void
 fake_on_signal(int sig)
 {
-	(void)sig;
-	fake_stop = 1;
+	if (sig == SIGUSR1)
+		fake_request = 1;
+	else
+		fake_stop = 1;
 }
 
 /* ggml prints the highest family that is true in each range. */
@@ -79,10 +85,12 @@ fake_kernel(FakeLlamaDevice *dev, const char *label, const char *ggml_name,
 	}
 	switch (mtlsim_dispatch(dev, &d, error, sizeof error)) {
 	case MTLSIM_COMPILE_FAILED:
-		LOG("ggml_metal_library_init: error: %s\n", error);
-		LOG("ggml_metal_device_init: error: failed to create "
-		    "library\n");
-		return 1;
+		LOG("ggml_metal_library_compile_pipeline: failed to compile "
+		    "pipeline: base = '%s', name = '%s'\n", ggml_name, ggml_name);
+		LOG("ggml_metal_library_compile_pipeline: error: %s\n", error);
+		LOG("ggml/src/ggml-metal/ggml-metal-ops.cpp:1721: "
+		    "GGML_ASSERT(pipeline.pipeline) failed\n");
+		abort();
 	case MTLSIM_PIPELINE_FAILED:
 		LOG("ggml_metal_library_compile_pipeline: failed to create "
 		    "pipeline state: base = '%s', name = '%s'\n", ggml_name,
@@ -99,6 +107,28 @@ fake_kernel(FakeLlamaDevice *dev, const char *label, const char *ggml_name,
 		break;
 	}
 	return 0;
+}
+
+/* One graph: the kernels each capability selects, compiled lazily. */
+static int
+fake_graph(FakeLlamaDevice *dev)
+{
+	bool	reduction = [dev supportsFamily:1007] ||
+	    [dev supportsFamily:5001];
+	bool	matrix = [dev supportsFamily:1007];
+	bool	bfloat = [dev supportsFamily:5001] || [dev supportsFamily:1006];
+
+	if (reduction && fake_kernel(dev, "simd_sum", "kernel_rms_norm_f32",
+	    "probe_simd_sum"))
+		return 1;
+	if (matrix && fake_kernel(dev, "simdgroup_matrix",
+	    "kernel_mul_mm_f16_f32", "probe_simd_mm"))
+		return 1;
+	if (bfloat && fake_kernel(dev, "bfloat", "kernel_mul_mv_bf16_f32",
+	    "probe_bf16"))
+		return 1;
+	return fake_kernel(dev, "threadgroup_32k", "kernel_soft_max_f32",
+	    "probe_tg_mem");
 }
 
 static int
@@ -142,32 +172,33 @@ fake_init(FakeLlamaDevice *dev)
 		    "residency set\n");
 		return 1;
 	}
-	/* The first graph: the kernels each capability selects. */
-	if (reduction && fake_kernel(dev, "simd_sum", "kernel_rms_norm_f32",
-	    "probe_simd_sum"))
-		return 1;
-	if (matrix && fake_kernel(dev, "simdgroup_matrix",
-	    "kernel_mul_mm_f16_f32", "probe_simd_mm"))
-		return 1;
-	if (bfloat && fake_kernel(dev, "bfloat", "kernel_mul_mv_bf16_f32",
-	    "probe_bf16"))
-		return 1;
-	return fake_kernel(dev, "threadgroup_32k", "kernel_soft_max_f32",
-	    "probe_tg_mem");
+	/* The warm-up graph. */
+	return fake_graph(dev);
 }
 
 int
 main(int argc, char **argv)
 {
 	FakeLlamaDevice	*dev;
-	bool		 once = argc == 2 && strcmp(argv[1], "--once") == 0;
+	bool		 once = false;
+	long		 exit_ms = -1, exit_code = 0;
+	int		 i;
 
-	if (argc > 2 || (argc == 2 && !once)) {
-		fprintf(stderr, "usage: fake-llama [--once]\n");
-		return 2;
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--once") == 0)
+			once = true;
+		else if (strcmp(argv[i], "--exit-after") == 0 && i + 2 < argc) {
+			exit_ms = atol(argv[++i]);
+			exit_code = atol(argv[++i]);
+		} else {
+			fprintf(stderr, "usage: fake-llama [--once] "
+			    "[--exit-after MS CODE]\n");
+			return 2;
+		}
 	}
 	signal(SIGTERM, fake_on_signal);
 	signal(SIGINT, fake_on_signal);
+	signal(SIGUSR1, fake_on_signal);
 	if ((dev = MTLCreateSystemDefaultDevice()) == nil) {
 		LOG("ggml_metal_init: error: failed to allocate context\n");
 		return 1;
@@ -176,8 +207,18 @@ main(int argc, char **argv)
 		return 1;
 	LOG("main: server is listening on http://127.0.0.1:8080 - starting "
 	    "the main loop\n");
-	while (!once && !fake_stop)
+	if (exit_ms >= 0) {
+		usleep((useconds_t)exit_ms * 1000);
+		return (int)exit_code;
+	}
+	while (!once && !fake_stop) {
 		pause();
+		if (fake_request) {
+			fake_request = 0;
+			if (fake_graph(dev) != 0)
+				return 1;
+		}
+	}
 	object_dispose(dev);
 	return 0;
 }

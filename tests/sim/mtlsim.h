@@ -22,6 +22,11 @@
  *   MTLSIM_HW_THREADGROUP_MEMORY=N  the largest dynamic threadgroup block a
  *                                 dispatch may use (default 65536)
  *
+ * Every switch can also be set in the file named by MTLSIM_SWITCHES, one
+ * NAME=VALUE a line, read at each device creation and dispatch; the file
+ * wins.  Changing it switches the device for every process at once, as a
+ * host or driver change would.
+ *
  * Built with -DMTLSIM_OVERBROAD (tests only), the device also answers true
  * for Metal3 (5001) once the shim has hooked it, like an over-broad
  * research profile.
@@ -64,6 +69,7 @@ enum mtlsim_stage {
 };
 
 id			MTLCreateSystemDefaultDevice(void);
+const char		*mtlsim_getenv(const char *name);
 enum mtlsim_stage	mtlsim_dispatch(id device,
 			    const struct mtlsim_dispatch *dispatch,
 			    char *error, size_t errorlen);

@@ -9,6 +9,7 @@
 #include <link.h>
 #endif
 #include <objc/runtime.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,7 +49,7 @@
 static unsigned long long
 mtlsim_env_number(const char *name, unsigned long long fallback)
 {
-	const char	*text = getenv(name);
+	const char	*text = mtlsim_getenv(name);
 
 	return text != NULL && *text != '\0' ? strtoull(text, NULL, 0) :
 	    fallback;
@@ -109,15 +110,16 @@ mtlsim_supports(_MTLDevice *dev, long family)
 
 - (id)init
 {
-	const char	*families = getenv("MTLSIM_EXTRA_FAMILIES");
+	const char	*families = mtlsim_getenv("MTLSIM_EXTRA_FAMILIES");
 
+	/* Copy first: mtlsim_getenv reuses its buffer. */
+	strncpy(extra, families ? families : "", sizeof extra - 1);
 	apple_max = mtlsim_env_number("MTLSIM_APPLE_FAMILY",
 	    MTLSIM_STOCK_APPLE_FAMILY);
 	tg_memory = mtlsim_env_number("MTLSIM_THREADGROUP_MEMORY",
 	    MTLSIM_STOCK_TG_MEMORY);
 	working_set = mtlsim_env_number("MTLSIM_WORKING_SET",
 	    MTLSIM_STOCK_WORKING_SET);
-	strncpy(extra, families ? families : "", sizeof extra - 1);
 	return [self initGPUFamilySupport];
 }
 
@@ -169,11 +171,13 @@ mtlsim_supports(_MTLDevice *dev, long family)
 id
 MTLCreateSystemDefaultDevice(void)
 {
-	const char	*kind = getenv("MTLSIM_DEVICE");
+	bool	limited;
 
-	if (getenv("MTLSIM_NO_DEVICE") != NULL)
+	if (mtlsim_getenv("MTLSIM_NO_DEVICE") != NULL)
 		return nil;
-	if (kind != NULL && strcmp(kind, "limited") == 0)
+	limited = mtlsim_getenv("MTLSIM_DEVICE") != NULL &&
+	    strcmp(mtlsim_getenv("MTLSIM_DEVICE"), "limited") == 0;
+	if (limited)
 		return [[MTLSimLimitedDevice alloc] init];
 	return [[MTLSimParavirtualDevice alloc] init];
 }

@@ -19,6 +19,33 @@
 
 typedef void (*mtlsim_kernel_fn)(const struct mtlsim_dispatch *);
 
+/*
+ * A switch from the MTLSIM_SWITCHES file, else the environment.  The value
+ * is kept in a per-thread buffer until the next call.
+ */
+const char *
+mtlsim_getenv(const char *name)
+{
+	static _Thread_local char	 value[1024];
+	const char			*file = getenv("MTLSIM_SWITCHES");
+	char				 line[1024];
+	size_t				 n = strlen(name);
+	FILE				*f;
+
+	if (file != NULL && (f = fopen(file, "r")) != NULL) {
+		while (fgets(line, sizeof line, f) != NULL) {
+			if (strncmp(line, name, n) != 0 || line[n] != '=')
+				continue;
+			line[strcspn(line, "\n")] = '\0';
+			snprintf(value, sizeof value, "%s", line + n + 1);
+			fclose(f);
+			return value;
+		}
+		fclose(f);
+	}
+	return getenv(name);
+}
+
 static void	mtlsim_simd_sum(const struct mtlsim_dispatch *);
 static void	mtlsim_simd_mm(const struct mtlsim_dispatch *);
 static void	mtlsim_tg_mem(const struct mtlsim_dispatch *);
@@ -40,7 +67,7 @@ static const struct {
 static const char *
 mtlsim_failure(const char *label, char *mode, size_t modelen)
 {
-	const char	*spec = getenv("MTLSIM_FAIL"), *p;
+	const char	*spec = mtlsim_getenv("MTLSIM_FAIL"), *p;
 	size_t		 n = strlen(label), m;
 
 	for (p = spec; p != NULL && *p != '\0'; p += strcspn(p, ","),
@@ -175,8 +202,8 @@ mtlsim_dispatch(id device, const struct mtlsim_dispatch *d, char *error,
 		    "failure for %s\"", d->function);
 		return MTLSIM_COMPILE_FAILED;
 	}
-	hw = getenv("MTLSIM_HW_THREADGROUP_MEMORY") != NULL ?
-	    strtoul(getenv("MTLSIM_HW_THREADGROUP_MEMORY"), NULL, 0) :
+	hw = mtlsim_getenv("MTLSIM_HW_THREADGROUP_MEMORY") != NULL ?
+	    strtoul(mtlsim_getenv("MTLSIM_HW_THREADGROUP_MEMORY"), NULL, 0) :
 	    MTLSIM_HW_TG_MEMORY;
 	if (fail != NULL && strcmp(fail, "pipeline") == 0 &&
 	    d->threadgroup_memory == 0) {
@@ -215,7 +242,7 @@ mtlsim_dispatch(id device, const struct mtlsim_dispatch *d, char *error,
 int
 mtlsim_new_residency_set(id device, char *error, size_t errorlen)
 {
-	const char	*mode = getenv("MTLSIM_RESIDENCY");
+	const char	*mode = mtlsim_getenv("MTLSIM_RESIDENCY");
 
 	(void)device;
 	error[0] = '\0';
