@@ -57,7 +57,8 @@ COMMON_SRC	:= common/mc_rpc.c common/mc_plist.c common/mc_util.c
 DAEMON_SRC	:= daemon/metalcapd.c daemon/paths.c daemon/log.c \
 		   daemon/profile.c daemon/jobfile.c daemon/render.c \
 		   daemon/state.c daemon/launchd.c daemon/job.c \
-		   daemon/reconcile.c daemon/server.c daemon/rpc.c
+		   daemon/reconcile.c daemon/server.c daemon/rpc.c \
+		   daemon/scan.c daemon/tail.c
 ifeq ($(UNAME),Darwin)
 DAEMON_SRC	+= daemon/platform_darwin.c
 else
@@ -168,10 +169,11 @@ $(O)/tests/test_probe: tests/probe/test_probe.c tests/support/child.c \
 	    $(LDFLAGS_SAN)
 
 DAEMON_UNITS	:= daemon/jobfile.c daemon/render.c daemon/state.c \
-		   daemon/profile.c daemon/log.c
+		   daemon/profile.c daemon/log.c daemon/scan.c daemon/tail.c
 $(O)/tests/test_daemon: tests/unit/test_daemon.c $(DAEMON_UNITS) \
     daemon/mcd.h $(COMMON_SRC) common/*.h $(SIM_TOOLS) | $(O)/tests
-	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Icommon -Idaemon $< $(DAEMON_UNITS) \
+	$(CC) $(CFLAGS_C) $(TEST_DEFS) -DMC_TEST_FIXTURES='"$(abspath $(FIXTURES))"' \
+	    -Icommon -Idaemon $< $(DAEMON_UNITS) \
 	    $(COMMON_SRC) -o $@ -lcmocka -luv -lplist-2.0 -lmsgpackc \
 	    $(LDFLAGS_SAN)
 

@@ -120,6 +120,33 @@ struct job_spec *jobfile_load(const char *path, struct diag *errors,
 	    struct diag *warnings);
 void	jobfile_free(struct job_spec *);
 
+/* --- scan.c ------------------------------------------------------------------ */
+
+struct scan;
+struct scan	*scan_new(plist_t extra_signatures);
+const char	*scan_line(const struct scan *, const char *line);
+void		 scan_free(struct scan *);
+
+/* --- tail.c ------------------------------------------------------------------ */
+
+#define TAIL_LINE_MAX	4096
+
+struct tail {
+	char	path[PATH_MAX];
+	int	fd;
+	dev_t	dev;
+	ino_t	ino;
+	off_t	offset;
+	char	line[TAIL_LINE_MAX + 1];
+	size_t	len;
+	bool	dropping;	/* inside an over-long line */
+};
+typedef void (*tail_line_fn)(void *arg, const char *line);
+
+void	tail_start(struct tail *, const char *path);
+void	tail_read(struct tail *, tail_line_fn, void *arg);
+void	tail_stop(struct tail *);
+
 /* --- render.c --------------------------------------------------------------- */
 
 struct render_input {

@@ -491,6 +491,141 @@ test_state_round_trip(void **state)
 	state_free(&st);
 }
 
+/* Each real log's lines through the scanner: what fires, and how often. */
+static int
+scan_file(const struct scan *sc, const char *name, const char **first)
+{
+	char	 path[512], line[8192];
+	FILE	*f;
+	int	 hits = 0;
+
+	snprintf(path, sizeof path, "%s/%s", MC_TEST_FIXTURES, name);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	*first = NULL;
+	while (fgets(line, sizeof line, f) != NULL) {
+		const char *what = scan_line(sc, line);
+
+		if (what != NULL && hits++ == 0)
+			*first = what;
+	}
+	fclose(f);
+	return hits;
+}
+
+static void
+test_scan_real_logs(void **state)
+{
+	struct scan	*sc = scan_new(NULL);
+	const char	*what;
+	plist_t		 extra;
+
+	(void)state;
+	/* No false alarm on the healthy runs. */
+	assert_int_equal(scan_file(sc, "llama-stock-guest.stderr", &what), 0);
+	assert_int_equal(scan_file(sc, "llama-unlocked-guest.stderr", &what), 0);
+	assert_int_equal(scan_file(sc, "llama-bare-metal-host.stderr", &what),
+	    0);
+	/* The MLX failure is caught; the over-broad profile recognised. */
+	assert_int_equal(scan_file(sc, "mlx-overbroad-profile-failure.stderr",
+	    &what), 2);
+	assert_string_equal(what, "residency set failure");
+	assert_true(scan_file(sc, "llama-overbroad-profile.stderr", &what) > 0);
+	assert_string_equal(what, "over-broad profile");
+	/* ggml's lazy pipeline failure, and capability lines that are not. */
+	assert_string_equal(scan_line(sc, "ggml_metal_library_compile_pipeline: "
+	    "failed to compile pipeline: base = 'kernel_mul_mm_f16_f32', name "
+	    "= 'kernel_mul_mm_f16_f32'"), "pipeline failure");
+	assert_null(scan_line(sc, "ggml_metal_device_init: simdgroup matrix "
+	    "mul. = false"));
+	assert_null(scan_line(sc, "ggml_metal_init: skipping kernel_mul_mm "
+	    "(not supported)"));
+	scan_free(sc);
+	/* A job's own signatures add to the built-ins. */
+	extra = plist_new_array();
+	plist_array_append_item(extra, plist_new_string("^FATAL: gpu [0-9]+"));
+	sc = scan_new(extra);
+	assert_string_equal(scan_line(sc, "FATAL: gpu 0 lost"),
+	    "job failure signature");
+	assert_null(scan_line(sc, "note: FATAL: gpu 0 lost"));
+	scan_free(sc);
+	plist_free(extra);
+}
+
+struct tail_lines {
+	char	text[8192];
+	int	count;
+};
+
+static void
+tail_collect(void *arg, const char *line)
+{
+	struct tail_lines	*l = arg;
+	size_t			 n = strlen(l->text);
+
+	snprintf(l->text + n, sizeof l->text - n, "%.40s|", line);
+	l->count++;
+}
+
+static void
+append(const char *path, const char *text)
+{
+	FILE	*f = fopen(path, "a");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void
+test_tail(void **state)
+{
+	struct tail		*t = calloc(1, sizeof *t);
+	struct tail_lines	 l = { "", 0 };
+	char			 path[256], moved[256], *big;
+
+	(void)state;
+	snprintf(path, sizeof path, "%s/job.err.log", tmpdir);
+	snprintf(moved, sizeof moved, "%s/job.err.log.1", tmpdir);
+	append(path, "old line before we started\n");
+	tail_start(t, path);
+	tail_read(t, tail_collect, &l);
+	assert_int_equal(l.count, 0);		/* from the end */
+	append(path, "one\ntw");
+	tail_read(t, tail_collect, &l);
+	assert_string_equal(l.text, "one|");	/* a partial line waits */
+	append(path, "o\n");
+	tail_read(t, tail_collect, &l);
+	tail_read(t, tail_collect, &l);		/* nothing twice */
+	assert_string_equal(l.text, "one|two|");
+	/* Truncated: read again from the start. */
+	truncate(path, 0);
+	append(path, "three\n");
+	tail_read(t, tail_collect, &l);
+	assert_string_equal(l.text, "one|two|three|");
+	/* Rotated: the old file's rest first, then the new file. */
+	append(path, "four\n");
+	assert_int_equal(rename(path, moved), 0);
+	append(moved, "five\n");
+	append(path, "six\n");
+	tail_read(t, tail_collect, &l);
+	assert_string_equal(l.text, "one|two|three|four|five|six|");
+	/* A huge line is cut, not buffered whole. */
+	big = malloc(TAIL_LINE_MAX * 4 + 2);
+	memset(big, 'x', TAIL_LINE_MAX * 4);
+	big[TAIL_LINE_MAX * 4] = '\n';
+	big[TAIL_LINE_MAX * 4 + 1] = '\0';
+	append(path, big);
+	append(path, "seven\n");
+	tail_read(t, tail_collect, &l);
+	assert_int_equal(l.count, 8);
+	assert_non_null(strstr(l.text, "six|xxxx"));
+	assert_non_null(strstr(l.text, "|seven|"));
+	free(big);
+	tail_stop(t);
+	free(t);
+}
+
 int
 main(void)
 {
@@ -507,6 +642,8 @@ main(void)
 		cmocka_unit_test(test_protocol_malformed),
 		cmocka_unit_test_setup_teardown(test_state_round_trip, setup,
 		    teardown),
+		cmocka_unit_test(test_scan_real_logs),
+		cmocka_unit_test_setup_teardown(test_tail, setup, teardown),
 	};
 
 	log_open(NULL, false);

@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The log-signature scanner: does a line of a workload's stderr show a
+ * failed Metal pipeline?  The built-in patterns are ggml's and MLX's real
+ * failure lines (probe.md §7), plus the capability lines of an over-broad
+ * profile; a job adds its own FailureSignatures.  Capability lines such as
+ * "simdgroup matrix mul. = false" and "skipping kernel_..." are not failures.
+ */
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mcd.h"
+
+struct scan_pattern {
+	const char	*what;
+	regex_t		 re;
+};
+
+struct scan {
+	struct scan_pattern	*list;
+	size_t			 count;
+};
+
+static const struct {
+	const char	*what;
+	const char	*re;
+} scan_builtin[] = {
+	{ "Metal library compile error", "ggml_metal_(library_)?init: error: " },
+	{ "Metal library compile error", "Error Domain=MTLLibraryErrorDomain" },
+	{ "Metal library missing", "failed to create library|failed to "
+	    "initialize the Metal library|error: metal library is nil" },
+	{ "pipeline failure", "ggml_metal_library_compile_pipeline: (failed "
+	    "to compile pipeline|failed to create pipeline state|incompatible "
+	    "pipeline)" },
+	{ "pipeline failure", "ggml_metal_init: error: load pipeline error" },
+	{ "threadgroup memory limit", "Threadgroup memory size \\([0-9]+\\) "
+	    "exceeds the maximum threadgroup memory allowed \\([0-9]+\\)" },
+	{ "ggml assertion", "GGML_ASSERT\\(.*\\) failed" },
+	{ "command buffer failure", "command buffer [0-9]+ failed with status "
+	    "[0-9]+|backend is in error state" },
+	{ "residency set failure", "failed to initialize residency set|"
+	    "ggml_metal_buffer_rset_init: error:|\\[metal::Device\\] Unable to "
+	    "construct residency set" },
+	{ "MLX kernel failure", "\\[metal::Device\\] Unable to (build metal "
+	    "library|load kernel|load function)|\\[METAL\\] Command buffer "
+	    "execution failed" },
+	{ "Metal context failure", "failed to initialize Metal backend|"
+	    "ggml_metal_init\\(\\) failed|error: failed to allocate context" },
+	{ "over-broad profile", "MTLGPUFamilyApple(1[1-9]|[2-9][0-9])|"
+	    "MTLGPUFamilyCommon[4-9]" },
+};
+
+static int
+scan_add(struct scan *s, const char *what, const char *re)
+{
+	struct scan_pattern	*p;
+
+	s->list = realloc(s->list, (s->count + 1) * sizeof *s->list);
+	p = &s->list[s->count];
+	if (regcomp(&p->re, re, REG_EXTENDED | REG_NOSUB) != 0)
+		return -1;
+	p->what = what;
+	s->count++;
+	return 0;
+}
+
+/* The built-ins plus the job's own (an array of strings, or NULL). */
+struct scan *
+scan_new(plist_t extra)
+{
+	struct scan	*s = calloc(1, sizeof *s);
+	char		*re;
+	size_t		 i;
+	uint32_t	 k;
+
+	for (i = 0; i < sizeof scan_builtin / sizeof scan_builtin[0]; i++)
+		scan_add(s, scan_builtin[i].what, scan_builtin[i].re);
+	for (k = 0; extra != NULL && k < plist_array_get_size(extra); k++) {
+		re = NULL;
+		plist_get_string_val(plist_array_get_item(extra, k), &re);
+		/* jobfile.c has already refused patterns that do not compile. */
+		if (re != NULL)
+			scan_add(s, "job failure signature", re);
+		free(re);
+	}
+	return s;
+}
+
+/* What failure the line shows, or NULL. */
+const char *
+scan_line(const struct scan *s, const char *line)
+{
+	size_t	i;
+
+	for (i = 0; i < s->count; i++)
+		if (regexec(&s->list[i].re, line, 0, NULL, 0) == 0)
+			return s->list[i].what;
+	return NULL;
+}
+
+void
+scan_free(struct scan *s)
+{
+	size_t	i;
+
+	if (s == NULL)
+		return;
+	for (i = 0; i < s->count; i++)
+		regfree(&s->list[i].re);
+	free(s->list);
+	free(s);
+}
