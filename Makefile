@@ -58,7 +58,7 @@ DAEMON_SRC	:= daemon/metalcapd.c daemon/paths.c daemon/log.c \
 		   daemon/profile.c daemon/jobfile.c daemon/render.c \
 		   daemon/state.c daemon/launchd.c daemon/job.c \
 		   daemon/reconcile.c daemon/server.c daemon/rpc.c \
-		   daemon/scan.c daemon/tail.c
+		   daemon/scan.c daemon/tail.c daemon/gate.c daemon/watch.c
 ifeq ($(UNAME),Darwin)
 DAEMON_SRC	+= daemon/platform_darwin.c
 else
@@ -108,7 +108,7 @@ $(SIM_OVERBROAD): tests/sim/mtlsim.m $(SIM_KERNEL) | $(O)/tests
 $(DAEMON): $(DAEMON_SRC) daemon/mcd.h $(COMMON_SRC) common/*.h VERSION \
     | need-deps $(O)/bin
 	$(CC) $(CFLAGS_C) -Icommon -Idaemon $(DAEMON_SRC) $(COMMON_SRC) -o $@ \
-	    -luv -lplist-2.0 -lmsgpackc $(LDFLAGS_SAN)
+	    -luv -lplist-2.0 -lmsgpackc -ljansson $(LDFLAGS_SAN)
 
 $(CLIENT): client/metalcapctl.c common/mc_rpc.c common/*.h VERSION \
     | need-deps $(O)/bin

@@ -54,6 +54,7 @@ job_timer_closed(uv_handle_t *h)
 void
 job_free(struct job *j)
 {
+	watch_stop(j);
 	jobfile_free(j->spec);
 	diag_clear(&j->errors);
 	diag_clear(&j->warnings);
@@ -108,6 +109,9 @@ job_effective(struct mcd *d, struct job *j)
 		j->unlocked = o->unlocked == 1;
 	if (o != NULL && o->profile[0] != '\0')
 		name = o->profile;
+	/* Reverted or failed: stock until enable proves the profile again. */
+	if (o != NULL && (o->reverted.set || o->failed.set))
+		j->unlocked = false;
 	j->profile = profile_find(&d->profiles, name);
 }
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * launchctl as asynchronous child processes: each call captures stdout and
- * stderr, has a deadline, and reports its exit status to a callback.  The
- * meaning of the codes (launchd.md §1.3-1.4) is the reconciler's business.
+ * Helper programs (launchctl, the probe, health checks) as asynchronous
+ * child processes: each call captures stdout and stderr, has a deadline,
+ * and reports its exit status to a callback once.  The meaning of
+ * launchctl's codes (launchd.md §1.3-1.4) is the reconciler's business.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -23,6 +24,8 @@ struct lc_call {
 	int			 waiting;	/* exit + two EOFs */
 	int			 handles;	/* still open */
 	bool			 timed_out;
+	int			 timeout_ms;
+	char			 program[64];
 };
 
 static void
@@ -51,8 +54,8 @@ lc_done(struct lc_call *c)
 	uv_timer_stop(&c->timer);
 	if (c->timed_out) {
 		c->res.code = -1;
-		snprintf(c->res.err, sizeof c->res.err, "launchctl did not "
-		    "answer within %d ms", c->daemon->launchctl_timeout_ms);
+		snprintf(c->res.err, sizeof c->res.err, "%s did not finish "
+		    "within %d ms", c->program, c->timeout_ms);
 	}
 	c->cb(c->daemon, &c->res, c->arg);
 	lc_close_all(c);
@@ -114,27 +117,25 @@ lc_timeout(uv_timer_t *t)
 	uv_process_kill(&c->proc, SIGKILL);
 }
 
-/* Run launchctl with args (NULL-ended); cb gets the result once. */
+/*
+ * Run argv (env NULL: the daemon's own) with a deadline; cb gets the
+ * result exactly once, possibly before this returns.
+ */
 int
-launchctl_run(struct mcd *d, const char *const *args, launchctl_cb cb,
-    void *arg)
+proc_run(struct mcd *d, char *const *argv, char *const *env, int timeout_ms,
+    launchctl_cb cb, void *arg)
 {
 	struct lc_call			*c = calloc(1, sizeof *c);
 	uv_process_options_t		 opts;
 	uv_stdio_container_t		 stdio[3];
-	char				*argv[16];
-	size_t				 n = 0;
+	const char			*base = strrchr(argv[0], '/');
 	int				 rc;
 
-	argv[n++] = d->paths.launchctl;
-	while (args[n - 1] != NULL && n < 15) {
-		argv[n] = (char *)args[n - 1];
-		n++;
-	}
-	argv[n] = NULL;
 	c->daemon = d;
 	c->cb = cb;
 	c->arg = arg;
+	c->timeout_ms = timeout_ms;
+	snprintf(c->program, sizeof c->program, "%s", base ? base + 1 : argv[0]);
 	uv_pipe_init(d->loop, &c->out, 0);
 	uv_pipe_init(d->loop, &c->err, 0);
 	uv_timer_init(d->loop, &c->timer);
@@ -146,7 +147,8 @@ launchctl_run(struct mcd *d, const char *const *args, launchctl_cb cb,
 	stdio[2].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
 	stdio[2].data.stream = (uv_stream_t *)&c->err;
 	opts.file = argv[0];
-	opts.args = argv;
+	opts.args = (char **)argv;
+	opts.env = (char **)env;
 	opts.stdio = stdio;
 	opts.stdio_count = 3;
 	opts.exit_cb = lc_exit;
@@ -165,20 +167,37 @@ launchctl_run(struct mcd *d, const char *const *args, launchctl_cb cb,
 	c->waiting = 3;
 	uv_read_start((uv_stream_t *)&c->out, lc_alloc, lc_read);
 	uv_read_start((uv_stream_t *)&c->err, lc_alloc, lc_read);
-	uv_timer_start(&c->timer, lc_timeout,
-	    (uint64_t)d->launchctl_timeout_ms, 0);
+	uv_timer_start(&c->timer, lc_timeout, (uint64_t)timeout_ms, 0);
 	return 0;
+}
+
+/* Run launchctl with args (NULL-ended); cb gets the result once. */
+int
+launchctl_run(struct mcd *d, const char *const *args, launchctl_cb cb,
+    void *arg)
+{
+	char	*argv[16];
+	size_t	 n = 0;
+
+	argv[n++] = d->paths.launchctl;
+	while (args[n - 1] != NULL && n < 15) {
+		argv[n] = (char *)args[n - 1];
+		n++;
+	}
+	argv[n] = NULL;
+	return proc_run(d, argv, NULL, d->launchctl_timeout_ms, cb, arg);
 }
 
 /* Pull pid, last exit code and state out of `launchctl print` output. */
 bool
 launchctl_parse_print(const char *out, long *pid, char *last_exit,
-    size_t len, char *state, size_t slen)
+    size_t len, char *state, size_t slen, int *signal)
 {
-	const char	*p;
+	const char	*p, *colon;
 	bool		 any = false;
 
 	*pid = 0;
+	*signal = 0;
 	last_exit[0] = '\0';
 	state[0] = '\0';
 	for (p = out; p != NULL && *p != '\0'; p = strchr(p, '\n'),
@@ -190,7 +209,11 @@ launchctl_parse_print(const char *out, long *pid, char *last_exit,
 		else if (strncmp(p, "last exit code = ", 17) == 0)
 			snprintf(last_exit, len, "%.*s",
 			    (int)strcspn(p + 17, "\n"), p + 17);
-		else if (strncmp(p, "state = ", 8) == 0)
+		else if (strncmp(p, "last terminating signal = ", 26) == 0) {
+			/* "Abort trap: 6" */
+			colon = strchr(p, ':');
+			*signal = colon ? atoi(colon + 1) : 0;
+		} else if (strncmp(p, "state = ", 8) == 0)
 			snprintf(state, slen, "%.*s", (int)strcspn(p + 8, "\n"),
 			    p + 8);
 		else

@@ -52,6 +52,8 @@ int	platform_default_dirs(char *config, char *state, char *runtime,
 int	platform_self_dir(const char *argv0, char *dir, size_t len);
 int	platform_peer_uid(int fd, uid_t *uid);
 const char *platform_shim_name(void);
+const char *platform_inject_var(void);
+int	platform_pid_fd(long pid);
 
 /* --- log.c ------------------------------------------------------------------ */
 
@@ -147,6 +149,32 @@ void	tail_start(struct tail *, const char *path);
 void	tail_read(struct tail *, tail_line_fn, void *arg);
 void	tail_stop(struct tail *);
 
+/* --- gate.c ------------------------------------------------------------------ */
+
+enum gate_status { GATE_PASS, GATE_PARTIAL, GATE_FAIL };
+
+struct gate_waiter;
+struct gate_entry {
+	char			 profile[MCD_NAME_MAX + 1];
+	uint64_t		 family, tg, ws;	/* the values probed */
+	char			 stamp[160];		/* shim and probe files */
+	bool			 running;
+	bool			 rerun;		/* probe again when done */
+	bool			 done;		/* status is a valid verdict */
+	enum gate_status	 status;
+	char			 reason[512];
+	struct json_t		*report;	/* the probe's JSON */
+	struct gate_waiter	*waiters;
+};
+typedef void (*gate_done_fn)(struct mcd *, const struct gate_entry *,
+    void *arg);
+
+void	gate_run(struct mcd *, const struct profile *);
+const struct gate_entry *gate_verdict(struct mcd *, const struct profile *);
+void	gate_invalidate(struct mcd *, const char *profile);
+void	gate_wait(struct mcd *, const struct profile *, gate_done_fn,
+	    void *arg);
+
 /* --- render.c --------------------------------------------------------------- */
 
 struct render_input {
@@ -163,11 +191,24 @@ bool	render_allows_background(plist_t template_dict);
 
 /* --- state.c ---------------------------------------------------------------- */
 
+#define EVIDENCE_MAX	4
+
+/* Why a job went back to stock (reverted) or was given up (failed). */
+struct incident {
+	bool	set;
+	long	time;
+	char	trigger[64];
+	char	evidence[EVIDENCE_MAX][256];
+	int	nevidence;
+};
+
 struct override {
-	char	name[MCD_NAME_MAX + 1];
-	int	unlocked;	/* -1: not set, 0, 1 */
-	char	profile[MCD_NAME_MAX + 1];	/* "": not set */
-	bool	stopped;
+	char		name[MCD_NAME_MAX + 1];
+	int		unlocked;	/* -1: not set, 0, 1 */
+	char		profile[MCD_NAME_MAX + 1];	/* "": not set */
+	bool		stopped;
+	struct incident	reverted;
+	struct incident	failed;
 };
 
 struct state {
@@ -185,16 +226,18 @@ void	state_free(struct state *);
 
 struct launchctl_result {
 	int	code;		/* exit status; -1: timed out or could not run */
-	char	out[8192];
+	char	out[65536];	/* the probe's report fits */
 	char	err[1024];
 };
 typedef void (*launchctl_cb)(struct mcd *, const struct launchctl_result *,
     void *arg);
 
+int	proc_run(struct mcd *, char *const *argv, char *const *env,
+	    int timeout_ms, launchctl_cb, void *arg);
 int	launchctl_run(struct mcd *, const char *const *args, launchctl_cb,
 	    void *arg);
 bool	launchctl_parse_print(const char *out, long *pid, char *last_exit,
-	    size_t len, char *state, size_t slen);
+	    size_t len, char *state, size_t slen, int *signal);
 
 /* --- job.c / reconcile.c ------------------------------------------------------ */
 
@@ -239,6 +282,27 @@ struct job {
 	bool			 changed;	/* agent file rewritten */
 	uv_timer_t		*timer;
 	struct mcd		*daemon;
+	/* the safety loop (watch.c) */
+	bool			 probing;	/* waiting for the gate */
+	bool			 drop_tg;	/* partial verdict */
+	char			 note[MCD_ERR_LEN];
+	bool			 blocked;	/* no shim marker */
+	bool			 exit_pending;	/* learn how it exited */
+	long			 watched_pid;
+	struct job_watch	*watch;
+	struct tail		*tail;
+	struct scan		*scan;
+	long			 exits[16];	/* abnormal exit times */
+	int			 nexits;
+	struct shim_seen {
+		bool	present;
+		char	state[16];
+		char	klass[64];
+		char	hooked[128];
+		long	family_max;
+		long	threadgroup_memory;
+		char	reason[256];
+	}			 shim;
 };
 
 const char *job_state_name(enum job_state);
@@ -251,6 +315,20 @@ void	reconcile_all(struct mcd *);
 void	job_set_state(struct mcd *, struct job *, enum job_state,
 	    const char *reason);
 void	job_effective(struct mcd *, struct job *);
+
+/* --- watch.c ------------------------------------------------------------------ */
+
+struct job_watch;
+void	watch_begin_tail(struct mcd *, struct job *);
+void	watch_started(struct mcd *, struct job *);
+void	watch_stop(struct job *);
+void	watch_exited(struct mcd *, struct job *, const char *last_exit,
+	    int signal);
+void	watch_reports_changed(struct mcd *);
+void	job_revert(struct mcd *, struct job *, const char *trigger,
+	    const char *const *evidence, int nevidence);
+void	job_fail(struct mcd *, struct job *, const char *trigger,
+	    const char *const *evidence, int nevidence);
 
 /* --- server.c / rpc.c --------------------------------------------------------- */
 
@@ -293,6 +371,10 @@ struct mcd {
 	uv_timer_t		 rescan_timer;
 	uv_signal_t		 sigterm, sigint;
 	int			 launchctl_timeout_ms;
+	int			 marker_timeout_ms;
+	struct gate_entry	**gates;
+	size_t			 ngates;
+	uv_fs_event_t		 watch_reports;
 };
 
 void	mcd_schedule_rescan(struct mcd *);

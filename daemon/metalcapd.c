@@ -42,6 +42,9 @@ usage(FILE *out)
 	    "  --shim, --probe   default: beside this program "
 	    "(../lib, .)\n"
 	    "  --template PATH   the job LaunchAgent template\n"
+	    "  --marker-timeout MS  how long an unlocked process has to show\n"
+	    "                    the shim's report before it is blocked "
+	    "(10000)\n"
 	    "\n"
 	    "See metalcapd(8), metalcap(5), metalcapctl(1).\n");
 }
@@ -84,6 +87,15 @@ watch_dir(struct mcd *d, uv_fs_event_t *h, const char *dir)
 }
 
 static void
+reports_cb(uv_fs_event_t *h, const char *file, int events, int status)
+{
+	(void)file;
+	(void)events;
+	(void)status;
+	watch_reports_changed(h->data);
+}
+
+static void
 on_signal(uv_signal_t *s, int signum)
 {
 	struct mcd	*d = s->data;
@@ -111,6 +123,7 @@ parse_args(int argc, char **argv, struct mcd *d, bool *foreground)
 		{ "shim", required_argument, NULL, 'm' },
 		{ "probe", required_argument, NULL, 'P' },
 		{ "template", required_argument, NULL, 'T' },
+		{ "marker-timeout", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -127,6 +140,15 @@ parse_args(int argc, char **argv, struct mcd *d, bool *foreground)
 			break;
 		case 'f':
 			*foreground = true;
+			break;
+		case 'M':
+			d->marker_timeout_ms = atoi(optarg);
+			if (d->marker_timeout_ms < 100) {
+				fprintf(stderr, "metalcapd: --marker-timeout: "
+				    "'%s' is not a number of ms >= 100\n",
+				    optarg);
+				return -1;
+			}
 			break;
 		case 'h':
 			usage(stdout);
@@ -198,6 +220,7 @@ main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	d->loop = uv_default_loop();
 	d->launchctl_timeout_ms = 10000;
+	d->marker_timeout_ms = 10000;
 	if (parse_args(argc, argv, d, &foreground) == -1)
 		return 2;
 	if (paths_make_dirs(&d->paths, why, sizeof why) == -1) {
@@ -222,6 +245,16 @@ main(int argc, char **argv)
 	d->rescan_timer.data = d;
 	watch_dir(d, &d->watch_jobs, d->paths.jobs);
 	watch_dir(d, &d->watch_profiles, d->paths.profiles);
+	{
+		char	reports[PATH_MAX];
+
+		mc_fmt(reports, sizeof reports, "%s/reports", d->paths.state);
+		uv_fs_event_init(d->loop, &d->watch_reports);
+		d->watch_reports.data = d;
+		if (uv_fs_event_start(&d->watch_reports, reports_cb, reports,
+		    0) != 0)
+			log_warnx("cannot watch %s", reports);
+	}
 	uv_signal_init(d->loop, &d->sigterm);
 	uv_signal_init(d->loop, &d->sigint);
 	d->sigterm.data = d->sigint.data = d;

@@ -4,6 +4,7 @@
  * temporary directory for the socket (so the agent and an SSH shell agree),
  * getpeereid, _NSGetExecutablePath.  Cross-compiled, not run by CI.
  */
+#include <sys/event.h>
 #include <sys/types.h>
 
 #include <libgen.h>
@@ -61,4 +62,32 @@ const char *
 platform_shim_name(void)
 {
 	return "libmetalcap.dylib";
+}
+
+const char *
+platform_inject_var(void)
+{
+	return "DYLD_INSERT_LIBRARIES";
+}
+
+/*
+ * A kqueue watching pid for NOTE_EXIT: readable when the process exits.
+ * The daemon is not the parent (launchd is), so the status comes from
+ * launchctl print.
+ */
+int
+platform_pid_fd(long pid)
+{
+	struct kevent	kev;
+	int		kq = kqueue();
+
+	if (kq == -1)
+		return -1;
+	EV_SET(&kev, (uintptr_t)pid, EVFILT_PROC, EV_ADD | EV_ONESHOT,
+	    NOTE_EXIT, 0, NULL);
+	if (kevent(kq, &kev, 1, NULL, 0, NULL) == -1) {
+		close(kq);
+		return -1;
+	}
+	return kq;
 }

@@ -4,6 +4,7 @@
  * are simulated there): XDG directories, SO_PEERCRED, /proc/self/exe.
  */
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 
 #include <libgen.h>
@@ -74,4 +75,22 @@ const char *
 platform_shim_name(void)
 {
 	return "libmetalcap.so";
+}
+
+/* On Linux the simulated launchd sets LD_PRELOAD for what macOS calls this. */
+const char *
+platform_inject_var(void)
+{
+	return "LD_PRELOAD";
+}
+
+/*
+ * A descriptor that becomes readable when pid exits: a pidfd.  The daemon
+ * is not the parent (launchd is), so it cannot wait for the status; it
+ * asks launchd for that.
+ */
+int
+platform_pid_fd(long pid)
+{
+	return (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
 }

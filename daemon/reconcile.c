@@ -69,20 +69,7 @@ reconcile_later(struct mcd *d, struct job *j, job_step_fn step, uint64_t ms)
 	uv_timer_start(j->timer, reconcile_timer_cb, ms, 0);
 }
 
-/* The state the job is in once launchd has it as desired. */
-static enum job_state
-reconcile_settled_state(struct mcd *d, struct job *j)
-{
-	const struct override	*o = state_get(&d->state, j->name, false);
-
-	if (o != NULL && o->stopped)
-		return JOB_STOPPED;
-	if (j->unlocked && j->profile != NULL && j->profile->family_max != 0 &&
-	    j->profile->error[0] == '\0')
-		return JOB_UNLOCKED;
-	return JOB_STOCK;
-}
-
+/* Should launchd be running it (RunAtLoad, or KeepAlive not false)? */
 static bool
 reconcile_should_run(const struct job *j)
 {
@@ -95,17 +82,43 @@ reconcile_should_run(const struct job *j)
 	    plist_get_node_type(keep) == PLIST_DICT;
 }
 
-/* Why an unlocked job runs stock anyway, or NULL. */
-static const char *
-reconcile_note(const struct job *j)
+/* "trigger: first evidence" for a revert or failure. */
+static void
+reconcile_incident_text(const struct incident *in, char *buf, size_t len)
 {
-	if (!j->unlocked)
-		return NULL;
-	if (j->profile == NULL)
-		return "the profile does not exist: running stock";
-	if (j->profile->error[0] != '\0')
-		return j->profile->error;
-	return NULL;
+	snprintf(buf, len, "%s%s%s", in->trigger, in->nevidence ? ": " : "",
+	    in->nevidence ? in->evidence[0] : "");
+}
+
+/* The state (and its reason) once launchd has the job as desired. */
+static void
+reconcile_settle(struct mcd *d, struct job *j)
+{
+	const struct override	*o = state_get(&d->state, j->name, false);
+	char			 reason[MCD_ERR_LEN];
+
+	if (o != NULL && o->stopped) {
+		job_set_state(d, j, JOB_STOPPED, "stopped by request");
+	} else if (o != NULL && o->failed.set) {
+		reconcile_incident_text(&o->failed, reason, sizeof reason);
+		job_set_state(d, j, JOB_FAILED, reason);
+	} else if (o != NULL && o->reverted.set) {
+		reconcile_incident_text(&o->reverted, reason, sizeof reason);
+		job_set_state(d, j, JOB_REVERTED, reason);
+	} else if (j->probing) {
+		job_set_state(d, j, JOB_PROBING, "probing the profile before "
+		    "running it unlocked");
+	} else if (j->blocked) {
+		job_set_state(d, j, JOB_BLOCKED, j->reason);
+	} else if (j->unlocked && j->profile == NULL) {
+		job_set_state(d, j, JOB_STOCK, "the profile does not exist: "
+		    "running stock");
+	} else if (j->unlocked && j->profile->error[0] != '\0') {
+		job_set_state(d, j, JOB_STOCK, j->profile->error);
+	} else if (j->unlocked && j->profile->family_max != 0) {
+		job_set_state(d, j, JOB_UNLOCKED, j->note);
+	} else
+		job_set_state(d, j, JOB_STOCK, NULL);
 }
 
 /* launchctl failed in a way retrying will not fix. */
@@ -143,6 +156,48 @@ reconcile_no_gui(struct mcd *d, struct job *j,
 	return true;
 }
 
+/* Will the agent carry the shim? */
+static bool
+reconcile_runs_unlocked(const struct job *j)
+{
+	return j->unlocked && j->profile != NULL &&
+	    j->profile->error[0] == '\0' && j->profile->family_max != 0;
+}
+
+/*
+ * The probe gate: an unlocked job's profile must have passed the probe.
+ * Returns false while a probe runs (reconcile_all runs when the verdict is
+ * in).
+ */
+static bool
+reconcile_gate(struct mcd *d, struct job *j)
+{
+	const struct gate_entry	*v;
+	const char		*evidence[1];
+
+	j->drop_tg = false;
+	j->note[0] = '\0';
+	j->probing = false;
+	if (!j->unlocked || j->profile == NULL || j->profile->family_max == 0 ||
+	    j->profile->error[0] != '\0')
+		return true;
+	if ((v = gate_verdict(d, j->profile)) == NULL) {
+		j->probing = true;
+		return false;
+	}
+	if (v->status == GATE_FAIL) {
+		evidence[0] = v->reason;
+		job_revert(d, j, "probe", evidence, 1);
+		job_effective(d, j);
+		return true;
+	}
+	if (v->status == GATE_PARTIAL) {
+		j->drop_tg = true;
+		snprintf(j->note, sizeof j->note, "%s", v->reason);
+	}
+	return true;
+}
+
 /* Render the agent and write it if it differs from what is installed. */
 static int
 reconcile_render(struct mcd *d, struct job *j)
@@ -153,8 +208,15 @@ reconcile_render(struct mcd *d, struct job *j)
 	size_t			 len, oldlen = 0;
 	int			 rc = 0;
 
-	in.profile = j->unlocked && j->profile != NULL &&
-	    j->profile->error[0] == '\0' ? j->profile : NULL;
+	struct profile		 partial;
+
+	in.profile = reconcile_runs_unlocked(j) ? j->profile : NULL;
+	/* A partial verdict keeps the family override only. */
+	if (in.profile != NULL && j->drop_tg) {
+		partial = *in.profile;
+		partial.threadgroup_memory = 0;
+		in.profile = &partial;
+	}
 	agent = render_agent(d->job_template, &in);
 	xml = render_xml(agent, &len);
 	plist_free(agent);
@@ -182,6 +244,7 @@ reconcile_removed_cb(struct mcd *d, const struct launchctl_result *r,
 	char		 path[PATH_MAX];
 
 	(void)r;
+	watch_stop(j);
 	reconcile_agent_path(d, j, path, sizeof path);
 	unlink(path);
 	log_info("job %s: removed", j->name);
@@ -211,12 +274,23 @@ reconcile_start(struct mcd *d, struct job *j)
 		return;
 	}
 	job_effective(d, j);
+	if (!reconcile_gate(d, j)) {
+		/*
+		 * Whatever runs keeps running; a new job waits (a probe takes
+		 * milliseconds) rather than start stock and restart.
+		 */
+		job_set_state(d, j, JOB_PROBING, "probing the profile before "
+		    "running it unlocked");
+		reconcile_finish(d, j);
+		return;
+	}
 	if (reconcile_render(d, j) == -1) {
 		reconcile_finish(d, j);
 		return;
 	}
 	o = state_get(&d->state, j->name, false);
-	if (o != NULL && o->stopped) {
+	if (o != NULL && (o->stopped || o->failed.set)) {
+		watch_stop(j);
 		reconcile_bootout(d, j);
 		return;
 	}
@@ -271,8 +345,8 @@ reconcile_bootout_cb(struct mcd *d, const struct launchctl_result *r,
 	}
 	j->loaded = false;
 	j->pid = 0;
-	if (o != NULL && o->stopped) {
-		job_set_state(d, j, JOB_STOPPED, "stopped by request");
+	if (o != NULL && (o->stopped || o->failed.set)) {
+		reconcile_settle(d, j);
 		reconcile_finish(d, j);
 		return;
 	}
@@ -376,6 +450,9 @@ reconcile_bootstrap(struct mcd *d, struct job *j)
 	const char	*args[] = { "bootstrap", d->domain, path, NULL };
 
 	log_info("job %s: bootstrap %s", j->name, d->domain);
+	j->watched_pid = 0;
+	if (reconcile_runs_unlocked(j))
+		watch_begin_tail(d, j);
 	reconcile_agent_path(d, j, path, sizeof path);
 	launchctl_run(d, args, reconcile_bootstrap_cb, j);
 }
@@ -386,6 +463,7 @@ reconcile_refresh_cb(struct mcd *d, const struct launchctl_result *r,
     void *arg)
 {
 	struct job	*j = arg;
+	int		 sig;
 
 	if (r->code == 113) {
 		j->loaded = false;
@@ -397,15 +475,33 @@ reconcile_refresh_cb(struct mcd *d, const struct launchctl_result *r,
 		return;
 	}
 	launchctl_parse_print(r->out, &j->pid, j->last_exit,
-	    sizeof j->last_exit, j->launchd_state, sizeof j->launchd_state);
+	    sizeof j->last_exit, j->launchd_state, sizeof j->launchd_state,
+	    &sig);
+	if (j->exit_pending) {
+		j->exit_pending = false;
+		watch_exited(d, j, j->last_exit, sig);
+		if (j->dirty) {
+			/* A revert or failure is queued: let it run. */
+			reconcile_finish(d, j);
+			return;
+		}
+	}
 	/* Only a job launchd should be running is worth waiting for. */
 	if (j->pid == 0 && reconcile_should_run(j) &&
-	    strcmp(j->launchd_state, "running") != 0 &&
-	    ++j->retries <= PID_POLLS) {
-		reconcile_later(d, j, reconcile_refresh, RETRY_MS);
-		return;
+	    strcmp(j->launchd_state, "running") != 0) {
+		if (++j->retries <= PID_POLLS) {
+			reconcile_later(d, j, reconcile_refresh, RETRY_MS);
+			return;
+		}
+		/* Throttled by launchd: look again now and then. */
+		if (strcmp(j->launchd_state, "spawn scheduled") == 0) {
+			reconcile_later(d, j, reconcile_refresh, 2000);
+			return;
+		}
 	}
-	job_set_state(d, j, reconcile_settled_state(d, j), reconcile_note(j));
+	reconcile_settle(d, j);
+	if (j->pid > 0)
+		watch_started(d, j);
 	reconcile_finish(d, j);
 }
 

@@ -16,6 +16,53 @@
 #define STATE_FILE	"overrides.plist"
 
 static void
+state_read_incident(plist_t entry, const char *key, struct incident *in)
+{
+	plist_t		 d = plist_dict_get_item(entry, key), ev, node;
+	uint64_t	 t = 0;
+	char		*s;
+	uint32_t	 i;
+
+	if (d == NULL || plist_get_node_type(d) != PLIST_DICT)
+		return;
+	in->set = true;
+	if ((node = plist_dict_get_item(d, "Time")) != NULL &&
+	    plist_get_node_type(node) == PLIST_UINT)
+		plist_get_uint_val(node, &t);
+	in->time = (long)t;
+	if ((s = mc_plist_string(d, "Trigger")) != NULL) {
+		snprintf(in->trigger, sizeof in->trigger, "%s", s);
+		free(s);
+	}
+	ev = plist_dict_get_item(d, "Evidence");
+	for (i = 0; ev != NULL && plist_get_node_type(ev) == PLIST_ARRAY &&
+	    i < plist_array_get_size(ev) && in->nevidence < EVIDENCE_MAX; i++) {
+		s = NULL;
+		node = plist_array_get_item(ev, i);
+		if (plist_get_node_type(node) == PLIST_STRING)
+			plist_get_string_val(node, &s);
+		if (s != NULL)
+			snprintf(in->evidence[in->nevidence++],
+			    sizeof in->evidence[0], "%s", s);
+		free(s);
+	}
+}
+
+static plist_t
+state_incident_plist(const struct incident *in)
+{
+	plist_t	d = plist_new_dict(), ev = plist_new_array();
+	int	i;
+
+	plist_dict_set_item(d, "Time", plist_new_uint((uint64_t)in->time));
+	plist_dict_set_item(d, "Trigger", plist_new_string(in->trigger));
+	for (i = 0; i < in->nevidence; i++)
+		plist_array_append_item(ev, plist_new_string(in->evidence[i]));
+	plist_dict_set_item(d, "Evidence", ev);
+	return d;
+}
+
+static void
 state_read_entry(struct state *st, const char *name, plist_t entry)
 {
 	struct override	*o;
@@ -34,6 +81,8 @@ state_read_entry(struct state *st, const char *name, plist_t entry)
 		free(profile);
 	}
 	o->stopped = mc_plist_bool(entry, "Stopped", false);
+	state_read_incident(entry, "Reverted", &o->reverted);
+	state_read_incident(entry, "Failed", &o->failed);
 }
 
 /* Load dir/overrides.plist; note says what happened to a bad one. */
@@ -99,6 +148,12 @@ state_save(const struct state *st, char *why, size_t whylen)
 			    plist_new_string(o->profile));
 		if (o->stopped)
 			plist_dict_set_item(entry, "Stopped", plist_new_bool(1));
+		if (o->reverted.set)
+			plist_dict_set_item(entry, "Reverted",
+			    state_incident_plist(&o->reverted));
+		if (o->failed.set)
+			plist_dict_set_item(entry, "Failed",
+			    state_incident_plist(&o->failed));
 		plist_dict_set_item(root, o->name, entry);
 	}
 	rc = mc_plist_write_atomic(st->path, root, 0600, why, whylen);

@@ -1,0 +1,493 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The safety loop while a job runs: proof of injection (the shim's report
+ * for the pid launchd gave), its stderr followed for failure signatures,
+ * its exits watched for a crash loop, and its health check.  Any of these
+ * showing a failed Metal pipeline while the job is unlocked sends it back
+ * to stock, persisted with the evidence; a job that crash-loops in stock
+ * too is given up (failed) instead of being respawned forever.
+ */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mc_util.h"
+#include "mcd.h"
+
+#define CRASH_MAX_EXITS		3
+#define CRASH_WINDOW_S		60
+#define HEALTH_TIMEOUT_S	5
+
+struct job_watch {
+	struct job	*job;		/* NULL once the job is gone */
+	uv_poll_t	 pid_poll;
+	int		 pid_fd;
+	bool		 polling;
+	uv_timer_t	 marker_timer;
+	uv_timer_t	 health_timer;
+	uv_fs_event_t	 log_dir;
+	bool		 log_watching;
+	int		 handles;	/* open handles; free at 0 */
+};
+
+static void
+watch_handle_closed(uv_handle_t *h)
+{
+	struct job_watch	*w = h->data;
+
+	if (h == (uv_handle_t *)&w->pid_poll)
+		close(w->pid_fd);
+	if (--w->handles == 0)
+		free(w);
+}
+
+static struct job_watch *
+watch_get(struct mcd *d, struct job *j)
+{
+	struct job_watch	*w = j->watch;
+
+	if (w != NULL)
+		return w;
+	w = calloc(1, sizeof *w);
+	w->job = j;
+	w->pid_fd = -1;
+	uv_timer_init(d->loop, &w->marker_timer);
+	uv_timer_init(d->loop, &w->health_timer);
+	w->marker_timer.data = w->health_timer.data = w;
+	w->handles = 2;
+	j->watch = w;
+	return w;
+}
+
+static void
+watch_stop_pid(struct job_watch *w)
+{
+	if (w->polling) {
+		w->polling = false;
+		uv_poll_stop(&w->pid_poll);
+		uv_close((uv_handle_t *)&w->pid_poll, watch_handle_closed);
+	}
+}
+
+/* The job is gone or stopped: close everything (freed by close callbacks). */
+void
+watch_stop(struct job *j)
+{
+	struct job_watch	*w = j->watch;
+
+	if (j->tail != NULL) {
+		tail_stop(j->tail);
+		free(j->tail);
+		j->tail = NULL;
+	}
+	scan_free(j->scan);
+	j->scan = NULL;
+	if (w == NULL)
+		return;
+	j->watch = NULL;
+	w->job = NULL;
+	watch_stop_pid(w);
+	if (w->log_watching) {
+		w->log_watching = false;
+		uv_close((uv_handle_t *)&w->log_dir, watch_handle_closed);
+	}
+	uv_close((uv_handle_t *)&w->marker_timer, watch_handle_closed);
+	uv_close((uv_handle_t *)&w->health_timer, watch_handle_closed);
+}
+
+static bool
+watch_unlocked(const struct job *j)
+{
+	return j->state == JOB_UNLOCKED || j->state == JOB_BLOCKED ||
+	    (j->unlocked && j->profile != NULL && j->profile->family_max != 0);
+}
+
+/* --- reverting ------------------------------------------------------------- */
+
+static void
+watch_incident(struct incident *in, const char *trigger,
+    const char *const *evidence, int n)
+{
+	int	i;
+
+	memset(in, 0, sizeof *in);
+	in->set = true;
+	in->time = (long)time(NULL);
+	snprintf(in->trigger, sizeof in->trigger, "%s", trigger);
+	for (i = 0; i < n && i < EVIDENCE_MAX; i++)
+		snprintf(in->evidence[in->nevidence++], sizeof in->evidence[0],
+		    "%s", evidence[i]);
+}
+
+static void
+watch_persist(struct mcd *d)
+{
+	char	why[256];
+
+	if (state_save(&d->state, why, sizeof why) == -1)
+		log_warnx("%s", why);
+}
+
+/* Back to stock, with the evidence; one reconcile does the rest. */
+void
+job_revert(struct mcd *d, struct job *j, const char *trigger,
+    const char *const *evidence, int n)
+{
+	struct override	*o = state_get(&d->state, j->name, true);
+
+	if (o->reverted.set || o->failed.set)
+		return;
+	watch_incident(&o->reverted, trigger, evidence, n);
+	watch_persist(d);
+	log_warnx("job %s: reverted to stock: %s: %s", j->name, trigger,
+	    n > 0 ? evidence[0] : "");
+	j->exit_pending = false;
+	rpc_event(d, j, "revert");
+	reconcile(d, j);
+}
+
+/* Crashing in stock too: stop it instead of respawning it forever. */
+void
+job_fail(struct mcd *d, struct job *j, const char *trigger,
+    const char *const *evidence, int n)
+{
+	struct override	*o = state_get(&d->state, j->name, true);
+
+	if (o->failed.set)
+		return;
+	watch_incident(&o->failed, trigger, evidence, n);
+	watch_persist(d);
+	log_warnx("job %s: failed, no more restarts: %s", j->name, trigger);
+	rpc_event(d, j, "failed");
+	j->loaded = false;
+	reconcile(d, j);
+}
+
+/* --- the log ---------------------------------------------------------------- */
+
+static void
+watch_log_line(void *arg, const char *line)
+{
+	struct job	*j = arg;
+	const char	*what;
+	const char	*evidence[1] = { line };
+
+	if (j->scan == NULL || (what = scan_line(j->scan, line)) == NULL)
+		return;
+	if (watch_unlocked(j))
+		job_revert(j->daemon, j, what, evidence, 1);
+}
+
+static void
+watch_log_event(uv_fs_event_t *h, const char *file, int events, int status)
+{
+	struct job_watch	*w = h->data;
+
+	(void)file;
+	(void)events;
+	(void)status;
+	if (w->job != NULL && w->job->tail != NULL)
+		tail_read(w->job->tail, watch_log_line, w->job);
+}
+
+static const char *
+watch_log_path(struct mcd *d, struct job *j, char *buf, size_t len)
+{
+	if (j->spec != NULL && j->spec->stderr_path != NULL)
+		mc_fmt(buf, len, "%s", j->spec->stderr_path);
+	else
+		mc_fmt(buf, len, "%s/%s.err.log", d->paths.logs, j->name);
+	return buf;
+}
+
+/*
+ * Follow the stderr log from its current end, before the unlocked process
+ * starts, so everything it writes is seen exactly once.
+ */
+void
+watch_begin_tail(struct mcd *d, struct job *j)
+{
+	struct job_watch	*w = watch_get(d, j);
+	char			 path[PATH_MAX], dir[PATH_MAX];
+
+	if (j->spec == NULL)
+		return;
+	watch_log_path(d, j, path, sizeof path);
+	if (j->tail == NULL)
+		j->tail = malloc(sizeof *j->tail);
+	else
+		tail_stop(j->tail);
+	tail_start(j->tail, path);
+	scan_free(j->scan);
+	j->scan = scan_new(j->spec->failure_signatures);
+	if (!w->log_watching) {
+		snprintf(dir, sizeof dir, "%s", path);
+		uv_fs_event_init(d->loop, &w->log_dir);
+		w->log_dir.data = w;
+		w->handles++;
+		w->log_watching = true;
+		if (uv_fs_event_start(&w->log_dir, watch_log_event,
+		    dirname(dir), 0) != 0)
+			log_warnx("job %s: cannot watch %s", j->name, path);
+	}
+}
+
+/* --- proof of injection ------------------------------------------------------- */
+
+static void
+watch_parse_marker(struct job *j, const char *line)
+{
+	const char	*p;
+	struct shim_seen *s = &j->shim;
+
+	memset(s, 0, sizeof *s);
+	s->present = true;
+#define FIELD(key, fmt, dst) \
+	if ((p = strstr(line, " " key "=")) != NULL) \
+		sscanf(p + strlen(key) + 2, fmt, dst)
+	FIELD("state", "%15s", s->state);
+	FIELD("class", "%63s", s->klass);
+	FIELD("hooked", "%127s", s->hooked);
+	FIELD("family_max", "%ld", &s->family_max);
+	FIELD("threadgroup_memory", "%ld", &s->threadgroup_memory);
+#undef FIELD
+	if ((p = strstr(line, " reason=")) != NULL)
+		snprintf(s->reason, sizeof s->reason, "%.*s",
+		    (int)strcspn(p + 8, "\n"), p + 8);
+}
+
+/* Look for the shim's report from the job's pid; true when found. */
+static bool
+watch_check_marker(struct mcd *d, struct job *j)
+{
+	char	 path[PATH_MAX], line[1024];
+	FILE	*f;
+
+	if (j->pid <= 0)
+		return false;
+	mc_fmt(path, sizeof path, "%s/reports/metalcap.%ld.report",
+	    d->paths.state, j->pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return false;
+	if (fgets(line, sizeof line, f) == NULL) {
+		fclose(f);
+		return false;
+	}
+	fclose(f);
+	watch_parse_marker(j, line);
+	if (j->watch != NULL)
+		uv_timer_stop(&j->watch->marker_timer);
+	if (strcmp(j->shim.state, "hooked") == 0) {
+		if (j->blocked) {
+			j->blocked = false;
+			job_set_state(d, j, JOB_UNLOCKED, j->note);
+		}
+		return true;
+	}
+	j->blocked = true;
+	snprintf(line, sizeof line, "the shim loaded into pid %ld but stayed "
+	    "stock: %s", j->pid, j->shim.reason);
+	job_set_state(d, j, JOB_BLOCKED, line);
+	return true;
+}
+
+static void
+watch_marker_timeout(uv_timer_t *t)
+{
+	struct job_watch	*w = t->data;
+	struct job		*j = w->job;
+	char			 reason[MCD_ERR_LEN];
+
+	if (j == NULL || !watch_unlocked(j) || watch_check_marker(j->daemon, j))
+		return;
+	if (j->pid <= 0 || kill((pid_t)j->pid, 0) != 0)
+		return;		/* it exited: the crash-loop watch has it */
+	j->blocked = true;
+	snprintf(reason, sizeof reason, "no report from the shim in pid %ld "
+	    "within %d ms: the injection was dropped (a hardened-runtime, "
+	    "SIP-protected or setuid/setgid program, or a wrapper script)",
+	    j->pid, j->daemon->marker_timeout_ms);
+	job_set_state(j->daemon, j, JOB_BLOCKED, reason);
+}
+
+void
+watch_reports_changed(struct mcd *d)
+{
+	size_t	i;
+
+	for (i = 0; i < d->njobs; i++) {
+		struct job *j = d->jobs[i];
+
+		if (j->pid > 0 && watch_unlocked(j) && !j->shim.present)
+			watch_check_marker(d, j);
+	}
+}
+
+/* --- exits ------------------------------------------------------------------ */
+
+static void
+watch_pid_exit(uv_poll_t *h, int status, int events)
+{
+	struct job_watch	*w = h->data;
+	struct job		*j = w->job;
+
+	(void)status;
+	(void)events;
+	watch_stop_pid(w);
+	if (j == NULL || j->pid != j->watched_pid)
+		return;
+	uv_timer_stop(&w->marker_timer);
+	uv_timer_stop(&w->health_timer);
+	/* launchd knows how it ended: ask, then look for the next pid. */
+	j->exit_pending = true;
+	j->pid = 0;
+	j->loaded = false;
+	reconcile(j->daemon, j);
+}
+
+/* Count an abnormal exit; a loop of them reverts (or, in stock, fails). */
+void
+watch_exited(struct mcd *d, struct job *j, const char *last_exit, int sig)
+{
+	plist_t		 loop = j->spec ? j->spec->crash_loop : NULL;
+	uint64_t	 max = CRASH_MAX_EXITS, window = CRASH_WINDOW_S;
+	char		 ev[EVIDENCE_MAX][256];
+	const char	*evp[EVIDENCE_MAX];
+	long		 now = (long)time(NULL);
+	int		 i, n = 0;
+
+	if (sig == 0 && (last_exit[0] == '\0' || strcmp(last_exit, "0") == 0 ||
+	    strcmp(last_exit, "(never exited)") == 0))
+		return;
+	if (loop != NULL) {
+		plist_t v;
+
+		if ((v = plist_dict_get_item(loop, "MaxExits")) != NULL)
+			plist_get_uint_val(v, &max);
+		if ((v = plist_dict_get_item(loop, "WindowSeconds")) != NULL)
+			plist_get_uint_val(v, &window);
+	}
+	if (j->nexits == (int)(sizeof j->exits / sizeof j->exits[0]))
+		memmove(j->exits, j->exits + 1, sizeof j->exits -
+		    sizeof j->exits[0]);
+	else
+		j->nexits++;
+	j->exits[j->nexits - 1] = now;
+	for (i = 0; i < j->nexits; i++)
+		if (now - j->exits[i] < (long)window)
+			n++;
+	if (sig != 0)
+		snprintf(ev[1], sizeof ev[1], "last: signal %d", sig);
+	else
+		snprintf(ev[1], sizeof ev[1], "last: exit status %s", last_exit);
+	log_info("job %s: exited abnormally (%s), %d in %llu s", j->name,
+	    ev[1] + 6, n, (unsigned long long)window);
+	if (n < (int)max)
+		return;
+	snprintf(ev[0], sizeof ev[0], "%d abnormal exits within %llu s", n,
+	    (unsigned long long)window);
+	evp[0] = ev[0];
+	evp[1] = ev[1];
+	j->nexits = 0;
+	if (watch_unlocked(j) && !state_get(&d->state, j->name,
+	    true)->reverted.set)
+		job_revert(d, j, "crash loop", evp, 2);
+	else
+		job_fail(d, j, "crash loop in stock", evp, 2);
+}
+
+/* --- health check -------------------------------------------------------------- */
+
+static void
+watch_health_done(struct mcd *d, const struct launchctl_result *r, void *arg)
+{
+	struct job	*j = job_find(d, (const char *)arg);
+	char		 ev[2][256];
+	const char	*evp[2] = { ev[0], ev[1] };
+
+	free(arg);
+	if (j == NULL || r->code == 0)
+		return;
+	/* -1: it timed out or could not run; r->err says which. */
+	if (r->code == -1)
+		snprintf(ev[0], sizeof ev[0], "%.*s", (int)strcspn(r->err, "\n"),
+		    r->err);
+	else
+		snprintf(ev[0], sizeof ev[0], "the check exited with status %d",
+		    r->code);
+	snprintf(ev[1], sizeof ev[1], "%.*s", (int)strcspn(r->err, "\n"),
+	    r->code == -1 ? "" : r->err);
+	log_warnx("job %s: health check failed: %s", j->name, ev[0]);
+	if (watch_unlocked(j))
+		job_revert(d, j, "health check", evp, ev[1][0] ? 2 : 1);
+}
+
+static void
+watch_health_due(uv_timer_t *t)
+{
+	struct job_watch	*w = t->data;
+	struct job		*j = w->job;
+	plist_t			 hc, args, v;
+	uint64_t		 timeout = HEALTH_TIMEOUT_S;
+	char			*argv[32];
+	uint32_t		 i, n;
+
+	if (j == NULL || j->spec == NULL || (hc = j->spec->health_check) ==
+	    NULL || (args = plist_dict_get_item(hc, "ProgramArguments")) ==
+	    NULL || (n = plist_array_get_size(args)) == 0)
+		return;
+	if ((v = plist_dict_get_item(hc, "TimeoutSeconds")) != NULL)
+		plist_get_uint_val(v, &timeout);
+	for (i = 0; i < n && i < 31; i++) {
+		argv[i] = NULL;
+		plist_get_string_val(plist_array_get_item(args, i), &argv[i]);
+	}
+	argv[i] = NULL;
+	proc_run(j->daemon, argv, NULL, (int)timeout * 1000,
+	    watch_health_done, strdup(j->name));
+	while (i-- > 0)
+		free(argv[i]);
+}
+
+/* A (new) process: watch its exit, its shim report and its health. */
+void
+watch_started(struct mcd *d, struct job *j)
+{
+	struct job_watch	*w;
+	plist_t			 v;
+	uint64_t		 delay = 0;
+
+	if (j->pid <= 0 || j->pid == j->watched_pid)
+		return;
+	w = watch_get(d, j);
+	watch_stop_pid(w);
+	j->watched_pid = j->pid;
+	memset(&j->shim, 0, sizeof j->shim);
+	j->blocked = false;
+	if ((w->pid_fd = platform_pid_fd(j->pid)) != -1) {
+		uv_poll_init(d->loop, &w->pid_poll, w->pid_fd);
+		w->pid_poll.data = w;
+		w->handles++;
+		w->polling = true;
+		uv_poll_start(&w->pid_poll, UV_READABLE, watch_pid_exit);
+	} else
+		log_warnx("job %s: cannot watch pid %ld: %s", j->name, j->pid,
+		    strerror(errno));
+	if (watch_unlocked(j) && !watch_check_marker(d, j))
+		uv_timer_start(&w->marker_timer, watch_marker_timeout,
+		    (uint64_t)d->marker_timeout_ms, 0);
+	if (j->spec != NULL && j->spec->health_check != NULL) {
+		if ((v = plist_dict_get_item(j->spec->health_check,
+		    "StartDelaySeconds")) != NULL)
+			plist_get_uint_val(v, &delay);
+		uv_timer_start(&w->health_timer, watch_health_due,
+		    delay * 1000, 0);
+	}
+}
