@@ -13,7 +13,7 @@
 #ifndef MC_PROTOCOL_H
 #define MC_PROTOCOL_H
 
-#define MC_PROTOCOL_VERSION	1
+#define MC_PROTOCOL_VERSION	2	/* 2: probe, reverts, EPROBE */
 
 #define MC_MSG_REQUEST		0
 #define MC_MSG_RESPONSE		1
@@ -26,7 +26,7 @@
 #define MC_M_DISABLE		"disable"
 #define MC_M_PROFILE_SET	"profile.set"
 #define MC_M_PROFILE_LIST	"profile.list"
-#define MC_M_PROBE		"probe"		/* reserved for the probe gate */
+#define MC_M_PROBE		"probe"
 #define MC_M_START		"start"
 #define MC_M_STOP		"stop"
 #define MC_M_RESTART		"restart"
@@ -44,6 +44,7 @@
 #define MC_E_TOOBIG		"ETOOBIG"	/* message over the size limit */
 #define MC_E_NOPROFILE		"ENOPROFILE"	/* no such profile */
 #define MC_E_IO			"EIO"		/* the daemon could not persist */
+#define MC_E_PROBE		"EPROBE"	/* the profile failed the probe */
 
 /* Limits. */
 #define MC_MAX_MESSAGE		(1024 * 1024)	/* bytes buffered per message */

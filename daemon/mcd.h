@@ -322,8 +322,9 @@ struct job_watch;
 void	watch_begin_tail(struct mcd *, struct job *);
 void	watch_started(struct mcd *, struct job *);
 void	watch_stop(struct job *);
-void	watch_exited(struct mcd *, struct job *, const char *last_exit,
+bool	watch_exited(struct mcd *, struct job *, const char *last_exit,
 	    int signal);
+void	watch_unwatch_pid(struct job *);
 void	watch_reports_changed(struct mcd *);
 void	job_revert(struct mcd *, struct job *, const char *trigger,
 	    const char *const *evidence, int nevidence);
@@ -340,12 +341,16 @@ struct conn {
 	bool			 reading;
 	bool			 subscribed;
 	bool			 closing;
+	bool			 closed;	/* uv_close has completed */
+	int			 refs;		/* replies still to come */
 	struct conn		*next;
 };
 
 int	server_start(struct mcd *, char *why, size_t whylen);
 void	server_stop(struct mcd *);
 void	server_send(struct conn *, msgpack_sbuffer *);
+void	conn_ref(struct conn *);
+void	conn_unref(struct conn *);
 void	server_broadcast(struct mcd *, msgpack_sbuffer *);
 void	rpc_dispatch(struct conn *, const struct mc_rpc_message *);
 void	rpc_pack_job(msgpack_packer *, const struct job *);

@@ -295,6 +295,7 @@ reconcile_start(struct mcd *d, struct job *j)
 		return;
 	}
 	if (!j->changed && j->loaded) {
+		reconcile_settle(d, j);
 		reconcile_finish(d, j);
 		return;
 	}
@@ -359,6 +360,7 @@ reconcile_bootout(struct mcd *d, struct job *j)
 	char		 target[256];
 	const char	*args[] = { "bootout", target, NULL };
 
+	watch_unwatch_pid(j);
 	reconcile_target(d, j, target, sizeof target);
 	launchctl_run(d, args, reconcile_bootout_cb, j);
 }
@@ -479,8 +481,7 @@ reconcile_refresh_cb(struct mcd *d, const struct launchctl_result *r,
 	    &sig);
 	if (j->exit_pending) {
 		j->exit_pending = false;
-		watch_exited(d, j, j->last_exit, sig);
-		if (j->dirty) {
+		if (watch_exited(d, j, j->last_exit, sig)) {
 			/* A revert or failure is queued: let it run. */
 			reconcile_finish(d, j);
 			return;

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "mc_util.h"
 #include "mcd.h"
 #include "protocol.h"
@@ -20,6 +22,15 @@ struct rpc_call {
 	const struct mc_rpc_message	*msg;
 	msgpack_sbuffer			 sb;
 	msgpack_packer			 pk;
+	bool				 deferred;	/* replied later */
+};
+
+/* A reply owed after a probe; holds a reference on the connection. */
+struct rpc_later {
+	struct conn	*conn;
+	uint32_t	 msgid;
+	char		 job[MCD_NAME_MAX + 8];
+	char		 profile[MCD_NAME_MAX + 1];
 };
 
 typedef void (*rpc_handler)(struct rpc_call *);
@@ -42,6 +53,7 @@ static void	rpc_stop(struct rpc_call *);
 static void	rpc_restart(struct rpc_call *);
 static void	rpc_reload(struct rpc_call *);
 static void	rpc_subscribe(struct rpc_call *);
+static void	rpc_probe(struct rpc_call *);
 
 static const struct rpc_method rpc_methods[] = {
 	{ .name = MC_M_HELLO, .min_params = 0, .max_params = 1,
@@ -66,6 +78,8 @@ static const struct rpc_method rpc_methods[] = {
 	    .fn = rpc_reload },
 	{ .name = MC_M_SUBSCRIBE, .min_params = 0, .max_params = 0,
 	    .fn = rpc_subscribe },
+	{ .name = MC_M_PROBE, .min_params = 1, .max_params = 1,
+	    .fn = rpc_probe },
 };
 
 /* --- packing helpers ---------------------------------------------------------- */
@@ -90,13 +104,58 @@ rpc_pack_strings(msgpack_packer *pk, const struct diag *d)
 		mc_rpc_pack_str(pk, d->items[i]);
 }
 
+static void
+rpc_pack_incident(msgpack_packer *pk, const char *key,
+    const struct incident *in)
+{
+	int	i;
+
+	mc_rpc_pack_str(pk, key);
+	if (in == NULL || !in->set) {
+		msgpack_pack_nil(pk);
+		return;
+	}
+	msgpack_pack_map(pk, 3);
+	mc_rpc_pack_str(pk, "time");
+	msgpack_pack_int64(pk, in->time);
+	rpc_kv_str(pk, "trigger", in->trigger);
+	mc_rpc_pack_str(pk, "evidence");
+	msgpack_pack_array(pk, (uint32_t)in->nevidence);
+	for (i = 0; i < in->nevidence; i++)
+		mc_rpc_pack_str(pk, in->evidence[i]);
+}
+
+/* What the shim in the running process reported, or nil. */
+static void
+rpc_pack_shim(msgpack_packer *pk, const struct job *j)
+{
+	const struct shim_seen	*s = &j->shim;
+
+	mc_rpc_pack_str(pk, "shim");
+	if (!s->present) {
+		msgpack_pack_nil(pk);
+		return;
+	}
+	msgpack_pack_map(pk, 6);
+	rpc_kv_str(pk, "state", s->state);
+	rpc_kv_str(pk, "class", strcmp(s->klass, "-") ? s->klass : NULL);
+	rpc_kv_str(pk, "hooked", strcmp(s->hooked, "-") ? s->hooked : NULL);
+	mc_rpc_pack_str(pk, "family_max");
+	msgpack_pack_int64(pk, s->family_max);
+	mc_rpc_pack_str(pk, "threadgroup_memory");
+	msgpack_pack_int64(pk, s->threadgroup_memory);
+	rpc_kv_str(pk, "reason", strcmp(s->reason, "-") ? s->reason : NULL);
+}
+
 /* One job's status map (DESIGN §6.6). */
 void
 rpc_pack_job(msgpack_packer *pk, const struct job *j)
 {
 	const struct profile	*p = j->profile;
+	const struct override	*o = state_get(&j->daemon->state, j->name,
+	    false);
 
-	msgpack_pack_map(pk, 13);
+	msgpack_pack_map(pk, 17);
 	rpc_kv_str(pk, "name", j->name);
 	rpc_kv_str(pk, "label", j->label);
 	rpc_kv_str(pk, "state", job_state_name(j->state));
@@ -119,6 +178,10 @@ rpc_pack_job(msgpack_packer *pk, const struct job *j)
 	mc_rpc_pack_str(pk, "warnings");
 	rpc_pack_strings(pk, &j->warnings);
 	rpc_kv_str(pk, "file", j->file);
+	rpc_kv_str(pk, "note", j->note);
+	rpc_pack_incident(pk, "reverted", o ? &o->reverted : NULL);
+	rpc_pack_incident(pk, "failed", o ? &o->failed : NULL);
+	rpc_pack_shim(pk, j);
 	mc_rpc_pack_str(pk, "stderr_path");
 	if (j->spec != NULL && j->spec->stderr_path != NULL)
 		mc_rpc_pack_str(pk, j->spec->stderr_path);
@@ -228,6 +291,90 @@ rpc_commit(struct rpc_call *call, struct job *j)
 	rpc_pack_job(&call->pk, j);
 }
 
+static struct rpc_later *
+rpc_defer(struct rpc_call *call, const char *job, const char *profile)
+{
+	struct rpc_later	*l = calloc(1, sizeof *l);
+
+	call->deferred = true;
+	conn_ref(call->conn);
+	l->conn = call->conn;
+	l->msgid = call->msg->msgid;
+	snprintf(l->job, sizeof l->job, "%s", job ? job : "");
+	snprintf(l->profile, sizeof l->profile, "%s", profile);
+	return l;
+}
+
+/* Send a deferred reply (unless the client left) and drop the reference. */
+static void
+rpc_later_send(struct rpc_later *l, msgpack_sbuffer *sb)
+{
+	server_send(l->conn, sb);
+	conn_unref(l->conn);
+	free(l);
+}
+
+/* jansson value -> msgpack, for the probe's report. */
+static void
+rpc_pack_json(msgpack_packer *pk, json_t *v)
+{
+	const char	*key;
+	json_t		*item;
+	size_t		 i;
+
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		msgpack_pack_map(pk, (uint32_t)json_object_size(v));
+		json_object_foreach(v, key, item) {
+			mc_rpc_pack_str(pk, key);
+			rpc_pack_json(pk, item);
+		}
+		break;
+	case JSON_ARRAY:
+		msgpack_pack_array(pk, (uint32_t)json_array_size(v));
+		json_array_foreach(v, i, item)
+			rpc_pack_json(pk, item);
+		break;
+	case JSON_STRING:
+		mc_rpc_pack_str(pk, json_string_value(v));
+		break;
+	case JSON_INTEGER:
+		msgpack_pack_int64(pk, json_integer_value(v));
+		break;
+	case JSON_REAL:
+		msgpack_pack_double(pk, json_real_value(v));
+		break;
+	case JSON_TRUE:
+		msgpack_pack_true(pk);
+		break;
+	case JSON_FALSE:
+		msgpack_pack_false(pk);
+		break;
+	default:
+		msgpack_pack_nil(pk);
+	}
+}
+
+static const char *
+rpc_gate_word(const struct gate_entry *e)
+{
+	return e->status == GATE_PASS ? "pass" : e->status == GATE_PARTIAL ?
+	    "partial" : "fail";
+}
+
+/* The profile a job would run with (override, job file, default). */
+static const char *
+rpc_job_profile(struct mcd *d, const struct job *j)
+{
+	const struct override	*o = state_get(&d->state, j->name, false);
+
+	if (o != NULL && o->profile[0] != '\0')
+		return o->profile;
+	if (j->spec != NULL && j->spec->profile != NULL)
+		return j->spec->profile;
+	return PROFILE_DEFAULT;
+}
+
 /* --- handlers --------------------------------------------------------------- */
 
 static void
@@ -289,6 +436,44 @@ rpc_profile_ok(struct rpc_call *call, const msgpack_object *o, char *name,
 	return true;
 }
 
+/* The probe for enabling a reverted job is in. */
+static void
+rpc_enable_probed(struct mcd *d, const struct gate_entry *e, void *arg)
+{
+	struct rpc_later	*l = arg;
+	struct job		*j = job_find(d, l->job);
+	struct override		*o;
+	msgpack_sbuffer		 sb;
+	msgpack_packer		 pk;
+	char			 why[1024];
+
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	if (j == NULL)
+		mc_rpc_pack_response_error(&pk, l->msgid, MC_E_NOJOB,
+		    "the job is gone");
+	else if (e->status == GATE_FAIL) {
+		snprintf(why, sizeof why, "profile %s still fails the probe: "
+		    "%s", l->profile, e->reason);
+		mc_rpc_pack_response_error(&pk, l->msgid, MC_E_PROBE, why);
+	} else {
+		o = state_get(&d->state, j->name, true);
+		memset(&o->reverted, 0, sizeof o->reverted);
+		memset(&o->failed, 0, sizeof o->failed);
+		o->unlocked = 1;
+		snprintf(o->profile, sizeof o->profile, "%s", l->profile);
+		if (state_save(&d->state, why, sizeof why) == -1)
+			mc_rpc_pack_response_error(&pk, l->msgid, MC_E_IO, why);
+		else {
+			j->loaded = false;
+			reconcile(d, j);
+			mc_rpc_pack_response_ok(&pk, l->msgid);
+			rpc_pack_job(&pk, j);
+		}
+	}
+	rpc_later_send(l, &sb);
+}
+
 static void
 rpc_enable(struct rpc_call *call)
 {
@@ -311,9 +496,26 @@ rpc_enable(struct rpc_call *call)
 			return;
 	}
 	o = state_get(&call->conn->daemon->state, j->name, true);
+	if (profile[0] == '\0')
+		snprintf(profile, sizeof profile, "%s",
+		    rpc_job_profile(call->conn->daemon, j));
+	/* Reverted: a fresh probe must pass before the revert is cleared. */
+	if (o->reverted.set || o->failed.set) {
+		const struct profile *p = profile_find(
+		    &call->conn->daemon->profiles, profile);
+
+		if (p == NULL || p->error[0] != '\0') {
+			rpc_error(call, MC_E_NOPROFILE, "no usable profile %s",
+			    profile);
+			return;
+		}
+		gate_wait(call->conn->daemon, p, rpc_enable_probed,
+		    rpc_defer(call, j->name, profile));
+		return;
+	}
 	o->unlocked = 1;
-	if (profile[0] != '\0')
-		snprintf(o->profile, sizeof o->profile, "%s", profile);
+	snprintf(o->profile, sizeof o->profile, "%s", profile);
+	gate_invalidate(call->conn->daemon, profile);
 	rpc_commit(call, j);
 }
 
@@ -340,6 +542,7 @@ rpc_profile_set(struct rpc_call *call)
 		return;
 	o = state_get(&call->conn->daemon->state, j->name, true);
 	snprintf(o->profile, sizeof o->profile, "%s", profile);
+	gate_invalidate(call->conn->daemon, profile);
 	rpc_commit(call, j);
 }
 
@@ -421,6 +624,7 @@ rpc_restart(struct rpc_call *call)
 	if (j == NULL)
 		return;
 	snprintf(target, sizeof target, "%s/%s", d->domain, j->label);
+	watch_unwatch_pid(j);	/* our kill is not a crash */
 	launchctl_run(d, args, rpc_restart_cb, j);
 	rpc_ok(call);
 	rpc_pack_job(&call->pk, j);
@@ -432,6 +636,55 @@ rpc_reload(struct rpc_call *call)
 	job_rescan(call->conn->daemon);
 	rpc_ok(call);
 	msgpack_pack_true(&call->pk);
+}
+
+static void
+rpc_probe_done(struct mcd *d, const struct gate_entry *e, void *arg)
+{
+	struct rpc_later	*l = arg;
+	msgpack_sbuffer		 sb;
+	msgpack_packer		 pk;
+
+	(void)d;
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	mc_rpc_pack_response_ok(&pk, l->msgid);
+	msgpack_pack_map(&pk, 4);
+	rpc_kv_str(&pk, "profile", e->profile);
+	rpc_kv_str(&pk, "status", rpc_gate_word(e));
+	rpc_kv_str(&pk, "reason", e->reason);
+	mc_rpc_pack_str(&pk, "report");
+	if (e->report != NULL)
+		rpc_pack_json(&pk, e->report);
+	else
+		msgpack_pack_nil(&pk);
+	rpc_later_send(l, &sb);
+}
+
+/* probe [job] or probe [{profile: P}]: a fresh probe and its report. */
+static void
+rpc_probe(struct rpc_call *call)
+{
+	struct mcd		*d = call->conn->daemon;
+	const msgpack_object	*arg = rpc_param(call, 0), *prof;
+	char			 name[MCD_NAME_MAX + 1];
+	const struct profile	*p;
+	struct job		*j;
+
+	if (arg->type == MSGPACK_OBJECT_MAP) {
+		if ((prof = mc_rpc_map_get(arg, "profile")) == NULL ||
+		    !rpc_profile_ok(call, prof, name, sizeof name))
+			return;
+	} else {
+		if ((j = rpc_job(call, 0)) == NULL)
+			return;
+		snprintf(name, sizeof name, "%s", rpc_job_profile(d, j));
+	}
+	if ((p = profile_find(&d->profiles, name)) == NULL) {
+		rpc_error(call, MC_E_NOPROFILE, "no profile named %s", name);
+		return;
+	}
+	gate_wait(d, p, rpc_probe_done, rpc_defer(call, NULL, name));
 }
 
 static void
@@ -463,5 +716,8 @@ rpc_dispatch(struct conn *conn, const struct mc_rpc_message *msg)
 		    "got %u", m->name, m->min_params, m->max_params, n);
 	else
 		m->fn(&call);
-	server_send(conn, &call.sb);
+	if (call.deferred)
+		msgpack_sbuffer_destroy(&call.sb);
+	else
+		server_send(conn, &call.sb);
 }

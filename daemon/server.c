@@ -30,12 +30,35 @@ struct write_req {
 static void	server_read(uv_stream_t *, ssize_t, const uv_buf_t *);
 
 static void
+conn_free(struct conn *c)
+{
+	mc_rpc_decoder_free(&c->decoder);
+	free(c);
+}
+
+/* Freed here, or by the last conn_unref if a reply is still owed. */
+static void
 conn_closed(uv_handle_t *h)
 {
 	struct conn	*c = h->data;
 
-	mc_rpc_decoder_free(&c->decoder);
-	free(c);
+	c->closed = true;
+	if (c->refs == 0)
+		conn_free(c);
+}
+
+/* A reply will come later (a probe runs): keep the memory. */
+void
+conn_ref(struct conn *c)
+{
+	c->refs++;
+}
+
+void
+conn_unref(struct conn *c)
+{
+	if (--c->refs == 0 && c->closed)
+		conn_free(c);
 }
 
 static void

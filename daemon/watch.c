@@ -76,6 +76,18 @@ watch_stop_pid(struct job_watch *w)
 	}
 }
 
+/* We are about to stop the process ourselves: that exit is no crash. */
+void
+watch_unwatch_pid(struct job *j)
+{
+	if (j->watch != NULL) {
+		watch_stop_pid(j->watch);
+		uv_timer_stop(&j->watch->marker_timer);
+		uv_timer_stop(&j->watch->health_timer);
+	}
+	j->watched_pid = 0;
+}
+
 /* The job is gone or stopped: close everything (freed by close callbacks). */
 void
 watch_stop(struct job *j)
@@ -352,8 +364,11 @@ watch_pid_exit(uv_poll_t *h, int status, int events)
 	reconcile(j->daemon, j);
 }
 
-/* Count an abnormal exit; a loop of them reverts (or, in stock, fails). */
-void
+/*
+ * Count an abnormal exit; a loop of them reverts (or, in stock, fails).
+ * True when that happened.
+ */
+bool
 watch_exited(struct mcd *d, struct job *j, const char *last_exit, int sig)
 {
 	plist_t		 loop = j->spec ? j->spec->crash_loop : NULL;
@@ -365,7 +380,7 @@ watch_exited(struct mcd *d, struct job *j, const char *last_exit, int sig)
 
 	if (sig == 0 && (last_exit[0] == '\0' || strcmp(last_exit, "0") == 0 ||
 	    strcmp(last_exit, "(never exited)") == 0))
-		return;
+		return false;
 	if (loop != NULL) {
 		plist_t v;
 
@@ -390,7 +405,7 @@ watch_exited(struct mcd *d, struct job *j, const char *last_exit, int sig)
 	log_info("job %s: exited abnormally (%s), %d in %llu s", j->name,
 	    ev[1] + 6, n, (unsigned long long)window);
 	if (n < (int)max)
-		return;
+		return false;
 	snprintf(ev[0], sizeof ev[0], "%d abnormal exits within %llu s", n,
 	    (unsigned long long)window);
 	evp[0] = ev[0];
@@ -401,6 +416,7 @@ watch_exited(struct mcd *d, struct job *j, const char *last_exit, int sig)
 		job_revert(d, j, "crash loop", evp, 2);
 	else
 		job_fail(d, j, "crash loop in stock", evp, 2);
+	return true;
 }
 
 /* --- health check -------------------------------------------------------------- */
