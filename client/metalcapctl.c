@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/utsname.h>
 
 #include <err.h>
 #include <errno.h>
@@ -19,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -58,6 +60,8 @@ static int	cmd_restart(struct ctl *, int, char **);
 static int	cmd_reload(struct ctl *, int, char **);
 static int	cmd_watch(struct ctl *, int, char **);
 static int	cmd_logs(struct ctl *, int, char **);
+static int	cmd_probe(struct ctl *, int, char **);
+static int	cmd_doctor(struct ctl *, int, char **);
 
 static const struct ctl_command commands[] = {
 	{ "status", 0, 1, "status [JOB]", cmd_status },
@@ -71,6 +75,8 @@ static const struct ctl_command commands[] = {
 	{ "reload", 0, 0, "reload", cmd_reload },
 	{ "watch", 0, 0, "watch", cmd_watch },
 	{ "logs", 1, 2, "logs JOB [-f]", cmd_logs },
+	{ "probe", 1, 2, "probe JOB | probe --profile P", cmd_probe },
+	{ "doctor", 0, 0, "doctor", cmd_doctor },
 };
 
 static void
@@ -312,6 +318,30 @@ ctl_field(const msgpack_object *map, const char *key, char *buf, size_t len)
 	return buf;
 }
 
+/* "    reverted at TIME by TRIGGER:" and its evidence lines. */
+static void
+ctl_print_incident(const msgpack_object *job, const char *key)
+{
+	const msgpack_object	*in = mc_rpc_map_get(job, key), *ev, *t;
+	char			 trigger[128], line[512], when[64];
+	time_t			 tt;
+	uint32_t		 i;
+
+	if (in == NULL || in->type != MSGPACK_OBJECT_MAP)
+		return;
+	t = mc_rpc_map_get(in, "time");
+	tt = t && t->type == MSGPACK_OBJECT_POSITIVE_INTEGER ?
+	    (time_t)t->via.u64 : 0;
+	strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", localtime(&tt));
+	printf("    %s at %s by %s\n", key, when, ctl_field(in, "trigger",
+	    trigger, sizeof trigger));
+	ev = mc_rpc_map_get(in, "evidence");
+	for (i = 0; ev && ev->type == MSGPACK_OBJECT_ARRAY &&
+	    i < ev->via.array.size; i++)
+		if (mc_rpc_str(&ev->via.array.ptr[i], line, sizeof line))
+			printf("      | %s\n", line);
+}
+
 static bool
 ctl_unhealthy(const char *state)
 {
@@ -351,6 +381,8 @@ ctl_print_jobs(const msgpack_object *jobs)
 			if (mc_rpc_str(&errs->via.array.ptr[k], reason,
 			    sizeof reason))
 				printf("    error: %s\n", reason);
+		ctl_print_incident(j, "reverted");
+		ctl_print_incident(j, "failed");
 		if (ctl_unhealthy(state))
 			rc = EXIT_UNHEALTHY;
 	}
@@ -597,6 +629,162 @@ cmd_logs(struct ctl *c, int argc, char **argv)
 	}
 	close(fd);
 	return 0;
+}
+
+/* Send probe for a job or {profile}; *m holds the reply. */
+static int
+ctl_probe_call(struct ctl *c, const char *job, const char *profile,
+    struct mc_rpc_message *m)
+{
+	char	*params[] = { (char *)job, NULL };
+
+	if (profile != NULL)
+		return ctl_call(c, MC_M_PROBE, NULL, "profile", profile, m);
+	return ctl_call(c, MC_M_PROBE, params, NULL, NULL, m);
+}
+
+static void
+ctl_print_probe(const msgpack_object *res)
+{
+	const msgpack_object	*report, *checks, *ck;
+	char			 a[128], b[512], name[64];
+	uint32_t		 i;
+
+	printf("profile %s: %s", ctl_field(res, "profile", a, sizeof a),
+	    ctl_field(res, "status", name, sizeof name));
+	if (strcmp(ctl_field(res, "reason", b, sizeof b), "-") != 0)
+		printf(" (%s)", b);
+	printf("\n");
+	report = mc_rpc_map_get(res, "report");
+	if (report == NULL || report->type != MSGPACK_OBJECT_MAP)
+		return;
+	printf("device %s\n", ctl_field(report, "device", a, sizeof a));
+	checks = mc_rpc_map_get(report, "checks");
+	for (i = 0; checks && checks->type == MSGPACK_OBJECT_ARRAY &&
+	    i < checks->via.array.size; i++) {
+		const msgpack_object *sk, *ok;
+
+		ck = &checks->via.array.ptr[i];
+		sk = mc_rpc_map_get(ck, "skipped");
+		ok = mc_rpc_map_get(ck, "correct");
+		printf("  %-24s %-5s %s\n", ctl_field(ck, "name", name,
+		    sizeof name), sk && sk->type == MSGPACK_OBJECT_BOOLEAN &&
+		    sk->via.boolean ? "skip" : ok && ok->type ==
+		    MSGPACK_OBJECT_BOOLEAN && ok->via.boolean ? "pass" : "FAIL",
+		    strcmp(ctl_field(ck, "error", b, sizeof b), "-") ? b : "");
+	}
+}
+
+static bool
+ctl_probe_failed(const msgpack_object *res)
+{
+	char	status[32];
+
+	return strcmp(ctl_field(res, "status", status, sizeof status),
+	    "fail") == 0;
+}
+
+/* probe JOB | probe --profile P: a fresh probe through the daemon. */
+static int
+cmd_probe(struct ctl *c, int argc, char **argv)
+{
+	struct mc_rpc_message	m;
+	int			rc;
+
+	if (argc == 2 && strcmp(argv[0], "--profile") == 0)
+		rc = ctl_probe_call(c, NULL, argv[1], &m);
+	else if (argc == 1 && argv[0][0] != '-')
+		rc = ctl_probe_call(c, argv[0], NULL, &m);
+	else {
+		fprintf(stderr, "usage: metalcapctl probe JOB | probe "
+		    "--profile P\n");
+		return EXIT_USAGE;
+	}
+	if (rc != 0)
+		return rc;
+	if (c->json)
+		ctl_print_json(&m.result);
+	else
+		ctl_print_probe(&m.result);
+	return ctl_probe_failed(&m.result) ? EXIT_UNHEALTHY : 0;
+}
+
+/* One probe result of doctor's, from its JSON. */
+static void
+ctl_doctor_probe(json_t *res)
+{
+	json_t		*c;
+	size_t		 i;
+	const char	*reason = json_string_value(json_object_get(res,
+	    "reason"));
+
+	printf("\nprobe %-8s %s%s%s\n", json_string_value(json_object_get(res,
+	    "profile")), json_string_value(json_object_get(res, "status")),
+	    reason ? ": " : "", reason ? reason : "");
+	json_array_foreach(json_object_get(json_object_get(res, "report"),
+	    "checks"), i, c)
+		printf("  %-24s %s\n", json_string_value(json_object_get(c,
+		    "name")), json_is_true(json_object_get(c, "skipped")) ?
+		    "skip" : json_is_true(json_object_get(c, "correct")) ?
+		    "pass" : "FAIL");
+}
+
+/*
+ * doctor: what a user attaches to an issue.  Platform, versions, the
+ * device, a stock and an unlocked probe, every job and its reverts.
+ */
+static int
+cmd_doctor(struct ctl *c, int argc, char **argv)
+{
+	struct mc_rpc_message	 m;
+	struct utsname		 u;
+	json_t			*doc = json_object();
+	char			 platform[512];
+	int			 rc;
+
+	(void)argc;
+	(void)argv;
+	uname(&u);
+	snprintf(platform, sizeof platform, "%s %s %s", u.sysname, u.release,
+	    u.machine);
+	json_object_set_new(doc, "platform", json_string(platform));
+	json_object_set_new(doc, "metalcapctl", json_string(MC_VERSION));
+	if ((rc = ctl_call(c, MC_M_HELLO, NULL, NULL, NULL, &m)) != 0)
+		goto out;
+	json_object_set_new(doc, "daemon", ctl_json(&m.result));
+	if ((rc = ctl_probe_call(c, NULL, "stock", &m)) != 0)
+		goto out;
+	json_object_set_new(doc, "probe_stock", ctl_json(&m.result));
+	if ((rc = ctl_probe_call(c, NULL, "apple9", &m)) != 0)
+		goto out;
+	json_object_set_new(doc, "probe_apple9", ctl_json(&m.result));
+	if ((rc = ctl_call(c, MC_M_PROFILE_LIST, NULL, NULL, NULL, &m)) != 0)
+		goto out;
+	json_object_set_new(doc, "profiles", ctl_json(&m.result));
+	if ((rc = ctl_call(c, MC_M_STATUS, NULL, NULL, NULL, &m)) != 0)
+		goto out;
+	json_object_set_new(doc, "jobs", ctl_json(&m.result));
+	if (c->json) {
+		json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+		fputc('\n', stdout);
+		goto out;
+	}
+	printf("metalcap doctor\nplatform     %s\nmetalcapctl  %s\n"
+	    "metalcapd    %s (pid %lld)\n", platform, MC_VERSION,
+	    json_string_value(json_object_get(json_object_get(doc, "daemon"),
+	    "version")), (long long)json_integer_value(json_object_get(
+	    json_object_get(doc, "daemon"), "pid")));
+	printf("device       %s\n", json_string_value(json_object_get(
+	    json_object_get(json_object_get(doc, "probe_stock"), "report"),
+	    "device")) ?: "(none)");
+	ctl_doctor_probe(json_object_get(doc, "probe_stock"));
+	ctl_doctor_probe(json_object_get(doc, "probe_apple9"));
+	printf("\n");
+	ctl_print_jobs(&m.result);
+	printf("\n(metalcapctl --json doctor gives the full probe reports)\n");
+out:
+	json_decref(doc);
+	return rc;
 }
 
 /* The daemon must speak our protocol version. */
