@@ -188,34 +188,32 @@ launchctl_run(struct mcd *d, const char *const *args, launchctl_cb cb,
 	return proc_run(d, argv, NULL, d->launchctl_timeout_ms, cb, arg);
 }
 
-/* Pull pid, last exit code and state out of `launchctl print` output. */
+/* Pull pid, runs, last exit and state out of `launchctl print` output. */
 bool
-launchctl_parse_print(const char *out, long *pid, char *last_exit,
-    size_t len, char *state, size_t slen, int *signal)
+launchctl_parse_print(const char *out, struct launchd_seen *seen)
 {
 	const char	*p, *colon;
 	bool		 any = false;
 
-	*pid = 0;
-	*signal = 0;
-	last_exit[0] = '\0';
-	state[0] = '\0';
+	memset(seen, 0, sizeof *seen);
 	for (p = out; p != NULL && *p != '\0'; p = strchr(p, '\n'),
 	    p = p ? p + 1 : NULL) {
 		while (*p == '\t' || *p == ' ')
 			p++;
 		if (strncmp(p, "pid = ", 6) == 0)
-			*pid = strtol(p + 6, NULL, 10);
+			seen->pid = strtol(p + 6, NULL, 10);
+		else if (strncmp(p, "runs = ", 7) == 0)
+			seen->runs = strtol(p + 7, NULL, 10);
 		else if (strncmp(p, "last exit code = ", 17) == 0)
-			snprintf(last_exit, len, "%.*s",
+			snprintf(seen->last_exit, sizeof seen->last_exit, "%.*s",
 			    (int)strcspn(p + 17, "\n"), p + 17);
 		else if (strncmp(p, "last terminating signal = ", 26) == 0) {
 			/* "Abort trap: 6" */
 			colon = strchr(p, ':');
-			*signal = colon ? atoi(colon + 1) : 0;
+			seen->signal = colon ? atoi(colon + 1) : 0;
 		} else if (strncmp(p, "state = ", 8) == 0)
-			snprintf(state, slen, "%.*s", (int)strcspn(p + 8, "\n"),
-			    p + 8);
+			snprintf(seen->state, sizeof seen->state, "%.*s",
+			    (int)strcspn(p + 8, "\n"), p + 8);
 		else
 			continue;
 		any = true;

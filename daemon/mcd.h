@@ -236,8 +236,14 @@ int	proc_run(struct mcd *, char *const *argv, char *const *env,
 	    int timeout_ms, launchctl_cb, void *arg);
 int	launchctl_run(struct mcd *, const char *const *args, launchctl_cb,
 	    void *arg);
-bool	launchctl_parse_print(const char *out, long *pid, char *last_exit,
-	    size_t len, char *state, size_t slen, int *signal);
+struct launchd_seen {
+	long	pid;		/* 0: not running */
+	long	runs;
+	int	signal;		/* last terminating signal, 0: none */
+	char	last_exit[64];
+	char	state[32];
+};
+bool	launchctl_parse_print(const char *out, struct launchd_seen *);
 
 /* --- job.c / reconcile.c ------------------------------------------------------ */
 
@@ -287,7 +293,7 @@ struct job {
 	bool			 drop_tg;	/* partial verdict */
 	char			 note[MCD_ERR_LEN];
 	bool			 blocked;	/* no shim marker */
-	bool			 exit_pending;	/* learn how it exited */
+	long			 runs_counted;	/* runs whose exit we judged */
 	long			 watched_pid;
 	struct job_watch	*watch;
 	struct tail		*tail;
@@ -312,6 +318,7 @@ void	job_free(struct job *);
 void	job_forget(struct mcd *, struct job *);
 void	reconcile(struct mcd *, struct job *);
 void	reconcile_all(struct mcd *);
+void	reconcile_after(struct mcd *, struct job *, uint64_t ms);
 void	job_set_state(struct mcd *, struct job *, enum job_state,
 	    const char *reason);
 void	job_effective(struct mcd *, struct job *);
@@ -323,7 +330,7 @@ void	watch_begin_tail(struct mcd *, struct job *);
 void	watch_started(struct mcd *, struct job *);
 void	watch_stop(struct job *);
 bool	watch_exited(struct mcd *, struct job *, const char *last_exit,
-	    int signal);
+	    int signal, long count);
 void	watch_unwatch_pid(struct job *);
 void	watch_reports_changed(struct mcd *);
 void	job_revert(struct mcd *, struct job *, const char *trigger,

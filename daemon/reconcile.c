@@ -453,6 +453,7 @@ reconcile_bootstrap(struct mcd *d, struct job *j)
 
 	log_info("job %s: bootstrap %s", j->name, d->domain);
 	j->watched_pid = 0;
+	j->runs_counted = 0;	/* a new registration counts from zero */
 	if (reconcile_runs_unlocked(j))
 		watch_begin_tail(d, j);
 	reconcile_agent_path(d, j, path, sizeof path);
@@ -464,8 +465,9 @@ static void
 reconcile_refresh_cb(struct mcd *d, const struct launchctl_result *r,
     void *arg)
 {
-	struct job	*j = arg;
-	int		 sig;
+	struct job		*j = arg;
+	struct launchd_seen	 seen;
+	long			 finished;
 
 	if (r->code == 113) {
 		j->loaded = false;
@@ -476,17 +478,29 @@ reconcile_refresh_cb(struct mcd *d, const struct launchctl_result *r,
 		reconcile_error(d, j, "print", r);
 		return;
 	}
-	launchctl_parse_print(r->out, &j->pid, j->last_exit,
-	    sizeof j->last_exit, j->launchd_state, sizeof j->launchd_state,
-	    &sig);
-	if (j->exit_pending) {
-		j->exit_pending = false;
-		if (watch_exited(d, j, j->last_exit, sig)) {
+	launchctl_parse_print(r->out, &seen);
+	j->pid = seen.pid;
+	snprintf(j->last_exit, sizeof j->last_exit, "%s", seen.last_exit);
+	snprintf(j->launchd_state, sizeof j->launchd_state, "%s", seen.state);
+	/*
+	 * Exits launchd has seen since we last looked (whether or not we
+	 * caught them by pid), judged by the last exit status.
+	 */
+	finished = seen.runs - (seen.pid > 0 ? 1 : 0);
+	/* launchd may not have recorded the exit yet: look again later. */
+	if (strcmp(seen.last_exit, "(never exited)") == 0 && seen.signal == 0)
+		finished = j->runs_counted;
+	if (finished > j->runs_counted) {
+		long	n = finished - j->runs_counted;
+
+		j->runs_counted = finished;
+		if (watch_exited(d, j, seen.last_exit, seen.signal, n)) {
 			/* A revert or failure is queued: let it run. */
 			reconcile_finish(d, j);
 			return;
 		}
 	}
+	reconcile_settle(d, j);
 	/* Only a job launchd should be running is worth waiting for. */
 	if (j->pid == 0 && reconcile_should_run(j) &&
 	    strcmp(j->launchd_state, "running") != 0) {
@@ -536,6 +550,25 @@ reconcile(struct mcd *d, struct job *j)
 	}
 	j->busy = true;
 	reconcile_start(d, j);
+}
+
+static void
+reconcile_start_later(struct mcd *d, struct job *j)
+{
+	j->busy = false;
+	reconcile(d, j);
+}
+
+/* Reconcile after ms (at once if busy: it will run again anyway). */
+void
+reconcile_after(struct mcd *d, struct job *j, uint64_t ms)
+{
+	if (j->busy) {
+		j->dirty = true;
+		return;
+	}
+	j->busy = true;
+	reconcile_later(d, j, reconcile_start_later, ms);
 }
 
 void

@@ -25,11 +25,17 @@
 #define CRASH_WINDOW_S		60
 #define HEALTH_TIMEOUT_S	5
 
+/* One process being watched; a new pid gets a new one (handles are
+ * never reused before their close callback). */
+struct pid_watch {
+	uv_poll_t		 poll;
+	int			 fd;
+	struct job_watch	*owner;		/* NULL once abandoned */
+};
+
 struct job_watch {
 	struct job	*job;		/* NULL once the job is gone */
-	uv_poll_t	 pid_poll;
-	int		 pid_fd;
-	bool		 polling;
+	struct pid_watch *pid;
 	uv_timer_t	 marker_timer;
 	uv_timer_t	 health_timer;
 	uv_fs_event_t	 log_dir;
@@ -42,10 +48,17 @@ watch_handle_closed(uv_handle_t *h)
 {
 	struct job_watch	*w = h->data;
 
-	if (h == (uv_handle_t *)&w->pid_poll)
-		close(w->pid_fd);
 	if (--w->handles == 0)
 		free(w);
+}
+
+static void
+watch_pid_closed(uv_handle_t *h)
+{
+	struct pid_watch	*p = h->data;
+
+	close(p->fd);
+	free(p);
 }
 
 static struct job_watch *
@@ -57,7 +70,6 @@ watch_get(struct mcd *d, struct job *j)
 		return w;
 	w = calloc(1, sizeof *w);
 	w->job = j;
-	w->pid_fd = -1;
 	uv_timer_init(d->loop, &w->marker_timer);
 	uv_timer_init(d->loop, &w->health_timer);
 	w->marker_timer.data = w->health_timer.data = w;
@@ -69,10 +81,11 @@ watch_get(struct mcd *d, struct job *j)
 static void
 watch_stop_pid(struct job_watch *w)
 {
-	if (w->polling) {
-		w->polling = false;
-		uv_poll_stop(&w->pid_poll);
-		uv_close((uv_handle_t *)&w->pid_poll, watch_handle_closed);
+	if (w->pid != NULL) {
+		w->pid->owner = NULL;
+		uv_poll_stop(&w->pid->poll);
+		uv_close((uv_handle_t *)&w->pid->poll, watch_pid_closed);
+		w->pid = NULL;
 	}
 }
 
@@ -147,6 +160,18 @@ watch_persist(struct mcd *d)
 		log_warnx("%s", why);
 }
 
+/* Say so at once; launchd catches up with the reconcile. */
+static void
+watch_say(struct mcd *d, struct job *j, enum job_state s,
+    const struct incident *in)
+{
+	char	reason[MCD_ERR_LEN];
+
+	snprintf(reason, sizeof reason, "%s%s%s", in->trigger,
+	    in->nevidence ? ": " : "", in->nevidence ? in->evidence[0] : "");
+	job_set_state(d, j, s, reason);
+}
+
 /* Back to stock, with the evidence; one reconcile does the rest. */
 void
 job_revert(struct mcd *d, struct job *j, const char *trigger,
@@ -160,7 +185,7 @@ job_revert(struct mcd *d, struct job *j, const char *trigger,
 	watch_persist(d);
 	log_warnx("job %s: reverted to stock: %s: %s", j->name, trigger,
 	    n > 0 ? evidence[0] : "");
-	j->exit_pending = false;
+	watch_say(d, j, JOB_REVERTED, &o->reverted);
 	rpc_event(d, j, "revert");
 	reconcile(d, j);
 }
@@ -177,6 +202,7 @@ job_fail(struct mcd *d, struct job *j, const char *trigger,
 	watch_incident(&o->failed, trigger, evidence, n);
 	watch_persist(d);
 	log_warnx("job %s: failed, no more restarts: %s", j->name, trigger);
+	watch_say(d, j, JOB_FAILED, &o->failed);
 	rpc_event(d, j, "failed");
 	j->loaded = false;
 	reconcile(d, j);
@@ -347,21 +373,26 @@ watch_reports_changed(struct mcd *d)
 static void
 watch_pid_exit(uv_poll_t *h, int status, int events)
 {
-	struct job_watch	*w = h->data;
-	struct job		*j = w->job;
+	struct pid_watch	*p = h->data;
+	struct job_watch	*w = p->owner;
+	struct job		*j;
 
 	(void)status;
 	(void)events;
+	if (w == NULL)
+		return;
 	watch_stop_pid(w);
-	if (j == NULL || j->pid != j->watched_pid)
+	if ((j = w->job) == NULL || j->pid != j->watched_pid)
 		return;
 	uv_timer_stop(&w->marker_timer);
 	uv_timer_stop(&w->health_timer);
-	/* launchd knows how it ended: ask, then look for the next pid. */
-	j->exit_pending = true;
+	/*
+	 * launchd knows how it ended: ask (a moment later: it records the
+	 * exit after reaping), then look for the next pid.
+	 */
 	j->pid = 0;
 	j->loaded = false;
-	reconcile(j->daemon, j);
+	reconcile_after(j->daemon, j, 100);
 }
 
 /*
@@ -369,7 +400,8 @@ watch_pid_exit(uv_poll_t *h, int status, int events)
  * True when that happened.
  */
 bool
-watch_exited(struct mcd *d, struct job *j, const char *last_exit, int sig)
+watch_exited(struct mcd *d, struct job *j, const char *last_exit, int sig,
+    long count)
 {
 	plist_t		 loop = j->spec ? j->spec->crash_loop : NULL;
 	uint64_t	 max = CRASH_MAX_EXITS, window = CRASH_WINDOW_S;
@@ -389,12 +421,14 @@ watch_exited(struct mcd *d, struct job *j, const char *last_exit, int sig)
 		if ((v = plist_dict_get_item(loop, "WindowSeconds")) != NULL)
 			plist_get_uint_val(v, &window);
 	}
-	if (j->nexits == (int)(sizeof j->exits / sizeof j->exits[0]))
-		memmove(j->exits, j->exits + 1, sizeof j->exits -
-		    sizeof j->exits[0]);
-	else
-		j->nexits++;
-	j->exits[j->nexits - 1] = now;
+	while (count-- > 0) {
+		if (j->nexits == (int)(sizeof j->exits / sizeof j->exits[0]))
+			memmove(j->exits, j->exits + 1, sizeof j->exits -
+			    sizeof j->exits[0]);
+		else
+			j->nexits++;
+		j->exits[j->nexits - 1] = now;
+	}
 	for (i = 0; i < j->nexits; i++)
 		if (now - j->exits[i] < (long)window)
 			n++;
@@ -479,6 +513,7 @@ watch_started(struct mcd *d, struct job *j)
 	struct job_watch	*w;
 	plist_t			 v;
 	uint64_t		 delay = 0;
+	int			 fd;
 
 	if (j->pid <= 0 || j->pid == j->watched_pid)
 		return;
@@ -487,15 +522,23 @@ watch_started(struct mcd *d, struct job *j)
 	j->watched_pid = j->pid;
 	memset(&j->shim, 0, sizeof j->shim);
 	j->blocked = false;
-	if ((w->pid_fd = platform_pid_fd(j->pid)) != -1) {
-		uv_poll_init(d->loop, &w->pid_poll, w->pid_fd);
-		w->pid_poll.data = w;
-		w->handles++;
-		w->polling = true;
-		uv_poll_start(&w->pid_poll, UV_READABLE, watch_pid_exit);
-	} else
-		log_warnx("job %s: cannot watch pid %ld: %s", j->name, j->pid,
-		    strerror(errno));
+	if ((fd = platform_pid_fd(j->pid)) != -1) {
+		w->pid = calloc(1, sizeof *w->pid);
+		w->pid->fd = fd;
+		w->pid->owner = w;
+		uv_poll_init(d->loop, &w->pid->poll, fd);
+		w->pid->poll.data = w->pid;
+		uv_poll_start(&w->pid->poll, UV_READABLE, watch_pid_exit);
+	} else {
+		/* Gone already, or not watchable: ask launchd again soon. */
+		if (errno != ESRCH)
+			log_warnx("job %s: cannot watch pid %ld: %s", j->name,
+			    j->pid, strerror(errno));
+		j->pid = 0;
+		j->loaded = false;
+		reconcile_after(d, j, errno == ESRCH ? 100 : 2000);
+		return;
+	}
 	if (watch_unlocked(j) && !watch_check_marker(d, j))
 		uv_timer_start(&w->marker_timer, watch_marker_timeout,
 		    (uint64_t)d->marker_timeout_ms, 0);

@@ -34,7 +34,7 @@
 #define SIM		BUILD "/tests/launchctl-sim"
 #define FAKE_LLAMA	BUILD "/tests/fake-llama"
 
-static char	home[64], simdir[128], simvar[160];
+static char	home[64], simdir[128], simvar[160], switches[160];
 static pid_t	daemon_pid;
 
 static double
@@ -126,8 +126,9 @@ wait_state(const char *name, const char *state, long not_pid, double timeout)
 			    pid);
 			if (strcmp(str_of(j, "state"), state) == 0 &&
 			    (pid > 0 || strcmp(state, "stopped") == 0 ||
-			    strcmp(state, "invalid") == 0) &&
-			    (not_pid == 0 || pid != not_pid)) {
+			    strcmp(state, "invalid") == 0 ||
+			    strcmp(state, "failed") == 0 || not_pid == -1) &&
+			    (not_pid <= 0 || pid != not_pid)) {
 				json_decref(j);
 				return pid;
 			}
@@ -174,7 +175,9 @@ put_job(const char *name, const char *extra)
 	assert_non_null(f);
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<plist "
 	    "version=\"1.0\"><dict><key>ProgramArguments</key><array><string>"
-	    FAKE_LLAMA "</string></array>%s</dict></plist>\n", extra);
+	    FAKE_LLAMA "</string></array><key>EnvironmentVariables</key>"
+	    "<dict><key>MTLSIM_SWITCHES</key><string>%s</string></dict>%s"
+	    "</dict></plist>\n", switches + strlen("MTLSIM_SWITCHES="), extra);
 	fclose(f);
 	assert_int_equal(rename(tmp, path), 0);
 }
@@ -200,10 +203,10 @@ static pid_t
 spawn_daemon(const char *logname)
 {
 	const char	*argv[] = { DAEMON, "--home", home, "--launchctl", SIM,
-	    "--foreground", daemon_template ? "--template" : NULL,
-	    daemon_template, NULL };
+	    "--foreground", "--marker-timeout", "1500",
+	    daemon_template ? "--template" : NULL, daemon_template, NULL };
 	const char	*extra[] = { simvar, "LAUNCHCTL_SIM_THROTTLE=1",
-	    daemon_env, NULL };
+	    switches, daemon_env, NULL };
 	char		*env[CHILD_ENV_MAX], log[256];
 	pid_t		 pid;
 
@@ -255,6 +258,7 @@ setup(void **state)
 		return -1;
 	snprintf(simdir, sizeof simdir, "%s/launchd", home);
 	snprintf(simvar, sizeof simvar, "LAUNCHCTL_SIM_DIR=%s", simdir);
+	snprintf(switches, sizeof switches, "MTLSIM_SWITCHES=%s/switches", home);
 	start_daemon();
 	return 0;
 }
@@ -499,6 +503,276 @@ test_no_gui_session(void **state)
 	    NULL)->out, "unlocked"));
 }
 
+/* Switch the simulated device for every process (the probe included). */
+static void
+set_device(const char *line)
+{
+	FILE	*f = fopen(switches + strlen("MTLSIM_SWITCHES="), "w");
+
+	assert_non_null(f);
+	if (line != NULL)
+		fprintf(f, "%s\n", line);
+	fclose(f);
+}
+
+static bool
+marker_exists(long pid)
+{
+	char	path[256];
+
+	snprintf(path, sizeof path, "%s/state/reports/metalcap.%ld.report",
+	    home, pid);
+	return access(path, F_OK) == 0;
+}
+
+static void
+test_probe_failure_never_unlocks(void **state)
+{
+	json_t	*j;
+	long	 pid;
+
+	(void)state;
+	set_device("MTLSIM_FAIL=simdgroup_matrix:compile");
+	put_job("llama", "");
+	pid = wait_state("llama", "reverted", 0, 3.0);
+	j = job_status("llama");
+	assert_non_null(strstr(str_of(j, "reason"), "probe: check "
+	    "simdgroup_matrix failed"));
+	json_decref(j);
+	/* Never had the shim: no injection, no report. */
+	sleep_ms(300);
+	assert_false(environ_has(pid, "LD_PRELOAD="));
+	assert_false(marker_exists(pid));
+}
+
+static void
+test_failure_line_reverts(void **state)
+{
+	struct child_result	*r;
+	double			 start;
+	long			 pid;
+	json_t			*j;
+	int			 code;
+
+	(void)state;
+	set_device(NULL);
+	put_job("llama", "");
+	pid = wait_state("llama", "unlocked", 0, 2.0);
+	assert_true(marker_exists(pid));
+	/* The device starts failing; the next request compiles a pipeline. */
+	set_device("MTLSIM_FAIL=simdgroup_matrix:compile");
+	start = now_s();
+	kill((pid_t)pid, SIGUSR1);
+	wait_state("llama", "reverted", 0, 1.0);
+	assert_true(now_s() - start < 1.0);
+	j = job_status("llama");
+	assert_non_null(strstr(str_of(j, "reason"), "ggml_metal_library_"
+	    "compile_pipeline: failed to compile pipeline: base = "
+	    "'kernel_mul_mm_f16_f32'"));
+	json_decref(j);
+	/* Persisted: a killed daemon comes back knowing. */
+	kill_daemon(SIGKILL);
+	start_daemon();
+	pid = wait_state("llama", "reverted", 0, 3.0);
+	assert_false(environ_has(pid, "LD_PRELOAD="));
+	/* enable probes first: refused while the device still fails ... */
+	r = ctl(&code, "enable", "llama", NULL, NULL);
+	assert_int_equal(code, 1);
+	assert_non_null(strstr(r->err, "EPROBE"));
+	assert_non_null(strstr(r->err, "simdgroup_matrix"));
+	j = job_status("llama");
+	assert_string_equal(str_of(j, "state"), "reverted");
+	json_decref(j);
+	/* ... and accepted once it is fixed. */
+	set_device(NULL);
+	ctl(&code, "enable", "llama", NULL, NULL);
+	assert_int_equal(code, 0);
+	pid = wait_state("llama", "unlocked", pid, 3.0);
+	assert_true(environ_has(pid, "LD_PRELOAD="));
+}
+
+static void
+test_crash_loops(void **state)
+{
+	struct child_result	 r;
+	const char		*argv[] = { SIM, "print", NULL, NULL };
+	const char		*extra[] = { simvar, NULL };
+	char			 target[128], *env[CHILD_ENV_MAX];
+	json_t			*j;
+	int			 runs, later;
+
+	(void)state;
+	/* A server that dies a moment after starting, every time. */
+	put_job("llama", "<key>ProgramArguments</key><array><string>"
+	    FAKE_LLAMA "</string><string>--exit-after</string><string>200"
+	    "</string><string>1</string></array><key>CrashLoop</key><dict>"
+	    "<key>MaxExits</key><integer>2</integer><key>WindowSeconds</key>"
+	    "<integer>60</integer></dict>");
+	/* -1: it may be between two crashes, without a pid. */
+	wait_state("llama", "reverted", -1, 8.0);
+	j = job_status("llama");
+	assert_non_null(strstr(str_of(j, "reason"), "crash loop"));
+	json_decref(j);
+	/* In stock it crashes too: given up, booted out, not respawned. */
+	wait_state("llama", "failed", 0, 8.0);
+	snprintf(target, sizeof target, "gui/%ld/org.metalcap.job.llama",
+	    (long)getuid());
+	argv[2] = target;
+	child_env(env, extra);
+	sleep_ms(1500);
+	assert_int_equal(child_run(argv, env, &r), 0);
+	runs = WEXITSTATUS(r.status);
+	sleep_ms(2000);
+	assert_int_equal(child_run(argv, env, &r), 0);
+	later = WEXITSTATUS(r.status);
+	assert_int_equal(runs, 113);	/* not registered any more */
+	assert_int_equal(later, 113);
+	j = job_status("llama");
+	assert_string_equal(str_of(j, "state"), "failed");
+	assert_true(json_is_null(json_object_get(j, "pid")));
+	json_decref(j);
+}
+
+static void
+test_health_check_reverts(void **state)
+{
+	json_t	*j;
+
+	(void)state;
+	put_job("llama", "<key>HealthCheck</key><dict><key>ProgramArguments"
+	    "</key><array><string>/bin/false</string></array><key>"
+	    "StartDelaySeconds</key><integer>0</integer></dict>");
+	wait_state("llama", "reverted", 0, 4.0);
+	j = job_status("llama");
+	assert_non_null(strstr(str_of(j, "reason"), "health check: the check "
+	    "exited with status 1"));
+	json_decref(j);
+}
+
+/*
+ * A setgid program whose group is not ours runs in glibc's secure mode,
+ * which ignores LD_PRELOAD: the Linux stand-in for a restricted macOS
+ * binary that dyld will not inject.
+ */
+static void
+test_blocked_without_marker(void **state)
+{
+	char	prog[256], cmd[1200], extra[512];
+	json_t	*j;
+	long	 pid;
+
+	(void)state;
+	if (getuid() != 0) {
+		print_message("skipped: making a setgid program of another "
+		    "group needs root\n");
+		skip();
+	}
+	snprintf(prog, sizeof prog, "%s/sleep-sgid", home);
+	snprintf(cmd, sizeof cmd, "cp /bin/sleep '%s' && chgrp 65534 '%s' && "
+	    "chmod 2755 '%s' && chmod 0755 '%s'", prog, prog, prog, home);
+	assert_int_equal(system(cmd), 0);
+	snprintf(extra, sizeof extra, "<key>ProgramArguments</key><array>"
+	    "<string>%s</string><string>1000</string></array>", prog);
+	put_job("sgid", extra);
+	pid = wait_state("sgid", "blocked", 0, 5.0);
+	j = job_status("sgid");
+	assert_non_null(strstr(str_of(j, "reason"), "the injection was "
+	    "dropped"));
+	json_decref(j);
+	/* launchd did set the variable; the program ignored it. */
+	assert_true(environ_has(pid, "LD_PRELOAD="));
+	assert_false(marker_exists(pid));
+}
+
+static void
+append_log(const char *line)
+{
+	char	path[256];
+	FILE	*f;
+
+	snprintf(path, sizeof path, "%s/logs/llama.err.log", home);
+	f = fopen(path, "a");
+	assert_non_null(f);
+	fprintf(f, "%s\n", line);
+	fclose(f);
+}
+
+static void
+test_log_rotation_and_truncation(void **state)
+{
+	char	log[256], rotated[300];
+	json_t	*j, *ev;
+	long	pid;
+	int	code;
+
+	(void)state;
+	put_job("llama", "");
+	pid = wait_state("llama", "unlocked", 0, 2.0);
+	snprintf(log, sizeof log, "%s/logs/llama.err.log", home);
+	snprintf(rotated, sizeof rotated, "%s.1", log);
+	append_log("srv  log_server_r: request: POST /completion 200");
+	assert_int_equal(rename(log, rotated), 0);
+	append_log("srv  new log after rotation");
+	assert_int_equal(truncate(log, 0), 0);
+	append_log("srv  after truncation");
+	sleep_ms(200);
+	j = job_status("llama");
+	assert_string_equal(str_of(j, "state"), "unlocked");
+	json_decref(j);
+	append_log("ggml_metal_graph_compute: command buffer 0 failed with "
+	    "status 5");
+	wait_state("llama", "reverted", 0, 1.0);
+	j = job_status("llama");
+	ev = json_object_get(json_object_get(j, "reverted"), "evidence");
+	assert_int_equal(json_array_size(ev), 1);
+	assert_string_equal(json_string_value(json_array_get(ev, 0)),
+	    "ggml_metal_graph_compute: command buffer 0 failed with status 5");
+	json_decref(j);
+	/* Enabled again: the old line is not read twice. */
+	ctl(&code, "enable", "llama", NULL, NULL);
+	assert_int_equal(code, 0);
+	pid = wait_state("llama", "unlocked", pid, 3.0);
+	sleep_ms(500);
+	j = job_status("llama");
+	assert_string_equal(str_of(j, "state"), "unlocked");
+	json_decref(j);
+}
+
+static void
+test_watch_sees_events_in_order(void **state)
+{
+	char	 out[256], buf[8192] = "";
+	pid_t	 watcher;
+	FILE	*f;
+	char	*a, *b, *c;
+
+	(void)state;
+	snprintf(out, sizeof out, "%s/watch.out", home);
+	if ((watcher = fork()) == 0) {
+		freopen(out, "w", stdout);
+		execl(CTL, CTL, "--home", home, "watch", (char *)NULL);
+		_exit(127);
+	}
+	sleep_ms(300);
+	put_job("llama", "");
+	wait_state("llama", "unlocked", 0, 2.0);
+	append_log("ggml_metal_library_compile_pipeline: failed to create "
+	    "pipeline state: base = 'k', name = 'k'");
+	wait_state("llama", "reverted", 0, 1.0);
+	sleep_ms(800);
+	kill(watcher, SIGTERM);
+	waitpid(watcher, NULL, 0);
+	f = fopen(out, "r");
+	assert_non_null(f);
+	buf[fread(buf, 1, sizeof buf - 1, f)] = '\0';
+	fclose(f);
+	a = strstr(buf, "state llama probing");
+	b = strstr(buf, "state llama unlocked");
+	c = strstr(buf, "revert llama reverted pipeline failure");
+	if (a == NULL || b == NULL || c == NULL || !(a < b && b < c))
+		fail_msg("events out of order or missing:\n%s", buf);
+}
+
 static int
 raw_connect(void)
 {
@@ -597,6 +871,20 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_no_gui_session, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_probe_failure_never_unlocks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_failure_line_reverts, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_crash_loops, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_health_check_reverts, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_blocked_without_marker,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_log_rotation_and_truncation, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_watch_sees_events_in_order,
+		    setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("daemon e2e", tests, NULL, NULL);

@@ -14,7 +14,8 @@
  *
  * Switches: LAUNCHCTL_SIM_AS_ROOT=1 (root's texts and codes),
  * LAUNCHCTL_SIM_NO_GUI=1 (no GUI session: gui/<uid> fails with 125),
- * LAUNCHCTL_SIM_THROTTLE=S (default ThrottleInterval, launchd's is 10),
+ * LAUNCHCTL_SIM_THROTTLE=S (seconds between KeepAlive restarts, over the
+ * plist's ThrottleInterval; launchd's default is 10),
  * LAUNCHCTL_SIM_DRAIN_MS=N (how long a booted-out label lingers, 300),
  * LAUNCHCTL_SIM_TRACE=FILE (log each call with a timestamp).
  */
@@ -467,9 +468,10 @@ sup_unregister(const char *label)
 static void
 sup_run(const char *label, plist_t job)
 {
-	long		 throttle = sim_int(job, "ThrottleInterval",
-	    getenv("LAUNCHCTL_SIM_THROTTLE") ?
-	    atol(getenv("LAUNCHCTL_SIM_THROTTLE")) : 10);
+	/* The switch wins over the plist, so tests need not wait 10 s. */
+	long		 throttle = getenv("LAUNCHCTL_SIM_THROTTLE") ?
+	    atol(getenv("LAUNCHCTL_SIM_THROTTLE")) :
+	    sim_int(job, "ThrottleInterval", 10);
 	long		 exit_timeout = sim_int(job, "ExitTimeOut", 5);
 	struct sup_exit	 x;
 	pid_t		 pid = -1;
