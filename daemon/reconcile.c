@@ -295,6 +295,12 @@ reconcile_start(struct mcd *d, struct job *j)
 		return;
 	}
 	if (!j->changed && j->loaded) {
+		/* Right already; only a pid still to learn needs launchd. */
+		if (j->pid == 0 && reconcile_should_run(j)) {
+			j->retries = 0;
+			reconcile_refresh(d, j);
+			return;
+		}
 		reconcile_settle(d, j);
 		reconcile_finish(d, j);
 		return;
@@ -479,6 +485,8 @@ reconcile_refresh_cb(struct mcd *d, const struct launchctl_result *r,
 		return;
 	}
 	launchctl_parse_print(r->out, &seen);
+	log_debug("job %s: print: pid %ld runs %ld last exit %s state %s",
+	    j->name, seen.pid, seen.runs, seen.last_exit, seen.state);
 	j->pid = seen.pid;
 	snprintf(j->last_exit, sizeof j->last_exit, "%s", seen.last_exit);
 	snprintf(j->launchd_state, sizeof j->launchd_state, "%s", seen.state);
@@ -501,18 +509,15 @@ reconcile_refresh_cb(struct mcd *d, const struct launchctl_result *r,
 		}
 	}
 	reconcile_settle(d, j);
-	/* Only a job launchd should be running is worth waiting for. */
-	if (j->pid == 0 && reconcile_should_run(j) &&
-	    strcmp(j->launchd_state, "running") != 0) {
-		if (++j->retries <= PID_POLLS) {
-			reconcile_later(d, j, reconcile_refresh, RETRY_MS);
-			return;
-		}
-		/* Throttled by launchd: look again now and then. */
-		if (strcmp(j->launchd_state, "spawn scheduled") == 0) {
-			reconcile_later(d, j, reconcile_refresh, 2000);
-			return;
-		}
+	/*
+	 * A job launchd should be running but that has no pid (starting,
+	 * just exited, or throttled): look again, quickly at first.  A
+	 * request that came meanwhile goes first.
+	 */
+	if (j->pid == 0 && reconcile_should_run(j) && !j->dirty) {
+		reconcile_later(d, j, reconcile_refresh,
+		    ++j->retries <= PID_POLLS ? RETRY_MS : 2000);
+		return;
 	}
 	reconcile_settle(d, j);
 	if (j->pid > 0)

@@ -382,8 +382,12 @@ watch_pid_exit(uv_poll_t *h, int status, int events)
 	if (w == NULL)
 		return;
 	watch_stop_pid(w);
-	if ((j = w->job) == NULL || j->pid != j->watched_pid)
+	if ((j = w->job) == NULL || j->pid != j->watched_pid) {
+		log_debug("pid exit ignored (job %p pid %ld watched %ld)",
+		    (void *)j, j ? j->pid : 0, j ? j->watched_pid : 0);
 		return;
+	}
+	log_debug("job %s: pid %ld exited", j->name, j->pid);
 	uv_timer_stop(&w->marker_timer);
 	uv_timer_stop(&w->health_timer);
 	/*
@@ -517,6 +521,7 @@ watch_started(struct mcd *d, struct job *j)
 
 	if (j->pid <= 0 || j->pid == j->watched_pid)
 		return;
+	log_debug("job %s: watching pid %ld", j->name, j->pid);
 	w = watch_get(d, j);
 	watch_stop_pid(w);
 	j->watched_pid = j->pid;
