@@ -69,7 +69,7 @@ PROBE_SHARED	:= probe/probe.c probe/probe_check.c probe/probe_report.c
 BENCH_BINS	:= $(O)/bench/bench_shim
 
 .PHONY: all test check-asan macos deps need-deps need-zig \
-	bench bench-shim bench-probe bench-daemon demo clean
+	bench bench-shim bench-probe bench-daemon bench-revert demo clean
 
 all: $(SHIM_LIB) $(PROBE) $(DAEMON) $(CLIENT) $(TEMPLATE)
 
@@ -217,9 +217,12 @@ $(O)/bench/bench_daemon: bench/bench_daemon.c common/mc_rpc.c common/*.h \
     | $(O)/bench
 	$(CC) $(CFLAGS_C) -Icommon $< common/mc_rpc.c -o $@ -lmsgpackc
 
-bench-daemon: $(O)/bench/bench_daemon $(DAEMON) $(TEMPLATE) $(SIM_TOOLS) \
-    $(SHIM_LIB)
+bench-daemon: $(O)/bench/bench_daemon $(DAEMON) $(CLIENT) $(TEMPLATE) \
+    $(SIM_TOOLS) $(SHIM_LIB) $(PROBE)
 	@$(O)/bench/bench_daemon $(O)
+
+# The revert figure is printed by the daemon benchmark.
+bench-revert: bench-daemon
 
 bench: bench-shim bench-probe bench-daemon
 

@@ -8,6 +8,11 @@
  *     of 20 jobs.
  *   status round trip: 10 000 sequential status requests over the socket
  *     with 100 jobs registered; p50, p99 and requests per second.
+ *   failure line -> stock bootstrap: a Metal failure line is appended to an
+ *     unlocked job's log; the time until the simulator records the stock
+ *     bootstrap, median of 20 (enable re-probes and unlocks in between).
+ *     The simulator's drain after bootout is set to 0: the figure is the
+ *     daemon's reaction, not launchd's teardown.
  */
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -26,6 +31,7 @@
 #define JOBS_TIMED	20
 #define JOBS_TOTAL	100
 #define STATUS_CALLS	10000
+#define REVERTS		20
 
 static char	home[64], build[1024];
 
@@ -62,31 +68,40 @@ put_job(int i)
 	rename(tmp, path);
 }
 
-/* The trace timestamp of bootstrap for job i, waiting up to 5 s. */
+/* The first trace timestamp after `after` of a bootstrap of label. */
 static long long
-bootstrap_time(int i)
+bootstrap_after(const char *label, long long after)
 {
-	char		 trace[256], line[2048], needle[64];
+	char		 trace[256], line[2048], needle[128];
 	long long	 deadline = now_ns(CLOCK_MONOTONIC) + 5000000000LL, t;
 	FILE		*f;
 
 	snprintf(trace, sizeof trace, "%s/trace", home);
-	snprintf(needle, sizeof needle, "org.metalcap.job.bench-%d.plist", i);
+	snprintf(needle, sizeof needle, "%s.plist", label);
 	while (now_ns(CLOCK_MONOTONIC) < deadline) {
 		if ((f = fopen(trace, "r")) != NULL) {
 			while (fgets(line, sizeof line, f) != NULL)
 				if (strstr(line, " bootstrap ") &&
-				    strstr(line, needle)) {
+				    strstr(line, needle) &&
+				    sscanf(line, "%lld", &t) == 1 && t > after) {
 					fclose(f);
-					sscanf(line, "%lld", &t);
 					return t;
 				}
 			fclose(f);
 		}
 		usleep(1000);
 	}
-	fprintf(stderr, "bench_daemon: job %d was never bootstrapped\n", i);
+	fprintf(stderr, "bench_daemon: %s was never bootstrapped\n", label);
 	exit(1);
+}
+
+static long long
+bootstrap_time(int i)
+{
+	char	label[64];
+
+	snprintf(label, sizeof label, "org.metalcap.job.bench-%d", i);
+	return bootstrap_after(label, 0);
 }
 
 static pid_t
@@ -101,6 +116,7 @@ start_daemon(void)
 	snprintf(trace, sizeof trace, "%s/trace", home);
 	setenv("LAUNCHCTL_SIM_DIR", simdir, 1);
 	setenv("LAUNCHCTL_SIM_TRACE", trace, 1);
+	setenv("LAUNCHCTL_SIM_DRAIN_MS", "0", 1);
 	if ((pid = fork()) == 0) {
 		freopen("/dev/null", "w", stderr);
 		execl(daemon, daemon, "--home", home, "--launchctl", sim,
@@ -154,10 +170,66 @@ status_call(int fd, struct mc_rpc_decoder *dec, uint32_t id)
 	    m.result.via.array.size : 0;
 }
 
+/* Run metalcapctl ARGS, quietly; its exit status. */
+static int
+ctl(const char *a1, const char *a2)
+{
+	char	cmd[2048];
+
+	snprintf(cmd, sizeof cmd, "%s/bin/metalcapctl --home %s %s %s "
+	    ">/dev/null 2>&1", build, home, a1, a2 ? a2 : "");
+	return system(cmd);
+}
+
+/* Wait until bench-0 is unlocked and running. */
+static void
+wait_unlocked(void)
+{
+	char	cmd[2048];
+	int	i;
+
+	snprintf(cmd, sizeof cmd, "%s/bin/metalcapctl --home %s status bench-0 "
+	    "| awk 'NR == 2 && $2 == \"unlocked\" && $4 != \"-\" { ok = 1 } "
+	    "END { exit !ok }'", build, home);
+	for (i = 0; i < 500; i++) {
+		if (system(cmd) == 0)
+			return;
+		usleep(10000);
+	}
+	fprintf(stderr, "bench_daemon: bench-0 never came back unlocked\n");
+	exit(1);
+}
+
+/* Failure line appended to the log -> the stock bootstrap, in ns. */
+static long long
+revert_once(void)
+{
+	char		 log[256];
+	long long	 t0;
+	FILE		*f;
+
+	wait_unlocked();
+	snprintf(log, sizeof log, "%s/logs/bench-0.err.log", home);
+	t0 = now_ns(CLOCK_REALTIME);
+	if ((f = fopen(log, "a")) == NULL)
+		exit(1);
+	fprintf(f, "ggml_metal_library_compile_pipeline: failed to compile "
+	    "pipeline: base = 'kernel_mul_mm_f16_f32', name = "
+	    "'kernel_mul_mm_f16_f32'\n");
+	fclose(f);
+	t0 = bootstrap_after("org.metalcap.job.bench-0", t0) - t0;
+	if (ctl("enable", "bench-0") != 0) {
+		fprintf(stderr, "bench_daemon: enable failed\n");
+		exit(1);
+	}
+	return t0;
+}
+
 int
 main(int argc, char **argv)
 {
 	static long long	 lat[JOBS_TIMED], rtt[STATUS_CALLS];
+	static long long	 rev[REVERTS];
 	struct mc_rpc_decoder	 dec;
 	long long		 t0, total;
 	char			 cmd[4096];
@@ -195,6 +267,9 @@ main(int argc, char **argv)
 		rtt[i] = now_ns(CLOCK_MONOTONIC) - t0;
 	}
 	total = now_ns(CLOCK_MONOTONIC) - total;
+	for (i = 0; i < REVERTS; i++)
+		rev[i] = revert_once();
+	qsort(rev, REVERTS, sizeof rev[0], cmp_ll);
 	qsort(lat, JOBS_TIMED, sizeof lat[0], cmp_ll);
 	qsort(rtt, STATUS_CALLS, sizeof rtt[0], cmp_ll);
 	printf("daemon benchmark (launchctl simulator, fake-llama jobs)\n");
@@ -209,6 +284,10 @@ main(int argc, char **argv)
 	    rtt[STATUS_CALLS * 99 / 100] < 1000000 ? "pass" : "MISS");
 	printf("  status throughput       %.0f requests/s on one client\n",
 	    STATUS_CALLS / (total / 1e9));
+	printf("  failure line -> stock bootstrap  median %6.2f ms  (%.2f-%.2f, "
+	    "%d reverts)  target < 200 ms: %s\n", rev[REVERTS / 2] / 1e6,
+	    rev[0] / 1e6, rev[REVERTS - 1] / 1e6, REVERTS,
+	    rev[REVERTS / 2] < 200000000 ? "pass" : "MISS");
 	kill(daemon, SIGTERM);
 	waitpid(daemon, NULL, 0);
 	snprintf(cmd, sizeof cmd, "for l in $(%s/tests/launchctl-sim list | "

@@ -385,7 +385,9 @@ reconcile_wait_cb(struct mcd *d, const struct launchctl_result *r, void *arg)
 		reconcile_error(d, j, "bootout (the job did not go away)", r);
 		return;
 	}
-	reconcile_later(d, j, reconcile_wait_gone, RETRY_MS);
+	/* Usually gone within milliseconds: look soon, then back off. */
+	reconcile_later(d, j, reconcile_wait_gone, j->retries < 4 ?
+	    (uint64_t)10 << j->retries : RETRY_MS);
 }
 
 static void
