@@ -299,6 +299,7 @@ test_drop_registers_unlocked(void **state)
 	char	agent[256];
 	json_t	*j, *values;
 	long	pid;
+	double	start;
 
 	(void)state;
 	put_job("llama", "");
@@ -315,6 +316,21 @@ test_drop_registers_unlocked(void **state)
 	json_decref(j);
 	assert_true(environ_has(pid, "LD_PRELOAD=" BUILD "/bin/../lib/"
 	    "libmetalcap.so"));
+	/* The shim's own report for this pid is in status. */
+	for (start = now_s(); now_s() - start < 2 * time_scale();
+	    sleep_ms(20)) {
+		j = job_status("llama");
+		if (json_is_object(json_object_get(j, "shim")))
+			break;
+		json_decref(j);
+		j = NULL;
+	}
+	assert_non_null(j);
+	assert_string_equal(str_of(json_object_get(j, "shim"), "state"),
+	    "hooked");
+	assert_string_equal(str_of(json_object_get(j, "shim"), "class"),
+	    "MTLSimParavirtualDevice");
+	json_decref(j);
 	assert_true(environ_has(pid, "METALCAP_APPLE_FAMILY_MAX=1009"));
 	snprintf(agent, sizeof agent, "%s/agents/org.metalcap.job.llama.plist",
 	    home);
@@ -788,6 +804,65 @@ test_watch_sees_events_in_order(void **state)
 		fail_msg("events out of order or missing:\n%s", buf);
 }
 
+/* Only the 64 KB answer fails: unlocked with the family override only. */
+static void
+test_partial_verdict(void **state)
+{
+	json_t	*j;
+	long	 pid;
+
+	(void)state;
+	set_device("MTLSIM_FAIL=threadgroup_advertised:pipeline");
+	put_job("llama", "");
+	pid = wait_state("llama", "unlocked", 0, 3.0);
+	j = job_status("llama");
+	assert_non_null(strstr(str_of(j, "note"), "threadgroup override "
+	    "dropped: check threadgroup_advertised failed"));
+	/* What the process saw: Apple9, and the device's own 32 KB. */
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(j,
+	    "shim"), "family_max")), 1009);
+	assert_string_equal(str_of(json_object_get(j, "shim"), "hooked"),
+	    "supportsFamily:");
+	json_decref(j);
+	assert_true(environ_has(pid, "METALCAP_MAX_THREADGROUP_MEMORY=0"));
+}
+
+static void
+test_probe_and_doctor(void **state)
+{
+	struct child_result	*r;
+	json_t			*doc;
+	int			 code;
+
+	(void)state;
+	put_job("llama", "");
+	wait_state("llama", "unlocked", 0, 2.0);
+	r = ctl(&code, "--json", "probe", "llama", NULL);
+	assert_int_equal(code, 0);
+	doc = json_loads(r->out, 0, NULL);
+	assert_string_equal(str_of(doc, "status"), "pass");
+	assert_string_equal(str_of(json_object_get(doc, "report"), "device"),
+	    "Apple Paravirtual device");
+	json_decref(doc);
+	set_device("MTLSIM_FAIL=bfloat:wrong");
+	r = ctl(&code, "probe", "--profile", "apple7", NULL);
+	assert_int_equal(code, 4);
+	assert_non_null(strstr(r->out, "profile apple7: fail (check bfloat "
+	    "failed: wrong result"));
+	set_device(NULL);
+	r = ctl(&code, "--json", "doctor", NULL, NULL);
+	assert_int_equal(code, 0);
+	doc = json_loads(r->out, 0, NULL);
+	assert_non_null(doc);
+	assert_string_equal(str_of(json_object_get(doc, "probe_stock"),
+	    "status"), "pass");
+	assert_string_equal(str_of(json_object_get(doc, "probe_apple9"),
+	    "status"), "pass");
+	assert_int_equal(json_array_size(json_object_get(doc, "jobs")), 1);
+	assert_true(json_is_string(json_object_get(doc, "platform")));
+	json_decref(doc);
+}
+
 static int
 raw_connect(void)
 {
@@ -900,6 +975,10 @@ main(void)
 		    test_log_rotation_and_truncation, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_watch_sees_events_in_order,
 		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_partial_verdict, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_probe_and_doctor, setup,
+		    teardown),
 	};
 
 	return cmocka_run_group_tests_name("daemon e2e", tests, NULL, NULL);
