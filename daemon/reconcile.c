@@ -48,6 +48,18 @@ reconcile_agent_path(struct mcd *d, struct job *j, char *buf, size_t len)
 	mc_fmt(buf, len, "%s/%s.plist", d->paths.agents, j->label);
 }
 
+/* launchctl VERB <domain>/<label>, answered to cb. */
+static void
+reconcile_launchctl(struct mcd *d, struct job *j, const char *verb,
+    launchctl_cb cb)
+{
+	char		 target[256];
+	const char	*args[] = { verb, target, NULL };
+
+	reconcile_target(d, j, target, sizeof target);
+	launchctl_run(d, args, cb, j);
+}
+
 static void
 reconcile_timer_cb(uv_timer_t *t)
 {
@@ -257,13 +269,10 @@ static void
 reconcile_start(struct mcd *d, struct job *j)
 {
 	const struct override	*o;
-	char			 target[256];
-	const char		*args[] = { "bootout", target, NULL };
 
 	j->retries = 0;
 	if (j->removed) {
-		reconcile_target(d, j, target, sizeof target);
-		launchctl_run(d, args, reconcile_removed_cb, j);
+		reconcile_launchctl(d, j, "bootout", reconcile_removed_cb);
 		return;
 	}
 	if (j->spec == NULL) {
@@ -331,11 +340,7 @@ reconcile_print_cb(struct mcd *d, const struct launchctl_result *r, void *arg)
 static void
 reconcile_print(struct mcd *d, struct job *j)
 {
-	char		 target[256];
-	const char	*args[] = { "print", target, NULL };
-
-	reconcile_target(d, j, target, sizeof target);
-	launchctl_run(d, args, reconcile_print_cb, j);
+	reconcile_launchctl(d, j, "print", reconcile_print_cb);
 }
 
 static void
@@ -363,12 +368,8 @@ reconcile_bootout_cb(struct mcd *d, const struct launchctl_result *r,
 static void
 reconcile_bootout(struct mcd *d, struct job *j)
 {
-	char		 target[256];
-	const char	*args[] = { "bootout", target, NULL };
-
 	watch_unwatch_pid(j);
-	reconcile_target(d, j, target, sizeof target);
-	launchctl_run(d, args, reconcile_bootout_cb, j);
+	reconcile_launchctl(d, j, "bootout", reconcile_bootout_cb);
 }
 
 /* bootout returns before the label is gone: wait for print to say 113. */
@@ -393,11 +394,7 @@ reconcile_wait_cb(struct mcd *d, const struct launchctl_result *r, void *arg)
 static void
 reconcile_wait_gone(struct mcd *d, struct job *j)
 {
-	char		 target[256];
-	const char	*args[] = { "print", target, NULL };
-
-	reconcile_target(d, j, target, sizeof target);
-	launchctl_run(d, args, reconcile_wait_cb, j);
+	reconcile_launchctl(d, j, "print", reconcile_wait_cb);
 }
 
 static void
@@ -419,11 +416,7 @@ reconcile_enable_cb(struct mcd *d, const struct launchctl_result *r,
 static void
 reconcile_enable(struct mcd *d, struct job *j)
 {
-	char		 target[256];
-	const char	*args[] = { "enable", target, NULL };
-
-	reconcile_target(d, j, target, sizeof target);
-	launchctl_run(d, args, reconcile_enable_cb, j);
+	reconcile_launchctl(d, j, "enable", reconcile_enable_cb);
 }
 
 static void
@@ -530,11 +523,7 @@ reconcile_refresh_cb(struct mcd *d, const struct launchctl_result *r,
 static void
 reconcile_refresh(struct mcd *d, struct job *j)
 {
-	char		 target[256];
-	const char	*args[] = { "print", target, NULL };
-
-	reconcile_target(d, j, target, sizeof target);
-	launchctl_run(d, args, reconcile_refresh_cb, j);
+	reconcile_launchctl(d, j, "print", reconcile_refresh_cb);
 }
 
 static void

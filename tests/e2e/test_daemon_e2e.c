@@ -116,6 +116,18 @@ pid_of(json_t *j)
 	return json_is_integer(v) ? (long)json_integer_value(v) : 0;
 }
 
+/* The job's string field key contains text. */
+static void
+assert_field_has(const char *name, const char *key, const char *text)
+{
+	json_t	*j = job_status(name);
+
+	if (j == NULL || strstr(str_of(j, key), text) == NULL)
+		fail_msg("%s.%s is '%s', lacking '%s'", name, key,
+		    j ? str_of(j, key) : "(no job)", text);
+	json_decref(j);
+}
+
 /*
  * Poll until the job is in state (with a pid, if running) and its pid
  * differs from not_pid; returns the pid, or fails after timeout seconds.
@@ -559,17 +571,14 @@ marker_exists(long pid)
 static void
 test_probe_failure_never_unlocks(void **state)
 {
-	json_t	*j;
 	long	 pid;
 
 	(void)state;
 	set_device("MTLSIM_FAIL=simdgroup_matrix:compile");
 	put_job("llama", "");
 	pid = wait_state("llama", "reverted", 0, 3.0);
-	j = job_status("llama");
-	assert_non_null(strstr(str_of(j, "reason"), "probe: check "
-	    "simdgroup_matrix failed"));
-	json_decref(j);
+	assert_field_has("llama", "reason", "probe: check "
+	    "simdgroup_matrix failed");
 	/* Never had the shim: no injection, no report. */
 	sleep_ms(300);
 	assert_false(environ_has(pid, "LD_PRELOAD="));
@@ -596,11 +605,9 @@ test_failure_line_reverts(void **state)
 	kill((pid_t)pid, SIGUSR1);
 	wait_state("llama", "reverted", 0, 1.0);
 	assert_true(now_s() - start < 1.0 * time_scale());
-	j = job_status("llama");
-	assert_non_null(strstr(str_of(j, "reason"), "ggml_metal_library_"
+	assert_field_has("llama", "reason", "ggml_metal_library_"
 	    "compile_pipeline: failed to compile pipeline: base = "
-	    "'kernel_mul_mm_f16_f32'"));
-	json_decref(j);
+	    "'kernel_mul_mm_f16_f32'");
 	/* Persisted: a killed daemon comes back knowing. */
 	kill_daemon(SIGKILL);
 	start_daemon();
@@ -641,9 +648,7 @@ test_crash_loops(void **state)
 	    "<integer>60</integer></dict>");
 	/* -1: it may be between two crashes, without a pid. */
 	wait_state("llama", "reverted", -1, 8.0);
-	j = job_status("llama");
-	assert_non_null(strstr(str_of(j, "reason"), "crash loop"));
-	json_decref(j);
+	assert_field_has("llama", "reason", "crash loop");
 	/* In stock it crashes too: given up, booted out, not respawned. */
 	wait_state("llama", "failed", 0, 8.0);
 	snprintf(target, sizeof target, "gui/%ld/org.metalcap.job.llama",
@@ -667,17 +672,14 @@ test_crash_loops(void **state)
 static void
 test_health_check_reverts(void **state)
 {
-	json_t	*j;
 
 	(void)state;
 	put_job("llama", "<key>HealthCheck</key><dict><key>ProgramArguments"
 	    "</key><array><string>/bin/false</string></array><key>"
 	    "StartDelaySeconds</key><integer>0</integer></dict>");
 	wait_state("llama", "reverted", 0, 4.0);
-	j = job_status("llama");
-	assert_non_null(strstr(str_of(j, "reason"), "health check: the check "
-	    "exited with status 1"));
-	json_decref(j);
+	assert_field_has("llama", "reason", "health check: the check "
+	    "exited with status 1");
 }
 
 /*
@@ -689,7 +691,6 @@ static void
 test_blocked_without_marker(void **state)
 {
 	char	prog[256], cmd[1200], extra[512];
-	json_t	*j;
 	long	 pid;
 
 	(void)state;
@@ -706,10 +707,8 @@ test_blocked_without_marker(void **state)
 	    "<string>%s</string><string>1000</string></array>", prog);
 	put_job("sgid", extra);
 	pid = wait_state("sgid", "blocked", 0, 5.0);
-	j = job_status("sgid");
-	assert_non_null(strstr(str_of(j, "reason"), "the injection was "
-	    "dropped"));
-	json_decref(j);
+	assert_field_has("sgid", "reason", "the injection was "
+	    "dropped");
 	/* launchd did set the variable; the program ignored it. */
 	assert_true(environ_has(pid, "LD_PRELOAD="));
 	assert_false(marker_exists(pid));
