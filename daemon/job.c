@@ -100,7 +100,8 @@ void
 job_effective(struct mcd *d, struct job *j)
 {
 	const struct override	*o = state_get(&d->state, j->name, false);
-	const char		*name = PROFILE_DEFAULT;
+	const char		*name = managed_default_profile(d);
+	const char		*key;
 
 	j->unlocked = j->spec ? j->spec->unlocked : false;
 	if (j->spec != NULL && j->spec->profile != NULL)
@@ -113,6 +114,13 @@ job_effective(struct mcd *d, struct job *j)
 	if (o != NULL && (o->reverted.set || o->failed.set))
 		j->unlocked = false;
 	j->profile = profile_find(&d->profiles, name);
+	/* The administrator's word wins over job files and requests. */
+	j->managed_note[0] = '\0';
+	if (j->unlocked && (key = managed_forbids(d, name)) != NULL) {
+		j->unlocked = false;
+		snprintf(j->managed_note, sizeof j->managed_note, "managed "
+		    "setting %s: running stock", key);
+	}
 }
 
 /* FNV-1a of a file's bytes; 0 when it cannot be read as a regular file. */
@@ -213,6 +221,7 @@ job_rescan(struct mcd *d)
 {
 	size_t	i;
 
+	managed_load(d);
 	profile_load_all(&d->profiles, d->paths.profiles);
 	for (i = 0; i < d->njobs; i++)
 		d->jobs[i]->seen = false;

@@ -39,6 +39,7 @@ struct mcd_paths {
 	char	probe[PATH_MAX];
 	char	launchctl[PATH_MAX];
 	char	job_template[PATH_MAX];
+	char	managed[PATH_MAX];	/* managed preferences plist */
 };
 
 int	paths_init(struct mcd_paths *, const char *home, const char *argv0,
@@ -121,6 +122,21 @@ struct job_spec *jobfile_parse(plist_t root, const char *file,
 struct job_spec *jobfile_load(const char *path, struct diag *errors,
 	    struct diag *warnings);
 void	jobfile_free(struct job_spec *);
+
+/* --- managed.c --------------------------------------------------------------- */
+
+struct managed {
+	bool	  present;
+	bool	  force_stock;
+	bool	  has_allowed;
+	char	**allowed;
+	size_t	  nallowed;
+	char	  default_profile[MCD_NAME_MAX + 1];
+};
+
+void		 managed_load(struct mcd *);
+const char	*managed_default_profile(const struct mcd *);
+const char	*managed_forbids(const struct mcd *, const char *profile);
 
 /* --- scan.c ------------------------------------------------------------------ */
 
@@ -290,6 +306,7 @@ struct job {
 	struct mcd		*daemon;
 	/* the safety loop (watch.c) */
 	bool			 probing;	/* waiting for the gate */
+	char			 managed_note[80];
 	bool			 drop_tg;	/* partial verdict */
 	char			 note[MCD_ERR_LEN];
 	bool			 blocked;	/* no shim marker */
@@ -386,6 +403,7 @@ struct mcd {
 	int			 marker_timeout_ms;
 	struct gate_entry	**gates;
 	size_t			 ngates;
+	struct managed		 managed;
 	uv_fs_event_t		 watch_reports;
 };
 

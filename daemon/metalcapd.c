@@ -42,6 +42,7 @@ usage(FILE *out)
 	    "  --shim, --probe   default: beside this program "
 	    "(../lib, .)\n"
 	    "  --template PATH   the job LaunchAgent template\n"
+	    "  --managed PATH    the managed-preferences plist (MDM)\n"
 	    "  --marker-timeout MS  how long an unlocked process has to show\n"
 	    "                    the shim's report before it is blocked "
 	    "(10000)\n"
@@ -124,6 +125,7 @@ parse_args(int argc, char **argv, struct mcd *d, bool *foreground)
 		{ "probe", required_argument, NULL, 'P' },
 		{ "template", required_argument, NULL, 'T' },
 		{ "marker-timeout", required_argument, NULL, 'M' },
+		{ "managed", required_argument, NULL, 'g' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -131,7 +133,7 @@ parse_args(int argc, char **argv, struct mcd *d, bool *foreground)
 	const char	*home = getenv("METALCAP_HOME");
 	char		 why[512], *set[16] = { NULL };
 	int		 ch, i;
-	const char	 keys[] = "LjpsalSmPT";
+	const char	 keys[] = "LjpsalSmPTg";
 
 	while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (ch) {
@@ -177,7 +179,7 @@ parse_args(int argc, char **argv, struct mcd *d, bool *foreground)
 		char *const dest[] = { d->paths.launchctl, d->paths.jobs,
 		    d->paths.profiles, d->paths.state, d->paths.agents,
 		    d->paths.logs, d->paths.socket, d->paths.shim,
-		    d->paths.probe, d->paths.job_template };
+		    d->paths.probe, d->paths.job_template, d->paths.managed };
 
 		for (i = 0; i < (int)(sizeof dest / sizeof dest[0]); i++)
 			if (set[i] != NULL)

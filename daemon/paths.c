@@ -50,6 +50,8 @@ paths_init(struct mcd_paths *p, const char *home, const char *argv0,
 		paths_join(p->agents, home, "agents");
 		paths_join(p->logs, home, "logs");
 		paths_join(p->socket, home, MC_SOCKET_NAME);
+		/* Stands in for /Library/Managed Preferences in tests. */
+		paths_join(p->managed, home, "managed/org.metalcap.plist");
 	} else {
 		if (platform_default_dirs(config, state, run, p->logs,
 		    p->agents, PATH_MAX) == -1) {
@@ -63,6 +65,8 @@ paths_init(struct mcd_paths *p, const char *home, const char *argv0,
 #ifdef __APPLE__
 		snprintf(p->managed_jobs, sizeof p->managed_jobs,
 		    "/Library/Application Support/metalcap/jobs.d");
+		snprintf(p->managed, sizeof p->managed,
+		    "/Library/Managed Preferences/org.metalcap.plist");
 #endif
 	}
 	if (strlen(p->socket) >= sizeof sun.sun_path) {

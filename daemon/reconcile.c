@@ -130,7 +130,8 @@ reconcile_settle(struct mcd *d, struct job *j)
 	} else if (j->unlocked && j->profile->family_max != 0) {
 		job_set_state(d, j, JOB_UNLOCKED, j->note);
 	} else
-		job_set_state(d, j, JOB_STOCK, NULL);
+		job_set_state(d, j, JOB_STOCK, j->managed_note[0] ?
+		    j->managed_note : NULL);
 }
 
 /* launchctl failed in a way retrying will not fix. */

@@ -372,7 +372,7 @@ rpc_job_profile(struct mcd *d, const struct job *j)
 		return o->profile;
 	if (j->spec != NULL && j->spec->profile != NULL)
 		return j->spec->profile;
-	return PROFILE_DEFAULT;
+	return managed_default_profile(d);
 }
 
 /* --- handlers --------------------------------------------------------------- */
@@ -411,6 +411,19 @@ rpc_status(struct rpc_call *call)
 	for (i = 0; i < d->njobs; i++)
 		if (!d->jobs[i]->removed)
 			rpc_pack_job(&call->pk, d->jobs[i]);
+}
+
+/* Does managed configuration allow profile?  Else an EMANAGED reply. */
+static bool
+rpc_managed_ok(struct rpc_call *call, const char *profile)
+{
+	const char	*key = managed_forbids(call->conn->daemon, profile);
+
+	if (key == NULL)
+		return true;
+	rpc_error(call, MC_E_MANAGED, "refused: the managed setting %s (set by "
+	    "your administrator) does not allow profile %s", key, profile);
+	return false;
 }
 
 /* A profile name that exists and loaded cleanly, or an error reply. */
@@ -499,6 +512,8 @@ rpc_enable(struct rpc_call *call)
 	if (profile[0] == '\0')
 		snprintf(profile, sizeof profile, "%s",
 		    rpc_job_profile(call->conn->daemon, j));
+	if (!rpc_managed_ok(call, profile))
+		return;
 	/* Reverted: a fresh probe must pass before the revert is cleared. */
 	if (o->reverted.set || o->failed.set) {
 		const struct profile *p = profile_find(
@@ -538,7 +553,7 @@ rpc_profile_set(struct rpc_call *call)
 	struct override	*o;
 
 	if (j == NULL || !rpc_profile_ok(call, rpc_param(call, 1), profile,
-	    sizeof profile))
+	    sizeof profile) || !rpc_managed_ok(call, profile))
 		return;
 	o = state_get(&call->conn->daemon->state, j->name, true);
 	snprintf(o->profile, sizeof o->profile, "%s", profile);

@@ -5,6 +5,7 @@
  * Every test has its own --home and simulator state.
  */
 #include <sys/stat.h>
+#include <sys/types.h>
 #include <sys/wait.h>
 
 #include <setjmp.h>
@@ -862,6 +863,54 @@ test_probe_and_doctor(void **state)
 	json_decref(doc);
 }
 
+static void
+write_managed(const char *keys)
+{
+	char	path[256];
+	FILE	*f;
+
+	snprintf(path, sizeof path, "%s/managed", home);
+	mkdir(path, 0755);
+	snprintf(path, sizeof path, "%s/managed/org.metalcap.plist", home);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "<plist version=\"1.0\"><dict>%s</dict></plist>\n", keys);
+	fclose(f);
+}
+
+static void
+test_managed_settings(void **state)
+{
+	struct child_result	*r;
+	long			 pid;
+	int			 code;
+
+	(void)state;
+	put_job("llama", "");
+	pid = wait_state("llama", "unlocked", 0, 2.0);
+	/* AllowedProfiles: another profile is refused, naming the key. */
+	write_managed("<key>AllowedProfiles</key><array><string>apple9"
+	    "</string></array>");
+	ctl(&code, "reload", NULL, NULL, NULL);
+	r = ctl(&code, "profile", "llama", "apple7", NULL);
+	assert_int_equal(code, 1);
+	assert_non_null(strstr(r->err, "EMANAGED"));
+	assert_non_null(strstr(r->err, "AllowedProfiles"));
+	r = ctl(&code, "enable", "llama", "--profile", "apple7");
+	assert_int_equal(code, 1);
+	assert_non_null(strstr(r->err, "AllowedProfiles"));
+	/* ForceStock: the job goes stock, and a local enable is refused. */
+	write_managed("<key>ForceStock</key><true/>");
+	ctl(&code, "reload", NULL, NULL, NULL);
+	pid = wait_state("llama", "stock", pid, 3.0);
+	assert_false(environ_has(pid, "LD_PRELOAD="));
+	assert_field_has("llama", "reason", "managed setting ForceStock");
+	r = ctl(&code, "enable", "llama", NULL, NULL);
+	assert_int_equal(code, 1);
+	assert_non_null(strstr(r->err, "EMANAGED"));
+	assert_non_null(strstr(r->err, "ForceStock"));
+}
+
 static int
 raw_connect(void)
 {
@@ -977,6 +1026,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_partial_verdict, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_probe_and_doctor, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_managed_settings, setup,
 		    teardown),
 	};
 
