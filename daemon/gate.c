@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <jansson.h>
 
@@ -184,6 +185,8 @@ gate_done(struct mcd *d, const struct launchctl_result *r, void *arg)
 
 	gate_judge(e, e->family != 0, r);
 	e->done = true;
+	e->time = (long)time(NULL);
+	fleet_changed(d);
 	log_info("probe of profile %s: %s%s%s", e->profile,
 	    e->status == GATE_PASS ? "pass" : e->status == GATE_PARTIAL ?
 	    "partial" : "FAIL", e->reason[0] ? ": " : "", e->reason);

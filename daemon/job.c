@@ -93,6 +93,7 @@ job_set_state(struct mcd *d, struct job *j, enum job_state s,
 		    reason && *reason ? ": " : "", reason ? reason : "");
 		rpc_event(d, j, "state");
 	}
+	fleet_changed(d);
 }
 
 /* Resolve overrides and the profile into what the job should run with. */

@@ -123,6 +123,11 @@ struct job_spec *jobfile_load(const char *path, struct diag *errors,
 	    struct diag *warnings);
 void	jobfile_free(struct job_spec *);
 
+/* --- fleet.c ------------------------------------------------------------------ */
+
+void	fleet_init(struct mcd *);
+void	fleet_changed(struct mcd *);
+
 /* --- managed.c --------------------------------------------------------------- */
 
 struct managed {
@@ -177,6 +182,7 @@ struct gate_entry {
 	bool			 running;
 	bool			 rerun;		/* probe again when done */
 	bool			 done;		/* status is a valid verdict */
+	long			 time;		/* when the verdict came */
 	enum gate_status	 status;
 	char			 reason[512];
 	struct json_t		*report;	/* the probe's JSON */
@@ -225,6 +231,7 @@ struct override {
 	bool		stopped;
 	struct incident	reverted;
 	struct incident	failed;
+	long		revert_count;	/* reverts ever, for fleet reports */
 };
 
 struct state {
@@ -404,6 +411,8 @@ struct mcd {
 	struct gate_entry	**gates;
 	size_t			 ngates;
 	struct managed		 managed;
+	uv_timer_t		 fleet_timer;
+	char			 instance_id[33];
 	uv_fs_event_t		 watch_reports;
 };
 

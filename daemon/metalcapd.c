@@ -262,6 +262,7 @@ main(int argc, char **argv)
 	d->sigterm.data = d->sigint.data = d;
 	uv_signal_start(&d->sigterm, on_signal, SIGTERM);
 	uv_signal_start(&d->sigint, on_signal, SIGINT);
+	fleet_init(d);
 	job_rescan(d);
 	uv_run(d->loop, UV_RUN_DEFAULT);
 	return 0;

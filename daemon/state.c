@@ -81,6 +81,13 @@ state_read_entry(struct state *st, const char *name, plist_t entry)
 		free(profile);
 	}
 	o->stopped = mc_plist_bool(entry, "Stopped", false);
+	if ((node = plist_dict_get_item(entry, "RevertCount")) != NULL &&
+	    plist_get_node_type(node) == PLIST_UINT) {
+		uint64_t n;
+
+		plist_get_uint_val(node, &n);
+		o->revert_count = (long)n;
+	}
 	state_read_incident(entry, "Reverted", &o->reverted);
 	state_read_incident(entry, "Failed", &o->failed);
 }
@@ -148,6 +155,9 @@ state_save(const struct state *st, char *why, size_t whylen)
 			    plist_new_string(o->profile));
 		if (o->stopped)
 			plist_dict_set_item(entry, "Stopped", plist_new_bool(1));
+		if (o->revert_count > 0)
+			plist_dict_set_item(entry, "RevertCount",
+			    plist_new_uint((uint64_t)o->revert_count));
 		if (o->reverted.set)
 			plist_dict_set_item(entry, "Reverted",
 			    state_incident_plist(&o->reverted));

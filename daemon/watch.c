@@ -182,6 +182,7 @@ job_revert(struct mcd *d, struct job *j, const char *trigger,
 	if (o->reverted.set || o->failed.set)
 		return;
 	watch_incident(&o->reverted, trigger, evidence, n);
+	o->revert_count++;
 	watch_persist(d);
 	log_warnx("job %s: reverted to stock: %s: %s", j->name, trigger,
 	    n > 0 ? evidence[0] : "");
@@ -320,6 +321,7 @@ watch_check_marker(struct mcd *d, struct job *j)
 	}
 	fclose(f);
 	watch_parse_marker(j, line);
+	fleet_changed(d);
 	if (j->watch != NULL)
 		uv_timer_stop(&j->watch->marker_timer);
 	if (strcmp(j->shim.state, "hooked") == 0) {

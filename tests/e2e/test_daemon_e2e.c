@@ -911,6 +911,45 @@ test_managed_settings(void **state)
 	assert_non_null(strstr(r->err, "ForceStock"));
 }
 
+/* The status file, read by Python's json module, agrees with status. */
+static void
+test_status_file(void **state)
+{
+	char			 cmd[2048], script[1024];
+	struct child_result	*r;
+	int			 code;
+
+	(void)state;
+	put_job("llama", "");
+	wait_state("llama", "unlocked", 0, 2.0);
+	sleep_ms(300);
+	r = ctl(&code, "--json", "status", NULL, NULL);
+	assert_int_equal(code, 0);
+	snprintf(script, sizeof script, "%s/status.out", home);
+	{
+		FILE *f = fopen(script, "w");
+
+		fputs(r->out, f);
+		fclose(f);
+	}
+	snprintf(cmd, sizeof cmd, "python3 -c '\n"
+	    "import json, sys\n"
+	    "f = json.load(open(\"%s/state/status.json\"))\n"
+	    "s = json.load(open(\"%s/status.out\"))\n"
+	    "assert len(f[\"instance_id\"]) == 32, f\n"
+	    "assert f[\"protocol\"] >= 2 and f[\"version\"], f\n"
+	    "a = {j[\"name\"]: j for j in f[\"jobs\"]}\n"
+	    "for j in s:\n"
+	    "    k = a[j[\"name\"]]\n"
+	    "    for key in (\"state\", \"profile\", \"pid\"):\n"
+	    "        assert k[key] == j[key], (key, k, j)\n"
+	    "    assert k[\"seen\"][\"family_max\"] == 1009, k\n"
+	    "    assert k[\"last_probe\"][\"verdict\"] == \"pass\", k\n"
+	    "    assert k[\"reverts\"] == 0, k\n"
+	    "'", home, home);
+	assert_int_equal(system(cmd), 0);
+}
+
 static int
 raw_connect(void)
 {
@@ -1028,6 +1067,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_probe_and_doctor, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_managed_settings, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_status_file, setup,
 		    teardown),
 	};
 
