@@ -190,6 +190,7 @@ $(O)/tests/test_launchctl_sim: tests/sim/test_launchctl_sim.c \
 	    -o $@ -lcmocka $(LDFLAGS_SAN)
 
 test: $(TEST_BINS)
+	@zsh -n client/completion/_metalcapctl
 	@scripts/run-tests.sh $(TEST_BINS)
 
 # Children of the tests preload the sanitized shim ahead of the runtime.
