@@ -224,8 +224,11 @@ job_rescan(struct mcd *d)
 
 	managed_load(d);
 	profile_load_all(&d->profiles, d->paths.profiles);
-	for (i = 0; i < d->njobs; i++)
+	/* The profile table was rebuilt: no job may point into the old one. */
+	for (i = 0; i < d->njobs; i++) {
+		job_effective(d, d->jobs[i]);
 		d->jobs[i]->seen = false;
+	}
 	job_scan_dir(d, d->paths.managed_jobs);
 	job_scan_dir(d, d->paths.jobs);
 	for (i = 0; i < d->njobs; i++)

@@ -296,7 +296,7 @@ teardown(void **state)
 	(void)state;
 	kill_daemon(SIGTERM);
 	/* A sanitizer report from the daemon fails the test (check-asan). */
-	snprintf(cmd, sizeof cmd, "cat %s/*.log 2>/dev/null | grep -E "
+	snprintf(cmd, sizeof cmd, "cat %s/*.log 2>/dev/null | grep -A40 -E "
 	    "'Sanitizer|runtime error' >&2", home);
 	sanitizer = system(cmd) == 0;
 	snprintf(cmd, sizeof cmd, "for l in $(LAUNCHCTL_SIM_DIR=%s %s list | "
