@@ -85,9 +85,13 @@ reconcile_later(struct mcd *d, struct job *j, job_step_fn step, uint64_t ms)
 static bool
 reconcile_should_run(const struct job *j)
 {
-	plist_t	keep = j->spec->keep_alive;
+	plist_t	keep;
 	uint8_t	on = 0;
 
+	/* The file may have turned invalid while a step was in flight. */
+	if (j->spec == NULL)
+		return false;
+	keep = j->spec->keep_alive;
 	if (keep != NULL && plist_get_node_type(keep) == PLIST_BOOLEAN)
 		plist_get_bool_val(keep, &on);
 	return j->spec->run_at_load || keep == NULL || on ||
