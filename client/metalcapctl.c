@@ -46,37 +46,46 @@ struct ctl_command {
 	int		 min_args;
 	int		 max_args;
 	const char	*usage;
-	int		 (*fn)(struct ctl *, int, char **);
+	int		 (*fn)(struct ctl *, const struct ctl_command *, int,
+			    char **);
+	const char	*method;	/* for the one-job changes */
 };
 
-static int	cmd_status(struct ctl *, int, char **);
-static int	cmd_enable(struct ctl *, int, char **);
-static int	cmd_disable(struct ctl *, int, char **);
-static int	cmd_profile(struct ctl *, int, char **);
-static int	cmd_profiles(struct ctl *, int, char **);
-static int	cmd_start(struct ctl *, int, char **);
-static int	cmd_stop(struct ctl *, int, char **);
-static int	cmd_restart(struct ctl *, int, char **);
-static int	cmd_reload(struct ctl *, int, char **);
-static int	cmd_watch(struct ctl *, int, char **);
-static int	cmd_logs(struct ctl *, int, char **);
-static int	cmd_probe(struct ctl *, int, char **);
-static int	cmd_doctor(struct ctl *, int, char **);
+static int	cmd_status(struct ctl *, const struct ctl_command *, int,
+		    char **);
+static int	cmd_enable(struct ctl *, const struct ctl_command *, int,
+		    char **);
+static int	cmd_profiles(struct ctl *, const struct ctl_command *, int,
+		    char **);
+static int	cmd_reload(struct ctl *, const struct ctl_command *, int,
+		    char **);
+static int	cmd_watch(struct ctl *, const struct ctl_command *, int,
+		    char **);
+static int	cmd_logs(struct ctl *, const struct ctl_command *, int,
+		    char **);
+static int	cmd_probe(struct ctl *, const struct ctl_command *, int,
+		    char **);
+static int	cmd_doctor(struct ctl *, const struct ctl_command *, int,
+		    char **);
+
+static int	cmd_change(struct ctl *, const struct ctl_command *, int,
+		    char **);
 
 static const struct ctl_command commands[] = {
-	{ "status", 0, 1, "status [JOB]", cmd_status },
-	{ "enable", 1, 3, "enable JOB [--profile P]", cmd_enable },
-	{ "disable", 1, 1, "disable JOB", cmd_disable },
-	{ "profile", 2, 2, "profile JOB PROFILE", cmd_profile },
-	{ "profiles", 0, 0, "profiles", cmd_profiles },
-	{ "start", 1, 1, "start JOB", cmd_start },
-	{ "stop", 1, 1, "stop JOB", cmd_stop },
-	{ "restart", 1, 1, "restart JOB", cmd_restart },
-	{ "reload", 0, 0, "reload", cmd_reload },
-	{ "watch", 0, 0, "watch", cmd_watch },
-	{ "logs", 1, 2, "logs JOB [-f]", cmd_logs },
-	{ "probe", 1, 2, "probe JOB | probe --profile P", cmd_probe },
-	{ "doctor", 0, 0, "doctor", cmd_doctor },
+	{ "status", 0, 1, "status [JOB]", cmd_status, NULL },
+	{ "enable", 1, 3, "enable JOB [--profile P]", cmd_enable, NULL },
+	{ "disable", 1, 1, "disable JOB", cmd_change, MC_M_DISABLE },
+	{ "profile", 2, 2, "profile JOB PROFILE", cmd_change,
+	    MC_M_PROFILE_SET },
+	{ "profiles", 0, 0, "profiles", cmd_profiles, NULL },
+	{ "start", 1, 1, "start JOB", cmd_change, MC_M_START },
+	{ "stop", 1, 1, "stop JOB", cmd_change, MC_M_STOP },
+	{ "restart", 1, 1, "restart JOB", cmd_change, MC_M_RESTART },
+	{ "reload", 0, 0, "reload", cmd_reload, NULL },
+	{ "watch", 0, 0, "watch", cmd_watch, NULL },
+	{ "logs", 1, 2, "logs JOB [-f]", cmd_logs, NULL },
+	{ "probe", 1, 2, "probe JOB | probe --profile P", cmd_probe, NULL },
+	{ "doctor", 0, 0, "doctor", cmd_doctor, NULL },
 };
 
 static void
@@ -390,8 +399,10 @@ ctl_print_jobs(const msgpack_object *jobs)
 }
 
 static int
-cmd_status(struct ctl *c, int argc, char **argv)
+cmd_status(struct ctl *c, const struct ctl_command *cmd, int argc,
+    char **argv)
 {
+	(void)cmd;
 	struct mc_rpc_message	m;
 	char			state[32];
 	uint32_t		i;
@@ -437,8 +448,10 @@ ctl_job_reply(struct ctl *c, int rc, const char *verb,
 }
 
 static int
-cmd_enable(struct ctl *c, int argc, char **argv)
+cmd_enable(struct ctl *c, const struct ctl_command *cmd, int argc,
+    char **argv)
 {
+	(void)cmd;
 	struct mc_rpc_message	 m;
 	char			*params[] = { argv[0], NULL };
 	const char		*profile = NULL;
@@ -453,53 +466,23 @@ cmd_enable(struct ctl *c, int argc, char **argv)
 	    profile ? "profile" : NULL, profile, &m), "enable", &m);
 }
 
+/* disable, profile, start, stop, restart: one request about one job. */
 static int
-ctl_simple_job(struct ctl *c, const char *method, char **argv)
+cmd_change(struct ctl *c, const struct ctl_command *cmd, int argc,
+    char **argv)
 {
 	struct mc_rpc_message	m;
 
-	return ctl_job_reply(c, ctl_call(c, method, argv, NULL, NULL, &m),
-	    method, &m);
-}
-
-static int
-cmd_disable(struct ctl *c, int argc, char **argv)
-{
 	(void)argc;
-	return ctl_simple_job(c, MC_M_DISABLE, argv);
+	return ctl_job_reply(c, ctl_call(c, cmd->method, argv, NULL, NULL, &m),
+	    cmd->name, &m);
 }
 
 static int
-cmd_profile(struct ctl *c, int argc, char **argv)
+cmd_profiles(struct ctl *c, const struct ctl_command *cmd, int argc,
+    char **argv)
 {
-	(void)argc;
-	return ctl_simple_job(c, MC_M_PROFILE_SET, argv);
-}
-
-static int
-cmd_start(struct ctl *c, int argc, char **argv)
-{
-	(void)argc;
-	return ctl_simple_job(c, MC_M_START, argv);
-}
-
-static int
-cmd_stop(struct ctl *c, int argc, char **argv)
-{
-	(void)argc;
-	return ctl_simple_job(c, MC_M_STOP, argv);
-}
-
-static int
-cmd_restart(struct ctl *c, int argc, char **argv)
-{
-	(void)argc;
-	return ctl_simple_job(c, MC_M_RESTART, argv);
-}
-
-static int
-cmd_profiles(struct ctl *c, int argc, char **argv)
-{
+	(void)cmd;
 	struct mc_rpc_message	 m;
 	char			 name[80], fam[32], tg[32], desc[256];
 	const msgpack_object	*p;
@@ -531,8 +514,10 @@ cmd_profiles(struct ctl *c, int argc, char **argv)
 }
 
 static int
-cmd_reload(struct ctl *c, int argc, char **argv)
+cmd_reload(struct ctl *c, const struct ctl_command *cmd, int argc,
+    char **argv)
 {
+	(void)cmd;
 	struct mc_rpc_message	m;
 	int			rc;
 
@@ -546,8 +531,10 @@ cmd_reload(struct ctl *c, int argc, char **argv)
 
 /* Print events as they come, one line each (or one JSON object). */
 static int
-cmd_watch(struct ctl *c, int argc, char **argv)
+cmd_watch(struct ctl *c, const struct ctl_command *cmd, int argc,
+    char **argv)
 {
+	(void)cmd;
 	struct mc_rpc_message	 m;
 	const msgpack_object	*ev, *job;
 	char			 type[32], name[80], state[32], reason[512];
@@ -583,8 +570,10 @@ cmd_watch(struct ctl *c, int argc, char **argv)
 
 /* Print the job's stderr log; with -f keep following it. */
 static int
-cmd_logs(struct ctl *c, int argc, char **argv)
+cmd_logs(struct ctl *c, const struct ctl_command *cmd, int argc,
+    char **argv)
 {
+	(void)cmd;
 	struct mc_rpc_message	 m;
 	char			 path[4096], buf[65536];
 	bool			 follow = argc == 2 && strcmp(argv[1], "-f") == 0;
@@ -686,8 +675,10 @@ ctl_probe_failed(const msgpack_object *res)
 
 /* probe JOB | probe --profile P: a fresh probe through the daemon. */
 static int
-cmd_probe(struct ctl *c, int argc, char **argv)
+cmd_probe(struct ctl *c, const struct ctl_command *cmd, int argc,
+    char **argv)
 {
+	(void)cmd;
 	struct mc_rpc_message	m;
 	int			rc;
 
@@ -734,8 +725,10 @@ ctl_doctor_probe(json_t *res)
  * device, a stock and an unlocked probe, every job and its reverts.
  */
 static int
-cmd_doctor(struct ctl *c, int argc, char **argv)
+cmd_doctor(struct ctl *c, const struct ctl_command *cmd, int argc,
+    char **argv)
 {
+	(void)cmd;
 	struct mc_rpc_message	 m;
 	struct utsname		 u;
 	json_t			*doc = json_object();
@@ -853,7 +846,7 @@ main(int argc, char **argv)
 	if (ctl_connect(&c) == -1)
 		return EXIT_UNREACH;
 	if ((rc = ctl_hello(&c)) == 0)
-		rc = cmd->fn(&c, nargs, argv + a + 1);
+		rc = cmd->fn(&c, cmd, nargs, argv + a + 1);
 	mc_rpc_decoder_free(&c.decoder);
 	close(c.fd);
 	return rc;
