@@ -267,8 +267,7 @@ $(foreach a,$(MACOS_ARCHS),$(eval $(call macos_arch,$(a))))
 # Third-party libraries, built from Debian's source packages.
 MACOS_DEPS	:= $(MACOS)/deps
 # One run builds every architecture: a stamp keeps make -j from racing.
-$(MACOS_DEPS)/.built: scripts/macos-deps.sh macos/compat/jansson/*.h \
-    | need-zig
+$(MACOS_DEPS)/.built: scripts/macos-deps.sh macos/compat/*/*.h | need-zig
 	scripts/macos-deps.sh $(MACOS_DEPS)
 	touch $@
 $(MACOS_DEPS)/%/libjansson.a: $(MACOS_DEPS)/.built
@@ -299,27 +298,40 @@ $(MACOS)/libmetalcap.dylib: $(MACOS_ARCHS:%=$(MACOS)/%/libmetalcap.dylib)
 $(MACOS)/metalcap-probe: $(MACOS_ARCHS:%=$(MACOS)/%/metalcap-probe)
 	scripts/macos-lipo.sh $@ $^
 
-# The daemon and client are compiled (not yet linked) for macOS: every
-# macOS-only line builds for its target.  The headers of libuv, msgpack-c
-# and libplist are portable; a directory of links exposes only them.
-MACOS_HDR	:= $(MACOS)/hdr
-MACOS_CHECK_SRC	:= $(filter-out daemon/platform_linux.c,$(DAEMON_SRC)) \
-		   daemon/platform_darwin.c client/metalcapctl.c $(COMMON_SRC)
-MACOS_CHECK_OBJ	:= $(sort $(MACOS_CHECK_SRC:%.c=$(MACOS)/obj/compile-check/%.o))
+# The daemon and client, linked statically with libuv, msgpack-c, libplist
+# and jansson built from Debian's source packages: nothing to install on the
+# guest but the package.
+MACOS_DAEMON_SRC := $(filter-out daemon/platform_linux.c,$(DAEMON_SRC)) \
+		   daemon/platform_darwin.c $(COMMON_SRC)
+MACOS_CLIENT_SRC := client/metalcapctl.c common/mc_rpc.c
+MACOS_STATIC	= $(foreach l,uv plist msgpackc jansson,$(MACOS_DEPS)/$(1)/lib$(l).a)
 
-$(MACOS_HDR)/.linked:
-	@mkdir -p $(@D)
-	for h in uv.h uv msgpack.h msgpack plist; do \
-	    ln -sfn /usr/include/$$h $(@D)/$$h; done
-	@touch $@
-
-$(MACOS)/obj/compile-check/%.o: %.c daemon/mcd.h common/*.h $(MACOS_HDR)/.linked \
+define macos_tools_arch
+$(MACOS)/obj/$(1)/%.o: %.c daemon/mcd.h common/*.h VERSION \
     $(MACOS_DEPS)/.built | need-zig
-	@mkdir -p $(@D)
-	$(ZIG) cc -target aarch64-macos $(MACOS_CFLAGS) -isystem $(MACOS_HDR) \
-	    -I$(MACOS_DEPS)/include -Icommon -Idaemon -c $< -o $@
+	@mkdir -p $$(@D)
+	$(ZIG) cc -target $(call zig_target,$(1)) $(MACOS_CFLAGS) \
+	    -I$(MACOS_DEPS)/include -I$(MACOS_DEPS)/include/msgpack \
+	    -Icommon -Idaemon -c $$< -o $$@
 
-macos: $(MACOS)/libmetalcap.dylib $(MACOS)/metalcap-probe $(MACOS_CHECK_OBJ)
+$(MACOS)/$(1)/metalcapd: $(MACOS_DAEMON_SRC:%.c=$(MACOS)/obj/$(1)/%.o)
+	$(LD64) -arch $(1) -platform_version macos $(MACOS_MIN) $(MACOS_MIN) \
+	    -execute -o $$@ $$^ $(call MACOS_STATIC,$(1)) $(ZIG_SYSTEM_TBD)
+
+$(MACOS)/$(1)/metalcapctl: $(MACOS_CLIENT_SRC:%.c=$(MACOS)/obj/$(1)/%.o)
+	$(LD64) -arch $(1) -platform_version macos $(MACOS_MIN) $(MACOS_MIN) \
+	    -execute -o $$@ $$^ $(call MACOS_STATIC,$(1)) $(ZIG_SYSTEM_TBD)
+endef
+$(foreach a,$(MACOS_ARCHS),$(eval $(call macos_tools_arch,$(a))))
+
+$(MACOS)/metalcapd: $(MACOS_ARCHS:%=$(MACOS)/%/metalcapd)
+	scripts/macos-lipo.sh $@ $^
+
+$(MACOS)/metalcapctl: $(MACOS_ARCHS:%=$(MACOS)/%/metalcapctl)
+	scripts/macos-lipo.sh $@ $^
+
+macos: $(MACOS)/libmetalcap.dylib $(MACOS)/metalcap-probe $(MACOS)/metalcapd \
+    $(MACOS)/metalcapctl
 	scripts/check-macos-artifacts.sh $(MACOS)
 
 clean:

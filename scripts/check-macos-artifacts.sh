@@ -67,4 +67,9 @@ check "$dir/metalcap-probe" EXECUTE - \
     /System/Library/Frameworks/Foundation.framework/Versions/C/Foundation \
     /usr/lib/libobjc.A.dylib /usr/lib/libSystem.B.dylib
 
+# Self-contained: libuv, msgpack-c, libplist and jansson are linked in.
+for tool in metalcapd metalcapctl; do
+	check "$dir/$tool" EXECUTE - /usr/lib/libSystem.B.dylib
+done
+
 [ "$failures" -eq 0 ] || { echo "$failures macOS artifact check(s) failed"; exit 1; }

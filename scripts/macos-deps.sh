@@ -1,6 +1,7 @@
 #!/bin/sh
-# Build the probe's (and later the daemon's) third-party libraries for macOS
-# from Debian's source packages, as static archives, with zig.
+# Build the third-party libraries of the probe, the daemon and the client for
+# macOS from Debian's source packages (jansson, libuv, msgpack-c, libplist),
+# as static archives, with zig.
 #
 #   scripts/macos-deps.sh OUT_DIR
 #
@@ -55,5 +56,79 @@ jansson() {
 	done
 }
 
-[ -f "$out/arm64/libjansson.a" ] && [ -f "$out/x86_64/libjansson.a" ] ||
-    jansson
+# archive NAME ARCH CFLAGS SOURCES...: compile for ARCH into libNAME.a
+archive() {
+	name=$1 arch=$2 flags=$3
+	shift 3
+	target=$([ "$arch" = arm64 ] && echo aarch64 || echo x86_64)-macos
+	obj="$out/obj/$arch/$name"
+	mkdir -p "$obj" "$out/$arch"
+	for c in "$@"; do
+		# shellcheck disable=SC2086
+		"$zig" cc -target "$target" -O2 $flags -c "$c" \
+		    -o "$obj/$(basename "$c" .c).o"
+	done
+	rm -f "$out/$arch/lib$name.a"
+	"$ar" rcs "$out/$arch/lib$name.a" "$obj"/*.o
+}
+
+libuv() {
+	fetch libuv1
+	u="$src_dir/libuv1"
+	set --
+	for f in fs-poll idna inet random strscpy strtok threadpool timer \
+	    uv-common uv-data-getter-setters version; do
+		set -- "$@" "$u/src/$f.c"
+	done
+	for f in async core dl fs getaddrinfo getnameinfo loop-watcher loop \
+	    pipe poll process random-devurandom signal stream tcp thread tty \
+	    udp bsd-ifaddrs darwin darwin-proctitle fsevents kqueue proctitle \
+	    random-getentropy; do
+		set -- "$@" "$u/src/unix/$f.c"
+	done
+	for arch in arm64 x86_64; do
+		archive uv "$arch" "-D_DARWIN_USE_64_BIT_INODE=1 \
+		    -D_DARWIN_UNLIMITED_SELECT=1 -D_FILE_OFFSET_BITS=64 \
+		    -I$top/macos/compat/libuv -I$u/include -I$u/src" "$@"
+	done
+	cp -R "$u/include/." "$out/include/"
+}
+
+# msgpack-c's two configured headers: both macOS targets are little-endian.
+msgpack() {
+	fetch msgpack-c
+	m="$src_dir/msgpack-c"
+	mkdir -p "$out/include/msgpack"
+	cp -R "$m/include/." "$out/include/"
+	for t in sysdep pack_template; do
+		sed 's/@MSGPACK_ENDIAN_BIG_BYTE@/0/; s/@MSGPACK_ENDIAN_LITTLE_BYTE@/1/' \
+		    "$m/cmake/$t.h.in" > "$out/include/msgpack/$t.h"
+	done
+	for arch in arm64 x86_64; do
+		archive msgpackc "$arch" "-I$out/include -I$out/include/msgpack" \
+		    "$m"/src/*.c
+	done
+}
+
+libplist() {
+	fetch libplist
+	p="$src_dir/libplist"
+	cp -R "$p/include/." "$out/include/"
+	for arch in arm64 x86_64; do
+		# libcnary/cnary.c is a test program, not library code.
+		archive plist "$arch" "-DHAVE_CONFIG_H -I$top/macos/compat/libplist \
+		    -I$p/include -I$p/src -I$p/libcnary/include" \
+		    "$p"/src/*.c "$p/libcnary/node.c" "$p/libcnary/node_list.c"
+	done
+}
+
+mkdir -p "$out/include"
+for lib in jansson uv msgpackc plist; do
+	[ -f "$out/arm64/lib$lib.a" ] && [ -f "$out/x86_64/lib$lib.a" ] && continue
+	case $lib in
+	jansson)	jansson ;;
+	uv)		libuv ;;
+	msgpackc)	msgpack ;;
+	plist)		libplist ;;
+	esac
+done
