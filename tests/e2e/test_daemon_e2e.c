@@ -185,23 +185,31 @@ environ_has(long pid, const char *prefix)
 	return found;
 }
 
+/* Write (mode "w") or append ("a") text to path. */
+static void
+write_file(const char *path, const char *mode, const char *text)
+{
+	FILE	*f = fopen(path, mode);
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
 /* Write a job file elsewhere and rename it in, as editors and tools do. */
 static void
 put_job(const char *name, const char *extra)
 {
-	char	tmp[256], path[256];
-	FILE	*f;
+	char	tmp[256], path[256], body[4096];
 
 	snprintf(tmp, sizeof tmp, "%s/.%s.tmp", home, name);
 	snprintf(path, sizeof path, "%s/jobs.d/%s.plist", home, name);
-	f = fopen(tmp, "w");
-	assert_non_null(f);
-	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<plist "
-	    "version=\"1.0\"><dict><key>ProgramArguments</key><array><string>"
-	    FAKE_LLAMA "</string></array><key>EnvironmentVariables</key>"
-	    "<dict><key>MTLSIM_SWITCHES</key><string>%s</string></dict>%s"
-	    "</dict></plist>\n", switches + strlen("MTLSIM_SWITCHES="), extra);
-	fclose(f);
+	snprintf(body, sizeof body, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>"
+	    "\n<plist version=\"1.0\"><dict><key>ProgramArguments</key><array>"
+	    "<string>" FAKE_LLAMA "</string></array><key>EnvironmentVariables"
+	    "</key><dict><key>MTLSIM_SWITCHES</key><string>%s</string></dict>"
+	    "%s</dict></plist>\n", switches + strlen("MTLSIM_SWITCHES="), extra);
+	write_file(tmp, "w", body);
 	assert_int_equal(rename(tmp, path), 0);
 }
 
@@ -209,13 +217,9 @@ static void
 write_raw(const char *file, const char *body)
 {
 	char	path[256];
-	FILE	*f;
 
 	snprintf(path, sizeof path, "%s/jobs.d/%s", home, file);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(body, f);
-	fclose(f);
+	write_file(path, "w", body);
 }
 
 /* Extra environment and arguments for the next daemon started. */
@@ -513,7 +517,6 @@ static void
 test_no_gui_session(void **state)
 {
 	char	tmpl[256];
-	FILE	*f;
 	json_t	*j;
 	double	start;
 
@@ -535,11 +538,9 @@ test_no_gui_session(void **state)
 
 	kill_daemon(SIGTERM);
 	snprintf(tmpl, sizeof tmpl, "%s/template.plist", home);
-	f = fopen(tmpl, "w");
-	fputs("<plist version=\"1.0\"><dict><key>LimitLoadToSessionType</key>"
-	    "<array><string>Aqua</string><string>Background</string></array>"
-	    "</dict></plist>", f);
-	fclose(f);
+	write_file(tmpl, "w", "<plist version=\"1.0\"><dict><key>"
+	    "LimitLoadToSessionType</key><array><string>Aqua</string><string>"
+	    "Background</string></array></dict></plist>");
 	daemon_template = tmpl;
 	start_daemon();
 	wait_state("llama", "unlocked", 0, 3.0);
@@ -551,12 +552,10 @@ test_no_gui_session(void **state)
 static void
 set_device(const char *line)
 {
-	FILE	*f = fopen(switches + strlen("MTLSIM_SWITCHES="), "w");
+	char	text[256];
 
-	assert_non_null(f);
-	if (line != NULL)
-		fprintf(f, "%s\n", line);
-	fclose(f);
+	snprintf(text, sizeof text, "%s%s", line ? line : "", line ? "\n" : "");
+	write_file(switches + strlen("MTLSIM_SWITCHES="), "w", text);
 }
 
 static bool
@@ -718,14 +717,11 @@ test_blocked_without_marker(void **state)
 static void
 append_log(const char *line)
 {
-	char	path[256];
-	FILE	*f;
+	char	path[256], text[512];
 
 	snprintf(path, sizeof path, "%s/logs/llama.err.log", home);
-	f = fopen(path, "a");
-	assert_non_null(f);
-	fprintf(f, "%s\n", line);
-	fclose(f);
+	snprintf(text, sizeof text, "%s\n", line);
+	write_file(path, "a", text);
 }
 
 static void
@@ -866,16 +862,14 @@ test_probe_and_doctor(void **state)
 static void
 write_managed(const char *keys)
 {
-	char	path[256];
-	FILE	*f;
+	char	path[256], text[1024];
 
 	snprintf(path, sizeof path, "%s/managed", home);
 	mkdir(path, 0755);
 	snprintf(path, sizeof path, "%s/managed/org.metalcap.plist", home);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fprintf(f, "<plist version=\"1.0\"><dict>%s</dict></plist>\n", keys);
-	fclose(f);
+	snprintf(text, sizeof text, "<plist version=\"1.0\"><dict>%s</dict>"
+	    "</plist>\n", keys);
+	write_file(path, "w", text);
 }
 
 static void
@@ -926,12 +920,7 @@ test_status_file(void **state)
 	r = ctl(&code, "--json", "status", NULL, NULL);
 	assert_int_equal(code, 0);
 	snprintf(script, sizeof script, "%s/status.out", home);
-	{
-		FILE *f = fopen(script, "w");
-
-		fputs(r->out, f);
-		fclose(f);
-	}
+	write_file(script, "w", r->out);
 	snprintf(cmd, sizeof cmd, "python3 -c '\n"
 	    "import json, sys\n"
 	    "f = json.load(open(\"%s/state/status.json\"))\n"
