@@ -93,7 +93,11 @@ job_set_state(struct mcd *d, struct job *j, enum job_state s,
 		    reason && *reason ? ": " : "", reason ? reason : "");
 		rpc_event(d, j, "state");
 	}
-	fleet_changed(d);
+	/* The status file shows state and pid: rewrite it only for those. */
+	if (changed || j->pid != j->fleet_pid) {
+		j->fleet_pid = j->pid;
+		fleet_changed(d);
+	}
 }
 
 /* Resolve overrides and the profile into what the job should run with. */

@@ -319,6 +319,7 @@ struct job {
 	bool			 blocked;	/* no shim marker */
 	long			 runs_counted;	/* runs whose exit we judged */
 	long			 watched_pid;
+	long			 fleet_pid;	/* pid in the status file */
 	struct job_watch	*watch;
 	struct tail		*tail;
 	struct scan		*scan;
