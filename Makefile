@@ -143,7 +143,8 @@ $(O)/tests/launchctl-sim: tests/sim/launchctl-sim.c common/mc_plist.c \
 
 # --- tests ---------------------------------------------------------------
 
-TEST_DEFS	:= -DMC_TEST_BUILD='"$(abspath $(O))"'
+TEST_DEFS	:= -DMC_TEST_BUILD='"$(abspath $(O))"' \
+		   -DMC_TEST_SOURCE='"$(abspath .)"'
 # Real llama.cpp and MLX logs, beside the repository (../shared).
 FIXTURES	?= ../shared/fixtures/real-logs
 
@@ -172,7 +173,7 @@ $(O)/tests/test_probe: tests/probe/test_probe.c tests/support/child.c \
 DAEMON_UNITS	:= daemon/jobfile.c daemon/render.c daemon/state.c \
 		   daemon/profile.c daemon/log.c daemon/scan.c daemon/tail.c
 $(O)/tests/test_daemon: tests/unit/test_daemon.c $(DAEMON_UNITS) \
-    daemon/mcd.h $(COMMON_SRC) common/*.h $(SIM_TOOLS) | $(O)/tests
+    profiles/*.plist daemon/mcd.h $(COMMON_SRC) common/*.h $(SIM_TOOLS) | $(O)/tests
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) -DMC_TEST_FIXTURES='"$(abspath $(FIXTURES))"' \
 	    -Icommon -Idaemon $< $(DAEMON_UNITS) \
 	    $(COMMON_SRC) -o $@ -lcmocka -luv -lplist-2.0 -lmsgpackc \

@@ -39,11 +39,13 @@ struct mcd_paths {
 	char	probe[PATH_MAX];
 	char	launchctl[PATH_MAX];
 	char	job_template[PATH_MAX];
-	char	managed[PATH_MAX];	/* managed preferences plist */
+	char	managed[PATH_MAX];	/* managed preferences, computer */
+	char	managed_user[PATH_MAX];	/* ... and this user's, over it */
 };
 
 int	paths_init(struct mcd_paths *, const char *home, const char *argv0,
 	    char *why, size_t whylen);
+void	paths_managed_user(struct mcd_paths *);
 int	paths_make_dirs(const struct mcd_paths *, char *why, size_t whylen);
 
 /* --- platform_linux.c / platform_darwin.c ----------------------------------- */

@@ -28,7 +28,7 @@ usage(FILE *out)
 	    "                 [--jobs DIR] [--profiles DIR] [--state DIR]\n"
 	    "                 [--agents DIR] [--logs DIR] [--socket PATH]\n"
 	    "                 [--shim PATH] [--probe PATH] [--template PATH]\n"
-	    "       metalcapd --help | --version\n"
+	    "       metalcapd [--home DIR] --paths | --help | --version\n"
 	    "\n"
 	    "Runs each job file in the job directory as its own launchd job,\n"
 	    "with libmetalcap injected when the job is unlocked.\n"
@@ -39,10 +39,10 @@ usage(FILE *out)
 	    "  --foreground      also log to stderr\n"
 	    "  --launchctl PATH  the launchctl to drive (default "
 	    "/bin/launchctl)\n"
-	    "  --shim, --probe   default: beside this program "
-	    "(../lib, .)\n"
+	    "  --shim, --probe   default: beside this program, or in ../lib\n"
 	    "  --template PATH   the job LaunchAgent template\n"
 	    "  --managed PATH    the managed-preferences plist (MDM)\n"
+	    "  --paths           print the paths in effect and exit\n"
 	    "  --marker-timeout MS  how long an unlocked process has to show\n"
 	    "                    the shim's report before it is blocked "
 	    "(10000)\n"
@@ -107,6 +107,18 @@ on_signal(uv_signal_t *s, int signum)
 	uv_stop(d->loop);
 }
 
+/* --paths: where this daemon would look, for doctor, installers and people. */
+static void
+print_paths(const struct mcd_paths *p)
+{
+	printf("jobs %s\nprofiles %s\nstate %s\nagents %s\nlogs %s\n"
+	    "socket %s\nshim %s\nprobe %s\ntemplate %s\nlaunchctl %s\n"
+	    "managed %s\nmanaged-user %s\n", p->jobs, p->profiles, p->state, p->agents, p->logs,
+	    p->socket, p->shim, p->probe, p->job_template, p->launchctl,
+	    p->managed[0] ? p->managed : "-",
+	    p->managed_user[0] ? p->managed_user : "-");
+}
+
 /* Apply --flag overrides to the computed paths. */
 static int
 parse_args(int argc, char **argv, struct mcd *d, bool *foreground)
@@ -128,11 +140,13 @@ parse_args(int argc, char **argv, struct mcd *d, bool *foreground)
 		{ "managed", required_argument, NULL, 'g' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
+		{ "paths", no_argument, NULL, 'W' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char	*home = getenv("METALCAP_HOME");
 	char		 why[512], *set[16] = { NULL };
 	int		 ch, i;
+	bool		 show_paths = false;
 	const char	 keys[] = "LjpsalSmPTg";
 
 	while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -151,6 +165,9 @@ parse_args(int argc, char **argv, struct mcd *d, bool *foreground)
 				    optarg);
 				return -1;
 			}
+			break;
+		case 'W':
+			show_paths = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -188,6 +205,11 @@ parse_args(int argc, char **argv, struct mcd *d, bool *foreground)
 					    "long\n", set[i]);
 					return -1;
 				}
+	}
+	paths_managed_user(&d->paths);
+	if (show_paths) {
+		print_paths(&d->paths);
+		exit(0);
 	}
 	return 0;
 }

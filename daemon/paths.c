@@ -2,25 +2,70 @@
 /*
  * Where metalcapd keeps things.  With --home DIR (or METALCAP_HOME) the
  * layout is fixed under DIR; otherwise the platform's defaults.  The shim,
- * the probe and the job template are found relative to the executable:
- * <prefix>/bin/metalcapd -> <prefix>/lib/, <prefix>/bin/,
- * <prefix>/share/metalcap/.
+ * the probe and the job template are found relative to the executable, in
+ * one of two layouts:
+ *
+ *   installed   /usr/local/libexec/metalcap/{metalcapd,metalcap-probe,
+ *               libmetalcap.dylib}, /usr/local/share/metalcap/job.plist
+ *   build tree  build/bin/{metalcapd,metalcap-probe}, build/lib/libmetalcap.*,
+ *               build/share/metalcap/job.plist
  */
 #include <sys/stat.h>
 #include <sys/un.h>
 
 #include <errno.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mc_util.h"
 #include "mcd.h"
 #include "protocol.h"
 
+/*
+ * The first of dir/candidate that exists, else the first candidate, so a
+ * missing file is reported under the path of the installed layout.
+ */
+static int
+paths_find(char *out, size_t len, const char *dir,
+    const char *const *candidates, size_t n)
+{
+	struct stat	sb;
+	size_t		i;
+
+	for (i = 0; i < n; i++) {
+		if (mc_fmt(out, len, "%s/%s", dir, candidates[i]) == -1)
+			return -1;
+		if (stat(out, &sb) == 0)
+			return 0;
+	}
+	return mc_fmt(out, len, "%s/%s", dir, candidates[0]);
+}
+
 static void
 paths_join(char *out, const char *dir, const char *name)
 {
 	mc_fmt(out, PATH_MAX, "%s/%s", dir, name);
+}
+
+static int
+paths_find_tools(struct mcd_paths *p, const char *self)
+{
+	char		 shim_here[64], shim_lib[64];
+	const char	*shim[] = { shim_here, shim_lib };
+	const char	*probe[] = { "metalcap-probe" };
+	const char	*tmpl[] = { "../../share/metalcap/job.plist",
+			    "../share/metalcap/job.plist" };
+
+	snprintf(shim_here, sizeof shim_here, "%s", platform_shim_name());
+	snprintf(shim_lib, sizeof shim_lib, "../lib/%s", platform_shim_name());
+	if (paths_find(p->shim, sizeof p->shim, self, shim, 2) == -1 ||
+	    paths_find(p->probe, sizeof p->probe, self, probe, 1) == -1 ||
+	    paths_find(p->job_template, sizeof p->job_template, self, tmpl,
+	    2) == -1)
+		return -1;
+	return 0;
 }
 
 int
@@ -76,17 +121,35 @@ paths_init(struct mcd_paths *p, const char *home, const char *argv0,
 		return -1;
 	}
 	if (platform_self_dir(argv0, self, sizeof self) == -1)
-		snprintf(self, sizeof self, "/usr/local/bin");
-	if (mc_fmt(p->shim, sizeof p->shim, "%s/../lib/%s", self,
-	    platform_shim_name()) == -1 ||
-	    mc_fmt(p->probe, sizeof p->probe, "%s/metalcap-probe", self) == -1 ||
-	    mc_fmt(p->job_template, sizeof p->job_template,
-	    "%s/../share/metalcap/job.plist", self) == -1) {
+		snprintf(self, sizeof self, "/usr/local/libexec/metalcap");
+	if (paths_find_tools(p, self) == -1) {
 		snprintf(why, whylen, "the program's directory is too long");
 		return -1;
 	}
 	snprintf(p->launchctl, sizeof p->launchctl, "/bin/launchctl");
 	return 0;
+}
+
+/*
+ * The user-level managed preferences sit in a folder named after the user
+ * beside the computer-level file (/Library/Managed Preferences/USER/).
+ */
+void
+paths_managed_user(struct mcd_paths *p)
+{
+	struct passwd	*pw = getpwuid(getuid());
+	char		 dir[PATH_MAX], *slash;
+
+	p->managed_user[0] = '\0';
+	if (p->managed[0] == '\0' || pw == NULL)
+		return;
+	snprintf(dir, sizeof dir, "%s", p->managed);
+	if ((slash = strrchr(dir, '/')) == NULL)
+		return;
+	*slash = '\0';
+	if (mc_fmt(p->managed_user, sizeof p->managed_user, "%s/%s/%s", dir,
+	    pw->pw_name, slash + 1) == -1)
+		p->managed_user[0] = '\0';
 }
 
 static int

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 
+#include <pwd.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -859,14 +860,20 @@ test_probe_and_doctor(void **state)
 	json_decref(doc);
 }
 
+/* The computer-level managed preferences, or a user's (user != NULL). */
 static void
-write_managed(const char *keys)
+write_managed(const char *user, const char *keys)
 {
 	char	path[256], text[1024];
 
 	snprintf(path, sizeof path, "%s/managed", home);
 	mkdir(path, 0755);
-	snprintf(path, sizeof path, "%s/managed/org.metalcap.plist", home);
+	if (user != NULL) {
+		snprintf(path, sizeof path, "%s/managed/%s", home, user);
+		mkdir(path, 0755);
+	}
+	snprintf(path, sizeof path, "%s/managed/%s%sorg.metalcap.plist", home,
+	    user ? user : "", user ? "/" : "");
 	snprintf(text, sizeof text, "<plist version=\"1.0\"><dict>%s</dict>"
 	    "</plist>\n", keys);
 	write_file(path, "w", text);
@@ -883,7 +890,7 @@ test_managed_settings(void **state)
 	put_job("llama", "");
 	pid = wait_state("llama", "unlocked", 0, 2.0);
 	/* AllowedProfiles: another profile is refused, naming the key. */
-	write_managed("<key>AllowedProfiles</key><array><string>apple9"
+	write_managed(NULL, "<key>AllowedProfiles</key><array><string>apple9"
 	    "</string></array>");
 	ctl(&code, "reload", NULL, NULL, NULL);
 	r = ctl(&code, "profile", "llama", "apple7", NULL);
@@ -893,8 +900,12 @@ test_managed_settings(void **state)
 	r = ctl(&code, "enable", "llama", "--profile", "apple7");
 	assert_int_equal(code, 1);
 	assert_non_null(strstr(r->err, "AllowedProfiles"));
-	/* ForceStock: the job goes stock, and a local enable is refused. */
-	write_managed("<key>ForceStock</key><true/>");
+	/*
+	 * ForceStock, pushed to this user's managed preferences over the
+	 * computer's: the job goes stock, and a local enable is refused.
+	 */
+	write_managed(getpwuid(getuid())->pw_name,
+	    "<key>ForceStock</key><true/>");
 	ctl(&code, "reload", NULL, NULL, NULL);
 	pid = wait_state("llama", "stock", pid, 3.0);
 	assert_false(environ_has(pid, "LD_PRELOAD="));

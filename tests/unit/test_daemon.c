@@ -626,6 +626,39 @@ test_tail(void **state)
 	free(t);
 }
 
+/* The shipped profile files say exactly what the built-ins say. */
+static void
+test_profile_files_match_builtins(void **state)
+{
+	static const char *const names[] = { "apple9", "apple7" };
+	struct profile_set	 set = { 0 };
+	struct profile		 file;
+	const struct profile	*builtin;
+	char			 path[512], why[256];
+	plist_t			 root;
+	size_t			 i;
+
+	(void)state;
+	profile_load_all(&set, "/nonexistent");
+	for (i = 0; i < sizeof names / sizeof names[0]; i++) {
+		snprintf(path, sizeof path, "%s/profiles/%s.plist",
+		    MC_TEST_SOURCE, names[i]);
+		if (mc_plist_read_file(path, &root, why, sizeof why) == -1)
+			fail_msg("%s", why);
+		memset(&file, 0, sizeof file);
+		if (profile_parse(root, path, &file) == -1)
+			fail_msg("%s", file.error);
+		plist_free(root);
+		assert_non_null(builtin = profile_find(&set, names[i]));
+		assert_int_equal(file.family_max, builtin->family_max);
+		assert_int_equal(file.threadgroup_memory,
+		    builtin->threadgroup_memory);
+		assert_int_equal(file.working_set, builtin->working_set);
+		assert_string_equal(file.description, builtin->description);
+	}
+	profile_free_all(&set);
+}
+
 int
 main(void)
 {
@@ -644,6 +677,7 @@ main(void)
 		    teardown),
 		cmocka_unit_test(test_scan_real_logs),
 		cmocka_unit_test_setup_teardown(test_tail, setup, teardown),
+		cmocka_unit_test(test_profile_files_match_builtins),
 	};
 
 	log_open(NULL, false);
