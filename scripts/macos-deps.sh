@@ -26,12 +26,13 @@ fetch() {
 	opts="-o Dir::Etc::SourceList=$apt_dir/sources.sources \
 	    -o Dir::Etc::SourceParts=/dev/null -o Dir::State::Lists=$apt_dir/lists \
 	    -o APT::Sandbox::User=root"
+	# The lists fetched once serve every package after.
 	# shellcheck disable=SC2086
-	[ -n "$(ls "$apt_dir/lists" 2>/dev/null | grep -v partial)" ] ||
+	find "$apt_dir/lists" -maxdepth 1 -name "*Sources*" 2>/dev/null | grep -q . ||
 	    apt-get -qq $opts update
 	# shellcheck disable=SC2086
 	(cd "$src_dir" && apt-get -qq $opts source --download-only "$pkg")
-	tarball=$(ls "$src_dir/${pkg}"_*.orig.tar.* | head -n 1)
+	for tarball in "$src_dir/${pkg}"_*.orig.tar.*; do break; done
 	mkdir -p "$src_dir/$pkg"
 	tar -xf "$tarball" -C "$src_dir/$pkg" --strip-components=1
 }

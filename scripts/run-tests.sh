@@ -1,6 +1,7 @@
 #!/bin/sh
-# Run each test program, show its cmocka output, and end with one
-# "N passed, N failed" line over all of them.  Exits non-zero on any failure,
+# Run each test program, show its output, and end with one "N passed,
+# N failed" line over all of them.  cmocka programs are counted from their
+# summary; a shell test ends with its own "N passed, N failed" line.  Exits non-zero on any failure,
 # including a test program that crashed before cmocka could count.
 set -u
 
@@ -13,6 +14,10 @@ for t in "$@"; do
 	cat "$log"
 	p=$(sed -n 's/.*\[  PASSED  \] \([0-9]*\) test(s)\..*/\1/p' "$log" | tail -n 1)
 	f=$(sed -n 's/.*\[  FAILED  \] \([0-9]*\) test(s), listed below:.*/\1/p' "$log" | tail -n 1)
+	if [ -z "$p" ] && [ -z "$f" ]; then
+		p=$(sed -n 's/^\([0-9]*\) passed, [0-9]* failed$/\1/p' "$log" | tail -n 1)
+		f=$(sed -n 's/^[0-9]* passed, \([0-9]*\) failed$/\1/p' "$log" | tail -n 1)
+	fi
 	rm -f "$log"
 	passed=$((passed + ${p:-0}))
 	failed=$((failed + ${f:-0}))

@@ -916,6 +916,36 @@ test_managed_settings(void **state)
 	assert_non_null(strstr(r->err, "ForceStock"));
 }
 
+/*
+ * The example configuration profile in pkg/profiles/, as an MDM would
+ * deliver it: its forced settings become the managed preferences.
+ */
+static void
+test_managed_example_profile(void **state)
+{
+	char			 cmd[2048];
+	struct child_result	*r;
+	int			 code;
+
+	(void)state;
+	snprintf(cmd, sizeof cmd, "mkdir -p %s/managed && python3 -c '\n"
+	    "import plistlib\n"
+	    "p = plistlib.load(open(\"%s/pkg/profiles/"
+	    "org.metalcap.settings.mobileconfig\", \"rb\"))\n"
+	    "c = p[\"PayloadContent\"][0][\"PayloadContent\"]\n"
+	    "s = c[\"org.metalcap\"][\"Forced\"][0][\"mcx_preference_settings\"]\n"
+	    "plistlib.dump(s, open(\"%s/managed/org.metalcap.plist\", \"wb\"))\n"
+	    "'", home, MC_TEST_SOURCE, home);
+	assert_int_equal(system(cmd), 0);
+	put_job("llama", "");
+	wait_state("llama", "unlocked", 0, 2.0);
+	assert_field_has("llama", "profile", "apple9");
+	r = ctl(&code, "profile", "llama", "apple7", NULL);
+	assert_int_equal(code, 1);
+	assert_non_null(strstr(r->err, "EMANAGED"));
+	assert_non_null(strstr(r->err, "AllowedProfiles"));
+}
+
 /* The status file, read by Python's json module, agrees with status. */
 static void
 test_status_file(void **state)
@@ -1066,6 +1096,8 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_probe_and_doctor, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_managed_example_profile,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_managed_settings, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_status_file, setup,

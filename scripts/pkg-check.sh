@@ -1,0 +1,137 @@
+#!/bin/sh
+# Check an installer payload tree against pkg/manifest: every entry present
+# with its type, mode, owner (when this process can see real owners: root
+# or fakeroot) and content; nothing extra; property lists valid, the
+# LaunchAgent's Label and program matching the payload; man pages lint-clean;
+# scripts parse; Mach-O files universal arm64 + x86_64 of the right type.
+set -eu
+# shellcheck source=scripts/pkg-lib.sh
+. "$(dirname "$0")/pkg-lib.sh"
+
+root=${1:?usage: pkg-check.sh ROOT}
+failures=0
+checked=0
+bad() { echo "FAIL $1: $2"; failures=$((failures + 1)); }
+
+tool() {
+	for t in "$1-14" "$1"; do
+		command -v "$t" >/dev/null 2>&1 && { echo "$t"; return; }
+	done
+	echo "pkg-check: $1 not found (install llvm)" >&2
+	exit 2
+}
+LIPO=$(tool llvm-lipo)
+OBJDUMP=$(tool llvm-objdump)
+
+plist_ok() {
+	if command -v plutil >/dev/null 2>&1; then
+		plutil -lint -s "$1"
+	else
+		python3 -c 'import plistlib, sys; plistlib.load(open(sys.argv[1], "rb"))' "$1"
+	fi
+}
+
+# A LaunchAgent: Label is the file's name, its program is in the payload.
+agent_ok() {
+	python3 - "$1" "$2" "$manifest" <<'PY'
+import os, plistlib, sys
+path, rel, manifest = sys.argv[1:]
+agent = plistlib.load(open(path, "rb"))
+want = os.path.basename(rel)[:-len(".plist")]
+if agent.get("Label") != want:
+    sys.exit("Label is %r, want %r" % (agent.get("Label"), want))
+program = agent.get("ProgramArguments", [None])[0]
+execs = ["/" + line.split()[3] for line in open(manifest)
+         if line.split() and line.split()[0] == "exec"]
+if program not in execs:
+    sys.exit("runs %r, which is not an executable of the payload" % program)
+PY
+}
+
+macho_ok() {
+	archs=$("$LIPO" -archs "$1" 2>/dev/null | tr ' ' '\n' | grep . | sort | tr '\n' ' ') || true
+	[ "$archs" = "arm64 x86_64 " ] || { echo "architectures '$archs', want 'arm64 x86_64'"; return 1; }
+	for arch in arm64 x86_64; do
+		"$OBJDUMP" --macho --private-header --arch="$arch" "$1" | grep -q " $2 " ||
+		    { echo "$arch slice is not a Mach-O $2"; return 1; }
+	done
+}
+
+# check_content TYPE FILE PATH: what a file of this type must be.
+check_content() {
+	case $1 in
+	plist)
+		plist_ok "$2" >/dev/null 2>&1 || { bad "$3" "not a valid property list"; return; }
+		case $3 in
+		Library/LaunchAgents/*)
+			why=$(agent_ok "$2" "$3" 2>&1) || bad "$3" "$why" ;;
+		esac ;;
+	man)
+		head -n 1 "$2" | grep -q '^\.Dd ' || bad "$3" "not an mdoc page (no .Dd)"
+		if command -v mandoc >/dev/null 2>&1; then
+			why=$(mandoc -T lint -W warning "$2" 2>&1) || bad "$3" "mandoc: $why"
+		fi ;;
+	script)
+		head -n 1 "$2" | grep -q '^#!/bin/sh' || bad "$3" "does not start with #!/bin/sh"
+		sh -n "$2" 2>/dev/null || bad "$3" "does not parse as sh" ;;
+	exec)
+		why=$(macho_ok "$2" EXECUTE) || bad "$3" "$why" ;;
+	dylib)
+		why=$(macho_ok "$2" DYLIB) || bad "$3" "$why" ;;
+	esac
+}
+
+# check_entry TYPE MODE OWNER PATH SOURCE
+check_entry() {
+	type=$1 mode=$2 owner=$3 path=$4 source=${5:-}
+	f=$root/$path
+	checked=$((checked + 1))
+	case $type in
+	sysdir | dir)
+		{ [ -d "$f" ] && [ ! -L "$f" ]; } || { bad "$path" "not a directory"; return; } ;;
+	link)
+		[ -L "$f" ] || { bad "$path" "not a symbolic link"; return; }
+		target=$(readlink "$f")
+		[ "$target" = "$source" ] || bad "$path" "points to $target, want $source"
+		[ -e "$f" ] || bad "$path" "dangling link to $target"
+		return ;;
+	*)
+		{ [ -f "$f" ] && [ ! -L "$f" ]; } || { bad "$path" "missing or not a regular file"; return; }
+		[ ! -f "$top/$source" ] || cmp -s "$f" "$top/$source" ||
+		    bad "$path" "differs from $source"
+		check_content "$type" "$f" "$path" ;;
+	esac
+	got=$(path_mode "$f")
+	[ "$got" = "${mode#0}" ] || bad "$path" "mode $got, want ${mode#0}"
+	if can_chown; then
+		want=$(owner_ids "$owner") || { bad "$path" "unknown owner $owner"; return; }
+		got=$(path_ids "$f")
+		[ "$got" = "$want" ] || bad "$path" "owner $got, want $owner ($want)"
+	fi
+}
+
+[ -d "$root" ] || { echo "pkg-check: $root is not a directory" >&2; exit 2; }
+entries=$(manifest_entries)
+while read -r type mode owner path source; do
+	check_entry "$type" "$mode" "$owner" "$path" "$source"
+done <<EOF_ENTRIES
+$entries
+EOF_ENTRIES
+
+# Nothing in the payload that the manifest does not name.
+listed=$(echo "$entries" | awk '{print $4}')
+extra=$(cd "$root" && find . -mindepth 1 | sed 's|^\./||' | sort |
+    while read -r p; do
+	    echo "$listed" | grep -qxF "$p" || echo "$p"
+    done)
+for p in $extra; do
+	bad "$p" "in the payload but not in the manifest"
+done
+
+owners="owners checked"
+can_chown || owners="owners not visible to this user: pkgbuild --ownership recommended sets root:wheel"
+if [ "$failures" -ne 0 ]; then
+	echo "pkg-check: $failures problem(s) in $root"
+	exit 1
+fi
+echo "pkg-check: $checked entries match pkg/manifest ($owners)"

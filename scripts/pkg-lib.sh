@@ -1,0 +1,34 @@
+# shellcheck shell=sh
+# Shared by pkg-root.sh and pkg-check.sh: reading pkg/manifest, and the
+# owners and modes of files on Linux and macOS alike.
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+manifest=$top/pkg/manifest
+
+# The manifest's entries, comments and blank lines dropped:
+# "type mode owner:group path [source]".
+manifest_entries() {
+	grep -v -e '^#' -e '^[[:space:]]*$' "$manifest"
+}
+
+# macOS's ids for the owner and group names the manifest may use.
+owner_ids() {
+	user=${1%%:*} group=${1#*:}
+	case $user in root) u=0 ;; *) return 1 ;; esac
+	case $group in wheel) g=0 ;; admin) g=80 ;; staff) g=20 ;; *) return 1 ;; esac
+	echo "$u:$g"
+}
+
+# Mode and owner of a path, not following a final symbolic link.
+if stat -c %a / >/dev/null 2>&1; then
+	path_mode() { stat -c %a "$1"; }
+	path_ids() { stat -c %u:%g "$1"; }
+else
+	path_mode() { stat -f %Lp "$1"; }
+	path_ids() { stat -f %u:%g "$1"; }
+fi
+
+# Can this process give files away (root, or Debian's fakeroot)?
+can_chown() {
+	[ "$(id -u)" -eq 0 ]
+}

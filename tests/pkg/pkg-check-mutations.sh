@@ -1,0 +1,64 @@
+#!/bin/sh
+# The payload check must fail, naming the path, on each kind of damage to a
+# good payload tree (from make pkg-root): a check that cannot fail checks
+# nothing.  Runs in the fakeroot session pkg-root saved, so owners are real.
+set -eu
+top=$(cd "$(dirname "$0")/../.." && pwd)
+root=${1:-$top/build/pkg/root}
+case $root in /*) ;; *) root=$(pwd)/$root ;; esac
+
+if [ "$(id -u)" -ne 0 ] && [ "$(uname -s)" = Linux ]; then
+	exec fakeroot -i "$root.fakeroot" -- "$0" "$root"
+fi
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+passed=0 failed=0
+
+# mutate NAME EXPECTED-TEXT COMMAND...: damage a fresh copy, expect the
+# check to fail with EXPECTED-TEXT in its output.
+mutate() {
+	name=$1 want=$2
+	shift 2
+	rm -rf "$work/root"
+	cp -a "$root" "$work/root"
+	(cd "$work/root" && "$@")
+	if out=$("$top/scripts/pkg-check.sh" "$work/root" 2>&1); then
+		echo "FAIL $name: the check passed"
+		failed=$((failed + 1))
+	elif echo "$out" | grep -qF "$want"; then
+		echo "ok   $name"
+		passed=$((passed + 1))
+	else
+		echo "FAIL $name: no '$want' in:"
+		echo "$out" | sed 's/^/    /'
+		failed=$((failed + 1))
+	fi
+}
+
+agent=Library/LaunchAgents/org.metalcap.metalcapd.plist
+libexec=usr/local/libexec/metalcap
+
+mutate "mode" "$libexec/metalcapd: mode 775, want 755" \
+    chmod 775 "$libexec/metalcapd"
+mutate "owner" "$libexec/libmetalcap.dylib: owner 501:20" \
+    chown 501:20 "$libexec/libmetalcap.dylib"
+mutate "missing file" "usr/local/share/man/man8/metalcapd.8: missing" \
+    rm usr/local/share/man/man8/metalcapd.8
+mutate "extra file" "$libexec/debug.log: in the payload but not" \
+    touch "$libexec/debug.log"
+mutate "dylib where an executable belongs" "$libexec/metalcapd: " \
+    cp "$libexec/libmetalcap.dylib" "$libexec/metalcapd"
+mutate "single architecture" "usr/local/bin/metalcapctl: " \
+    cp "$top/build/macos/arm64/metalcapctl" usr/local/bin/metalcapctl
+mutate "link retargeted" "usr/local/bin/metalcap-probe: points to" \
+    ln -sfn ../libexec/metalcap/metalcapd usr/local/bin/metalcap-probe
+mutate "broken plist" "usr/local/share/metalcap/job.plist: not a valid" \
+    sh -c 'echo "<plist><dict>" > usr/local/share/metalcap/job.plist'
+mutate "agent runs a program outside the payload" "$agent: runs" \
+    sed -i 's|/usr/local/libexec/metalcap/metalcapd|/opt/metalcapd|' "$agent"
+mutate "agent label" "$agent: Label is" \
+    sed -i 's|<string>org.metalcap.metalcapd</string>|<string>metalcapd</string>|' "$agent"
+
+echo "pkg-check mutations: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,178 @@
+#!/bin/sh
+# The installer's preinstall and postinstall and the uninstall script, run
+# on Linux against a target volume in a temporary folder, with STUBS of
+# macOS's launchctl and scutil first on PATH (tests/pkg/stubs/).  The
+# payload is written the way the installer writes it: from pkg/manifest.
+# Ends with "N passed, N failed", as scripts/run-tests.sh expects.
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+PATH=$top/tests/pkg/stubs:$PATH
+export PATH
+passed=0 failed=0
+T='' PKG_STUB_DIR=''
+export PKG_STUB_DIR PKG_STUB_CONSOLE PKG_STUB_DISABLED
+
+fail() { echo "    $*"; ok=no; }
+expect_file() { [ -e "$1" ] || fail "missing: $1"; }
+expect_gone() { if [ -e "$1" ] || [ -L "$1" ]; then fail "still there: $1"; fi; }
+expect_loaded() { grep -qxF "$1" "$PKG_STUB_DIR/loaded" || fail "not loaded: $1"; }
+expect_unloaded() { ! grep -qxF "$1" "$PKG_STUB_DIR/loaded" || fail "still loaded: $1"; }
+expect_call() { grep -qxF "$1" "$PKG_STUB_DIR/calls" || fail "launchctl never ran: $1"; }
+expect_no_calls() { [ ! -s "$PKG_STUB_DIR/calls" ] || fail "launchctl ran: $(cat "$PKG_STUB_DIR/calls")"; }
+expect_text() { echo "$1" | grep -qF "$2" || fail "no '$2' in output: $1"; }
+
+# Write the payload into $T as the installer would (build/macos artifacts
+# when they exist, otherwise placeholders: these scripts never run them).
+install_payload() {
+	grep -v -e '^#' -e '^[[:space:]]*$' "$top/pkg/manifest" |
+	    while read -r type mode _ path source; do
+		case $type in
+		sysdir | dir) mkdir -p "$T/$path" ;;
+		link) ln -sfn "$source" "$T/$path" ;;
+		*)
+			if [ -f "$top/$source" ]; then
+				cp "$top/$source" "$T/$path"
+			else
+				echo "placeholder for $source" > "$T/$path"
+			fi ;;
+		esac
+		[ "$type" = link ] || chmod "$mode" "$T/$path"
+	    done
+}
+
+# What an installed daemon leaves in alice's home: job files, a profile,
+# state, logs, and the agent it rendered for a job.
+user_data() {
+	h=$T/Users/alice
+	mkdir -p "$h/Library/Application Support/metalcap/jobs.d" \
+	    "$h/Library/Application Support/metalcap/profiles.d" \
+	    "$h/Library/Application Support/metalcap/state" \
+	    "$h/Library/Logs/metalcap" "$h/Library/LaunchAgents"
+	cp "$top/profiles/apple9.plist" "$h/Library/Application Support/metalcap/jobs.d/llama.plist"
+	cp "$top/profiles/apple7.plist" "$h/Library/Application Support/metalcap/profiles.d/mine.plist"
+	echo '{"jobs": []}' > "$h/Library/Application Support/metalcap/state/status.json"
+	echo "<plist/>" > "$h/Library/Application Support/metalcap/state/overrides.plist"
+	echo "llama log" > "$h/Library/Logs/metalcap/llama.err.log"
+	cp "$top/agent-template/job.plist" "$h/Library/LaunchAgents/org.metalcap.job.llama.plist"
+	echo "<plist/>" > "$h/Library/LaunchAgents/com.example.other.plist"
+}
+
+# A listing with checksums of everything in alice's home but the agents
+# metalcapd rendered, to prove nothing of hers changed.
+home_snapshot() {
+	(cd "$T/Users/alice" && find . -type f ! -name 'org.metalcap.job.*' |
+	    sort | xargs -d '\n' md5sum)
+}
+
+run_test() {
+	name=$1
+	T=$(mktemp -d) PKG_STUB_DIR=$(mktemp -d)
+	PKG_STUB_CONSOLE='' PKG_STUB_DISABLED=''
+	ok=yes
+	"$name"
+	rm -rf "$T" "$PKG_STUB_DIR"
+	if [ "$ok" = yes ]; then
+		echo "ok   $name"
+		passed=$((passed + 1))
+	else
+		echo "FAIL $name"
+		failed=$((failed + 1))
+	fi
+}
+
+preinstall() { sh "$top/pkg/scripts/preinstall" pkg "$T" "$T" 2>&1; }
+postinstall() { sh "$top/pkg/scripts/postinstall" pkg "$T" "$T" 2>&1; }
+daemon=gui/501/org.metalcap.metalcapd
+agent_path() { echo "$T/Library/LaunchAgents/org.metalcap.metalcapd.plist"; }
+
+fresh_install_with_console_user() {
+	PKG_STUB_CONSOLE="alice 501"
+	out=$(preinstall) || fail "preinstall failed: $out"
+	expect_no_calls
+	install_payload
+	out=$(postinstall) || fail "postinstall failed: $out"
+	expect_call "bootstrap gui/501 $(agent_path)"
+	expect_loaded "$daemon"
+	expect_text "$out" "started org.metalcap.metalcapd for alice (uid 501)"
+}
+
+fresh_install_nobody_logged_in() {
+	for console in "" "loginwindow 0" "_mbsetupuser 248" "root 0"; do
+		PKG_STUB_CONSOLE=$console
+		out=$(preinstall) || fail "preinstall failed: $out"
+		install_payload
+		out=$(postinstall) || fail "postinstall failed: $out"
+		expect_no_calls
+		expect_text "$out" "nobody is logged in"
+	done
+}
+
+upgrade_keeps_user_data_and_jobs() {
+	PKG_STUB_CONSOLE="alice 501"
+	install_payload
+	user_data
+	postinstall >/dev/null
+	echo "gui/501/org.metalcap.job.llama" >> "$PKG_STUB_DIR/loaded"
+	before=$(home_snapshot)
+	agent_before=$(md5sum < "$T/Users/alice/Library/LaunchAgents/org.metalcap.job.llama.plist")
+	# launchd is still tearing the old daemon down for one bootout.
+	echo 1 > "$PKG_STUB_DIR/busy-org.metalcap.metalcapd"
+	: > "$PKG_STUB_DIR/calls"
+	out=$(preinstall) || fail "preinstall failed: $out"
+	expect_unloaded "$daemon"
+	expect_loaded "gui/501/org.metalcap.job.llama"
+	install_payload
+	out=$(postinstall) || fail "postinstall failed: $out"
+	expect_loaded "$daemon"
+	expect_loaded "gui/501/org.metalcap.job.llama"
+	[ "$(home_snapshot)" = "$before" ] || fail "alice's files changed"
+	[ "$(md5sum < "$T/Users/alice/Library/LaunchAgents/org.metalcap.job.llama.plist")" = "$agent_before" ] ||
+	    fail "the job's agent changed"
+	[ "$(grep -c "bootout $daemon" "$PKG_STUB_DIR/calls")" -ge 2 ] ||
+	    fail "no retry after 'in progress': $(cat "$PKG_STUB_DIR/calls")"
+}
+
+disabled_agent_is_reported_not_forced() {
+	PKG_STUB_CONSOLE="alice 501" PKG_STUB_DISABLED=org.metalcap.metalcapd
+	install_payload
+	out=$(postinstall) || fail "postinstall failed: $out"
+	expect_text "$out" "disabled"
+	expect_unloaded "$daemon"
+	grep -q '^enable' "$PKG_STUB_DIR/calls" && fail "the script re-enabled it"
+}
+
+uninstall_removes_payload_keeps_user_data() {
+	PKG_STUB_CONSOLE="alice 501"
+	install_payload
+	user_data
+	postinstall >/dev/null
+	echo "gui/501/org.metalcap.job.llama" >> "$PKG_STUB_DIR/loaded"
+	before=$(home_snapshot)
+	out=$(sh "$T/usr/local/libexec/metalcap/uninstall" --target "$T" 2>&1) ||
+	    fail "uninstall failed: $out"
+	expect_unloaded "$daemon"
+	expect_unloaded "gui/501/org.metalcap.job.llama"
+	expect_gone "$T/Users/alice/Library/LaunchAgents/org.metalcap.job.llama.plist"
+	expect_file "$T/Users/alice/Library/LaunchAgents/com.example.other.plist"
+	[ "$(home_snapshot)" = "$before" ] || fail "alice's files changed"
+	expect_text "$out" "kept $T/Users/alice/Library/Application Support/metalcap"
+	grep -v -e '^#' -e '^[[:space:]]*$' "$top/pkg/manifest" |
+	    while read -r type _ _ path _; do
+		case $type in
+		sysdir) [ -d "$T/$path" ] || echo "    shared folder removed: $path" ;;
+		*) if [ -e "$T/$path" ] || [ -L "$T/$path" ]; then echo "    still there: $path"; fi ;;
+		esac
+	    done > "$PKG_STUB_DIR/leftovers"
+	[ ! -s "$PKG_STUB_DIR/leftovers" ] || fail "$(cat "$PKG_STUB_DIR/leftovers")"
+	# A second run says it is not installed, and changes nothing.
+	out=$(sh "$top/pkg/uninstall" --target "$T" 2>&1) && fail "second uninstall succeeded"
+	expect_text "$out" "not installed"
+}
+
+for t in fresh_install_with_console_user fresh_install_nobody_logged_in \
+    upgrade_keeps_user_data_and_jobs disabled_agent_is_reported_not_forced \
+    uninstall_removes_payload_keeps_user_data; do
+	run_test "$t"
+done
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
