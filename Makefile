@@ -183,7 +183,7 @@ $(O)/tests/test_daemon: tests/unit/test_daemon.c $(DAEMON_UNITS) \
 	    $(LDFLAGS_SAN)
 
 $(O)/tests/test_daemon_e2e: tests/e2e/test_daemon_e2e.c tests/support/child.c \
-    pkg/profiles/*.mobileconfig \
+    pkg/profiles/*.mobileconfig pkg/fleet/* \
     $(DAEMON) $(CLIENT) $(TEMPLATE) $(SHIM_LIB) $(SIM_TOOLS) | $(O)/tests
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Itests/support -Icommon $< \
 	    tests/support/child.c common/mc_rpc.c -o $@ -lcmocka -ljansson \

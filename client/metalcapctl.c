@@ -39,6 +39,7 @@ struct ctl {
 	uint32_t		 msgid;
 	struct mc_rpc_decoder	 decoder;
 	char			 socket[sizeof ((struct sockaddr_un *)0)->sun_path];
+	const char		*home;		/* --home, or NULL */
 };
 
 struct ctl_command {
@@ -49,6 +50,7 @@ struct ctl_command {
 	int		 (*fn)(struct ctl *, const struct ctl_command *, int,
 			    char **);
 	const char	*method;	/* for the one-job changes */
+	bool		 offline;	/* runs without the daemon */
 };
 
 static int	cmd_status(struct ctl *, const struct ctl_command *, int,
@@ -70,22 +72,28 @@ static int	cmd_doctor(struct ctl *, const struct ctl_command *, int,
 
 static int	cmd_change(struct ctl *, const struct ctl_command *, int,
 		    char **);
+static int	cmd_report(struct ctl *, const struct ctl_command *, int,
+		    char **);
 
+/* name, arguments min-max, usage, handler, method, runs without daemon */
 static const struct ctl_command commands[] = {
-	{ "status", 0, 1, "status [JOB]", cmd_status, NULL },
-	{ "enable", 1, 3, "enable JOB [--profile P]", cmd_enable, NULL },
-	{ "disable", 1, 1, "disable JOB", cmd_change, MC_M_DISABLE },
+	{ "status", 0, 1, "status [JOB]", cmd_status, NULL, false },
+	{ "enable", 1, 3, "enable JOB [--profile P]", cmd_enable, NULL,
+	    false },
+	{ "disable", 1, 1, "disable JOB", cmd_change, MC_M_DISABLE, false },
 	{ "profile", 2, 2, "profile JOB PROFILE", cmd_change,
-	    MC_M_PROFILE_SET },
-	{ "profiles", 0, 0, "profiles", cmd_profiles, NULL },
-	{ "start", 1, 1, "start JOB", cmd_change, MC_M_START },
-	{ "stop", 1, 1, "stop JOB", cmd_change, MC_M_STOP },
-	{ "restart", 1, 1, "restart JOB", cmd_change, MC_M_RESTART },
-	{ "reload", 0, 0, "reload", cmd_reload, NULL },
-	{ "watch", 0, 0, "watch", cmd_watch, NULL },
-	{ "logs", 1, 2, "logs JOB [-f]", cmd_logs, NULL },
-	{ "probe", 1, 2, "probe JOB | probe --profile P", cmd_probe, NULL },
-	{ "doctor", 0, 0, "doctor", cmd_doctor, NULL },
+	    MC_M_PROFILE_SET, false },
+	{ "profiles", 0, 0, "profiles", cmd_profiles, NULL, false },
+	{ "start", 1, 1, "start JOB", cmd_change, MC_M_START, false },
+	{ "stop", 1, 1, "stop JOB", cmd_change, MC_M_STOP, false },
+	{ "restart", 1, 1, "restart JOB", cmd_change, MC_M_RESTART, false },
+	{ "reload", 0, 0, "reload", cmd_reload, NULL, false },
+	{ "watch", 0, 0, "watch", cmd_watch, NULL, false },
+	{ "logs", 1, 2, "logs JOB [-f]", cmd_logs, NULL, false },
+	{ "probe", 1, 2, "probe JOB | probe --profile P", cmd_probe, NULL,
+	    false },
+	{ "doctor", 0, 0, "doctor", cmd_doctor, NULL, false },
+	{ "report", 0, 1, "report [STATUS-FILE]", cmd_report, NULL, true },
 };
 
 static void
@@ -800,6 +808,138 @@ ctl_hello(struct ctl *c)
 	return 0;
 }
 
+/*
+ * The daemon's status file: DIR/state/status.json under --home, else the
+ * platform's state folder (as metalcapd --paths shows it).
+ */
+static int
+ctl_status_file(const char *home, char *buf, size_t len)
+{
+	const char	*user = getenv("HOME");
+	int		 n;
+
+	if (home == NULL)
+		home = getenv("METALCAP_HOME");
+	if (home != NULL && *home != '\0')
+		n = snprintf(buf, len, "%s/state/status.json", home);
+	else if (user == NULL)
+		return -1;
+	else {
+#ifdef __APPLE__
+		n = snprintf(buf, len, "%s/Library/Application Support/"
+		    "metalcap/state/status.json", user);
+#else
+		const char *xdg = getenv("XDG_STATE_HOME");
+
+		if (xdg != NULL && *xdg == '/')
+			n = snprintf(buf, len, "%s/metalcap/status.json", xdg);
+		else
+			n = snprintf(buf, len, "%s/.local/state/metalcap/"
+			    "status.json", user);
+#endif
+	}
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+static const char *
+ctl_json_str(json_t *obj, const char *key)
+{
+	const char	*s = json_string_value(json_object_get(obj, key));
+
+	return s != NULL ? s : "";
+}
+
+/*
+ * One line for inventory tools, from the status file alone (no socket: a
+ * root-run Jamf or osquery script reads any user's file):
+ *   ok|attention version=V jobs=N STATE=COUNT...[; JOB: STATE (REASON)]...
+ */
+static int
+ctl_report_file(const char *path, bool as_json)
+{
+	static const char *const states[] = { "unlocked", "stock", "probing",
+	    "stopped", "reverted", "blocked", "failed", "invalid", "error" };
+	json_error_t	 jerr;
+	json_t		*doc, *jobs, *job, *bad, *counts;
+	size_t		 i, k, n[sizeof states / sizeof states[0]] = { 0 };
+	const char	*state;
+
+	if ((doc = json_load_file(path, 0, &jerr)) == NULL) {
+		fprintf(stderr, "metalcapctl: %s: %s\n", path, jerr.text);
+		return EXIT_DAEMON;
+	}
+	jobs = json_object_get(doc, "jobs");
+	if (!json_is_array(jobs)) {
+		fprintf(stderr, "metalcapctl: %s:jobs: expected an array\n",
+		    path);
+		json_decref(doc);
+		return EXIT_DAEMON;
+	}
+	bad = json_array();
+	json_array_foreach(jobs, i, job) {
+		state = ctl_json_str(job, "state");
+		for (k = 0; k < sizeof states / sizeof states[0]; k++)
+			if (strcmp(state, states[k]) == 0)
+				n[k]++;
+		if (ctl_unhealthy(state))
+			json_array_append_new(bad, json_pack("{s:s, s:s, s:O}",
+			    "name", ctl_json_str(job, "name"), "state", state,
+			    "reason", json_object_get(job, "reason") ?
+			    json_object_get(job, "reason") : json_null()));
+	}
+	if (as_json) {
+		counts = json_object();
+		for (k = 0; k < sizeof states / sizeof states[0]; k++)
+			json_object_set_new(counts, states[k],
+			    json_integer((json_int_t)n[k]));
+		json_dumpf(json_pack("{s:s, s:s, s:s, s:O, s:I, s:o, s:O}",
+		    "verdict", json_array_size(bad) ? "attention" : "ok",
+		    "version", ctl_json_str(doc, "version"), "instance_id",
+		    ctl_json_str(doc, "instance_id"), "updated",
+		    json_object_get(doc, "updated"), (json_int_t)
+		    json_array_size(jobs), "states", counts, "attention", bad),
+		    stdout, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+		putchar('\n');
+	} else {
+		printf("%s version=%s jobs=%zu", json_array_size(bad) ?
+		    "attention" : "ok", ctl_json_str(doc, "version"),
+		    json_array_size(jobs));
+		for (k = 0; k < sizeof states / sizeof states[0]; k++)
+			if (n[k] > 0)
+				printf(" %s=%zu", states[k], n[k]);
+		json_array_foreach(bad, i, job)
+			printf("; %s: %s%s%s%s", ctl_json_str(job, "name"),
+			    ctl_json_str(job, "state"),
+			    json_is_string(json_object_get(job, "reason")) ?
+			    " (" : "", ctl_json_str(job, "reason"),
+			    json_is_string(json_object_get(job, "reason")) ?
+			    ")" : "");
+		putchar('\n');
+	}
+	k = json_array_size(bad);
+	json_decref(bad);
+	json_decref(doc);
+	return k > 0 ? EXIT_UNHEALTHY : 0;
+}
+
+/* report [FILE]: the fleet summary, read from the status file. */
+static int
+cmd_report(struct ctl *c, const struct ctl_command *cmd, int argc,
+    char **argv)
+{
+	char	path[4096];
+
+	(void)cmd;
+	if (argc == 1)
+		snprintf(path, sizeof path, "%s", argv[0]);
+	else if (ctl_status_file(c->home, path, sizeof path) == -1) {
+		fprintf(stderr, "metalcapctl: cannot tell where the status "
+		    "file is; name it: metalcapctl report FILE\n");
+		return EXIT_USAGE;
+	}
+	return ctl_report_file(path, c->json);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -841,8 +981,11 @@ main(int argc, char **argv)
 			usage(stderr);
 		return EXIT_USAGE;
 	}
+	c.home = home;
 	if (ctl_socket_path(&c, sock, home) == -1)
 		return EXIT_USAGE;
+	if (cmd->offline)
+		return cmd->fn(&c, cmd, nargs, argv + a + 1);
 	if (ctl_connect(&c) == -1)
 		return EXIT_UNREACH;
 	if ((rc = ctl_hello(&c)) == 0)

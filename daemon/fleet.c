@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The status file for fleet tools (Jamf, osquery, inventory scripts):
- * state/status.json, rewritten atomically shortly after anything changes,
- * so a reader never needs the socket and never sees half a file.
+ * state/status.json, and the same document as state/status.plist for
+ * readers that know property lists but not JSON (osquery's plist table,
+ * PlistBuddy).  Both are rewritten atomically shortly after anything
+ * changes, so a reader never needs the socket and never sees half a file.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -82,12 +84,62 @@ fleet_job(struct mcd *d, const struct job *j)
 	return job;
 }
 
+/* The JSON document as a property list; nulls are left out (plist has none). */
+static plist_t
+fleet_plist(json_t *v)
+{
+	plist_t		 out, item;
+	const char	*key;
+	json_t		*member;
+	size_t		 i;
+
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		out = plist_new_dict();
+		json_object_foreach(v, key, member)
+			if ((item = fleet_plist(member)) != NULL)
+				plist_dict_set_item(out, key, item);
+		return out;
+	case JSON_ARRAY:
+		out = plist_new_array();
+		json_array_foreach(v, i, member)
+			if ((item = fleet_plist(member)) != NULL)
+				plist_array_append_item(out, item);
+		return out;
+	case JSON_STRING:
+		return plist_new_string(json_string_value(v));
+	case JSON_INTEGER:
+		/* Every integer of the document is a count, time or pid. */
+		return plist_new_uint((uint64_t)(json_integer_value(v) < 0 ? 0 :
+		    json_integer_value(v)));
+	case JSON_TRUE:
+	case JSON_FALSE:
+		return plist_new_bool(json_is_true(v));
+	default:
+		return NULL;
+	}
+}
+
+static void
+fleet_write(struct mcd *d, const char *name, const char *text, size_t len)
+{
+	char	path[PATH_MAX], why[256];
+
+	mc_fmt(path, sizeof path, "%s/%s", d->paths.state, name);
+	if (text == NULL || mc_write_atomic(path, text, len, 0644, why,
+	    sizeof why) == -1)
+		log_warnx("status file %s: %s", path, text ? why :
+		    "cannot format");
+}
+
 static void
 fleet_write_cb(uv_timer_t *t)
 {
 	struct mcd	*d = t->data;
 	json_t		*doc, *jobs = json_array();
-	char		 path[PATH_MAX], why[256], *text;
+	plist_t		 plist;
+	char		*text, *xml = NULL;
+	uint32_t	 xmllen = 0;
 	size_t		 i;
 
 	for (i = 0; i < d->njobs; i++)
@@ -98,12 +150,14 @@ fleet_write_cb(uv_timer_t *t)
 	    MC_PROTOCOL_VERSION, "updated", (json_int_t)time(NULL), "jobs",
 	    jobs);
 	text = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS);
+	plist = fleet_plist(doc);
+	plist_to_xml(plist, &xml, &xmllen);
+	plist_free(plist);
 	json_decref(doc);
-	mc_fmt(path, sizeof path, "%s/status.json", d->paths.state);
-	if (text == NULL || mc_write_atomic(path, text, strlen(text), 0644, why,
-	    sizeof why) == -1)
-		log_warnx("status file: %s", text ? why : "cannot format");
+	fleet_write(d, "status.json", text, text ? strlen(text) : 0);
+	fleet_write(d, "status.plist", xml, xmllen);
 	free(text);
+	free(xml);
 }
 
 void

@@ -622,6 +622,12 @@ test_failure_line_reverts(void **state)
 	j = job_status("llama");
 	assert_string_equal(str_of(j, "state"), "reverted");
 	json_decref(j);
+	/* The fleet summary, from the status file alone, flags it. */
+	sleep_ms(200);
+	r = ctl(&code, "report", NULL, NULL, NULL);
+	assert_int_equal(code, 4);
+	assert_non_null(strstr(r->out, "attention "));
+	assert_non_null(strstr(r->out, "reverted=1; llama: reverted ("));
 	/* ... and accepted once it is fixed. */
 	set_device(NULL);
 	ctl(&code, "enable", "llama", NULL, NULL);
@@ -946,6 +952,76 @@ test_managed_example_profile(void **state)
 	assert_non_null(strstr(r->err, "AllowedProfiles"));
 }
 
+/*
+ * status.plist holds what status.json holds (nulls left out), and the
+ * osquery queries in pkg/fleet/ run in SQLite, osquery's SQL engine, over
+ * tables shaped as osquery's users and plist tables, filled from it.
+ */
+static void
+check_status_plist(void)
+{
+	char	script[4096], path[512], cmd[600];
+
+	snprintf(script, sizeof script,
+	    "import json, plistlib, sqlite3\n"
+	    "def strip(v):\n"
+	    "    if isinstance(v, dict):\n"
+	    "        return {k: strip(x) for k, x in v.items() if x is not None}\n"
+	    "    if isinstance(v, list):\n"
+	    "        return [strip(x) for x in v]\n"
+	    "    return v\n"
+	    "j = json.load(open('%s/state/status.json'))\n"
+	    "p = plistlib.load(open('%s/state/status.plist', 'rb'))\n"
+	    "assert strip(j) == p, (j, p)\n"
+	    "db = sqlite3.connect(':memory:')\n"
+	    "db.execute('CREATE TABLE users (username, directory)')\n"
+	    "db.execute('CREATE TABLE plist (key, subkey, value, path)')\n"
+	    "db.execute(\"INSERT INTO users VALUES ('alice', '/h')\")\n"
+	    "path = '/h/Library/Application Support/metalcap/state/status.plist'\n"
+	    "for k in ('version', 'instance_id', 'updated'):\n"
+	    "    db.execute(\"INSERT INTO plist VALUES (?, '', ?, ?)\",\n"
+	    "        (k, str(p[k]), path))\n"
+	    "for i, job in enumerate(p['jobs']):\n"
+	    "    db.execute(\"INSERT INTO plist VALUES ('jobs', ?, ?, ?)\",\n"
+	    "        ('%%d/state' %% i, job['state'], path))\n"
+	    "q = open('%s/pkg/fleet/metalcap.sql').read().split(';')\n"
+	    "rows = db.execute(q[0]).fetchall()\n"
+	    "assert rows == [('alice', p['version'], p['instance_id'],\n"
+	    "    str(p['updated']))], rows\n"
+	    "rows = db.execute(q[1]).fetchall()\n"
+	    "assert rows == [('alice', '0/state', 'unlocked')], rows\n",
+	    home, home, MC_TEST_SOURCE);
+	snprintf(path, sizeof path, "%s/check_status_plist.py", home);
+	write_file(path, "w", script);
+	snprintf(cmd, sizeof cmd, "python3 %s", path);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* pkg/fleet's extension attribute, over a user folder holding the file. */
+static void
+check_jamf_ea(void)
+{
+	char			 dir[512], cmd[2048];
+	struct child_result	 r;
+	char			*env[CHILD_ENV_MAX];
+	char			 users[600], ctlvar[600];
+	const char		*extra[] = { users, ctlvar, NULL };
+	const char		*argv[] = { "/bin/sh", MC_TEST_SOURCE
+	    "/pkg/fleet/metalcap-jamf-ea.sh", NULL };
+
+	snprintf(dir, sizeof dir, "%s/Users/alice/Library/Application Support/"
+	    "metalcap/state", home);
+	snprintf(cmd, sizeof cmd, "mkdir -p '%s' && cp %s/state/status.json "
+	    "'%s'/", dir, home, dir);
+	assert_int_equal(system(cmd), 0);
+	snprintf(users, sizeof users, "METALCAP_USERS=%s/Users", home);
+	snprintf(ctlvar, sizeof ctlvar, "METALCAPCTL=%s", CTL);
+	child_env(env, extra);
+	assert_int_equal(child_run(argv, env, &r), 0);
+	assert_string_equal(r.out, "<result>alice: ok version=" MC_VERSION
+	    " jobs=1 unlocked=1</result>\n");
+}
+
 /* The status file, read by Python's json module, agrees with status. */
 static void
 test_status_file(void **state)
@@ -978,6 +1054,13 @@ test_status_file(void **state)
 	    "    assert k[\"reverts\"] == 0, k\n"
 	    "'", home, home);
 	assert_int_equal(system(cmd), 0);
+	check_status_plist();
+	/* The one-line summary, and the Jamf extension attribute over it. */
+	r = ctl(&code, "report", NULL, NULL, NULL);
+	assert_int_equal(code, 0);
+	assert_string_equal(r->out, "ok version=" MC_VERSION
+	    " jobs=1 unlocked=1\n");
+	check_jamf_ea();
 }
 
 static int
