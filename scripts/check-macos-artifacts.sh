@@ -1,18 +1,13 @@
 #!/bin/sh
 # Check the cross-built macOS artifacts in DIR (default build/macos):
-# universal arm64 + x86_64, the right Mach-O type, an ad-hoc signature in the
-# arm64 slice (Apple silicon refuses unsigned code), linked only against
+# universal arm64 + x86_64, the right Mach-O type, an ad-hoc signature in
+# every slice (Apple silicon refuses unsigned code), linked only against
 # system libraries, and exporting only what is intended.
 set -eu
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 dir=${1:-build/macos}
-tool() {
-	for t in "$1-14" "$1"; do
-		command -v "$t" >/dev/null 2>&1 && { echo "$t"; return; }
-	done
-	echo "check-macos-artifacts: $1 not found (install llvm)" >&2
-	exit 2
-}
 LIPO=$(tool llvm-lipo)
 OTOOL=$(tool llvm-otool)
 OBJDUMP=$(tool llvm-objdump)
@@ -31,8 +26,11 @@ check() {
 		hdr=$("$OBJDUMP" --macho --private-header --arch="$arch" "$file")
 		echo "$hdr" | grep -q " $type " || bad "$file" "$arch slice is not $type"
 	done
-	"$OBJDUMP" --macho --private-headers --arch=arm64 "$file" |
-	    grep -q 'cmd LC_CODE_SIGNATURE' || bad "$file" "arm64 slice has no LC_CODE_SIGNATURE"
+	for arch in arm64 x86_64; do
+		"$OBJDUMP" --macho --private-headers --arch="$arch" "$file" |
+		    grep -q 'cmd LC_CODE_SIGNATURE' ||
+		    bad "$file" "$arch slice has no LC_CODE_SIGNATURE (ad-hoc signature)"
+	done
 	for arch in arm64 x86_64; do
 		"$OTOOL" -L -arch "$arch" "$file" | tail -n +2 | awk '{print $1}' |
 		    while read -r lib; do
@@ -54,7 +52,7 @@ check() {
 	done
 	note=", exports as $exports"
 	[ "$exports" = - ] && note=""
-	[ "$failures" -eq 0 ] && echo "ok   $file: $type, arm64+x86_64, signed arm64, system libraries only$note"
+	[ "$failures" -eq 0 ] && echo "ok   $file: $type, arm64+x86_64, ad-hoc signed, system libraries only$note"
 }
 
 check "$dir/libmetalcap.dylib" DYLIB macos/shim.exports \
@@ -68,8 +66,8 @@ check "$dir/metalcap-probe" EXECUTE - \
     /usr/lib/libobjc.A.dylib /usr/lib/libSystem.B.dylib
 
 # Self-contained: libuv, msgpack-c, libplist and jansson are linked in.
-for tool in metalcapd metalcapctl; do
-	check "$dir/$tool" EXECUTE - /usr/lib/libSystem.B.dylib
+for bin in metalcapd metalcapctl; do
+	check "$dir/$bin" EXECUTE - /usr/lib/libSystem.B.dylib
 done
 
 [ "$failures" -eq 0 ] || { echo "$failures macOS artifact check(s) failed"; exit 1; }

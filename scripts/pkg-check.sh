@@ -5,21 +5,14 @@
 # LaunchAgent's Label and program matching the payload; man pages lint-clean;
 # scripts parse; Mach-O files universal arm64 + x86_64 of the right type.
 set -eu
-# shellcheck source=scripts/pkg-lib.sh
-. "$(dirname "$0")/pkg-lib.sh"
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 root=${1:?usage: pkg-check.sh ROOT}
 failures=0
 checked=0
 bad() { echo "FAIL $1: $2"; failures=$((failures + 1)); }
 
-tool() {
-	for t in "$1-14" "$1"; do
-		command -v "$t" >/dev/null 2>&1 && { echo "$t"; return; }
-	done
-	echo "pkg-check: $1 not found (install llvm)" >&2
-	exit 2
-}
 LIPO=$(tool llvm-lipo)
 OBJDUMP=$(tool llvm-objdump)
 

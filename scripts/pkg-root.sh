@@ -5,8 +5,8 @@
 # and checked; FAKEROOT_STATE keeps them for later fakeroot sessions.  On a
 # Mac as a user, pkgbuild --ownership recommended sets them instead.
 set -eu
-# shellcheck source=scripts/pkg-lib.sh
-. "$(dirname "$0")/pkg-lib.sh"
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 root=${1:-$top/build/pkg/root}
 case $root in /*) ;; *) root=$(pwd)/$root ;; esac

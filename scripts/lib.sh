@@ -1,6 +1,7 @@
 # shellcheck shell=sh
-# Shared by pkg-root.sh and pkg-check.sh: reading pkg/manifest, and the
-# owners and modes of files on Linux and macOS alike.
+# Shared by the scripts that check macOS artifacts and the installer
+# payload: finding LLVM's Mach-O tools, reading pkg/manifest, and the owners
+# and modes of files on Linux and macOS alike.
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 manifest=$top/pkg/manifest
@@ -31,4 +32,14 @@ fi
 # Can this process give files away (root, or Debian's fakeroot)?
 can_chown() {
 	[ "$(id -u)" -eq 0 ]
+}
+
+# The path of an LLVM tool: Debian's (versioned or not), else Xcode's of the
+# same name without "llvm-".
+tool() {
+	for t in "$1-14" "$1" "${1#llvm-}"; do
+		command -v "$t" >/dev/null 2>&1 && { echo "$t"; return; }
+	done
+	echo "$(basename "$0"): $1 not found (install llvm)" >&2
+	exit 2
 }
