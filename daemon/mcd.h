@@ -417,6 +417,7 @@ struct mcd {
 	uv_timer_t		 fleet_timer;
 	char			 instance_id[33];
 	uv_fs_event_t		 watch_reports;
+	uv_fs_event_t		 watch_managed[2];	/* computer, user */
 };
 
 void	mcd_schedule_rescan(struct mcd *);

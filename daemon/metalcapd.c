@@ -5,6 +5,8 @@
  * msgpack-RPC unix socket.  It never forks into the background: launchd
  * (or the test harness) supervises it.
  */
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -85,6 +87,28 @@ watch_dir(struct mcd *d, uv_fs_event_t *h, const char *dir)
 	if ((rc = uv_fs_event_start(h, watch_cb, dir, 0)) != 0)
 		log_warnx("cannot watch %s: %s (changes are seen on reload)",
 		    dir, uv_strerror(rc));
+}
+
+/*
+ * An MDM writes the managed preferences at any time: watch their folders
+ * when they exist (a profile installed later is seen on the next rescan).
+ */
+static void
+watch_managed(struct mcd *d)
+{
+	const char	*files[] = { d->paths.managed, d->paths.managed_user };
+	char		 dir[PATH_MAX], *slash;
+	struct stat	 sb;
+	size_t		 i;
+
+	for (i = 0; i < 2; i++) {
+		snprintf(dir, sizeof dir, "%s", files[i]);
+		if ((slash = strrchr(dir, '/')) == NULL)
+			continue;
+		*slash = '\0';
+		if (stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode))
+			watch_dir(d, &d->watch_managed[i], dir);
+	}
 }
 
 static void
@@ -269,6 +293,7 @@ main(int argc, char **argv)
 	d->rescan_timer.data = d;
 	watch_dir(d, &d->watch_jobs, d->paths.jobs);
 	watch_dir(d, &d->watch_profiles, d->paths.profiles);
+	watch_managed(d);
 	{
 		char	reports[PATH_MAX];
 

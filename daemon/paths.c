@@ -190,6 +190,11 @@ paths_make_dirs(const struct mcd_paths *p, char *why, size_t whylen)
 	    paths_mkdir(p->agents, 0755, why, whylen) == -1 ||
 	    paths_mkdir(p->logs, 0755, why, whylen) == -1)
 		return -1;
+	/* Under --home, the stand-in for /Library/Managed Preferences. */
+	if (p->home[0] != '\0' && mc_fmt(reports, sizeof reports,
+	    "%s/managed", p->home) == 0 &&
+	    paths_mkdir(reports, 0755, why, whylen) == -1)
+		return -1;
 	/* The shim writes one report per injected process here. */
 	if (mc_fmt(reports, sizeof reports, "%s/reports", p->state) == -1 ||
 	    paths_mkdir(reports, 0700, why, whylen) == -1)

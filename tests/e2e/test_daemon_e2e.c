@@ -888,6 +888,7 @@ write_managed(const char *user, const char *keys)
 static void
 test_managed_settings(void **state)
 {
+	char			 path[256];
 	struct child_result	*r;
 	long			 pid;
 	int			 code;
@@ -895,6 +896,12 @@ test_managed_settings(void **state)
 	(void)state;
 	put_job("llama", "");
 	pid = wait_state("llama", "unlocked", 0, 2.0);
+	/* Written by an MDM at any time: seen without a reload, both ways. */
+	write_managed(NULL, "<key>ForceStock</key><true/>");
+	pid = wait_state("llama", "stock", pid, 3.0);
+	snprintf(path, sizeof path, "%s/managed/org.metalcap.plist", home);
+	assert_int_equal(unlink(path), 0);
+	pid = wait_state("llama", "unlocked", pid, 3.0);
 	/* AllowedProfiles: another profile is refused, naming the key. */
 	write_managed(NULL, "<key>AllowedProfiles</key><array><string>apple9"
 	    "</string></array>");
