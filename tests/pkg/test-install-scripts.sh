@@ -107,13 +107,19 @@ fresh_install_nobody_logged_in() {
 	done
 }
 
-upgrade_keeps_user_data_and_jobs() {
+# An installed metalcap: alice at the console, her daemon and one job
+# loaded, her files present; $before holds their checksums.
+installed_and_running() {
 	PKG_STUB_CONSOLE="alice 501"
 	install_payload
 	user_data
 	postinstall >/dev/null
 	echo "gui/501/org.metalcap.job.llama" >> "$PKG_STUB_DIR/loaded"
 	before=$(home_snapshot)
+}
+
+upgrade_keeps_user_data_and_jobs() {
+	installed_and_running
 	agent_before=$(md5sum < "$T/Users/alice/Library/LaunchAgents/org.metalcap.job.llama.plist")
 	# launchd is still tearing the old daemon down for one bootout.
 	echo 1 > "$PKG_STUB_DIR/busy-org.metalcap.metalcapd"
@@ -142,12 +148,7 @@ disabled_agent_is_reported_not_forced() {
 }
 
 uninstall_removes_payload_keeps_user_data() {
-	PKG_STUB_CONSOLE="alice 501"
-	install_payload
-	user_data
-	postinstall >/dev/null
-	echo "gui/501/org.metalcap.job.llama" >> "$PKG_STUB_DIR/loaded"
-	before=$(home_snapshot)
+	installed_and_running
 	out=$(sh "$T/usr/local/libexec/metalcap/uninstall" --target "$T" 2>&1) ||
 	    fail "uninstall failed: $out"
 	expect_unloaded "$daemon"
