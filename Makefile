@@ -7,6 +7,7 @@
 #   make pkg-root     the installer payload in build/pkg/root, checked
 #   make pkg          the installer package (macOS: pkgbuild, productbuild)
 #   make lint         shellcheck, mandoc and zsh over scripts and pages
+#   make fuzz         every fuzz target for FUZZ_SECONDS (libFuzzer)
 #   make bench        every benchmark (bench-shim, -probe, -daemon)
 #   make deps         install what is missing
 #   make demo         metalcapd running a job (launchd and Metal simulated)
@@ -72,7 +73,8 @@ TEMPLATE	:= $(O)/share/metalcap/job.plist
 PROBE_SHARED	:= probe/probe.c probe/probe_check.c probe/probe_report.c
 BENCH_BINS	:= $(O)/bench/bench_shim
 
-.PHONY: all test lint check-asan macos pkg-root pkg deps need-deps need-zig \
+.PHONY: all test lint check-asan macos pkg-root pkg fuzz fuzz-smoke deps \
+	need-deps need-zig \
 	bench bench-shim bench-probe bench-daemon bench-revert demo clean
 
 all: $(SHIM_LIB) $(PROBE) $(DAEMON) $(CLIENT) $(TEMPLATE)
@@ -223,6 +225,39 @@ check-asan:
 	$(MAKE) BUILD=build/asan OPT='-O1 -g' \
 	    SAN='-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all' \
 	    test
+
+# --- fuzzing (clang's libFuzzer, ASan + UBSan) -----------------------------
+
+FUZZ		:= build/fuzz
+FUZZ_TARGETS	:= rpc jobfile profile shim_config probe_report scan
+FUZZ_SECONDS	?= 300
+FUZZ_SMOKE	?= 5
+FUZZ_CFLAGS	:= -std=c11 $(WARN) -g -O1 -D_GNU_SOURCE \
+		   -DMC_VERSION='"$(VERSION)"' -DMC_FUZZ_SOURCE='"$(abspath .)"' \
+		   -fsanitize=fuzzer,address,undefined \
+		   -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_DAEMON	:= $(filter-out daemon/metalcapd.c,$(DAEMON_SRC)) $(COMMON_SRC) \
+		   tests/fuzz/fuzz_util.c
+
+$(FUZZ)/fuzz_shim_config: tests/fuzz/fuzz_shim_config.c shim/shim_config.c \
+    shim/shim_config.h | need-deps
+	@mkdir -p $(@D)
+	clang $(FUZZ_CFLAGS) -Ishim $< shim/shim_config.c -o $@
+
+$(FUZZ)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_DAEMON) \
+    daemon/mcd.h common/*.h | need-deps
+	@mkdir -p $(@D)
+	clang $(FUZZ_CFLAGS) -Icommon -Idaemon -Itests/fuzz $< $(FUZZ_DAEMON) \
+	    -o $@ -luv -lplist-2.0 -lmsgpackc -ljansson
+
+FUZZ_BINS	:= $(FUZZ_TARGETS:%=$(FUZZ)/fuzz_%)
+
+# Each target for FUZZ_SECONDS (default 300); make test runs FUZZ_SMOKE.
+fuzz: $(FUZZ_BINS)
+	FIXTURES=$(abspath $(FIXTURES)) scripts/fuzz.sh $(FUZZ_SECONDS)
+
+fuzz-smoke: $(FUZZ_BINS)
+	@FIXTURES=$(abspath $(FIXTURES)) scripts/fuzz.sh $(FUZZ_SMOKE)
 
 # --- benchmarks ------------------------------------------------------------
 

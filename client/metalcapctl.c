@@ -288,7 +288,9 @@ ctl_json(const msgpack_object *o)
 	case MSGPACK_OBJECT_FLOAT64:
 		return json_real(o->via.f64);
 	case MSGPACK_OBJECT_STR:
-		return json_stringn(o->via.str.ptr, o->via.str.size);
+		/* An empty string has no storage: ptr may be NULL. */
+		return json_stringn(o->via.str.size ? o->via.str.ptr : "",
+		    o->via.str.size);
 	case MSGPACK_OBJECT_ARRAY:
 		v = json_array();
 		for (i = 0; i < o->via.array.size; i++)
@@ -301,7 +303,8 @@ ctl_json(const msgpack_object *o)
 
 			if (k->type != MSGPACK_OBJECT_STR)
 				continue;
-			key = strndup(k->via.str.ptr, k->via.str.size);
+			key = strndup(k->via.str.size ? k->via.str.ptr : "",
+			    k->via.str.size);
 			json_object_set_new(v, key,
 			    ctl_json(&o->via.map.ptr[i].val));
 			free(key);

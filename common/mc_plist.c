@@ -15,8 +15,29 @@
 #include "mc_plist.h"
 
 /*
+ * Does any string or key of the tree hold a NUL character?  libplist 2.2
+ * reads one from a UTF-16 string of a binary plist (or &#0; in XML), and
+ * then asserts -- aborting the process -- when the string is read.  Its
+ * XML writer copies each string's full length, so a NUL in the output is
+ * the only sign the public API gives.
+ */
+static bool
+mc_plist_has_nul(plist_t root)
+{
+	char		*xml = NULL;
+	uint32_t	 len = 0;
+	bool		 found;
+
+	plist_to_xml(root, &xml, &len);
+	found = xml == NULL || memchr(xml, '\0', len) != NULL;
+	free(xml);
+	return found;
+}
+
+/*
  * Read a plist file.  Symbolic links, directories, FIFOs, empty and huge
- * files are refused before libplist sees a byte.
+ * files are refused before libplist sees a byte; a tree with a NUL inside
+ * a string is refused before anyone reads it.
  */
 int
 mc_plist_read_file(const char *path, plist_t *out, char *why, size_t whylen)
@@ -65,6 +86,13 @@ mc_plist_read_file(const char *path, plist_t *out, char *why, size_t whylen)
 	plist_from_memory(buf, (uint32_t)got, out);
 	if (*out == NULL) {
 		snprintf(why, whylen, "is not a property list (XML or binary)");
+		goto fail;
+	}
+	if (mc_plist_has_nul(*out)) {
+		snprintf(why, whylen, "has a string or key with a NUL "
+		    "character in it");
+		plist_free(*out);
+		*out = NULL;
 		goto fail;
 	}
 	free(buf);

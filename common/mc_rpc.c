@@ -45,7 +45,9 @@ mc_rpc_str(const msgpack_object *o, char *buf, size_t len)
 {
 	if (o->type != MSGPACK_OBJECT_STR || o->via.str.size >= len)
 		return false;
-	memcpy(buf, o->via.str.ptr, o->via.str.size);
+	/* An empty string has no storage: ptr may be NULL. */
+	if (o->via.str.size > 0)
+		memcpy(buf, o->via.str.ptr, o->via.str.size);
 	buf[o->via.str.size] = '\0';
 	return true;
 }

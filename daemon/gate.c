@@ -126,8 +126,8 @@ gate_failed_check(json_t *report, const char *only, char *buf, size_t len)
 	return false;
 }
 
-/* Turn the probe's exit and report into a verdict. */
-static void
+/* Turn the probe's exit and report into a verdict (the fuzzers call it). */
+void
 gate_judge(struct gate_entry *e, bool injected,
     const struct launchctl_result *r)
 {

@@ -177,6 +177,7 @@ void	tail_stop(struct tail *);
 enum gate_status { GATE_PASS, GATE_PARTIAL, GATE_FAIL };
 
 struct gate_waiter;
+struct launchctl_result;
 struct gate_entry {
 	char			 profile[MCD_NAME_MAX + 1];
 	uint64_t		 family, tg, ws;	/* the values probed */
@@ -194,6 +195,8 @@ typedef void (*gate_done_fn)(struct mcd *, const struct gate_entry *,
     void *arg);
 
 void	gate_run(struct mcd *, const struct profile *);
+void	gate_judge(struct gate_entry *, bool injected,
+	    const struct launchctl_result *);
 const struct gate_entry *gate_verdict(struct mcd *, const struct profile *);
 void	gate_invalidate(struct mcd *, const char *profile);
 void	gate_wait(struct mcd *, const struct profile *, gate_done_fn,
@@ -360,6 +363,7 @@ bool	watch_exited(struct mcd *, struct job *, const char *last_exit,
 	    int signal, long count);
 void	watch_unwatch_pid(struct job *);
 void	watch_reports_changed(struct mcd *);
+void	watch_parse_marker(struct shim_seen *, const char *line);
 void	job_revert(struct mcd *, struct job *, const char *trigger,
 	    const char *const *evidence, int nevidence);
 void	job_fail(struct mcd *, struct job *, const char *trigger,

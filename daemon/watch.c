@@ -280,23 +280,49 @@ watch_begin_tail(struct mcd *d, struct job *j)
 
 /* --- proof of injection ------------------------------------------------------- */
 
-static void
-watch_parse_marker(struct job *j, const char *line)
+/* The value of " key=" in line, up to the next blank, into buf. */
+static bool
+watch_marker_field(const char *line, const char *key, char *buf, size_t len)
+{
+	char		 pattern[32];
+	const char	*p;
+	size_t		 n;
+
+	snprintf(pattern, sizeof pattern, " %s=", key);
+	if ((p = strstr(line, pattern)) == NULL)
+		return false;
+	p += strlen(pattern);
+	n = strcspn(p, " \t\r\n");
+	snprintf(buf, len, "%.*s", (int)(n < len ? n : len - 1), p);
+	return true;
+}
+
+static long
+watch_marker_number(const char *line, const char *key)
+{
+	char	 buf[32], *end;
+	long	 v;
+
+	if (!watch_marker_field(line, key, buf, sizeof buf))
+		return 0;
+	errno = 0;
+	v = strtol(buf, &end, 10);
+	return errno != 0 || end == buf ? 0 : v;
+}
+
+/* What the shim's report line says (the fuzzers call it). */
+void
+watch_parse_marker(struct shim_seen *s, const char *line)
 {
 	const char	*p;
-	struct shim_seen *s = &j->shim;
 
 	memset(s, 0, sizeof *s);
 	s->present = true;
-#define FIELD(key, fmt, dst) \
-	if ((p = strstr(line, " " key "=")) != NULL) \
-		sscanf(p + strlen(key) + 2, fmt, dst)
-	FIELD("state", "%15s", s->state);
-	FIELD("class", "%63s", s->klass);
-	FIELD("hooked", "%127s", s->hooked);
-	FIELD("family_max", "%ld", &s->family_max);
-	FIELD("threadgroup_memory", "%ld", &s->threadgroup_memory);
-#undef FIELD
+	watch_marker_field(line, "state", s->state, sizeof s->state);
+	watch_marker_field(line, "class", s->klass, sizeof s->klass);
+	watch_marker_field(line, "hooked", s->hooked, sizeof s->hooked);
+	s->family_max = watch_marker_number(line, "family_max");
+	s->threadgroup_memory = watch_marker_number(line, "threadgroup_memory");
 	if ((p = strstr(line, " reason=")) != NULL)
 		snprintf(s->reason, sizeof s->reason, "%.*s",
 		    (int)strcspn(p + 8, "\n"), p + 8);
@@ -320,7 +346,7 @@ watch_check_marker(struct mcd *d, struct job *j)
 		return false;
 	}
 	fclose(f);
-	watch_parse_marker(j, line);
+	watch_parse_marker(&j->shim, line);
 	fleet_changed(d);
 	if (j->watch != NULL)
 		uv_timer_stop(&j->watch->marker_timer);

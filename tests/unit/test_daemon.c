@@ -439,6 +439,12 @@ test_protocol_malformed(void **state)
 		assert_string_equal(why, cases[i].why);
 		mc_rpc_decoder_free(&dec);
 	}
+	/* Found by fuzz_rpc: an empty method name (msgpack gives no storage). */
+	mc_rpc_decoder_init(&dec, MC_MAX_MESSAGE);
+	mc_rpc_feed(&dec, "\x94\x00\x03\xa0\x90", 5);
+	assert_int_equal(mc_rpc_next(&dec, &m, &why), MC_RPC_OK);
+	assert_string_equal(m.method, "");
+	mc_rpc_decoder_free(&dec);
 	/* A message larger than the limit is refused before it is whole. */
 	mc_rpc_decoder_init(&dec, 64);
 	memset(big, 0, sizeof big);
@@ -626,6 +632,38 @@ test_tail(void **state)
 	free(t);
 }
 
+/*
+ * Found by fuzz_jobfile and fuzz_profile: a binary plist whose UTF-16 key
+ * holds a NUL made libplist assert (abort) when the key was read.  Now the
+ * file is refused, naming why, and nothing else is touched.
+ */
+static void
+test_plist_nul_refused(void **state)
+{
+	char		 path[512], why[256];
+	plist_t		 root;
+	struct diag	 errors = { 0 }, warnings = { 0 };
+	const char	*files[] = { "jobfile/utf16-nul-in-key",
+	    "profile/utf16-nul-in-key" };
+	size_t		 i;
+
+	(void)state;
+	for (i = 0; i < sizeof files / sizeof files[0]; i++) {
+		snprintf(path, sizeof path, "%s/tests/fuzz/regressions/%s",
+		    MC_TEST_SOURCE, files[i]);
+		assert_int_equal(mc_plist_read_file(path, &root, why,
+		    sizeof why), -1);
+		assert_string_equal(why, "has a string or key with a NUL "
+		    "character in it");
+		assert_null(root);
+	}
+	assert_null(jobfile_load(path, &errors, &warnings));
+	assert_int_equal(errors.count, 1);
+	assert_non_null(strstr(errors.items[0], "NUL character"));
+	diag_clear(&errors);
+	diag_clear(&warnings);
+}
+
 /* The shipped profile files say exactly what the built-ins say. */
 static void
 test_profile_files_match_builtins(void **state)
@@ -678,6 +716,7 @@ main(void)
 		cmocka_unit_test(test_scan_real_logs),
 		cmocka_unit_test_setup_teardown(test_tail, setup, teardown),
 		cmocka_unit_test(test_profile_files_match_builtins),
+		cmocka_unit_test(test_plist_nul_refused),
 	};
 
 	log_open(NULL, false);
