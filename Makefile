@@ -73,7 +73,7 @@ TEMPLATE	:= $(O)/share/metalcap/job.plist
 PROBE_SHARED	:= probe/probe.c probe/probe_check.c probe/probe_report.c
 BENCH_BINS	:= $(O)/bench/bench_shim
 
-.PHONY: all test lint check-asan macos pkg-root pkg fuzz fuzz-smoke deps \
+.PHONY: all test lint check-asan macos pkg-root pkg fuzz deps \
 	need-deps need-zig \
 	bench bench-shim bench-probe bench-daemon bench-revert demo clean
 
@@ -196,36 +196,6 @@ $(O)/tests/test_launchctl_sim: tests/sim/test_launchctl_sim.c \
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Itests/support $< tests/support/child.c \
 	    -o $@ -lcmocka $(LDFLAGS_SAN)
 
-SHELL_TESTS	:= tests/pkg/test-install-scripts.sh
-SHELL_SCRIPTS	:= $(wildcard scripts/*.sh bench/*.sh tests/pkg/*.sh \
-		   tests/pkg/stubs/*) pkg/uninstall $(wildcard pkg/scripts/*) \
-		   .ci/run
-
-test: $(TEST_BINS) lint
-	@scripts/run-tests.sh $(TEST_BINS) $(SHELL_TESTS)
-
-lint: | need-deps
-	@zsh -n client/completion/_metalcapctl
-	@shellcheck -x $(SHELL_SCRIPTS)
-	@mandoc -T lint -W warning docs/*.[1-8]
-	@for f in pkg/profiles/*.mobileconfig profiles/*.plist \
-	    agent-template/*.plist; do \
-		python3 -c 'import plistlib, sys; plistlib.load(open(sys.argv[1], "rb"))' \
-		    "$$f" || { echo "lint: $$f is not a valid property list"; exit 1; }; \
-	done
-	@python3 -c 'import sys, xml.dom.minidom as m; m.parse(sys.argv[1])' \
-	    pkg/distribution.xml
-
-# Children of the tests preload the sanitized shim ahead of the runtime.
-check-asan:
-	ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=1:fast_unwind_on_malloc=0 \
-	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp):print_suppressions=0 \
-	MC_TEST_TIME_SCALE=4 \
-	$(MAKE) BUILD=build/asan OPT='-O1 -g' \
-	    SAN='-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all' \
-	    test
-
 # --- fuzzing (clang's libFuzzer, ASan + UBSan) -----------------------------
 
 FUZZ		:= build/fuzz
@@ -252,12 +222,41 @@ $(FUZZ)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_DAEMON) \
 
 FUZZ_BINS	:= $(FUZZ_TARGETS:%=$(FUZZ)/fuzz_%)
 
+SHELL_TESTS	:= tests/pkg/test-install-scripts.sh tests/fuzz/smoke.sh
+SHELL_SCRIPTS	:= $(wildcard scripts/*.sh bench/*.sh tests/pkg/*.sh \
+		   tests/pkg/stubs/*) pkg/uninstall $(wildcard pkg/scripts/*) \
+		   .ci/run
+
+test: $(TEST_BINS) $(FUZZ_BINS) lint
+	@FUZZ_SMOKE=$(FUZZ_SMOKE) FIXTURES=$(abspath $(FIXTURES)) \
+	    scripts/run-tests.sh $(TEST_BINS) $(SHELL_TESTS)
+
+lint: | need-deps
+	@zsh -n client/completion/_metalcapctl
+	@shellcheck -x $(SHELL_SCRIPTS)
+	@mandoc -T lint -W warning docs/*.[1-8]
+	@for f in pkg/profiles/*.mobileconfig profiles/*.plist \
+	    agent-template/*.plist; do \
+		python3 -c 'import plistlib, sys; plistlib.load(open(sys.argv[1], "rb"))' \
+		    "$$f" || { echo "lint: $$f is not a valid property list"; exit 1; }; \
+	done
+	@python3 -c 'import sys, xml.dom.minidom as m; m.parse(sys.argv[1])' \
+	    pkg/distribution.xml
+
+# Children of the tests preload the sanitized shim ahead of the runtime.
+check-asan:
+	ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=1:fast_unwind_on_malloc=0 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp):print_suppressions=0 \
+	MC_TEST_TIME_SCALE=4 \
+	$(MAKE) BUILD=build/asan OPT='-O1 -g' \
+	    SAN='-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all' \
+	    test
+
 # Each target for FUZZ_SECONDS (default 300); make test runs FUZZ_SMOKE.
 fuzz: $(FUZZ_BINS)
 	FIXTURES=$(abspath $(FIXTURES)) scripts/fuzz.sh $(FUZZ_SECONDS)
 
-fuzz-smoke: $(FUZZ_BINS)
-	@FIXTURES=$(abspath $(FIXTURES)) scripts/fuzz.sh $(FUZZ_SMOKE)
 
 # --- benchmarks ------------------------------------------------------------
 

@@ -2,7 +2,11 @@
 /*
  * msgpack-RPC framing: the unpacker is fed whatever the socket delivered;
  * mc_rpc_next() returns whole messages, checks their shape strictly, and
- * refuses to buffer more than the limit for one message.
+ * refuses to buffer more than the limit for one message.  Before bytes
+ * reach the unpacker, mc_rpc_scan() follows the msgpack headers so that
+ * no container may declare more elements than the limit could hold, and
+ * nesting stays within MC_RPC_MAX_DEPTH: a few hostile bytes cannot make
+ * the daemon allocate gigabytes or recurse deeply.
  */
 #include <string.h>
 
@@ -16,6 +20,8 @@ mc_rpc_decoder_init(struct mc_rpc_decoder *d, size_t limit)
 		return -1;
 	msgpack_unpacked_init(&d->result);
 	d->limit = limit;
+	memset(&d->scan, 0, sizeof d->scan);
+	d->error = NULL;
 	return 0;
 }
 
@@ -26,11 +32,155 @@ mc_rpc_decoder_free(struct mc_rpc_decoder *d)
 	msgpack_unpacker_destroy(&d->unpacker);
 }
 
-/* Copy bytes in; -1 when they would push one message past the limit. */
+/* How many bytes follow a type byte before its payload or elements. */
+static uint8_t
+mc_rpc_header_size(uint8_t t)
+{
+	static const uint8_t c0[32] = {
+		/* c0 nil, c1 unused, c2 c3 bool, c4-c6 bin, c7-c9 ext */
+		0, 0, 0, 0, 1, 2, 4, 2, 3, 5,
+		/* ca cb float, cc-cf uint, d0-d3 int: payload only */
+		0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+		/* d4-d8 fixext: the ext type byte, d9-db str, dc dd array */
+		1, 1, 1, 1, 1, 1, 2, 4, 2, 4,
+		/* de df map */
+		2, 4 };
+
+	return t >= 0xc0 && t <= 0xdf ? c0[t - 0xc0] : 0;
+}
+
+/* A big-endian length or count of n bytes. */
+static uint64_t
+mc_rpc_be(const uint8_t *p, int n)
+{
+	uint64_t	v = 0;
+
+	while (n-- > 0)
+		v = v << 8 | *p++;
+	return v;
+}
+
+/*
+ * The header in s->hdr is whole: its payload bytes (*skip) or its number
+ * of elements (*items, -1 for a scalar).  NULL, or why it is refused.
+ */
+static const char *
+mc_rpc_header(const struct mc_rpc_scan *s, uint64_t *skip, int64_t *items)
+{
+	static const uint8_t scalar[] = { 4, 8, 1, 2, 4, 8, 1, 2, 4, 8 };
+	static const uint8_t fixext[] = { 1, 2, 4, 8, 16 };
+	uint8_t			t = s->hdr[0];
+
+	*skip = 0;
+	*items = -1;
+	if (t <= 0x7f || t >= 0xe0 || t == 0xc0 || t == 0xc2 || t == 0xc3)
+		return NULL;
+	if (t <= 0x8f)
+		*items = 2 * (t & 0x0f);
+	else if (t <= 0x9f)
+		*items = t & 0x0f;
+	else if (t <= 0xbf)
+		*skip = t & 0x1f;
+	else if (t == 0xc1)
+		return "not msgpack";
+	else if (t <= 0xc6 || (t >= 0xd9 && t <= 0xdb))	/* bin, str */
+		*skip = mc_rpc_be(s->hdr + 1, s->hdr_want - 1);
+	else if (t <= 0xc9)				/* ext: len, type */
+		*skip = mc_rpc_be(s->hdr + 1, s->hdr_want - 2);
+	else if (t <= 0xd3)
+		*skip = scalar[t - 0xca];
+	else if (t <= 0xd8)
+		*skip = fixext[t - 0xd4];
+	else if (t <= 0xdd)
+		*items = (int64_t)mc_rpc_be(s->hdr + 1, s->hdr_want - 1);
+	else
+		*items = 2 * (int64_t)mc_rpc_be(s->hdr + 1, s->hdr_want - 1);
+	return NULL;
+}
+
+/* One element is complete: close the containers it completes. */
+static void
+mc_rpc_element_done(struct mc_rpc_scan *s)
+{
+	for (;;) {
+		if (s->depth == 0) {
+			s->used = 0;	/* a whole message */
+			return;
+		}
+		s->left[s->depth - 1]--;
+		s->due--;
+		if (s->left[s->depth - 1] > 0)
+			return;
+		s->depth--;
+	}
+}
+
+/* Follow len more bytes of the stream; NULL, or why they are refused. */
+const char *
+mc_rpc_scan(struct mc_rpc_scan *s, const uint8_t *p, size_t len, size_t limit)
+{
+	const char	*why;
+	uint64_t	 skip, n, room, others;
+	int64_t		 items;
+
+	while (len > 0) {
+		if (s->skip > 0) {
+			n = s->skip < len ? s->skip : len;
+			s->skip -= n;
+			s->used += n;
+			p += n;
+			len -= n;
+			if (s->used > limit)
+				return "message over the size limit";
+			if (s->skip == 0)
+				mc_rpc_element_done(s);
+			continue;
+		}
+		if (s->hdr_len == 0)
+			s->hdr_want = 1 + mc_rpc_header_size(*p);
+		s->hdr[s->hdr_len++] = *p++;
+		len--;
+		if (++s->used > limit)
+			return "message over the size limit";
+		if (s->hdr_len < s->hdr_want)
+			continue;
+		s->hdr_len = 0;
+		if ((why = mc_rpc_header(s, &skip, &items)) != NULL)
+			return why;
+		/* Still to come: this payload, and a byte at least for each
+		 * element due besides this one. */
+		room = limit - s->used;
+		others = s->due > 0 ? s->due - 1 : 0;
+		if (skip + others > room)
+			return "message over the size limit";
+		if (items > 0) {
+			if (s->depth == MC_RPC_MAX_DEPTH)
+				return "msgpack nested too deep";
+			if ((uint64_t)items + others > room)
+				return "a container larger than the size limit";
+			s->left[s->depth++] = (uint64_t)items;
+			s->due += (uint64_t)items;
+		} else if (skip > 0)
+			s->skip = skip;
+		else
+			mc_rpc_element_done(s);
+	}
+	return NULL;
+}
+
+/*
+ * Copy bytes in; -1 (d->error says why) when they would push one message
+ * past the limit or declare more than it could hold.
+ */
 int
 mc_rpc_feed(struct mc_rpc_decoder *d, const char *buf, size_t len)
 {
-	if (msgpack_unpacker_message_size(&d->unpacker) + len > d->limit)
+	if (msgpack_unpacker_message_size(&d->unpacker) + len > d->limit) {
+		d->error = "message over the size limit";
+		return -1;
+	}
+	if ((d->error = mc_rpc_scan(&d->scan, (const uint8_t *)buf, len,
+	    d->limit)) != NULL)
 		return -1;
 	if (msgpack_unpacker_buffer_capacity(&d->unpacker) < len &&
 	    !msgpack_unpacker_reserve_buffer(&d->unpacker, len))

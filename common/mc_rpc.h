@@ -13,11 +13,31 @@
 
 #include <msgpack.h>
 
+#define MC_RPC_MAX_DEPTH	16	/* containers within containers */
+
+/*
+ * The headers of the incoming msgpack, followed as bytes arrive: msgpack-c's
+ * C unpacker allocates a container's storage from its declared size before
+ * any element arrives, and has no limit of its own.
+ */
+struct mc_rpc_scan {
+	uint8_t		hdr[9];		/* type byte, then length or count */
+	uint8_t		hdr_len;
+	uint8_t		hdr_want;
+	uint64_t	skip;		/* payload bytes still to pass */
+	uint64_t	left[MC_RPC_MAX_DEPTH];	/* items due, per container */
+	int		depth;
+	uint64_t	due;		/* sum of left: each needs a byte */
+	uint64_t	used;		/* bytes of the current message */
+};
+
 /* An incremental decoder for one byte stream. */
 struct mc_rpc_decoder {
 	msgpack_unpacker	unpacker;
 	msgpack_unpacked	result;
 	size_t			limit;
+	struct mc_rpc_scan	scan;
+	const char		*error;		/* why mc_rpc_feed refused */
 };
 
 /* One decoded message; objects point into the decoder's zone. */
@@ -41,6 +61,8 @@ enum mc_rpc_status {
 int	mc_rpc_decoder_init(struct mc_rpc_decoder *, size_t limit);
 void	mc_rpc_decoder_free(struct mc_rpc_decoder *);
 int	mc_rpc_feed(struct mc_rpc_decoder *, const char *, size_t);
+const char *mc_rpc_scan(struct mc_rpc_scan *, const uint8_t *, size_t,
+	    size_t limit);
 enum mc_rpc_status mc_rpc_next(struct mc_rpc_decoder *,
 	    struct mc_rpc_message *, const char **why);
 

@@ -178,7 +178,7 @@ server_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 	}
 	if (n > 0 && mc_rpc_feed(&c->decoder, buf->base, (size_t)n) == -1) {
 		free(buf->base);
-		conn_close(c, "message over the size limit");
+		conn_close(c, c->decoder.error);
 		return;
 	}
 	free(buf->base);

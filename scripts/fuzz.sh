@@ -3,8 +3,9 @@
 # its regression inputs (tests/fuzz/regressions/NAME/: every crash found
 # stays a test).  New inputs collect in build/fuzz/corpus/NAME; the seeds in
 # tests/fuzz/corpus/NAME are read, never written.  A crash leaves its input
-# in build/fuzz/crashes/ and fails the run.  Ends with one line per target:
+# in build/fuzz/crashes/ and fails the run.  Ends with one line per target,
 #   fuzz NAME: RUNS runs in SECONDS s (RUNS/s), corpus N, ok|CRASH
+# and "N passed, N failed" over the targets (scripts/run-tests.sh reads it).
 #
 #   scripts/fuzz.sh SECONDS [NAME...]
 set -u
@@ -53,4 +54,5 @@ for name in "$@"; do
 "
 done
 printf '%s' "$summary"
+echo "$(($# - failed)) passed, $failed failed"
 [ "$failed" -eq 0 ]
