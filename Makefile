@@ -184,11 +184,14 @@ $(O)/tests/test_daemon: tests/unit/test_daemon.c $(DAEMON_UNITS) \
 	    $(COMMON_SRC) -o $@ -lcmocka -luv -lplist-2.0 -lmsgpackc \
 	    $(LDFLAGS_SAN)
 
-$(O)/tests/test_daemon_e2e: tests/e2e/test_daemon_e2e.c tests/support/child.c \
-    pkg/profiles/*.mobileconfig pkg/fleet/* \
-    $(DAEMON) $(CLIENT) $(TEMPLATE) $(SHIM_LIB) $(SIM_TOOLS) | $(O)/tests
+HARNESS		:= tests/support/harness.c tests/support/child.c
+HARNESS_DEPS	:= $(HARNESS) tests/support/*.h $(DAEMON) $(CLIENT) \
+		   $(TEMPLATE) $(SHIM_LIB) $(SIM_TOOLS)
+
+$(O)/tests/test_daemon_e2e: tests/e2e/test_daemon_e2e.c $(HARNESS_DEPS) \
+    pkg/profiles/*.mobileconfig pkg/fleet/* | $(O)/tests
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Itests/support -Icommon $< \
-	    tests/support/child.c common/mc_rpc.c -o $@ -lcmocka -ljansson \
+	    $(HARNESS) common/mc_rpc.c -o $@ -lcmocka -ljansson \
 	    -lmsgpackc $(LDFLAGS_SAN)
 
 $(O)/tests/test_launchctl_sim: tests/sim/test_launchctl_sim.c \

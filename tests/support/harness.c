@@ -1,0 +1,355 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The end-to-end harness: a real metalcapd in its own --home, driving the
+ * launchctl SIMULATOR that runs fake-llama on the SIMULATED device, and
+ * metalcapctl to talk to it.  Shared by the e2e, fault and abuse tests.
+ */
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "child.h"
+#include "harness.h"
+#include "mc_rpc.h"
+
+char		home[64], simdir[128], simvar[160], switches[160];
+pid_t		daemon_pid;
+
+/* Sanitizer builds run several times slower: scale the time bounds. */
+double
+time_scale(void)
+{
+	const char	*s = getenv("MC_TEST_TIME_SCALE");
+
+	return s != NULL && atof(s) >= 1 ? atof(s) : 1.0;
+}
+
+double
+now_s(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void
+sleep_ms(long ms)
+{
+	struct timespec	ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Run metalcapctl --home H ARGS...; *code gets its exit status. */
+struct child_result *
+ctl(int *code, const char *a1, const char *a2, const char *a3,
+    const char *a4)
+{
+	static struct child_result	r;
+	const char			*argv[] = { CTL, "--home", home, a1, a2, a3,
+	    a4, NULL };
+	char				*env[CHILD_ENV_MAX];
+
+	child_env(env, NULL);
+	assert_int_equal(child_run(argv, env, &r), 0);
+	*code = WIFEXITED(r.status) ? WEXITSTATUS(r.status) : -1;
+	return &r;
+}
+
+/* The status of one job as JSON, or NULL when there is no such job. */
+json_t *
+job_status(const char *name)
+{
+	struct child_result	*r;
+	json_t			*doc, *j;
+	int			 code;
+
+	r = ctl(&code, "--json", "status", name, NULL);
+	if (code != 0 && code != 4)
+		return NULL;
+	doc = json_loads(r->out, 0, NULL);
+	if (doc == NULL || json_array_size(doc) != 1) {
+		json_decref(doc);
+		return NULL;
+	}
+	j = json_incref(json_array_get(doc, 0));
+	json_decref(doc);
+	return j;
+}
+
+const char *
+str_of(json_t *j, const char *key)
+{
+	json_t	*v = json_object_get(j, key);
+
+	return json_is_string(v) ? json_string_value(v) : "";
+}
+
+long
+pid_of(json_t *j)
+{
+	json_t	*v = json_object_get(j, "pid");
+
+	return json_is_integer(v) ? (long)json_integer_value(v) : 0;
+}
+
+/* The job's string field key contains text. */
+void
+assert_field_has(const char *name, const char *key, const char *text)
+{
+	json_t	*j = job_status(name);
+
+	if (j == NULL || strstr(str_of(j, key), text) == NULL)
+		fail_msg("%s.%s is '%s', lacking '%s'", name, key,
+		    j ? str_of(j, key) : "(no job)", text);
+	json_decref(j);
+}
+
+/*
+ * Poll until the job is in state (with a pid, if running) and its pid
+ * differs from not_pid; returns the pid, or fails after timeout seconds.
+ */
+long
+wait_state(const char *name, const char *state, long not_pid, double timeout)
+{
+	double	 start = now_s();
+	json_t	*j;
+	long	 pid;
+	char	 last[64] = "none";
+
+	timeout *= time_scale();
+	while (now_s() - start < timeout) {
+		if ((j = job_status(name)) != NULL) {
+			pid = pid_of(j);
+			snprintf(last, sizeof last, "%s/%ld", str_of(j, "state"),
+			    pid);
+			if (strcmp(str_of(j, "state"), state) == 0 &&
+			    (pid > 0 || strcmp(state, "stopped") == 0 ||
+			    strcmp(state, "invalid") == 0 ||
+			    strcmp(state, "failed") == 0 || not_pid == -1) &&
+			    (not_pid <= 0 || pid != not_pid)) {
+				json_decref(j);
+				return pid;
+			}
+			json_decref(j);
+		}
+		sleep_ms(20);
+	}
+	fail_msg("%s did not reach %s within %.1f s (last: %s)", name, state,
+	    timeout, last);
+	return 0;
+}
+
+/* Does /proc/PID/environ hold a variable starting with prefix? */
+bool
+environ_has(long pid, const char *prefix)
+{
+	char	path[64], buf[65536];
+	size_t	n, off;
+	FILE	*f;
+	bool	found = false;
+
+	snprintf(path, sizeof path, "/proc/%ld/environ", pid);
+	if ((f = fopen(path, "r")) == NULL)
+		fail_msg("cannot read %s", path);
+	n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	for (off = 0; off < n; off += strlen(buf + off) + 1)
+		if (strncmp(buf + off, prefix, strlen(prefix)) == 0)
+			found = true;
+	return found;
+}
+
+/* Write (mode "w") or append ("a") text to path. */
+void
+write_file(const char *path, const char *mode, const char *text)
+{
+	FILE	*f = fopen(path, mode);
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* Write a job file elsewhere and rename it in, as editors and tools do. */
+void
+put_job(const char *name, const char *extra)
+{
+	char	tmp[256], path[256], body[4096];
+
+	snprintf(tmp, sizeof tmp, "%s/.%s.tmp", home, name);
+	snprintf(path, sizeof path, "%s/jobs.d/%s.plist", home, name);
+	snprintf(body, sizeof body, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>"
+	    "\n<plist version=\"1.0\"><dict><key>ProgramArguments</key><array>"
+	    "<string>" FAKE_LLAMA "</string></array><key>EnvironmentVariables"
+	    "</key><dict><key>MTLSIM_SWITCHES</key><string>%s</string></dict>"
+	    "%s</dict></plist>\n", switches + strlen("MTLSIM_SWITCHES="), extra);
+	write_file(tmp, "w", body);
+	assert_int_equal(rename(tmp, path), 0);
+}
+
+void
+write_raw(const char *file, const char *body)
+{
+	char	path[256];
+
+	snprintf(path, sizeof path, "%s/jobs.d/%s", home, file);
+	write_file(path, "w", body);
+}
+
+/* Extra environment and arguments for the next daemon started. */
+const char	*daemon_env;
+const char	*daemon_template;
+
+pid_t
+spawn_daemon(const char *logname)
+{
+	const char	*argv[] = { DAEMON, "--home", home, "--launchctl", SIM,
+	    "--foreground", "--marker-timeout", "1500",
+	    daemon_template ? "--template" : NULL, daemon_template, NULL };
+	const char	*extra[] = { simvar, "LAUNCHCTL_SIM_THROTTLE=1",
+	    switches, daemon_env, NULL };
+	char		*env[CHILD_ENV_MAX], log[256];
+	pid_t		 pid;
+
+	child_env(env, extra);
+	snprintf(log, sizeof log, "%s/%s", home, logname);
+	if ((pid = fork()) == 0) {
+		freopen(log, "a", stdout);
+		freopen(log, "a", stderr);
+		execve(DAEMON, (char *const *)argv, env);
+		_exit(127);
+	}
+	return pid;
+}
+
+void
+start_daemon(void)
+{
+	double	start = now_s();
+	int	code;
+
+	daemon_pid = spawn_daemon("daemon.log");
+	while (now_s() - start < 5) {
+		ctl(&code, "status", NULL, NULL, NULL);
+		if (code == 0 || code == 4)
+			return;
+		sleep_ms(20);
+	}
+	fail_msg("metalcapd did not answer within 5 s");
+}
+
+void
+kill_daemon(int sig)
+{
+	if (daemon_pid > 0) {
+		kill(daemon_pid, sig);
+		waitpid(daemon_pid, NULL, 0);
+	}
+	daemon_pid = 0;
+}
+
+int
+setup(void **state)
+{
+	(void)state;
+	daemon_env = NULL;
+	daemon_template = NULL;
+	snprintf(home, sizeof home, "/tmp/mc-e2e.XXXXXX");
+	if (mkdtemp(home) == NULL)
+		return -1;
+	snprintf(simdir, sizeof simdir, "%s/launchd", home);
+	snprintf(simvar, sizeof simvar, "LAUNCHCTL_SIM_DIR=%s", simdir);
+	snprintf(switches, sizeof switches, "MTLSIM_SWITCHES=%s/switches", home);
+	start_daemon();
+	return 0;
+}
+
+/* Stop the daemon, then every job the simulator still runs. */
+int
+teardown(void **state)
+{
+	char	cmd[1024];
+	int	sanitizer;
+
+	(void)state;
+	kill_daemon(SIGTERM);
+	/* A sanitizer report from the daemon fails the test (check-asan). */
+	snprintf(cmd, sizeof cmd, "cat %s/*.log 2>/dev/null | grep -A40 -E "
+	    "'Sanitizer|runtime error' >&2", home);
+	sanitizer = system(cmd) == 0;
+	snprintf(cmd, sizeof cmd, "for l in $(LAUNCHCTL_SIM_DIR=%s %s list | "
+	    "tail -n +2 | cut -f3); do LAUNCHCTL_SIM_DIR=%s %s bootout "
+	    "gui/$(id -u)/$l 2>/dev/null; done; sleep 0.5; rm -rf '%s'", simdir, SIM,
+	    simdir, SIM, home);
+	return system(cmd) == 0 && !sanitizer ? 0 : -1;
+}
+
+
+/* Switch the simulated device for every process (the probe included). */
+void
+set_device(const char *line)
+{
+	char	text[256];
+
+	snprintf(text, sizeof text, "%s%s", line ? line : "", line ? "\n" : "");
+	write_file(switches + strlen("MTLSIM_SWITCHES="), "w", text);
+}
+
+bool
+marker_exists(long pid)
+{
+	char	path[256];
+
+	snprintf(path, sizeof path, "%s/state/reports/metalcap.%ld.report",
+	    home, pid);
+	return access(path, F_OK) == 0;
+}
+
+int
+raw_connect(void)
+{
+	struct sockaddr_un	sun = { .sun_family = AF_UNIX };
+	int			fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	snprintf(sun.sun_path, sizeof sun.sun_path, "%s/metalcapd.sock", home);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sun, sizeof sun), 0);
+	return fd;
+}
+
+/* Send bytes; read one message back (or report the connection closed). */
+int
+raw_exchange(int fd, const void *bytes, size_t len,
+    struct mc_rpc_decoder *dec, struct mc_rpc_message *m)
+{
+	char		 buf[65536];
+	const char	*why;
+	ssize_t		 n;
+
+	assert_int_equal(write(fd, bytes, len), (ssize_t)len);
+	for (;;) {
+		if (mc_rpc_next(dec, m, &why) == MC_RPC_OK)
+			return 0;
+		if ((n = read(fd, buf, sizeof buf)) <= 0)
+			return -1;
+		mc_rpc_feed(dec, buf, (size_t)n);
+	}
+}

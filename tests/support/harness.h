@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The end-to-end harness (harness.c): the real metalcapd, the launchctl
+ * SIMULATOR and metalcapctl, each test in its own --home.
+ */
+#ifndef HARNESS_H
+#define HARNESS_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include <jansson.h>
+
+#include "mc_rpc.h"
+
+#define BUILD		MC_TEST_BUILD
+#define DAEMON		BUILD "/bin/metalcapd"
+#define CTL		BUILD "/bin/metalcapctl"
+#define SIM		BUILD "/tests/launchctl-sim"
+#define FAKE_LLAMA	BUILD "/tests/fake-llama"
+
+extern char		home[64], simdir[128], simvar[160], switches[160];
+extern pid_t		daemon_pid;
+/* Extra environment and template for the next daemon started. */
+extern const char	*daemon_env;
+extern const char	*daemon_template;
+
+struct child_result;
+
+/* Time: sanitizer builds run slower, so bounds scale (MC_TEST_TIME_SCALE). */
+double		 time_scale(void);
+double		 now_s(void);
+void		 sleep_ms(long ms);
+
+/* metalcapctl --home HOME ARGS...; *code gets its exit status. */
+struct child_result *ctl(int *code, const char *a1, const char *a2,
+		    const char *a3, const char *a4);
+json_t		*job_status(const char *name);
+const char	*str_of(json_t *j, const char *key);
+long		 pid_of(json_t *j);
+void		 assert_field_has(const char *name, const char *key,
+		    const char *text);
+long		 wait_state(const char *name, const char *state, long not_pid,
+		    double timeout);
+bool		 environ_has(long pid, const char *prefix);
+
+/* Files: job files are renamed into jobs.d, as editors do. */
+void		 write_file(const char *path, const char *mode,
+		    const char *text);
+void		 put_job(const char *name, const char *extra);
+void		 write_raw(const char *file, const char *body);
+
+/* The daemon under test, and cmocka setup/teardown around it. */
+pid_t		 spawn_daemon(const char *logname);
+void		 start_daemon(void);
+void		 kill_daemon(int sig);
+int		 setup(void **state);
+int		 teardown(void **state);
+
+/* The simulated device, the shim's reports, the raw socket. */
+void		 set_device(const char *line);
+bool		 marker_exists(long pid);
+int		 raw_connect(void);
+int		 raw_exchange(int fd, const void *bytes, size_t len,
+		    struct mc_rpc_decoder *dec, struct mc_rpc_message *m);
+
+#endif
