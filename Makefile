@@ -63,7 +63,7 @@ DAEMON_SRC	:= daemon/metalcapd.c daemon/paths.c daemon/log.c \
 		   daemon/state.c daemon/launchd.c daemon/job.c \
 		   daemon/reconcile.c daemon/server.c daemon/rpc.c \
 		   daemon/scan.c daemon/tail.c daemon/gate.c daemon/watch.c \
-		   daemon/managed.c daemon/fleet.c
+		   daemon/managed.c daemon/fleet.c daemon/dirwatch.c
 ifeq ($(UNAME),Darwin)
 DAEMON_SRC	+= daemon/platform_darwin.c
 else

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -201,15 +202,31 @@ job_refresh_file(struct mcd *d, const char *dir, const char *entry)
 		log_warnx("%s", j->errors.items[n]);
 }
 
+/*
+ * Read one job folder.  A folder that is gone takes its jobs with it; one
+ * that cannot be read (permissions, I/O) leaves its jobs as they are:
+ * nothing a user did says they should stop.
+ */
 static void
 job_scan_dir(struct mcd *d, const char *dir)
 {
 	DIR		*dp;
 	struct dirent	*de;
-	size_t		 n;
+	size_t		 n, i, len = strlen(dir);
 
-	if (dir[0] == '\0' || (dp = opendir(dir)) == NULL)
+	if (dir[0] == '\0')
 		return;
+	if ((dp = opendir(dir)) == NULL) {
+		if (errno == ENOENT)
+			return;
+		log_warnx("cannot read %s: %s; its jobs are left as they are",
+		    dir, strerror(errno));
+		for (i = 0; i < d->njobs; i++)
+			if (strncmp(d->jobs[i]->file, dir, len) == 0 &&
+			    d->jobs[i]->file[len] == '/')
+				d->jobs[i]->seen = true;
+		return;
+	}
 	while ((de = readdir(dp)) != NULL) {
 		n = strlen(de->d_name);
 		if (de->d_name[0] == '.' || n <= 6 ||
@@ -239,4 +256,5 @@ job_rescan(struct mcd *d)
 		if (!d->jobs[i]->seen)
 			d->jobs[i]->removed = true;
 	reconcile_all(d);
+	dirwatch_rearm(d);
 }

@@ -312,6 +312,8 @@ struct job {
 	bool			 dirty;
 	job_step_fn		 next_step;	/* what the timer runs */
 	int			 retries;
+	int			 failures;	/* launchctl errors in a row */
+	bool			 retry_pending;	/* busy only with a back-off */
 	bool			 loaded;	/* known to be registered */
 	bool			 changed;	/* agent file rewritten */
 	uv_timer_t		*timer;
@@ -422,8 +424,15 @@ struct mcd {
 	char			 instance_id[33];
 	uv_fs_event_t		 watch_reports;
 	uv_fs_event_t		 watch_managed[2];	/* computer, user */
+	uv_fs_event_t		 watch_jobs_parent;	/* while jobs.d is gone */
+	bool			 dirwatch_ready;
+	dev_t			 jobs_dev;
+	ino_t			 jobs_ino;
 };
 
-void	mcd_schedule_rescan(struct mcd *);
+/* --- dirwatch.c -------------------------------------------------------------- */
+
+void	dirwatch_start(struct mcd *);
+void	dirwatch_rearm(struct mcd *);
 
 #endif

@@ -5,8 +5,6 @@
  * msgpack-RPC unix socket.  It never forks into the background: launchd
  * (or the test harness) supervises it.
  */
-#include <sys/stat.h>
-
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -20,13 +18,12 @@
 #include "mcd.h"
 #include "protocol.h"
 
-#define RESCAN_DEBOUNCE_MS	10
-
 static void
 usage(FILE *out)
 {
 	fprintf(out,
 	    "usage: metalcapd [--home DIR] [--foreground] [--launchctl PATH]\n"
+	    "                 [--launchctl-timeout MS] [--marker-timeout MS]\n"
 	    "                 [--jobs DIR] [--profiles DIR] [--state DIR]\n"
 	    "                 [--agents DIR] [--logs DIR] [--socket PATH]\n"
 	    "                 [--shim PATH] [--probe PATH] [--template PATH]\n"
@@ -41,6 +38,8 @@ usage(FILE *out)
 	    "  --foreground      also log to stderr\n"
 	    "  --launchctl PATH  the launchctl to drive (default "
 	    "/bin/launchctl)\n"
+	    "  --launchctl-timeout MS  kill a launchctl that has not "
+	    "answered (10000)\n"
 	    "  --shim, --probe   default: beside this program, or in ../lib\n"
 	    "  --template PATH   the job LaunchAgent template\n"
 	    "  --managed PATH    the managed-preferences plist (MDM)\n"
@@ -53,72 +52,6 @@ usage(FILE *out)
 }
 
 static struct mcd	daemon_state;
-
-static void
-rescan_timer_cb(uv_timer_t *t)
-{
-	job_rescan(t->data);
-}
-
-/* Directory events are only hints: rescan once things settle. */
-void
-mcd_schedule_rescan(struct mcd *d)
-{
-	uv_timer_start(&d->rescan_timer, rescan_timer_cb, RESCAN_DEBOUNCE_MS,
-	    0);
-}
-
-static void
-watch_cb(uv_fs_event_t *h, const char *file, int events, int status)
-{
-	(void)file;
-	(void)events;
-	(void)status;
-	mcd_schedule_rescan(h->data);
-}
-
-static void
-watch_dir(struct mcd *d, uv_fs_event_t *h, const char *dir)
-{
-	int	rc;
-
-	uv_fs_event_init(d->loop, h);
-	h->data = d;
-	if ((rc = uv_fs_event_start(h, watch_cb, dir, 0)) != 0)
-		log_warnx("cannot watch %s: %s (changes are seen on reload)",
-		    dir, uv_strerror(rc));
-}
-
-/*
- * An MDM writes the managed preferences at any time: watch their folders
- * when they exist (a profile installed later is seen on the next rescan).
- */
-static void
-watch_managed(struct mcd *d)
-{
-	const char	*files[] = { d->paths.managed, d->paths.managed_user };
-	char		 dir[PATH_MAX], *slash;
-	struct stat	 sb;
-	size_t		 i;
-
-	for (i = 0; i < 2; i++) {
-		snprintf(dir, sizeof dir, "%s", files[i]);
-		if ((slash = strrchr(dir, '/')) == NULL)
-			continue;
-		*slash = '\0';
-		if (stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode))
-			watch_dir(d, &d->watch_managed[i], dir);
-	}
-}
-
-static void
-reports_cb(uv_fs_event_t *h, const char *file, int events, int status)
-{
-	(void)file;
-	(void)events;
-	(void)status;
-	watch_reports_changed(h->data);
-}
 
 static void
 on_signal(uv_signal_t *s, int signum)
@@ -165,6 +98,7 @@ parse_args(int argc, char **argv, struct mcd *d, bool *foreground)
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "paths", no_argument, NULL, 'W' },
+		{ "launchctl-timeout", required_argument, NULL, 't' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char	*home = getenv("METALCAP_HOME");
@@ -192,6 +126,15 @@ parse_args(int argc, char **argv, struct mcd *d, bool *foreground)
 			break;
 		case 'W':
 			show_paths = true;
+			break;
+		case 't':
+			d->launchctl_timeout_ms = atoi(optarg);
+			if (d->launchctl_timeout_ms < 100) {
+				fprintf(stderr, "metalcapd: --launchctl-timeout: "
+				    "'%s' is not a number of ms >= 100\n",
+				    optarg);
+				return -1;
+			}
 			break;
 		case 'h':
 			usage(stdout);
@@ -289,21 +232,7 @@ main(int argc, char **argv)
 	}
 	log_info("metalcapd %s serving %s, jobs in %s", MC_VERSION,
 	    d->paths.socket, d->paths.jobs);
-	uv_timer_init(d->loop, &d->rescan_timer);
-	d->rescan_timer.data = d;
-	watch_dir(d, &d->watch_jobs, d->paths.jobs);
-	watch_dir(d, &d->watch_profiles, d->paths.profiles);
-	watch_managed(d);
-	{
-		char	reports[PATH_MAX];
-
-		mc_fmt(reports, sizeof reports, "%s/reports", d->paths.state);
-		uv_fs_event_init(d->loop, &d->watch_reports);
-		d->watch_reports.data = d;
-		if (uv_fs_event_start(&d->watch_reports, reports_cb, reports,
-		    0) != 0)
-			log_warnx("cannot watch %s", reports);
-	}
+	dirwatch_start(d);
 	uv_signal_init(d->loop, &d->sigterm);
 	uv_signal_init(d->loop, &d->sigint);
 	d->sigterm.data = d->sigint.data = d;

@@ -26,6 +26,8 @@
 #define RETRY_MS	200
 #define MAX_RETRIES	50	/* 10 s of a draining label */
 #define PID_POLLS	25	/* 5 s for a started job to show a pid */
+#define RETRY_FIRST_MS	1000	/* after launchctl errors: then doubling */
+#define RETRY_MAX_MS	60000
 
 static void	reconcile_start(struct mcd *, struct job *);
 static void	reconcile_print(struct mcd *, struct job *);
@@ -35,6 +37,7 @@ static void	reconcile_enable(struct mcd *, struct job *);
 static void	reconcile_bootstrap(struct mcd *, struct job *);
 static void	reconcile_refresh(struct mcd *, struct job *);
 static void	reconcile_finish(struct mcd *, struct job *);
+static void	reconcile_start_later(struct mcd *, struct job *);
 
 static void
 reconcile_target(struct mcd *d, struct job *j, char *buf, size_t len)
@@ -113,6 +116,7 @@ reconcile_settle(struct mcd *d, struct job *j)
 	const struct override	*o = state_get(&d->state, j->name, false);
 	char			 reason[MCD_ERR_LEN];
 
+	j->failures = 0;
 	if (o != NULL && o->stopped) {
 		job_set_state(d, j, JOB_STOPPED, "stopped by request");
 	} else if (o != NULL && o->failed.set) {
@@ -138,7 +142,26 @@ reconcile_settle(struct mcd *d, struct job *j)
 		    j->managed_note : NULL);
 }
 
-/* launchctl failed in a way retrying will not fix. */
+/*
+ * launchd may come round (a hung launchctl, a label still held, a session
+ * that appears): try again, 1 s after the first failure, doubling to a
+ * minute.  Timers run only while a job is in error.
+ */
+static void
+reconcile_retry(struct mcd *d, struct job *j)
+{
+	uint64_t	ms = RETRY_FIRST_MS << (j->failures < 6 ? j->failures : 6);
+
+	j->failures++;
+	if (j->busy)
+		return;		/* a newer reconcile is already on its way */
+	j->busy = true;
+	j->retry_pending = true;
+	reconcile_later(d, j, reconcile_start_later, ms < RETRY_MAX_MS ? ms :
+	    RETRY_MAX_MS);
+}
+
+/* launchctl failed in a way retrying at once will not fix. */
 static void
 reconcile_error(struct mcd *d, struct job *j, const char *what,
     const struct launchctl_result *r)
@@ -150,6 +173,7 @@ reconcile_error(struct mcd *d, struct job *j, const char *what,
 	    "no message");
 	job_set_state(d, j, JOB_ERROR, reason);
 	reconcile_finish(d, j);
+	reconcile_retry(d, j);
 }
 
 /* The gui domain is missing: use user/<uid> if the template allows it. */
@@ -165,6 +189,7 @@ reconcile_no_gui(struct mcd *d, struct job *j,
 		    "log in, or allow Background in the job template's "
 		    "LimitLoadToSessionType");
 		reconcile_finish(d, j);
+		reconcile_retry(d, j);
 		return true;
 	}
 	snprintf(d->domain, sizeof d->domain, "user/%ld", (long)getuid());
@@ -545,6 +570,12 @@ reconcile_finish(struct mcd *d, struct job *j)
 void
 reconcile(struct mcd *d, struct job *j)
 {
+	/* A request does not wait out an error's back-off. */
+	if (j->retry_pending) {
+		uv_timer_stop(j->timer);
+		j->retry_pending = false;
+		j->busy = false;
+	}
 	if (j->busy) {
 		j->dirty = true;
 		return;
@@ -557,6 +588,7 @@ static void
 reconcile_start_later(struct mcd *d, struct job *j)
 {
 	j->busy = false;
+	j->retry_pending = false;
 	reconcile(d, j);
 }
 
@@ -564,6 +596,11 @@ reconcile_start_later(struct mcd *d, struct job *j)
 void
 reconcile_after(struct mcd *d, struct job *j, uint64_t ms)
 {
+	if (j->retry_pending) {
+		uv_timer_stop(j->timer);
+		j->retry_pending = false;
+		j->busy = false;
+	}
 	if (j->busy) {
 		j->dirty = true;
 		return;

@@ -274,6 +274,26 @@ rpc_job(struct rpc_call *call, unsigned i)
 	return j;
 }
 
+/*
+ * A change that could not be saved is not made: memory goes back to what
+ * the state file holds, which the failed atomic write left intact.
+ */
+static void
+rpc_forget_unsaved(struct mcd *d)
+{
+	char	dir[PATH_MAX], note[512], *slash;
+	size_t	i;
+
+	snprintf(dir, sizeof dir, "%s", d->state.path);
+	if ((slash = strrchr(dir, '/')) != NULL)
+		*slash = '\0';
+	state_free(&d->state);
+	if (state_load(&d->state, dir, note, sizeof note) == -1)
+		log_warnx("%s", note);
+	for (i = 0; i < d->njobs; i++)
+		job_effective(d, d->jobs[i]);
+}
+
 /* Persist an override, then reconcile and answer with the job. */
 static void
 rpc_commit(struct rpc_call *call, struct job *j)
@@ -283,6 +303,7 @@ rpc_commit(struct rpc_call *call, struct job *j)
 
 	if (state_save(&d->state, why, sizeof why) == -1) {
 		log_warnx("%s", why);
+		rpc_forget_unsaved(d);
 		rpc_error(call, MC_E_IO, "could not save the change: %s", why);
 		return;
 	}
@@ -475,9 +496,10 @@ rpc_enable_probed(struct mcd *d, const struct gate_entry *e, void *arg)
 		memset(&o->failed, 0, sizeof o->failed);
 		o->unlocked = 1;
 		snprintf(o->profile, sizeof o->profile, "%s", l->profile);
-		if (state_save(&d->state, why, sizeof why) == -1)
+		if (state_save(&d->state, why, sizeof why) == -1) {
+			rpc_forget_unsaved(d);
 			mc_rpc_pack_response_error(&pk, l->msgid, MC_E_IO, why);
-		else {
+		} else {
 			j->loaded = false;
 			reconcile(d, j);
 			mc_rpc_pack_response_ok(&pk, l->msgid);
