@@ -163,7 +163,7 @@ ctl_connect(struct ctl *c)
 		    c->socket);
 		return -1;
 	}
-	return mc_rpc_decoder_init(&c->decoder, MC_MAX_MESSAGE);
+	return mc_rpc_decoder_init(&c->decoder, MC_MAX_REPLY);
 }
 
 static int

@@ -48,6 +48,8 @@
 
 /* Limits. */
 #define MC_MAX_MESSAGE		(1024 * 1024)	/* bytes buffered per message */
+/* A reply may list a thousand jobs; clients trust the daemon further. */
+#define MC_MAX_REPLY		(64 * 1024 * 1024)
 #define MC_MAX_METHOD		64		/* bytes of a method name */
 #define MC_MAX_CLIENTS		256
 #define MC_MAX_OUTSTANDING	64		/* queued responses per client */

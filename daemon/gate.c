@@ -18,7 +18,6 @@
 #include "mc_util.h"
 #include "mcd.h"
 
-#define GATE_TIMEOUT_MS		30000
 #define GATE_PROBE_TIMEOUT	"5000"	/* per check, inside the probe */
 
 extern char **environ;
@@ -136,9 +135,23 @@ gate_judge(struct gate_entry *e, bool injected,
 
 	e->report = json_loads(r->out, 0, NULL);
 	if (e->report == NULL) {
+		char	out[64];
+		size_t	i;
+
+		/* What it printed instead, made printable. */
+		for (i = 0; i < sizeof out - 1 && r->out[i] != '\0'; i++)
+			out[i] = r->out[i] >= 0x20 && r->out[i] < 0x7f ?
+			    r->out[i] : '?';
+		out[i] = '\0';
 		e->status = GATE_FAIL;
-		snprintf(e->reason, sizeof e->reason, "the probe gave no report "
-		    "(exit %d): %.200s", r->code, r->err);
+		if (r->signal != 0)
+			snprintf(e->reason, sizeof e->reason, "the probe died "
+			    "of signal %d before its report", r->signal);
+		else
+			snprintf(e->reason, sizeof e->reason, "the probe gave "
+			    "no report (exit %d): %s%s%s%.200s", r->code,
+			    out[0] ? "output '" : "", out, out[0] ? "' " : "",
+			    r->err);
 		return;
 	}
 	if (r->code == 3 || r->code == 4) {
@@ -237,7 +250,7 @@ gate_run(struct mcd *d, const struct profile *p)
 	e->done = false;
 	log_info("probing profile %s", p->name);
 	env = gate_env(d, p);
-	proc_run(d, argv, env, GATE_TIMEOUT_MS, gate_done, e);
+	proc_run(d, argv, env, d->probe_timeout_ms, gate_done, e);
 	gate_free_env(env);
 }
 

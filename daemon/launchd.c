@@ -105,6 +105,7 @@ lc_exit(uv_process_t *p, int64_t status, int sig)
 	struct lc_call	*c = p->data;
 
 	c->res.code = sig != 0 ? -1 : (int)status;
+	c->res.signal = c->timed_out ? 0 : sig;
 	lc_done(c);
 }
 
@@ -114,6 +115,9 @@ lc_timeout(uv_timer_t *t)
 	struct lc_call	*c = t->data;
 
 	c->timed_out = true;
+	/* Its own process group: helpers it started (the probe's workers)
+	 * go too, and cannot hold our pipes open. */
+	uv_kill(-c->proc.pid, SIGKILL);
 	uv_process_kill(&c->proc, SIGKILL);
 }
 
@@ -152,6 +156,7 @@ proc_run(struct mcd *d, char *const *argv, char *const *env, int timeout_ms,
 	opts.stdio = stdio;
 	opts.stdio_count = 3;
 	opts.exit_cb = lc_exit;
+	opts.flags = UV_PROCESS_DETACHED;	/* a group of its own */
 	if ((rc = uv_spawn(d->loop, &c->proc, &opts)) != 0) {
 		c->res.code = -1;
 		snprintf(c->res.err, sizeof c->res.err, "cannot run %s: %s",

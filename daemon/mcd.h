@@ -254,6 +254,7 @@ void	state_free(struct state *);
 
 struct launchctl_result {
 	int	code;		/* exit status; -1: timed out or could not run */
+	int	signal;		/* the signal that ended it, or 0 */
 	char	out[65536];	/* the probe's report fits */
 	char	err[1024];
 };
@@ -313,6 +314,7 @@ struct job {
 	job_step_fn		 next_step;	/* what the timer runs */
 	int			 retries;
 	int			 failures;	/* launchctl errors in a row */
+	uint64_t		 rendered_hash;	/* of the agent last rendered */
 	bool			 retry_pending;	/* busy only with a back-off */
 	bool			 loaded;	/* known to be registered */
 	bool			 changed;	/* agent file rewritten */
@@ -416,6 +418,7 @@ struct mcd {
 	uv_timer_t		 rescan_timer;
 	uv_signal_t		 sigterm, sigint;
 	int			 launchctl_timeout_ms;
+	int			 probe_timeout_ms;
 	int			 marker_timeout_ms;
 	struct gate_entry	**gates;
 	size_t			 ngates;

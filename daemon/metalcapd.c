@@ -23,7 +23,8 @@ usage(FILE *out)
 {
 	fprintf(out,
 	    "usage: metalcapd [--home DIR] [--foreground] [--launchctl PATH]\n"
-	    "                 [--launchctl-timeout MS] [--marker-timeout MS]\n"
+	    "                 [--launchctl-timeout MS] [--probe-timeout MS]\n"
+	    "                 [--marker-timeout MS]\n"
 	    "                 [--jobs DIR] [--profiles DIR] [--state DIR]\n"
 	    "                 [--agents DIR] [--logs DIR] [--socket PATH]\n"
 	    "                 [--shim PATH] [--probe PATH] [--template PATH]\n"
@@ -40,6 +41,8 @@ usage(FILE *out)
 	    "/bin/launchctl)\n"
 	    "  --launchctl-timeout MS  kill a launchctl that has not "
 	    "answered (10000)\n"
+	    "  --probe-timeout MS  kill a probe that has not answered "
+	    "(30000)\n"
 	    "  --shim, --probe   default: beside this program, or in ../lib\n"
 	    "  --template PATH   the job LaunchAgent template\n"
 	    "  --managed PATH    the managed-preferences plist (MDM)\n"
@@ -99,6 +102,7 @@ parse_args(int argc, char **argv, struct mcd *d, bool *foreground)
 		{ "version", no_argument, NULL, 'V' },
 		{ "paths", no_argument, NULL, 'W' },
 		{ "launchctl-timeout", required_argument, NULL, 't' },
+		{ "probe-timeout", required_argument, NULL, 'o' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char	*home = getenv("METALCAP_HOME");
@@ -128,13 +132,15 @@ parse_args(int argc, char **argv, struct mcd *d, bool *foreground)
 			show_paths = true;
 			break;
 		case 't':
-			d->launchctl_timeout_ms = atoi(optarg);
-			if (d->launchctl_timeout_ms < 100) {
-				fprintf(stderr, "metalcapd: --launchctl-timeout: "
-				    "'%s' is not a number of ms >= 100\n",
-				    optarg);
+		case 'o':
+			if (atoi(optarg) < 100) {
+				fprintf(stderr, "metalcapd: --%s-timeout: '%s' is "
+				    "not a number of ms >= 100\n", ch == 't' ?
+				    "launchctl" : "probe", optarg);
 				return -1;
 			}
+			*(ch == 't' ? &d->launchctl_timeout_ms :
+			    &d->probe_timeout_ms) = atoi(optarg);
 			break;
 		case 'h':
 			usage(stdout);
@@ -211,6 +217,7 @@ main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	d->loop = uv_default_loop();
 	d->launchctl_timeout_ms = 10000;
+	d->probe_timeout_ms = 30000;
 	d->marker_timeout_ms = 10000;
 	if (parse_args(argc, argv, d, &foreground) == -1)
 		return 2;

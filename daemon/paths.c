@@ -195,6 +195,10 @@ paths_make_dirs(const struct mcd_paths *p, char *why, size_t whylen)
 	    "%s/managed", p->home) == 0 &&
 	    paths_mkdir(reports, 0755, why, whylen) == -1)
 		return -1;
+	/* What launchd was given, per job (reconcile.c). */
+	if (mc_fmt(reports, sizeof reports, "%s/loaded", p->state) == -1 ||
+	    paths_mkdir(reports, 0700, why, whylen) == -1)
+		return -1;
 	/* The shim writes one report per injected process here. */
 	if (mc_fmt(reports, sizeof reports, "%s/reports", p->state) == -1 ||
 	    paths_mkdir(reports, 0700, why, whylen) == -1)

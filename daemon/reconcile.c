@@ -13,6 +13,8 @@
  * retry); 112/125 = no GUI domain (fall back to user/<uid> only if the
  * template allows Background); print 113 = not loaded.
  */
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -240,6 +242,57 @@ reconcile_gate(struct mcd *d, struct job *j)
 	return true;
 }
 
+/*
+ * What launchd was last given for a job: state/loaded/LABEL holds the hash
+ * of the agent a bootstrap succeeded with, written after it did.  The
+ * agent file alone cannot tell: a daemon killed between writing it and
+ * bootstrapping it would find the file right and the job wrong.
+ */
+static void
+reconcile_loaded_path(struct mcd *d, struct job *j, char *buf, size_t len)
+{
+	mc_fmt(buf, len, "%s/loaded/%s", d->paths.state, j->label);
+}
+
+static uint64_t
+reconcile_loaded_hash(struct mcd *d, struct job *j)
+{
+	char		 path[PATH_MAX];
+	unsigned long long v = 0;
+	FILE		*f;
+
+	reconcile_loaded_path(d, j, path, sizeof path);
+	if ((f = fopen(path, "r")) != NULL) {
+		if (fscanf(f, "%16llx", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return (uint64_t)v;
+}
+
+static void
+reconcile_mark_loaded(struct mcd *d, struct job *j)
+{
+	char	path[PATH_MAX], text[32], why[256];
+	int	n;
+
+	reconcile_loaded_path(d, j, path, sizeof path);
+	n = snprintf(text, sizeof text, "%016llx\n",
+	    (unsigned long long)j->rendered_hash);
+	if (mc_write_atomic(path, text, (size_t)n, 0644, why, sizeof why) == -1)
+		log_warnx("job %s: %s", j->name, why);
+}
+
+static uint64_t
+reconcile_hash(const char *p, size_t len)
+{
+	uint64_t	h = 1469598103934665603ULL;
+
+	while (len-- > 0)
+		h = (h ^ (unsigned char)*p++) * 1099511628211ULL;
+	return h | 1;	/* never 0, which means "nothing loaded" */
+}
+
 /* Render the agent and write it if it differs from what is installed. */
 static int
 reconcile_render(struct mcd *d, struct job *j)
@@ -267,7 +320,10 @@ reconcile_render(struct mcd *d, struct job *j)
 		old = render_xml(installed, &oldlen);
 		plist_free(installed);
 	}
-	j->changed = old == NULL || oldlen != len || memcmp(old, xml, len) != 0;
+	j->rendered_hash = reconcile_hash(xml, len);
+	j->changed = old == NULL || oldlen != len ||
+	    memcmp(old, xml, len) != 0 ||
+	    reconcile_loaded_hash(d, j) != j->rendered_hash;
 	if (j->changed && mc_write_atomic(path, xml, len, 0644, why,
 	    sizeof why) == -1) {
 		job_set_state(d, j, JOB_ERROR, why);
@@ -289,6 +345,8 @@ reconcile_removed_cb(struct mcd *d, const struct launchctl_result *r,
 	watch_stop(j);
 	reconcile_agent_path(d, j, path, sizeof path);
 	unlink(path);
+	reconcile_loaded_path(d, j, path, sizeof path);
+	unlink(path);
 	log_info("job %s: removed", j->name);
 	rpc_event(d, j, "removed");
 	j->busy = false;
@@ -302,6 +360,17 @@ reconcile_start(struct mcd *d, struct job *j)
 
 	j->retries = 0;
 	if (j->removed) {
+		char		path[PATH_MAX];
+		struct stat	sb;
+
+		/* Never given to launchd (invalid from the start): forget. */
+		reconcile_agent_path(d, j, path, sizeof path);
+		if (!j->loaded && stat(path, &sb) == -1 && errno == ENOENT) {
+			static struct launchctl_result none = { .code = 3 };
+
+			reconcile_removed_cb(d, &none, j);
+			return;
+		}
 		reconcile_launchctl(d, j, "bootout", reconcile_removed_cb);
 		return;
 	}
@@ -461,6 +530,7 @@ reconcile_bootstrap_cb(struct mcd *d, const struct launchctl_result *r,
 	case 0:
 		j->loaded = true;
 		j->retries = 0;
+		reconcile_mark_loaded(d, j);
 		reconcile_refresh(d, j);
 		return;
 	case 5:		/* non-root: loaded, draining, or disabled */

@@ -38,6 +38,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	log_open(NULL, false);
 	d.loop = uv_default_loop();
 	d.launchctl_timeout_ms = 1000;
+	d.probe_timeout_ms = 1000;
 	d.marker_timeout_ms = 1000;
 	if (paths_init(&d.paths, fuzz_dir(), "fuzz", why, sizeof why) == -1)
 		abort();

@@ -216,19 +216,32 @@ write_raw(const char *file, const char *body)
 }
 
 /* Extra environment and arguments for the next daemon started. */
-const char	*daemon_env;
+const char	*daemon_env, *daemon_env2;
 const char	*daemon_template;
+const char	*daemon_launchctl;
+const char	*daemon_args[16];
 
 pid_t
 spawn_daemon(const char *logname)
 {
-	const char	*argv[] = { DAEMON, "--home", home, "--launchctl", SIM,
-	    "--foreground", "--marker-timeout", "1500",
-	    daemon_template ? "--template" : NULL, daemon_template, NULL };
+	const char	*argv[32] = { DAEMON, "--home", home, "--launchctl",
+	    daemon_launchctl ? daemon_launchctl : SIM, "--foreground",
+	    "--marker-timeout", "1500" };
 	const char	*extra[] = { simvar, "LAUNCHCTL_SIM_THROTTLE=1",
-	    switches, daemon_env, NULL };
+	    switches, daemon_env, daemon_env2, NULL };
 	char		*env[CHILD_ENV_MAX], log[256];
 	pid_t		 pid;
+	int		 n = 8, i;
+
+	if (daemon_template != NULL) {
+		argv[n++] = "--template";
+		argv[n++] = daemon_template;
+	}
+	for (i = 0; daemon_args[i] != NULL && n < 31; i++)
+		argv[n++] = daemon_args[i];
+	/* env ends at the first NULL: daemon_env2 only after daemon_env. */
+	if (daemon_env == NULL)
+		extra[3] = daemon_env2;
 
 	child_env(env, extra);
 	snprintf(log, sizeof log, "%s/%s", home, logname);
@@ -271,8 +284,10 @@ int
 setup(void **state)
 {
 	(void)state;
-	daemon_env = NULL;
+	daemon_env = daemon_env2 = NULL;
 	daemon_template = NULL;
+	daemon_launchctl = NULL;
+	memset(daemon_args, 0, sizeof daemon_args);
 	snprintf(home, sizeof home, "/tmp/mc-e2e.XXXXXX");
 	if (mkdtemp(home) == NULL)
 		return -1;

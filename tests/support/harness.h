@@ -21,9 +21,12 @@
 
 extern char		home[64], simdir[128], simvar[160], switches[160];
 extern pid_t		daemon_pid;
-/* Extra environment and template for the next daemon started. */
-extern const char	*daemon_env;
+/* For the next daemon started: extra environment, template, launchctl,
+ * arguments (NULL-ended); setup() clears them. */
+extern const char	*daemon_env, *daemon_env2;
 extern const char	*daemon_template;
+extern const char	*daemon_launchctl;
+extern const char	*daemon_args[16];
 
 struct child_result;
 

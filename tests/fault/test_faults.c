@@ -1,0 +1,716 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Fault injection: the real metalcapd, the launchctl SIMULATOR and the
+ * SIMULATED device, with things going wrong around them -- the daemon
+ * killed -9 in a burst of changes, launchctl hanging or failing with each
+ * documented code or missing, the probe hanging, crashing or lying, the
+ * job folder abused, the state folder full, a job's log deleted or
+ * flooded.  Each test says what it measured on stderr ("fault: ..."), the
+ * figures docs/RELIABILITY.md reports.  MC_FAULT_ROUNDS (default 3) and
+ * MC_FAULT_FULL=1 (every launchctl code) make the long run of make faults.
+ */
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "child.h"
+#include "harness.h"
+#include "mc_rpc.h"
+#include "protocol.h"
+
+#define SOURCE		MC_TEST_SOURCE
+#define PROBE		BUILD "/bin/metalcap-probe"
+#define NJOBS		3
+#define BURST		200
+
+static void
+report(const char *fmt, ...)
+{
+	va_list	ap;
+
+	va_start(ap, fmt);
+	fprintf(stderr, "fault: ");
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\n");
+	va_end(ap);
+}
+
+static int
+env_int(const char *name, int fallback)
+{
+	const char	*v = getenv(name);
+
+	return v != NULL && atoi(v) > 0 ? atoi(v) : fallback;
+}
+
+/* home/NAME holds text ("" empties it). */
+static void
+home_file(const char *name, const char *text)
+{
+	char	path[256];
+
+	snprintf(path, sizeof path, "%s/%s", home, name);
+	write_file(path, "w", text);
+}
+
+/* One request on a fresh connection; its round trip in ms, -1 if none. */
+static double
+status_rtt_ms(void)
+{
+	struct mc_rpc_decoder	 dec;
+	struct mc_rpc_message	 m;
+	msgpack_sbuffer		 sb;
+	msgpack_packer		 pk;
+	double			 start = now_s(), ms;
+	int			 fd = raw_connect();
+
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	mc_rpc_pack_request(&pk, 1, MC_M_STATUS, 0);
+	mc_rpc_decoder_init(&dec, MC_MAX_MESSAGE);
+	ms = raw_exchange(fd, sb.data, sb.size, &dec, &m) == 0 &&
+	    m.type == MC_MSG_RESPONSE ? (now_s() - start) * 1000 : -1;
+	mc_rpc_decoder_free(&dec);
+	msgpack_sbuffer_destroy(&sb);
+	close(fd);
+	return ms;
+}
+
+/* The daemon's resident memory in KiB, from /proc. */
+static long
+daemon_rss_kib(void)
+{
+	char	path[64], line[256];
+	long	kib = -1;
+	FILE	*f;
+
+	snprintf(path, sizeof path, "/proc/%ld/status", (long)daemon_pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return -1;
+	while (fgets(line, sizeof line, f) != NULL)
+		if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
+			break;
+	fclose(f);
+	return kib;
+}
+
+/* Restart the daemon with the arguments and environment set since. */
+static void
+restart_daemon(void)
+{
+	kill_daemon(SIGTERM);
+	start_daemon();
+}
+
+/* Does the job's running process have var=value in its environment? */
+static bool
+job_env_is(const char *job, const char *var_value)
+{
+	json_t	*j = job_status(job);
+	long	 pid = j ? pid_of(j) : 0;
+
+	json_decref(j);
+	return pid > 0 && environ_has(pid, var_value);
+}
+
+/* --- kill -9 in a burst ----------------------------------------------------- */
+
+struct change {
+	uint32_t	id;
+	int		job;
+	int		kind;		/* 0 enable, 1 disable, 2 profile */
+	int		profile;	/* 0 apple9, 1 apple7 */
+	bool		acked;
+};
+
+static const char *const profiles[] = { "apple9", "apple7" };
+
+static void
+pack_change(msgpack_packer *pk, const struct change *c)
+{
+	char	name[16];
+
+	snprintf(name, sizeof name, "j%d", c->job);
+	mc_rpc_pack_request(pk, c->id, c->kind == 0 ? MC_M_ENABLE :
+	    c->kind == 1 ? MC_M_DISABLE : MC_M_PROFILE_SET, c->kind == 2 ? 2 :
+	    1);
+	mc_rpc_pack_str(pk, name);
+	if (c->kind == 2)
+		mc_rpc_pack_str(pk, profiles[c->profile]);
+}
+
+/*
+ * What may be persisted for one job and one dimension: the value of the
+ * last acknowledged change and of every change sent after it (processed,
+ * perhaps, before the kill), or if none was acknowledged, the value before
+ * the round and of every change sent.
+ */
+static bool
+allowed(const struct change *sent, int n, int job, bool unlocked_dim,
+    int before, int now)
+{
+	int	i, last = -1;
+
+	for (i = 0; i < n; i++)
+		if (sent[i].job == job && sent[i].acked &&
+		    (sent[i].kind == 2) != unlocked_dim)
+			last = i;
+	if (last == -1 && now == before)
+		return true;
+	for (i = last == -1 ? 0 : last; i < n; i++) {
+		if (sent[i].job != job || (sent[i].kind == 2) == unlocked_dim)
+			continue;
+		if (unlocked_dim ? (sent[i].kind == 0) == now :
+		    sent[i].profile == now)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The overrides metalcapd persisted, read with Python's plistlib: for each
+ * job, unlocked (the job file says 1 when nothing is persisted) and the
+ * profile (0 apple9, the default; 1 apple7).
+ */
+static void
+read_persisted(int *unlocked, int *profile)
+{
+	char	cmd[1024];
+	FILE	*p;
+	int	k, u, pr;
+
+	snprintf(cmd, sizeof cmd, "python3 -c '\n"
+	    "import os, plistlib, sys\n"
+	    "f = sys.argv[1]\n"
+	    "d = plistlib.load(open(f, \"rb\")) if os.path.exists(f) else {}\n"
+	    "for k in range(%d):\n"
+	    "    o = d.get(\"j%%d\" %% k, {})\n"
+	    "    print(int(o.get(\"Unlocked\", True)),\n"
+	    "        int(o.get(\"Profile\", \"apple9\") == \"apple7\"))\n"
+	    "' %s/state/overrides.plist", NJOBS, home);
+	assert_non_null(p = popen(cmd, "r"));
+	for (k = 0; k < NJOBS; k++) {
+		if (fscanf(p, "%d %d", &u, &pr) != 2)
+			fail_msg("the state file could not be read");
+		unlocked[k] = u;
+		profile[k] = pr;
+	}
+	assert_int_equal(pclose(p), 0);
+}
+
+/* Write job k's file, with MARK=mark in its environment. */
+static void
+edit_job(int k, const char *mark)
+{
+	char	tmp[256], path[256], body[4096];
+
+	snprintf(tmp, sizeof tmp, "%s/.j%d.tmp", home, k);
+	snprintf(path, sizeof path, "%s/jobs.d/j%d.plist", home, k);
+	snprintf(body, sizeof body, "<?xml version=\"1.0\"?><plist "
+	    "version=\"1.0\"><dict><key>ProgramArguments</key><array><string>"
+	    FAKE_LLAMA "</string></array><key>EnvironmentVariables</key><dict>"
+	    "<key>MTLSIM_SWITCHES</key><string>%s</string><key>MARK</key>"
+	    "<string>%s</string></dict></dict></plist>\n",
+	    switches + strlen("MTLSIM_SWITCHES="), mark);
+	write_file(tmp, "w", body);
+	assert_int_equal(rename(tmp, path), 0);
+}
+
+static void
+test_kill9_burst(void **state)
+{
+	struct change		 sent[BURST];
+	struct mc_rpc_decoder	 dec;
+	struct mc_rpc_message	 m;
+	msgpack_sbuffer		 sb;
+	msgpack_packer		 pk;
+	char			 buf[65536], name[16];
+	int			 rounds = env_int("MC_FAULT_ROUNDS", 3);
+	int			 round, i, k, fd, want_acks, acks, total_acks = 0;
+	int			 unlocked[NJOBS], profile[NJOBS];
+	int			 now_unlocked[NJOBS], now_profile[NJOBS];
+	char			 mark[NJOBS][32], var[64];
+	double			 converge, worst = 0;
+	const char		*why;
+	ssize_t			 n;
+	json_t			*j;
+
+	(void)state;
+	srand(42);
+	for (k = 0; k < NJOBS; k++) {
+		snprintf(mark[k], sizeof mark[k], "start");
+		edit_job(k, mark[k]);
+		unlocked[k] = 1;
+		profile[k] = 0;
+	}
+	for (k = 0; k < NJOBS; k++) {
+		snprintf(name, sizeof name, "j%d", k);
+		wait_state(name, "unlocked", 0, 5.0);
+	}
+	/* Both profiles probed once: every enable answers at once after. */
+	ctl(&k, "probe", "--profile", "apple7", NULL);
+	assert_int_equal(k, 0);
+	for (round = 0; round < rounds; round++) {
+		fd = raw_connect();
+		msgpack_sbuffer_init(&sb);
+		msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+		for (i = 0; i < BURST; i++) {
+			sent[i] = (struct change){ .id = (uint32_t)i + 1,
+			    .job = rand() % NJOBS, .kind = rand() % 3,
+			    .profile = rand() % 2 };
+			pack_change(&pk, &sent[i]);
+		}
+		mc_rpc_decoder_init(&dec, MC_MAX_MESSAGE);
+		want_acks = rand() % BURST;
+		acks = 0;
+		/* Half the requests, a job-file edit, the rest. */
+		assert_int_equal(write(fd, sb.data, sb.size / 2),
+		    (ssize_t)(sb.size / 2));
+		k = rand() % NJOBS;
+		snprintf(mark[k], sizeof mark[k], "round%d", round);
+		edit_job(k, mark[k]);
+		assert_int_equal(write(fd, sb.data + sb.size / 2,
+		    sb.size - sb.size / 2), (ssize_t)(sb.size - sb.size / 2));
+		while (acks < want_acks) {
+			while (mc_rpc_next(&dec, &m, &why) == MC_RPC_OK) {
+				if (m.type != MC_MSG_RESPONSE || m.msgid == 0 ||
+				    m.msgid > BURST)
+					continue;
+				acks++;
+				sent[m.msgid - 1].acked =
+				    m.error.type == MSGPACK_OBJECT_NIL;
+			}
+			if (acks >= want_acks)
+				break;
+			if ((n = read(fd, buf, sizeof buf)) <= 0)
+				break;
+			mc_rpc_feed(&dec, buf, (size_t)n);
+		}
+		kill_daemon(SIGKILL);
+		close(fd);
+		mc_rpc_decoder_free(&dec);
+		msgpack_sbuffer_destroy(&sb);
+		for (i = 0; i < BURST; i++)
+			total_acks += sent[i].acked;
+		/* The state file, read by an independent reader. */
+		read_persisted(now_unlocked, now_profile);
+		start_daemon();
+		/* Every acknowledged change is there. */
+		for (k = 0; k < NJOBS; k++) {
+			if (!allowed(sent, BURST, k, true, unlocked[k],
+			    now_unlocked[k]))
+				fail_msg("round %d: j%d unlocked=%d was never "
+				    "asked for after the last acknowledged "
+				    "change", round, k, now_unlocked[k]);
+			if (!allowed(sent, BURST, k, false, profile[k],
+			    now_profile[k]))
+				fail_msg("round %d: j%d profile %s was never "
+				    "asked for after the last acknowledged "
+				    "change", round, k,
+				    profiles[now_profile[k]]);
+			unlocked[k] = now_unlocked[k];
+			profile[k] = now_profile[k];
+		}
+		/* launchd's jobs converge to what is persisted. */
+		converge = now_s();
+		for (k = 0; k < NJOBS; k++) {
+			snprintf(name, sizeof name, "j%d", k);
+			wait_state(name, unlocked[k] ? "unlocked" : "stock", 0,
+			    10.0);
+			snprintf(buf, sizeof buf, "METALCAP_APPLE_FAMILY_MAX=%s",
+			    profile[k] ? "1007" : "1009");
+			snprintf(var, sizeof var, "MARK=%s", mark[k]);
+			while (job_env_is(name, "LD_PRELOAD=") != unlocked[k] ||
+			    (unlocked[k] && !job_env_is(name, buf)) ||
+			    !job_env_is(name, var)) {
+				if (now_s() - converge > 10 * time_scale()) {
+					j = job_status(name);
+					fail_msg("round %d: %s did not converge to "
+					    "unlocked=%d profile=%s %s: %s/%ld %s",
+					    round, name, unlocked[k],
+					    profiles[profile[k]], var,
+					    str_of(j, "state"), pid_of(j),
+					    str_of(j, "reason"));
+				}
+				sleep_ms(20);
+			}
+		}
+		converge = now_s() - converge;
+		if (converge > worst)
+			worst = converge;
+	}
+	report("kill -9 during bursts: %d rounds of %d requests and a job-file "
+	    "edit, %d acknowledged, all present after restart; state file "
+	    "valid every time; slowest convergence %.2f s", rounds, BURST,
+	    total_acks, worst);
+}
+
+/* --- launchctl that hangs, fails, or is missing ----------------------------- */
+
+/* The daemon behind tests/fault/launchctl-fault, with short deadlines. */
+static void
+start_with_launchctl_fault(void)
+{
+	static char	fault[256], real[256];
+
+	snprintf(fault, sizeof fault, "LAUNCHCTL_FAULT=%s/lc.fault", home);
+	snprintf(real, sizeof real, "LAUNCHCTL_SIM=%s", SIM);
+	home_file("lc.fault", "");
+	daemon_launchctl = SOURCE "/tests/fault/launchctl-fault";
+	daemon_env = fault;
+	daemon_env2 = real;
+	daemon_args[0] = "--launchctl-timeout";
+	daemon_args[1] = "500";
+	restart_daemon();
+}
+
+/*
+ * With the fault in place a changed job cannot be loaded: the daemon keeps
+ * answering (the slowest status round trip is returned), the job shows an
+ * error or keeps trying, and once the fault is gone it converges.
+ */
+static double
+launchctl_fault_round(const char *fault, const char *mark, char *seen,
+    size_t seenlen)
+{
+	char	var[64];
+	double	start, worst = 0, rtt;
+	json_t	*j;
+
+	home_file("lc.fault", fault);
+	edit_job(0, mark);
+	start = now_s();
+	while (now_s() - start < 1.2 * time_scale()) {
+		if ((rtt = status_rtt_ms()) < 0)
+			fail_msg("%s: the daemon stopped answering", fault);
+		if (rtt > worst)
+			worst = rtt;
+		sleep_ms(50);
+	}
+	snprintf(var, sizeof var, "MARK=%s", mark);
+	assert_non_null(j = job_status("j0"));
+	snprintf(seen, seenlen, "%s: %s", str_of(j, "state"),
+	    str_of(j, "reason"));
+	if (strcmp(str_of(j, "state"), "unlocked") == 0 && job_env_is("j0",
+	    var))
+		fail_msg("%s: the change went through a failing launchctl",
+		    fault);
+	json_decref(j);
+	home_file("lc.fault", "");
+	start = now_s();
+	for (;;) {
+		assert_non_null(j = job_status("j0"));
+		if (strcmp(str_of(j, "state"), "unlocked") == 0 &&
+		    job_env_is("j0", var))
+			break;
+		if (now_s() - start > 15 * time_scale())
+			fail_msg("%s: no convergence after the fault went: %s/%ld "
+			    "%s", fault, str_of(j, "state"), pid_of(j),
+			    str_of(j, "reason"));
+		json_decref(j);
+		sleep_ms(50);
+	}
+	json_decref(j);
+	return worst;
+}
+
+static void
+test_launchctl_hangs(void **state)
+{
+	char	seen[512];
+	double	rtt;
+
+	(void)state;
+	start_with_launchctl_fault();
+	edit_job(0, "before");
+	wait_state("j0", "unlocked", 0, 5.0);
+	rtt = launchctl_fault_round("bootstrap hang", "after-hang", seen,
+	    sizeof seen);
+	assert_non_null(strstr(seen, "error: launchctl bootstrap failed"));
+	report("launchctl hangs in bootstrap: killed after 500 ms, job shows "
+	    "'%s', status answered in at most %.1f ms meanwhile, converged "
+	    "once launchctl answered again", seen, rtt);
+}
+
+static void
+test_launchctl_error_codes(void **state)
+{
+	static const int full[] = { 2, 3, 5, 36, 37, 64, 108, 109, 111, 112,
+	    113, 119, 122, 125, 133, 134, 161 };
+	static const int quick[] = { 5, 113, 119, 125 };
+	const int	*codes = getenv("MC_FAULT_FULL") ? full : quick;
+	size_t		 n = getenv("MC_FAULT_FULL") ? sizeof full / sizeof *full :
+			    sizeof quick / sizeof *quick, i;
+	char		 fault[64], mark[32], seen[512];
+	double		 rtt, worst = 0;
+
+	(void)state;
+	start_with_launchctl_fault();
+	edit_job(0, "before");
+	wait_state("j0", "unlocked", 0, 5.0);
+	for (i = 0; i < n; i++) {
+		snprintf(fault, sizeof fault, "any %d", codes[i]);
+		snprintf(mark, sizeof mark, "code%d", codes[i]);
+		rtt = launchctl_fault_round(fault, mark, seen, sizeof seen);
+		if (rtt > worst)
+			worst = rtt;
+		report("launchctl exits %d on every call: job showed '%.120s', "
+		    "converged once it was gone", codes[i], seen);
+	}
+	report("launchctl error codes: %zu codes, status answered in at most "
+	    "%.1f ms throughout", n, worst);
+}
+
+static void
+test_launchctl_missing(void **state)
+{
+	json_t	*j;
+	double	 start = now_s();
+
+	(void)state;
+	daemon_launchctl = "/nonexistent/launchctl";
+	restart_daemon();
+	edit_job(0, "x");
+	for (;;) {
+		if ((j = job_status("j0")) != NULL &&
+		    strcmp(str_of(j, "state"), "error") == 0)
+			break;
+		json_decref(j);
+		if (now_s() - start > 5 * time_scale())
+			fail_msg("no error for a missing launchctl");
+		sleep_ms(50);
+	}
+	assert_non_null(strstr(str_of(j, "reason"), "cannot run"));
+	report("launchctl missing: job shows '%s'; the daemon keeps answering",
+	    str_of(j, "reason"));
+	json_decref(j);
+	assert_true(status_rtt_ms() >= 0);
+}
+
+/* --- a probe that hangs, crashes or lies ------------------------------------ */
+
+static void
+test_probe_faults(void **state)
+{
+	static const char *const modes[] = { "hang", "crash", "garbage",
+	    "truncated" };
+	static char	 fault[256], real[256];
+	struct child_result *r;
+	long		 pid;
+	size_t		 i;
+	int		 code;
+	double		 start;
+
+	(void)state;
+	snprintf(fault, sizeof fault, "PROBE_FAULT=%s/probe.fault", home);
+	snprintf(real, sizeof real, "PROBE_REAL=%s", PROBE);
+	home_file("probe.fault", "");
+	daemon_env = fault;
+	daemon_env2 = real;
+	daemon_args[0] = "--probe";
+	daemon_args[1] = SOURCE "/tests/fault/probe-fault";
+	daemon_args[2] = "--probe-timeout";
+	daemon_args[3] = "1000";
+	restart_daemon();
+	edit_job(0, "x");
+	wait_state("j0", "unlocked", 0, 5.0);
+	ctl(&code, "disable", "j0", NULL, NULL);
+	wait_state("j0", "stock", 0, 5.0);
+	for (i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+		home_file("probe.fault", modes[i]);
+		start = now_s();
+		/* A fresh probe through the daemon: the profile fails. */
+		r = ctl(&code, "probe", "--profile", "apple9", NULL);
+		if (code != 4)
+			fail_msg("probe %s: metalcapctl probe gave %d: %s %s",
+			    modes[i], code, r->out, r->err);
+		report("probe %s: verdict fail in %.2f s: %.150s", modes[i],
+		    now_s() - start, r->out);
+		assert_true(status_rtt_ms() >= 0);
+		/*
+		 * And the job never runs unlocked on it: enable is refused
+		 * (a reverted job), or accepted and then reverted by the
+		 * probe it starts.
+		 */
+		r = ctl(&code, "enable", "j0", NULL, NULL);
+		if (code != 0 && strstr(r->err, "EPROBE") == NULL)
+			fail_msg("probe %s: enable gave %d: %s", modes[i], code,
+			    r->err);
+		pid = wait_state("j0", "reverted", 0, 5.0);
+		assert_false(environ_has(pid, "LD_PRELOAD="));
+	}
+	home_file("probe.fault", "");
+	ctl(&code, "enable", "j0", NULL, NULL);
+	assert_int_equal(code, 0);
+	wait_state("j0", "unlocked", 0, 5.0);
+}
+
+/* --- the job folder ----------------------------------------------------------- */
+
+/* Poll until job's status has field containing text. */
+static void
+wait_field(const char *job, const char *field, const char *text)
+{
+	double	 start = now_s();
+	json_t	*j;
+	char	 last[512] = "(no job)";
+
+	for (;;) {
+		if ((j = job_status(job)) != NULL) {
+			char *dump = json_dumps(json_object_get(j, field),
+			    JSON_ENCODE_ANY);
+
+			snprintf(last, sizeof last, "%s", dump ? dump : "");
+			free(dump);
+			if (strstr(last, text) != NULL) {
+				json_decref(j);
+				return;
+			}
+			json_decref(j);
+		}
+		if (now_s() - start > 5 * time_scale())
+			fail_msg("%s.%s never held '%s' (last: %s)", job, field,
+			    text, last);
+		sleep_ms(50);
+	}
+}
+
+/* How many jobs status lists (read unbounded: it may be large). */
+static size_t
+job_count(void)
+{
+	char		 cmd[256];
+	json_error_t	 err;
+	json_t		*doc;
+	FILE		*p;
+	size_t		 n;
+
+	snprintf(cmd, sizeof cmd, "%s --home %s --json status", CTL, home);
+	assert_non_null(p = popen(cmd, "r"));
+	doc = json_loadf(p, 0, &err);
+	pclose(p);
+	n = json_array_size(doc);
+	json_decref(doc);
+	return n;
+}
+
+static void
+test_job_folder_abuse(void **state)
+{
+	char	path[512], other[512], cmd[1024];
+	long	rss_before, rss_after;
+	double	start, rtt;
+	int	i, fd;
+
+	(void)state;
+	edit_job(0, "x");
+	wait_state("j0", "unlocked", 0, 5.0);
+	/* A 10 MB file, a FIFO, a loop of symbolic links. */
+	snprintf(path, sizeof path, "%s/jobs.d/big.plist", home);
+	assert_int_equal(truncate(path, 0) == 0 || errno == ENOENT, 1);
+	fd = open(path, O_WRONLY | O_CREAT, 0644);
+	assert_int_equal(ftruncate(fd, 10 * 1024 * 1024), 0);
+	close(fd);
+	snprintf(path, sizeof path, "%s/jobs.d/fifo.plist", home);
+	assert_int_equal(mkfifo(path, 0644), 0);
+	snprintf(path, sizeof path, "%s/jobs.d/loop1.plist", home);
+	snprintf(other, sizeof other, "%s/jobs.d/loop2.plist", home);
+	assert_int_equal(symlink(other, path), 0);
+	assert_int_equal(symlink(path, other), 0);
+	wait_field("big", "errors", "is larger than 1048576 bytes");
+	wait_field("fifo", "errors", "not a regular file");
+	wait_field("loop1", "errors", "is a symbolic link");
+	assert_field_has("j0", "state", "unlocked");
+	report("job folder: a 10 MB file, a FIFO and a symlink loop are three "
+	    "invalid jobs naming why; the good job kept running");
+	/* 1000 files at once. */
+	rss_before = daemon_rss_kib();
+	for (i = 0; i < 1000; i++) {
+		snprintf(path, sizeof path, "%s/jobs.d/junk%04d.plist", home, i);
+		write_file(path, "w", "not a plist\n");
+	}
+	start = now_s();
+	while (job_count() < 1004) {
+		if (now_s() - start > 20 * time_scale())
+			fail_msg("1000 files: %zu jobs listed", job_count());
+		sleep_ms(100);
+	}
+	rtt = status_rtt_ms();
+	rss_after = daemon_rss_kib();
+	assert_field_has("j0", "state", "unlocked");
+	report("job folder: 1000 bad files listed as invalid jobs in %.2f s; "
+	    "a status of 1004 jobs took %.1f ms; RSS %ld -> %ld KiB",
+	    now_s() - start, rtt, rss_before, rss_after);
+	snprintf(cmd, sizeof cmd, "rm -f %s/jobs.d/junk*.plist", home);
+	assert_int_equal(system(cmd), 0);
+	/* Deleted and made again: its jobs go, and come back with it. */
+	snprintf(cmd, sizeof cmd, "rm -rf %s/jobs.d", home);
+	assert_int_equal(system(cmd), 0);
+	start = now_s();
+	while (job_count() > 0) {
+		if (now_s() - start > 5 * time_scale())
+			fail_msg("jobs.d deleted: %zu jobs left", job_count());
+		sleep_ms(50);
+	}
+	snprintf(path, sizeof path, "%s/jobs.d", home);
+	assert_int_equal(mkdir(path, 0755), 0);
+	edit_job(0, "back");
+	wait_state("j0", "unlocked", 0, 5.0);
+	report("job folder deleted: its jobs were booted out; made again: "
+	    "the new job file was seen and ran");
+	/* Unreadable: permissions do not bind root. */
+	if (geteuid() == 0) {
+		report("job folder unreadable: SKIPPED, the tests run as root, "
+		    "whom permissions do not stop");
+		return;
+	}
+	assert_int_equal(chmod(path, 0), 0);
+	ctl(&i, "reload", NULL, NULL, NULL);
+	sleep_ms(300);
+	assert_field_has("j0", "state", "unlocked");
+	assert_int_equal(chmod(path, 0755), 0);
+	report("job folder unreadable: its jobs were left running");
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_kill9_burst, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_launchctl_hangs, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_launchctl_error_codes,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_launchctl_missing, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_probe_faults, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_job_folder_abuse, setup,
+		    teardown),
+	};
+
+	/* MC_FAULT_ONLY=test_name runs one (cmocka's filter, wildcards). */
+	if (getenv("MC_FAULT_ONLY") != NULL)
+		cmocka_set_test_filter(getenv("MC_FAULT_ONLY"));
+	return cmocka_run_group_tests_name("faults", tests, NULL, NULL);
+}
