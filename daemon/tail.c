@@ -6,7 +6,9 @@
  * start.  A path that now names another file was rotated: finish the old
  * one, then follow the new one from its start.  A line longer than
  * TAIL_LINE_MAX is passed on cut to that length, the rest dropped, so
- * memory stays bounded whatever the workload writes.
+ * memory stays bounded whatever the workload writes.  One call reads at
+ * most TAIL_BUDGET bytes and says whether more is waiting, so a workload
+ * flooding its log cannot keep the daemon from its clients.
  */
 #include <sys/stat.h>
 
@@ -88,43 +90,53 @@ tail_feed(struct tail *t, const char *buf, size_t n, tail_line_fn cb,
 	}
 }
 
-static void
-tail_drain(struct tail *t, tail_line_fn cb, void *arg)
+/* Read up to *budget bytes; true when the end of the file was reached. */
+static bool
+tail_drain(struct tail *t, tail_line_fn cb, void *arg, size_t *budget)
 {
 	char	buf[16384];
 	ssize_t	n;
 
-	while ((n = read(t->fd, buf, sizeof buf)) > 0) {
+	while (*budget > 0 && (n = read(t->fd, buf, *budget < sizeof buf ?
+	    *budget : sizeof buf)) > 0) {
 		t->offset += n;
+		*budget -= (size_t)n;
 		tail_feed(t, buf, (size_t)n, cb, arg);
 	}
+	return *budget > 0;
 }
 
-/* Pass every complete line added since the last call to cb. */
-void
+/*
+ * Pass the complete lines added since the last call to cb, up to
+ * TAIL_BUDGET bytes of them; true when more is waiting (call again).
+ */
+bool
 tail_read(struct tail *t, tail_line_fn cb, void *arg)
 {
 	struct stat	sb;
+	size_t		budget = TAIL_BUDGET;
 
 	if (t->path[0] == '\0')
-		return;
+		return false;
 	if (t->fd == -1) {
 		/* It did not exist yet: everything in it is new. */
 		tail_open(t, false);
 		if (t->fd == -1)
-			return;
+			return false;
 	}
 	if (fstat(t->fd, &sb) == 0 && sb.st_size < t->offset) {
 		t->offset = 0;
 		t->len = 0;
 		lseek(t->fd, 0, SEEK_SET);
 	}
-	tail_drain(t, cb, arg);
+	if (!tail_drain(t, cb, arg, &budget))
+		return true;
 	if (stat(t->path, &sb) == 0 && (sb.st_ino != t->ino ||
 	    sb.st_dev != t->dev)) {
 		tail_open(t, false);
-		if (t->fd != -1)
-			tail_drain(t, cb, arg);
+		if (t->fd != -1 && !tail_drain(t, cb, arg, &budget))
+			return true;
 	} else if (stat(t->path, &sb) == -1 && errno == ENOENT)
 		tail_close(t);
+	return false;
 }

@@ -38,6 +38,7 @@ struct job_watch {
 	struct pid_watch *pid;
 	uv_timer_t	 marker_timer;
 	uv_timer_t	 health_timer;
+	uv_timer_t	 log_more;	/* a flooded log: read on next turn */
 	uv_fs_event_t	 log_dir;
 	bool		 log_watching;
 	int		 handles;	/* open handles; free at 0 */
@@ -72,8 +73,9 @@ watch_get(struct mcd *d, struct job *j)
 	w->job = j;
 	uv_timer_init(d->loop, &w->marker_timer);
 	uv_timer_init(d->loop, &w->health_timer);
-	w->marker_timer.data = w->health_timer.data = w;
-	w->handles = 2;
+	uv_timer_init(d->loop, &w->log_more);
+	w->marker_timer.data = w->health_timer.data = w->log_more.data = w;
+	w->handles = 3;
 	j->watch = w;
 	return w;
 }
@@ -125,6 +127,7 @@ watch_stop(struct job *j)
 	}
 	uv_close((uv_handle_t *)&w->marker_timer, watch_handle_closed);
 	uv_close((uv_handle_t *)&w->health_timer, watch_handle_closed);
+	uv_close((uv_handle_t *)&w->log_more, watch_handle_closed);
 }
 
 static bool
@@ -224,6 +227,20 @@ watch_log_line(void *arg, const char *line)
 		job_revert(j->daemon, j, what, evidence, 1);
 }
 
+/*
+ * Read what the log gained; when there is more than one turn's budget,
+ * come back on the next turn of the loop, after clients have been served.
+ */
+static void
+watch_log_read(uv_timer_t *t)
+{
+	struct job_watch	*w = t->data;
+
+	if (w->job != NULL && w->job->tail != NULL &&
+	    tail_read(w->job->tail, watch_log_line, w->job) && w->job != NULL)
+		uv_timer_start(&w->log_more, watch_log_read, 0, 0);
+}
+
 static void
 watch_log_event(uv_fs_event_t *h, const char *file, int events, int status)
 {
@@ -232,8 +249,9 @@ watch_log_event(uv_fs_event_t *h, const char *file, int events, int status)
 	(void)file;
 	(void)events;
 	(void)status;
-	if (w->job != NULL && w->job->tail != NULL)
-		tail_read(w->job->tail, watch_log_line, w->job);
+	/* One read per turn of the loop, however many events came. */
+	if (!uv_is_active((uv_handle_t *)&w->log_more))
+		uv_timer_start(&w->log_more, watch_log_read, 0, 0);
 }
 
 static const char *

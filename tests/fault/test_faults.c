@@ -691,6 +691,222 @@ test_job_folder_abuse(void **state)
 	report("job folder unreadable: its jobs were left running");
 }
 
+/* --- a full state folder ------------------------------------------------------ */
+
+static char	state_mount[256];
+
+static int
+teardown_unmount(void **state)
+{
+	if (state_mount[0] != '\0') {
+		kill_daemon(SIGTERM);
+		umount(state_mount);
+		state_mount[0] = '\0';
+	}
+	return teardown(state);
+}
+
+static void
+test_state_disk_full(void **state)
+{
+	char		 path[512], before[8192], after[8192], cmd[600];
+	struct child_result *r;
+	FILE		*f;
+	size_t		 nb, na;
+	int		 code, fd;
+	static char	 block[65536];
+
+	(void)state;
+	kill_daemon(SIGTERM);
+	snprintf(state_mount, sizeof state_mount, "%s/state", home);
+	snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir %s", state_mount,
+	    state_mount);
+	assert_int_equal(system(cmd), 0);
+	if (mount("tmpfs", state_mount, "tmpfs", 0, "size=256k") == -1) {
+		report("state folder full: SKIPPED, cannot mount a small tmpfs "
+		    "here: %s", strerror(errno));
+		state_mount[0] = '\0';
+		start_daemon();
+		skip();
+	}
+	start_daemon();
+	edit_job(0, "x");
+	wait_state("j0", "unlocked", 0, 5.0);
+	ctl(&code, "disable", "j0", NULL, NULL);
+	assert_int_equal(code, 0);
+	wait_state("j0", "stock", 0, 5.0);
+	snprintf(path, sizeof path, "%s/overrides.plist", state_mount);
+	assert_non_null(f = fopen(path, "r"));
+	nb = fread(before, 1, sizeof before, f);
+	fclose(f);
+	/* Fill it. */
+	snprintf(cmd, sizeof cmd, "%s/filler", state_mount);
+	fd = open(cmd, O_WRONLY | O_CREAT, 0600);
+	while (write(fd, block, sizeof block) > 0)
+		continue;
+	while (write(fd, block, 1) > 0)
+		continue;
+	close(fd);
+	r = ctl(&code, "enable", "j0", NULL, NULL);
+	if (code != 1 || strstr(r->err, "EIO") == NULL ||
+	    strstr(r->err, "No space left") == NULL)
+		fail_msg("enable on a full disk gave %d: %s", code, r->err);
+	report("state folder full: enable refused: %.150s", r->err);
+	r = ctl(&code, "profile", "j0", "apple7", NULL);
+	assert_int_equal(code, 1);
+	assert_non_null(f = fopen(path, "r"));
+	na = fread(after, 1, sizeof after, f);
+	fclose(f);
+	assert_true(na == nb && memcmp(before, after, nb) == 0);
+	sleep_ms(300);
+	assert_field_has("j0", "state", "stock");
+	assert_field_has("j0", "profile", "apple9");
+	/* Room again: the same request goes through. */
+	unlink(cmd);
+	ctl(&code, "enable", "j0", NULL, NULL);
+	assert_int_equal(code, 0);
+	wait_state("j0", "unlocked", 0, 5.0);
+	report("state folder full: the state file stayed byte for byte as it "
+	    "was, the job as it was; with room again the request worked");
+}
+
+/* --- the job's log -------------------------------------------------------------- */
+
+static const char failure_line[] = "ggml_metal_library_compile_pipeline: "
+    "failed to compile pipeline: base = 'kernel_mul_mm_f16_f32'\n";
+
+/* Revert seen within seconds; then enable again (a fresh probe passes). */
+static double
+expect_revert_then_enable(const char *what, double started)
+{
+	double	took;
+	int	code;
+
+	wait_state("j0", "reverted", 0, 10.0);
+	took = now_s() - started;
+	assert_field_has("j0", "reason", "failed to compile pipeline");
+	ctl(&code, "enable", "j0", NULL, NULL);
+	if (code != 0)
+		fail_msg("%s: enable after the revert gave %d", what, code);
+	wait_state("j0", "unlocked", 0, 10.0);
+	return took;
+}
+
+static void
+log_path(char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/logs/j0.err.log", home);
+}
+
+/* A writer of benign llama.cpp-like lines at bytes_per_s for seconds. */
+static pid_t
+flood(double bytes_per_s, double seconds)
+{
+	char	path[256], chunk[65536];
+	pid_t	pid;
+	size_t	i, n = 0;
+
+	log_path(path, sizeof path);
+	while (n + 100 < sizeof chunk) {
+		i = (size_t)snprintf(chunk + n, sizeof chunk - n, "slot update_"
+		    "slots: id  0 | task %zu | n_past = %zu, memory_seq_rm "
+		    "[%zu, end)\n", n, n * 3, n);
+		n += i;
+	}
+	if ((pid = fork()) == 0) {
+		double	start = now_s(), sent = 0;
+		int	fd = open(path, O_WRONLY | O_APPEND);
+
+		while (now_s() - start < seconds) {
+			if (sent < bytes_per_s * (now_s() - start)) {
+				if (write(fd, chunk, n) > 0)
+					sent += (double)n;
+			} else
+				sleep_ms(1);
+		}
+		_exit(0);
+	}
+	return pid;
+}
+
+/* utime + stime of the daemon, in seconds. */
+static double
+daemon_cpu_s(void)
+{
+	char		 path[64], buf[1024], *p;
+	unsigned long	 ut = 0, st = 0;
+	FILE		*f;
+
+	snprintf(path, sizeof path, "/proc/%ld/stat", (long)daemon_pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return 0;
+	if (fgets(buf, sizeof buf, f) != NULL &&
+	    (p = strrchr(buf, ')')) != NULL)
+		sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
+		    "%lu %lu", &ut, &st);
+	fclose(f);
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+static void
+test_log_faults(void **state)
+{
+	char	path[256], moved[300];
+	double	start, took, worst = 0, rtt, cpu;
+	long	rss0, rss1;
+	pid_t	writer;
+	int	status;
+
+	(void)state;
+	edit_job(0, "x");
+	wait_state("j0", "unlocked", 0, 5.0);
+	log_path(path, sizeof path);
+	/* Deleted, then written again. */
+	assert_int_equal(unlink(path), 0);
+	sleep_ms(200);
+	start = now_s();
+	write_file(path, "a", failure_line);
+	took = expect_revert_then_enable("deleted", start);
+	report("log deleted, then a failure line in a new file: reverted in "
+	    "%.0f ms", took * 1000);
+	/* Truncated. */
+	assert_int_equal(truncate(path, 0), 0);
+	start = now_s();
+	write_file(path, "a", failure_line);
+	took = expect_revert_then_enable("truncated", start);
+	report("log truncated, then a failure line: reverted in %.0f ms",
+	    took * 1000);
+	/* Rotated. */
+	snprintf(moved, sizeof moved, "%s.1", path);
+	assert_int_equal(rename(path, moved), 0);
+	start = now_s();
+	write_file(path, "a", failure_line);
+	took = expect_revert_then_enable("rotated", start);
+	report("log rotated, then a failure line in the new file: reverted "
+	    "in %.0f ms", took * 1000);
+	/* Growing at 50 MB/s for 4 s: the daemon keeps answering. */
+	rss0 = daemon_rss_kib();
+	cpu = daemon_cpu_s();
+	start = now_s();
+	writer = flood(50e6, 4.0);
+	while (waitpid(writer, &status, WNOHANG) == 0) {
+		if ((rtt = status_rtt_ms()) < 0)
+			fail_msg("the daemon stopped answering under the flood");
+		if (rtt > worst)
+			worst = rtt;
+		sleep_ms(100);
+	}
+	start = now_s();
+	write_file(path, "a", failure_line);
+	took = expect_revert_then_enable("flood", start);
+	rss1 = daemon_rss_kib();
+	report("log growing at 50 MB/s for 4 s (200 MB): status answered in at "
+	    "most %.1f ms meanwhile; the failure line after it reverted in "
+	    "%.0f ms; daemon CPU %.2f s; RSS %ld -> %ld KiB", worst,
+	    took * 1000, daemon_cpu_s() - cpu, rss0, rss1);
+	assert_true(rss1 < rss0 + 4096);
+}
+
 int
 main(void)
 {
@@ -706,6 +922,10 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_probe_faults, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_job_folder_abuse, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_state_disk_full, setup,
+		    teardown_unmount),
+		cmocka_unit_test_setup_teardown(test_log_faults, setup,
 		    teardown),
 	};
 

@@ -649,6 +649,24 @@ test_tail(void **state)
 	assert_int_equal(l.count, 8);
 	assert_non_null(strstr(l.text, "six|xxxx"));
 	assert_non_null(strstr(l.text, "|seven|"));
+	/* A flood is read a budget at a time, nothing lost. */
+	l.count = 0;
+	l.text[0] = '\0';
+	memset(big, 'y', 99);
+	big[99] = '\n';
+	big[100] = '\0';
+	{
+		FILE	*f = fopen(path, "a");
+		int	 i, turns = 0;
+
+		for (i = 0; i < 10000; i++)	/* 1 MB: four budgets */
+			fputs(big, f);
+		fclose(f);
+		while (tail_read(t, tail_collect, &l))
+			turns++;
+		assert_int_equal(turns, 1000000 / TAIL_BUDGET);
+		assert_int_equal(l.count, 10000);
+	}
 	free(big);
 	tail_stop(t);
 	free(t);
