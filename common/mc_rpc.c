@@ -281,6 +281,13 @@ mc_rpc_shape(const msgpack_object *o, struct mc_rpc_message *m,
 	return MC_RPC_OK;
 }
 
+/* Has part of a message arrived, and not the rest? */
+bool
+mc_rpc_partial(const struct mc_rpc_decoder *d)
+{
+	return d->scan.used > 0;
+}
+
 /* The next whole message, if the buffered bytes hold one. */
 enum mc_rpc_status
 mc_rpc_next(struct mc_rpc_decoder *d, struct mc_rpc_message *m,

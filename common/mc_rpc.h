@@ -61,6 +61,7 @@ enum mc_rpc_status {
 int	mc_rpc_decoder_init(struct mc_rpc_decoder *, size_t limit);
 void	mc_rpc_decoder_free(struct mc_rpc_decoder *);
 int	mc_rpc_feed(struct mc_rpc_decoder *, const char *, size_t);
+bool	mc_rpc_partial(const struct mc_rpc_decoder *);
 const char *mc_rpc_scan(struct mc_rpc_scan *, const uint8_t *, size_t,
 	    size_t limit);
 enum mc_rpc_status mc_rpc_next(struct mc_rpc_decoder *,

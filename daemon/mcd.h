@@ -378,6 +378,9 @@ void	job_fail(struct mcd *, struct job *, const char *trigger,
 
 struct conn {
 	uv_pipe_t		 pipe;
+	uv_timer_t		 timer;		/* the client timeout */
+	int			 handles;	/* not yet closed */
+	uint64_t		 last_active;	/* loop time of the last I/O */
 	struct mcd		*daemon;
 	struct mc_rpc_decoder	 decoder;
 	int			 pending_writes;
@@ -420,6 +423,7 @@ struct mcd {
 	uv_signal_t		 sigterm, sigint;
 	int			 launchctl_timeout_ms;
 	int			 probe_timeout_ms;
+	int			 client_timeout_ms;
 	int			 marker_timeout_ms;
 	struct gate_entry	**gates;
 	size_t			 ngates;

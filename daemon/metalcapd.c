@@ -5,6 +5,8 @@
  * msgpack-RPC unix socket.  It never forks into the background: launchd
  * (or the test harness) supervises it.
  */
+#include <sys/resource.h>
+
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -24,7 +26,7 @@ usage(FILE *out)
 	fprintf(out,
 	    "usage: metalcapd [--home DIR] [--foreground] [--launchctl PATH]\n"
 	    "                 [--launchctl-timeout MS] [--probe-timeout MS]\n"
-	    "                 [--marker-timeout MS]\n"
+	    "                 [--client-timeout MS] [--marker-timeout MS]\n"
 	    "                 [--jobs DIR] [--profiles DIR] [--state DIR]\n"
 	    "                 [--agents DIR] [--logs DIR] [--socket PATH]\n"
 	    "                 [--shim PATH] [--probe PATH] [--template PATH]\n"
@@ -43,6 +45,9 @@ usage(FILE *out)
 	    "answered (10000)\n"
 	    "  --probe-timeout MS  kill a probe that has not answered "
 	    "(30000)\n"
+	    "  --client-timeout MS  close a client that leaves a message "
+	    "half sent\n"
+	    "                    or its replies unread this long (10000)\n"
 	    "  --shim, --probe   default: beside this program, or in ../lib\n"
 	    "  --template PATH   the job LaunchAgent template\n"
 	    "  --managed PATH    the managed-preferences plist (MDM)\n"
@@ -55,6 +60,23 @@ usage(FILE *out)
 }
 
 static struct mcd	daemon_state;
+
+/*
+ * Room for every client, job and log watch: launchd gives agents a soft
+ * limit of 256 descriptors, as many as the clients alone may take.
+ */
+static void
+raise_fd_limit(void)
+{
+	struct rlimit	rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == -1 || rl.rlim_cur >= 4096)
+		return;
+	rl.rlim_cur = rl.rlim_max < 4096 ? rl.rlim_max : 4096;
+	if (setrlimit(RLIMIT_NOFILE, &rl) == -1)
+		log_warnx("cannot raise the descriptor limit: %s",
+		    strerror(errno));
+}
 
 static void
 on_signal(uv_signal_t *s, int signum)
@@ -103,6 +125,7 @@ parse_args(int argc, char **argv, struct mcd *d, bool *foreground)
 		{ "paths", no_argument, NULL, 'W' },
 		{ "launchctl-timeout", required_argument, NULL, 't' },
 		{ "probe-timeout", required_argument, NULL, 'o' },
+		{ "client-timeout", required_argument, NULL, 'c' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char	*home = getenv("METALCAP_HOME");
@@ -133,14 +156,17 @@ parse_args(int argc, char **argv, struct mcd *d, bool *foreground)
 			break;
 		case 't':
 		case 'o':
+		case 'c':
 			if (atoi(optarg) < 100) {
 				fprintf(stderr, "metalcapd: --%s-timeout: '%s' is "
 				    "not a number of ms >= 100\n", ch == 't' ?
-				    "launchctl" : "probe", optarg);
+				    "launchctl" : ch == 'o' ? "probe" : "client",
+				    optarg);
 				return -1;
 			}
-			*(ch == 't' ? &d->launchctl_timeout_ms :
-			    &d->probe_timeout_ms) = atoi(optarg);
+			*(ch == 't' ? &d->launchctl_timeout_ms : ch == 'o' ?
+			    &d->probe_timeout_ms : &d->client_timeout_ms) =
+			    atoi(optarg);
 			break;
 		case 'h':
 			usage(stdout);
@@ -218,9 +244,11 @@ main(int argc, char **argv)
 	d->loop = uv_default_loop();
 	d->launchctl_timeout_ms = 10000;
 	d->probe_timeout_ms = 30000;
+	d->client_timeout_ms = 10000;
 	d->marker_timeout_ms = 10000;
 	if (parse_args(argc, argv, d, &foreground) == -1)
 		return 2;
+	raise_fd_limit();
 	if (paths_make_dirs(&d->paths, why, sizeof why) == -1) {
 		fprintf(stderr, "metalcapd: %s\n", why);
 		return 1;

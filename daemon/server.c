@@ -4,8 +4,11 @@
  * peers of another uid refused at accept.  Each connection feeds a strict
  * incremental msgpack-RPC decoder; a malformed or oversized message costs
  * that connection, never the daemon.  Writes are queued with a bound: a
- * client that stops reading stops being read.  A connection is freed only
- * from its uv_close callback.
+ * client that stops reading stops being read.  A connection that leaves a
+ * message half sent, or its replies unread, for the client timeout is
+ * closed; when all places are taken, the connection idle the longest
+ * makes room for a new one.  A connection is freed only once its handles'
+ * uv_close callbacks have run and no reply is owed.
  */
 #include <sys/stat.h>
 #include <sys/socket.h>
@@ -42,6 +45,8 @@ conn_closed(uv_handle_t *h)
 {
 	struct conn	*c = h->data;
 
+	if (--c->handles > 0)
+		return;
 	c->closed = true;
 	if (c->refs == 0)
 		conn_free(c);
@@ -78,7 +83,32 @@ conn_close(struct conn *c, const char *why)
 			break;
 		}
 	d->nconns--;
+	uv_close((uv_handle_t *)&c->timer, conn_closed);
 	uv_close((uv_handle_t *)&c->pipe, conn_closed);
+}
+
+static void
+conn_timeout(uv_timer_t *t)
+{
+	conn_close(t->data, "stalled: a message half sent or replies unread "
+	    "for the client timeout");
+}
+
+/*
+ * Progress was made: a client owing us the rest of a message, or owing
+ * its reads, has the client timeout from now; an idle one has no timer.
+ */
+static void
+conn_progress(struct conn *c)
+{
+	c->last_active = uv_now(c->daemon->loop);
+	if (c->closing)
+		return;
+	if (mc_rpc_partial(&c->decoder) || c->pending_writes > 0)
+		uv_timer_start(&c->timer, conn_timeout,
+		    (uint64_t)c->daemon->client_timeout_ms, 0);
+	else
+		uv_timer_stop(&c->timer);
 }
 
 static void
@@ -112,6 +142,7 @@ server_written(uv_write_t *req, int status)
 		conn_close(c, uv_strerror(status));
 		return;
 	}
+	conn_progress(c);
 	conn_resume(c);
 }
 
@@ -140,6 +171,8 @@ server_send(struct conn *c, msgpack_sbuffer *sb)
 		conn_close(c, "write failed");
 		return;
 	}
+	if (c->pending_writes == 1)
+		conn_progress(c);
 	/* Back-pressure: stop reading a client that does not read. */
 	if (c->pending_writes >= MC_MAX_OUTSTANDING && c->reading) {
 		uv_read_stop((uv_stream_t *)&c->pipe);
@@ -190,6 +223,30 @@ server_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 	}
 	if (!c->closing && st != MC_RPC_MORE)
 		conn_close(c, why);
+	else
+		conn_progress(c);
+}
+
+/*
+ * All places are taken: the connection that has done nothing the longest
+ * (one that only listens to events last) gives its place; NULL if every
+ * other one is busy.
+ */
+static struct conn *
+server_idlest(struct mcd *d, struct conn *except)
+{
+	struct conn	*c, *best = NULL;
+
+	for (c = d->conns; c != NULL; c = c->next) {
+		if (c == except || c->closing || c->pending_writes > 0 ||
+		    mc_rpc_partial(&c->decoder) || c->refs > 0)
+			continue;
+		if (best == NULL || (best->subscribed && !c->subscribed) ||
+		    (best->subscribed == c->subscribed &&
+		    c->last_active < best->last_active))
+			best = c;
+	}
+	return best;
 }
 
 static void
@@ -205,7 +262,10 @@ server_accept(uv_stream_t *server, int status)
 	c = calloc(1, sizeof *c);
 	c->daemon = d;
 	uv_pipe_init(d->loop, &c->pipe, 0);
-	c->pipe.data = c;
+	uv_timer_init(d->loop, &c->timer);
+	c->pipe.data = c->timer.data = c;
+	c->handles = 2;
+	c->last_active = uv_now(d->loop);
 	mc_rpc_decoder_init(&c->decoder, MC_MAX_MESSAGE);
 	c->next = d->conns;
 	d->conns = c;
@@ -220,8 +280,14 @@ server_accept(uv_stream_t *server, int status)
 		return;
 	}
 	if (d->nconns > MC_MAX_CLIENTS) {
-		conn_close(c, "too many clients");
-		return;
+		struct conn *idle = server_idlest(d, c);
+
+		if (idle == NULL) {
+			conn_close(c, "too many clients, none of them idle");
+			return;
+		}
+		conn_close(idle, "too many clients: closed the one idle the "
+		    "longest");
 	}
 	conn_resume(c);
 }

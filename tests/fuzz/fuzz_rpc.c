@@ -39,6 +39,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	d.loop = uv_default_loop();
 	d.launchctl_timeout_ms = 1000;
 	d.probe_timeout_ms = 1000;
+	d.client_timeout_ms = 1000;
 	d.marker_timeout_ms = 1000;
 	if (paths_init(&d.paths, fuzz_dir(), "fuzz", why, sizeof why) == -1)
 		abort();
