@@ -48,7 +48,7 @@ SHIM_LIB	:= $(O)/lib/libmetalcap.$(SHLIB)
 TEST_BINS	:= $(O)/tests/test_shim_config $(O)/tests/test_shim_inject \
 		   $(O)/tests/test_probe $(O)/tests/test_daemon \
 		   $(O)/tests/test_daemon_e2e $(O)/tests/test_launchctl_sim \
-		   $(O)/tests/test_faults
+		   $(O)/tests/test_faults $(O)/tests/test_abuse
 SIM_LIB		:= $(O)/tests/libmtlsim.so
 SIM_OVERBROAD	:= $(O)/tests/overbroad/libmtlsim.so
 SIM_KERNEL	:= $(O)/tests/mtlsim_kernel.o
@@ -197,6 +197,11 @@ $(O)/tests/test_daemon_e2e: tests/e2e/test_daemon_e2e.c $(HARNESS_DEPS) \
 
 $(O)/tests/test_faults: tests/fault/test_faults.c $(HARNESS_DEPS) \
     tests/fault/launchctl-fault tests/fault/probe-fault | $(O)/tests
+	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Itests/support -Icommon $< \
+	    $(HARNESS) common/mc_rpc.c -o $@ -lcmocka -ljansson \
+	    -lmsgpackc $(LDFLAGS_SAN)
+
+$(O)/tests/test_abuse: tests/fault/test_abuse.c $(HARNESS_DEPS) | $(O)/tests
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Itests/support -Icommon $< \
 	    $(HARNESS) common/mc_rpc.c -o $@ -lcmocka -ljansson \
 	    -lmsgpackc $(LDFLAGS_SAN)

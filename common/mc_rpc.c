@@ -16,7 +16,8 @@
 int
 mc_rpc_decoder_init(struct mc_rpc_decoder *d, size_t limit)
 {
-	if (!msgpack_unpacker_init(&d->unpacker, MSGPACK_UNPACKER_INIT_BUFFER_SIZE))
+	/* Small to start: most messages are; the buffer grows to the limit. */
+	if (!msgpack_unpacker_init(&d->unpacker, 4096))
 		return -1;
 	msgpack_unpacked_init(&d->result);
 	d->limit = limit;

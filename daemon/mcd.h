@@ -57,6 +57,7 @@ int	platform_peer_uid(int fd, uid_t *uid);
 const char *platform_shim_name(void);
 const char *platform_inject_var(void);
 int	platform_pid_fd(long pid);
+void	platform_release_memory(void);
 
 /* --- log.c ------------------------------------------------------------------ */
 
@@ -417,6 +418,7 @@ struct mcd {
 	uv_pipe_t		 server;
 	struct conn		*conns;
 	size_t			 nconns;
+	size_t			 conns_freed;	/* since memory was last released */
 	uv_fs_event_t		 watch_jobs;
 	uv_fs_event_t		 watch_profiles;
 	uv_timer_t		 rescan_timer;

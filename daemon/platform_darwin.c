@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include <libgen.h>
+#include <malloc/malloc.h>
 #include <mach-o/dyld.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -90,4 +91,11 @@ platform_pid_fd(long pid)
 		return -1;
 	}
 	return kq;
+}
+
+/* Give freed memory back to the system. */
+void
+platform_release_memory(void)
+{
+	malloc_zone_pressure_relief(NULL, 0);
 }

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include <libgen.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,4 +94,11 @@ int
 platform_pid_fd(long pid)
 {
 	return (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+}
+
+/* Give freed heap back to the system (glibc keeps it otherwise). */
+void
+platform_release_memory(void)
+{
+	malloc_trim(0);
 }

@@ -31,12 +31,23 @@ struct write_req {
 };
 
 static void	server_read(uv_stream_t *, ssize_t, const uv_buf_t *);
+static void	conn_dispatch(struct conn *);
 
+/*
+ * After a crowd of clients has come and gone, hand the memory back: the
+ * allocator would keep it for a crowd that may never return.
+ */
 static void
 conn_free(struct conn *c)
 {
+	struct mcd	*d = c->daemon;
+
 	mc_rpc_decoder_free(&c->decoder);
 	free(c);
+	if (++d->conns_freed >= 16 && d->nconns == 0) {
+		d->conns_freed = 0;
+		platform_release_memory();
+	}
 }
 
 /* Freed here, or by the last conn_unref if a reply is still owed. */
@@ -143,6 +154,7 @@ server_written(uv_write_t *req, int status)
 		return;
 	}
 	conn_progress(c);
+	conn_dispatch(c);
 	conn_resume(c);
 }
 
@@ -196,13 +208,36 @@ server_broadcast(struct mcd *d, msgpack_sbuffer *sb)
 	msgpack_sbuffer_destroy(sb);
 }
 
+/*
+ * Answer the whole messages buffered, as long as the client reads its
+ * replies: one that pipelines thousands without reading gets
+ * MC_MAX_OUTSTANDING answers queued, the rest waits in its buffer.
+ */
+static void
+conn_dispatch(struct conn *c)
+{
+	struct mc_rpc_message	 m;
+	const char		*why = NULL;
+	enum mc_rpc_status	 st = MC_RPC_MORE;
+
+	while (!c->closing && c->pending_writes < MC_MAX_OUTSTANDING &&
+	    (st = mc_rpc_next(&c->decoder, &m, &why)) == MC_RPC_OK) {
+		if (m.type == MC_MSG_REQUEST)
+			rpc_dispatch(c, &m);
+		/* Responses and notifications from a client mean nothing. */
+	}
+	if (c->closing)
+		return;
+	if (st != MC_RPC_OK && st != MC_RPC_MORE)
+		conn_close(c, why);
+	else
+		conn_progress(c);
+}
+
 static void
 server_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 {
-	struct conn		*c = s->data;
-	struct mc_rpc_message	 m;
-	const char		*why = NULL;
-	enum mc_rpc_status	 st;
+	struct conn	*c = s->data;
 
 	if (n < 0) {
 		free(buf->base);
@@ -215,16 +250,7 @@ server_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 		return;
 	}
 	free(buf->base);
-	while (!c->closing && (st = mc_rpc_next(&c->decoder, &m, &why)) ==
-	    MC_RPC_OK) {
-		if (m.type == MC_MSG_REQUEST)
-			rpc_dispatch(c, &m);
-		/* Responses and notifications from a client mean nothing. */
-	}
-	if (!c->closing && st != MC_RPC_MORE)
-		conn_close(c, why);
-	else
-		conn_progress(c);
+	conn_dispatch(c);
 }
 
 /*

@@ -1,0 +1,521 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Socket abuse: hostile or broken clients of the control socket, each
+ * attack run by a child process while this one keeps asking for status
+ * like a well-behaved client and watches the daemon's memory.  Each test
+ * reports on stderr ("abuse: ...") the figures docs/RELIABILITY.md gives:
+ * the slowest status round trip during the attack, whether the offender
+ * was closed, and the daemon's RSS before and after.
+ */
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "child.h"
+#include "harness.h"
+#include "mc_rpc.h"
+#include "protocol.h"
+
+#define CLIENT_TIMEOUT	"1000"
+
+static void
+report(const char *fmt, ...)
+{
+	va_list	ap;
+
+	va_start(ap, fmt);
+	fprintf(stderr, "abuse: ");
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\n");
+	va_end(ap);
+}
+
+/* A connection to the daemon, or -1 (no abort: attackers use it too). */
+static int
+try_connect(void)
+{
+	struct sockaddr_un	sun = { .sun_family = AF_UNIX };
+	int			fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	snprintf(sun.sun_path, sizeof sun.sun_path, "%s/metalcapd.sock", home);
+	if (fd != -1 && connect(fd, (struct sockaddr *)&sun, sizeof sun) == 0)
+		return fd;
+	if (fd != -1)
+		close(fd);
+	return -1;
+}
+
+/* One status request packed. */
+static void
+pack_status(msgpack_sbuffer *sb, uint32_t id)
+{
+	msgpack_packer	pk;
+
+	msgpack_packer_init(&pk, sb, msgpack_sbuffer_write);
+	mc_rpc_pack_request(&pk, id, MC_M_STATUS, 0);
+}
+
+/* A well-behaved client's status round trip in ms; -1 if refused. */
+static double
+status_rtt_ms(void)
+{
+	struct mc_rpc_decoder	 dec;
+	struct mc_rpc_message	 m;
+	msgpack_sbuffer		 sb;
+	double			 start = now_s(), ms = -1;
+	int			 fd = try_connect();
+
+	if (fd == -1)
+		return -1;
+	msgpack_sbuffer_init(&sb);
+	pack_status(&sb, 1);
+	mc_rpc_decoder_init(&dec, MC_MAX_REPLY);
+	if (raw_exchange(fd, sb.data, sb.size, &dec, &m) == 0 &&
+	    m.type == MC_MSG_RESPONSE && m.error.type == MSGPACK_OBJECT_NIL)
+		ms = (now_s() - start) * 1000;
+	mc_rpc_decoder_free(&dec);
+	msgpack_sbuffer_destroy(&sb);
+	close(fd);
+	return ms;
+}
+
+static long
+daemon_rss_kib(void)
+{
+	char	path[64], line[256];
+	long	kib = -1;
+	FILE	*f;
+
+	snprintf(path, sizeof path, "/proc/%ld/status", (long)daemon_pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return -1;
+	while (fgets(line, sizeof line, f) != NULL)
+		if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
+			break;
+	fclose(f);
+	return kib;
+}
+
+static int
+abuse_setup(void **state)
+{
+	if (setup(state) == -1)
+		return -1;
+	kill_daemon(SIGTERM);
+	daemon_args[0] = "--client-timeout";
+	daemon_args[1] = CLIENT_TIMEOUT;
+	start_daemon();
+	put_job("llama", "");
+	return 0;
+}
+
+/* What an attack leaves behind, as its child reports it on a pipe. */
+struct outcome {
+	long	sent;		/* bytes or connections */
+	long	closed;		/* how many the daemon closed */
+	double	seconds;
+};
+
+/*
+ * Run attack in a child; meanwhile ask for status every 50 ms.  The
+ * child's outcome comes back; the slowest round trip goes to *worst.
+ */
+static struct outcome
+under_attack(void (*attack)(struct outcome *), double *worst, long *rss_peak)
+{
+	struct outcome	 o = { 0, 0, 0 };
+	int		 pfd[2], status;
+	pid_t		 pid;
+	double		 rtt;
+	long		 rss;
+
+	assert_int_equal(pipe(pfd), 0);
+	if ((pid = fork()) == 0) {
+		close(pfd[0]);
+		attack(&o);
+		if (write(pfd[1], &o, sizeof o) != (ssize_t)sizeof o)
+			_exit(1);
+		_exit(0);
+	}
+	close(pfd[1]);
+	*worst = 0;
+	*rss_peak = 0;
+	while (waitpid(pid, &status, WNOHANG) == 0) {
+		if ((rtt = status_rtt_ms()) < 0)
+			fail_msg("a well-behaved client was refused");
+		if (rtt > *worst)
+			*worst = rtt;
+		if ((rss = daemon_rss_kib()) > *rss_peak)
+			*rss_peak = rss;
+		sleep_ms(50);
+	}
+	if (read(pfd[0], &o, sizeof o) != (ssize_t)sizeof o)
+		fail_msg("the attacker died: status %d", status);
+	close(pfd[0]);
+	return o;
+}
+
+/* Has the daemon closed fd (EOF or reset)? Drains what it sent. */
+static bool
+closed_by_daemon(int fd, double wait_s)
+{
+	char	buf[65536];
+	double	start = now_s();
+	ssize_t	n;
+
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	for (;;) {
+		n = read(fd, buf, sizeof buf);
+		if (n == 0 || (n == -1 && errno != EAGAIN))
+			return true;
+		if (n == -1 && now_s() - start > wait_s)
+			return false;
+		if (n == -1)
+			sleep_ms(10);
+	}
+}
+
+/* RSS back to within slack KiB of before, once the daemon settles. */
+static long
+settled_rss(long before, long slack)
+{
+	double	start = now_s();
+	long	rss;
+
+	while ((rss = daemon_rss_kib()) > before + slack &&
+	    now_s() - start < 3)
+		sleep_ms(100);
+	return rss;
+}
+
+static void
+verdict(const char *what, const struct outcome *o, double worst, long before,
+    long peak, long after)
+{
+	report("%s: %s; status answered in at most %.1f ms throughout; RSS "
+	    "%ld KiB before, %ld at most, %ld after", what, o->closed ?
+	    "the daemon closed the offender" : "nothing to close", worst,
+	    before, peak, after);
+}
+
+/* --- the attacks -------------------------------------------------------------- */
+
+static void
+attack_other_uid(struct outcome *o)
+{
+	double	start = now_s();
+	int	fd;
+
+	signal(SIGPIPE, SIG_IGN);
+	if (setgid(65534) == -1 || setuid(65534) == -1)
+		_exit(2);
+	while (now_s() - start < 1.0) {
+		if ((fd = try_connect()) == -1)
+			continue;
+		o->sent++;
+		/* Closed before the request (EPIPE) or after it. */
+		if (write(fd, "\x94\x00\x01\xa6status\x90", 11) == -1 ||
+		    closed_by_daemon(fd, 1.0))
+			o->closed++;
+		close(fd);
+	}
+	o->seconds = now_s() - start;
+}
+
+static void
+test_other_uid(void **state)
+{
+	char		 cmd[512];
+	struct outcome	 o;
+	double		 worst;
+	long		 before, peak;
+
+	(void)state;
+	if (getuid() != 0) {
+		report("another uid: SKIPPED, only root can become another uid");
+		skip();
+	}
+	/* Open the file modes so that only the peer-uid check stands. */
+	snprintf(cmd, sizeof cmd, "chmod 0755 '%s' && chmod 0666 "
+	    "'%s/metalcapd.sock'", home, home);
+	assert_int_equal(system(cmd), 0);
+	before = daemon_rss_kib();
+	o = under_attack(attack_other_uid, &worst, &peak);
+	assert_true(o.sent > 0);
+	assert_int_equal(o.closed, o.sent);
+	snprintf(cmd, sizeof cmd, "grep -q 'peer of another user refused' "
+	    "'%s/daemon.log'", home);
+	assert_int_equal(system(cmd), 0);
+	report("another uid: %ld connections in %.1f s, every one closed "
+	    "(the daemon's log names the uid check)", o.sent, o.seconds);
+	verdict("another uid", &o, worst, before, peak, settled_rss(before,
+	    512));
+}
+
+static void
+attack_500_clients(struct outcome *o)
+{
+	static int	fds[500];
+	struct rlimit	rl = { 1024, 1024 };
+	int		i;
+
+	setrlimit(RLIMIT_NOFILE, &rl);
+	for (i = 0; i < 500; i++)
+		if ((fds[i] = try_connect()) != -1)
+			o->sent++;
+	sleep_ms(1500);
+	for (i = 0; i < 500; i++) {
+		if (fds[i] == -1)
+			continue;
+		if (closed_by_daemon(fds[i], 0.0))
+			o->closed++;
+		close(fds[i]);
+	}
+}
+
+static void
+test_500_clients(void **state)
+{
+	struct outcome	 o;
+	double		 worst;
+	long		 before, peak, after;
+
+	(void)state;
+	before = daemon_rss_kib();
+	o = under_attack(attack_500_clients, &worst, &peak);
+	after = settled_rss(before, 1024);
+	assert_int_equal(o.sent, 500);
+	/* Beyond the 256 places, the idlest made room for the rest. */
+	assert_true(o.closed >= 500 - MC_MAX_CLIENTS);
+	report("500 idle clients at once: all connected, %ld closed to make "
+	    "room (idle the longest first)", o.closed);
+	verdict("500 clients", &o, worst, before, peak, after);
+	assert_true(after < before + 2048);
+}
+
+static void
+attack_stall(struct outcome *o)
+{
+	static int	fds[200];
+	int		i;
+	double		start = now_s();
+
+	/* The first bytes of a request, and no more. */
+	for (i = 0; i < 200; i++)
+		if ((fds[i] = try_connect()) != -1 &&
+		    write(fds[i], "\x94\x00\x01", 3) == 3)
+			o->sent++;
+	for (i = 0; i < 200; i++) {
+		if (fds[i] != -1 && closed_by_daemon(fds[i], 5.0))
+			o->closed++;
+		close(fds[i]);
+	}
+	o->seconds = now_s() - start;
+}
+
+static void
+test_partial_frames(void **state)
+{
+	struct outcome	 o;
+	double		 worst;
+	long		 before, peak;
+
+	(void)state;
+	before = daemon_rss_kib();
+	o = under_attack(attack_stall, &worst, &peak);
+	assert_int_equal(o.closed, o.sent);
+	report("200 clients sending 3 bytes of a request and stalling: all "
+	    "closed after the %s ms client timeout (%.1f s in all)",
+	    CLIENT_TIMEOUT, o.seconds);
+	verdict("partial frames", &o, worst, before, peak, settled_rss(before,
+	    1024));
+}
+
+static void
+attack_garbage(struct outcome *o)
+{
+	static char	chunk[65536];
+	size_t		i;
+	ssize_t		n;
+	int		fd = try_connect();
+	double		start = now_s();
+
+	signal(SIGPIPE, SIG_IGN);
+	srand(7);
+	for (i = 0; i < sizeof chunk; i++)
+		chunk[i] = (char)(rand() & 0xff);
+	while (o->sent < 100L * 1000 * 1000) {
+		if ((n = write(fd, chunk, sizeof chunk)) <= 0) {
+			o->closed = 1;
+			break;
+		}
+		o->sent += n;
+	}
+	if (!o->closed && closed_by_daemon(fd, 2.0))
+		o->closed = 1;
+	o->seconds = now_s() - start;
+	close(fd);
+}
+
+static void
+test_garbage(void **state)
+{
+	struct outcome	 o;
+	double		 worst;
+	long		 before, peak;
+
+	(void)state;
+	before = daemon_rss_kib();
+	o = under_attack(attack_garbage, &worst, &peak);
+	assert_int_equal(o.closed, 1);
+	report("100 MB of random bytes: the daemon closed the connection "
+	    "after %ld bytes had been written (%.2f s)", o.sent, o.seconds);
+	verdict("garbage", &o, worst, before, peak, settled_rss(before, 1024));
+}
+
+/* Send bytes, then expect the daemon to close. */
+static void
+attack_bytes(struct outcome *o, const char *bytes, size_t len)
+{
+	int	fd = try_connect();
+
+	signal(SIGPIPE, SIG_IGN);
+	if (write(fd, bytes, len) > 0)
+		o->sent = (long)len;
+	o->closed = closed_by_daemon(fd, 2.0);
+	close(fd);
+}
+
+static void
+attack_oversize(struct outcome *o)
+{
+	/* str32 of 2 MiB: over the 1 MiB limit at its header. */
+	attack_bytes(o, "\x94\x00\x01\xa6status\x91\xdb\x00\x20\x00\x00", 15);
+}
+
+static void
+attack_nesting(struct outcome *o)
+{
+	static char	deep[1000];
+
+	memset(deep, 0x91, sizeof deep);
+	attack_bytes(o, deep, sizeof deep);
+}
+
+static void
+test_oversize_and_nesting(void **state)
+{
+	struct outcome	 o;
+	double		 worst;
+	long		 before, peak;
+
+	(void)state;
+	before = daemon_rss_kib();
+	o = under_attack(attack_oversize, &worst, &peak);
+	assert_int_equal(o.closed, 1);
+	verdict("a frame declaring 2 MiB (limit 1 MiB)", &o, worst, before,
+	    peak, settled_rss(before, 512));
+	o = under_attack(attack_nesting, &worst, &peak);
+	assert_int_equal(o.closed, 1);
+	verdict("1000 nested arrays (limit 16)", &o, worst, before, peak,
+	    settled_rss(before, 512));
+}
+
+static void
+attack_pipeline(struct outcome *o)
+{
+	msgpack_sbuffer	sb;
+	uint32_t	i;
+	size_t		off = 0;
+	ssize_t		n;
+	int		fd = try_connect();
+	double		start = now_s();
+
+	signal(SIGPIPE, SIG_IGN);
+	msgpack_sbuffer_init(&sb);
+	for (i = 1; i <= 10000; i++)
+		pack_status(&sb, i);
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	/*
+	 * Write what the daemon takes, never read; once it stops taking,
+	 * keep offering a byte: a closed peer answers EPIPE.
+	 */
+	while (now_s() - start < 10.0) {
+		n = off < sb.size ? write(fd, sb.data + off, sb.size - off) :
+		    write(fd, "\x94", 1);
+		if (n > 0 && off < sb.size)
+			off += (size_t)n;
+		else if (n == -1 && errno != EAGAIN) {
+			o->closed = 1;
+			break;
+		} else
+			sleep_ms(20);
+	}
+	o->sent = (long)off;
+	o->seconds = now_s() - start;
+	msgpack_sbuffer_destroy(&sb);
+	close(fd);
+}
+
+static void
+test_pipelined_unread(void **state)
+{
+	struct outcome	 o;
+	double		 worst;
+	long		 before, peak, after;
+
+	(void)state;
+	before = daemon_rss_kib();
+	o = under_attack(attack_pipeline, &worst, &peak);
+	after = settled_rss(before, 1024);
+	report("10000 pipelined status requests, replies never read: %ld of "
+	    "%d bytes taken before the daemon stopped reading; %s after %.1f "
+	    "s", o.sent, 10000 * 11, o.closed ? "closed" : "still open",
+	    o.seconds);
+	verdict("pipelined, unread", &o, worst, before, peak, after);
+	assert_int_equal(o.closed, 1);
+	assert_true(after < before + 2048);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_other_uid, abuse_setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_500_clients, abuse_setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_partial_frames,
+		    abuse_setup, teardown),
+		cmocka_unit_test_setup_teardown(test_garbage, abuse_setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_oversize_and_nesting,
+		    abuse_setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pipelined_unread,
+		    abuse_setup, teardown),
+	};
+
+	if (getenv("MC_FAULT_ONLY") != NULL)
+		cmocka_set_test_filter(getenv("MC_FAULT_ONLY"));
+	return cmocka_run_group_tests_name("socket abuse", tests, NULL, NULL);
+}
