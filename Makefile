@@ -8,6 +8,7 @@
 #   make pkg          the installer package (macOS: pkgbuild, productbuild)
 #   make lint         shellcheck, mandoc and zsh over scripts and pages
 #   make fuzz         every fuzz target for FUZZ_SECONDS (libFuzzer)
+#   make faults       the long fault-injection and socket-abuse run
 #   make bench        every benchmark (bench-shim, -probe, -daemon)
 #   make deps         install what is missing
 #   make demo         metalcapd running a job (launchd and Metal simulated)
@@ -74,7 +75,7 @@ TEMPLATE	:= $(O)/share/metalcap/job.plist
 PROBE_SHARED	:= probe/probe.c probe/probe_check.c probe/probe_report.c
 BENCH_BINS	:= $(O)/bench/bench_shim
 
-.PHONY: all test lint check-asan macos pkg-root pkg fuzz deps \
+.PHONY: all test lint check-asan macos pkg-root pkg fuzz faults deps \
 	need-deps need-zig \
 	bench bench-shim bench-probe bench-daemon bench-revert demo clean
 
@@ -267,6 +268,11 @@ check-asan:
 	$(MAKE) BUILD=build/asan OPT='-O1 -g' \
 	    SAN='-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all' \
 	    test
+
+# The long fault run docs/RELIABILITY.md reports: 50 kill -9 rounds and
+# every documented launchctl code (make test runs 3 rounds and 4 codes).
+faults: $(O)/tests/test_faults $(O)/tests/test_abuse
+	MC_FAULT_ROUNDS=50 MC_FAULT_FULL=1 scripts/run-tests.sh $^
 
 # Each target for FUZZ_SECONDS (default 300); make test runs FUZZ_SMOKE.
 fuzz: $(FUZZ_BINS)

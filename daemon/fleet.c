@@ -76,9 +76,9 @@ fleet_job(struct mcd *d, const struct job *j)
 	    "state", job_state_name(j->state),
 	    "reason", j->reason[0] ? j->reason : NULL,
 	    "pid", j->pid > 0 ? json_integer(j->pid) : json_null(),
-	    "seen", j->shim.present ? json_pack("{s:I, s:I}", "family_max",
-	    (json_int_t)j->shim.family_max, "threadgroup_memory",
-	    (json_int_t)j->shim.threadgroup_memory) : json_null(),
+	    "seen", j->shim != NULL ? json_pack("{s:I, s:I}", "family_max",
+	    (json_int_t)j->shim->family_max, "threadgroup_memory",
+	    (json_int_t)j->shim->threadgroup_memory) : json_null(),
 	    "last_probe", probe,
 	    "reverts", (json_int_t)(o ? o->revert_count : 0));
 	return job;

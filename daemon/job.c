@@ -61,6 +61,8 @@ job_free(struct job *j)
 	diag_clear(&j->warnings);
 	if (j->timer != NULL)
 		uv_close((uv_handle_t *)j->timer, job_timer_closed);
+	free(j->file);
+	free(j->shim);
 	free(j);
 }
 
@@ -84,11 +86,14 @@ void
 job_set_state(struct mcd *d, struct job *j, enum job_state s,
     const char *reason)
 {
+	/* The reason is kept cut to its field: compare what is kept. */
 	bool	changed = j->state != s ||
-	    strcmp(j->reason, reason ? reason : "") != 0;
+	    strncmp(j->reason, reason ? reason : "", sizeof j->reason - 1) != 0;
 
 	j->state = s;
-	snprintf(j->reason, sizeof j->reason, "%s", reason ? reason : "");
+	if (reason != j->reason)
+		snprintf(j->reason, sizeof j->reason, "%s", reason ? reason :
+		    "");
 	if (changed) {
 		log_info("job %s: %s%s%s", j->name, job_state_name(s),
 		    reason && *reason ? ": " : "", reason ? reason : "");
@@ -183,10 +188,11 @@ job_refresh_file(struct mcd *d, const char *dir, const char *entry)
 	j->seen = true;
 	j->removed = false;
 	hash = job_file_hash(path);
-	if (hash == j->file_hash && strcmp(j->file, path) == 0)
+	if (hash == j->file_hash && j->file != NULL && strcmp(j->file, path) == 0)
 		return;
 	j->file_hash = hash;
-	snprintf(j->file, sizeof j->file, "%s", path);
+	free(j->file);
+	j->file = strdup(path);
 	jobfile_free(j->spec);
 	j->spec = NULL;
 	diag_clear(&j->errors);
@@ -222,7 +228,8 @@ job_scan_dir(struct mcd *d, const char *dir)
 		log_warnx("cannot read %s: %s; its jobs are left as they are",
 		    dir, strerror(errno));
 		for (i = 0; i < d->njobs; i++)
-			if (strncmp(d->jobs[i]->file, dir, len) == 0 &&
+			if (d->jobs[i]->file != NULL &&
+			    strncmp(d->jobs[i]->file, dir, len) == 0 &&
 			    d->jobs[i]->file[len] == '/')
 				d->jobs[i]->seen = true;
 		return;

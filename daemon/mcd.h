@@ -159,14 +159,15 @@ void		 scan_free(struct scan *);
 #define TAIL_BUDGET	(64 * 1024)	/* bytes read per turn of the loop */
 
 struct tail {
-	char	path[PATH_MAX];
-	int	fd;
-	dev_t	dev;
-	ino_t	ino;
-	off_t	offset;
-	char	line[TAIL_LINE_MAX + 1];
-	size_t	len;
-	bool	dropping;	/* inside an over-long line */
+	char	*path;		/* NULL: stopped */
+	int	 fd;
+	dev_t	 dev;
+	ino_t	 ino;
+	off_t	 offset;
+	char	*line;		/* the partial line, grown as needed */
+	size_t	 len;
+	size_t	 cap;
+	bool	 dropping;	/* inside an over-long line */
 };
 typedef void (*tail_line_fn)(void *arg, const char *line);
 
@@ -293,16 +294,27 @@ enum job_state {
 struct job;
 typedef void (*job_step_fn)(struct mcd *, struct job *);
 
+/* What the shim reported from a job's process (its report line). */
+struct shim_seen {
+	bool	present;
+	char	state[16];
+	char	klass[64];
+	char	hooked[128];
+	long	family_max;
+	long	threadgroup_memory;
+	char	reason[256];
+};
+
 struct job {
 	char			 name[MCD_NAME_MAX + 8];
 	char			 label[MCD_NAME_MAX + 32];
-	char			 file[PATH_MAX];
+	char			*file;		/* its path, NULL before the first read */
 	uint64_t		 file_hash;
 	struct job_spec		*spec;		/* NULL when invalid */
 	struct diag		 errors;
 	struct diag		 warnings;
 	enum job_state		 state;
-	char			 reason[MCD_ERR_LEN];
+	char			 reason[256];	/* cut; incidents keep all */
 	const struct profile	*profile;	/* effective; NULL: stock */
 	bool			 unlocked;	/* effective */
 	long			 pid;
@@ -326,7 +338,7 @@ struct job {
 	bool			 probing;	/* waiting for the gate */
 	char			 managed_note[80];
 	bool			 drop_tg;	/* partial verdict */
-	char			 note[MCD_ERR_LEN];
+	char			 note[256];	/* a partial verdict's reason */
 	bool			 blocked;	/* no shim marker */
 	long			 runs_counted;	/* runs whose exit we judged */
 	long			 watched_pid;
@@ -336,15 +348,7 @@ struct job {
 	struct scan		*scan;
 	long			 exits[16];	/* abnormal exit times */
 	int			 nexits;
-	struct shim_seen {
-		bool	present;
-		char	state[16];
-		char	klass[64];
-		char	hooked[128];
-		long	family_max;
-		long	threadgroup_memory;
-		char	reason[256];
-	}			 shim;
+	struct shim_seen	*shim;		/* its report; NULL: none yet */
 };
 
 const char *job_state_name(enum job_state);

@@ -237,7 +237,7 @@ reconcile_gate(struct mcd *d, struct job *j)
 	}
 	if (v->status == GATE_PARTIAL) {
 		j->drop_tg = true;
-		snprintf(j->note, sizeof j->note, "%s", v->reason);
+		mc_fmt(j->note, sizeof j->note, "%s", v->reason);
 	}
 	return true;
 }

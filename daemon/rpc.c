@@ -129,10 +129,10 @@ rpc_pack_incident(msgpack_packer *pk, const char *key,
 static void
 rpc_pack_shim(msgpack_packer *pk, const struct job *j)
 {
-	const struct shim_seen	*s = &j->shim;
+	const struct shim_seen	*s = j->shim;
 
 	mc_rpc_pack_str(pk, "shim");
-	if (!s->present) {
+	if (s == NULL) {
 		msgpack_pack_nil(pk);
 		return;
 	}
@@ -177,7 +177,7 @@ rpc_pack_job(msgpack_packer *pk, const struct job *j)
 	rpc_pack_strings(pk, &j->errors);
 	mc_rpc_pack_str(pk, "warnings");
 	rpc_pack_strings(pk, &j->warnings);
-	rpc_kv_str(pk, "file", j->file);
+	rpc_kv_str(pk, "file", j->file ? j->file : "");
 	rpc_kv_str(pk, "note", j->note);
 	rpc_pack_incident(pk, "reverted", o ? &o->reverted : NULL);
 	rpc_pack_incident(pk, "failed", o ? &o->failed : NULL);

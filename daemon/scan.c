@@ -74,11 +74,22 @@ scan_add(struct scan *s, const char *what, const char *re)
 	return 0;
 }
 
-/* The built-ins plus the job's own (an array of strings, or NULL). */
+static struct scan	*scan_shared;	/* the built-ins alone, for most jobs */
+
+/*
+ * The built-ins plus the job's own (an array of strings, or NULL).  Jobs
+ * without their own share one compiled set: compiled patterns cost tens of
+ * kilobytes each.
+ */
 struct scan *
 scan_new(plist_t extra)
 {
-	struct scan	*s = calloc(1, sizeof *s);
+	struct scan	*s;
+
+	if ((extra == NULL || plist_array_get_size(extra) == 0) &&
+	    scan_shared != NULL)
+		return scan_shared;
+	s = calloc(1, sizeof *s);
 	char		*re;
 	size_t		 i;
 	uint32_t	 k;
@@ -101,6 +112,8 @@ scan_new(plist_t extra)
 	    REG_EXTENDED | REG_NOSUB) == 0;
 	free(s->any_text);
 	s->any_text = NULL;
+	if ((extra == NULL || plist_array_get_size(extra) == 0))
+		scan_shared = s;
 	return s;
 }
 
@@ -123,7 +136,7 @@ scan_free(struct scan *s)
 {
 	size_t	i;
 
-	if (s == NULL)
+	if (s == NULL || s == scan_shared)
 		return;
 	for (i = 0; i < s->count; i++)
 		regfree(&s->list[i].re);

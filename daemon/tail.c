@@ -51,7 +51,7 @@ tail_start(struct tail *t, const char *path)
 {
 	memset(t, 0, sizeof *t);
 	t->fd = -1;
-	snprintf(t->path, sizeof t->path, "%s", path);
+	t->path = strdup(path);
 	tail_open(t, true);
 }
 
@@ -59,7 +59,22 @@ void
 tail_stop(struct tail *t)
 {
 	tail_close(t);
-	t->path[0] = '\0';
+	free(t->path);
+	free(t->line);
+	t->path = t->line = NULL;
+	t->len = t->cap = 0;
+}
+
+/* Room for one more byte and the NUL; lines start small. */
+static void
+tail_room(struct tail *t)
+{
+	if (t->len + 1 < t->cap)
+		return;
+	t->cap = t->cap == 0 ? 128 : t->cap * 2;
+	if (t->cap > TAIL_LINE_MAX + 1)
+		t->cap = TAIL_LINE_MAX + 1;
+	t->line = realloc(t->line, t->cap);
 }
 
 /* Split buf into lines for cb, keeping a partial last line. */
@@ -70,6 +85,7 @@ tail_feed(struct tail *t, const char *buf, size_t n, tail_line_fn cb,
 	size_t	i;
 
 	for (i = 0; i < n; i++) {
+		tail_room(t);
 		if (buf[i] == '\n') {
 			if (!t->dropping) {
 				t->line[t->len] = '\0';
@@ -116,7 +132,7 @@ tail_read(struct tail *t, tail_line_fn cb, void *arg)
 	struct stat	sb;
 	size_t		budget = TAIL_BUDGET;
 
-	if (t->path[0] == '\0')
+	if (t->path == NULL)
 		return false;
 	if (t->fd == -1) {
 		/* It did not exist yet: everything in it is new. */

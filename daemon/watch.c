@@ -364,11 +364,13 @@ watch_check_marker(struct mcd *d, struct job *j)
 		return false;
 	}
 	fclose(f);
-	watch_parse_marker(&j->shim, line);
+	if (j->shim == NULL)
+		j->shim = malloc(sizeof *j->shim);
+	watch_parse_marker(j->shim, line);
 	fleet_changed(d);
 	if (j->watch != NULL)
 		uv_timer_stop(&j->watch->marker_timer);
-	if (strcmp(j->shim.state, "hooked") == 0) {
+	if (strcmp(j->shim->state, "hooked") == 0) {
 		if (j->blocked) {
 			j->blocked = false;
 			job_set_state(d, j, JOB_UNLOCKED, j->note);
@@ -377,7 +379,7 @@ watch_check_marker(struct mcd *d, struct job *j)
 	}
 	j->blocked = true;
 	snprintf(line, sizeof line, "the shim loaded into pid %ld but stayed "
-	    "stock: %s", j->pid, j->shim.reason);
+	    "stock: %s", j->pid, j->shim->reason);
 	job_set_state(d, j, JOB_BLOCKED, line);
 	return true;
 }
@@ -409,7 +411,7 @@ watch_reports_changed(struct mcd *d)
 	for (i = 0; i < d->njobs; i++) {
 		struct job *j = d->jobs[i];
 
-		if (j->pid > 0 && watch_unlocked(j) && !j->shim.present)
+		if (j->pid > 0 && watch_unlocked(j) && j->shim == NULL)
 			watch_check_marker(d, j);
 	}
 }
@@ -571,7 +573,8 @@ watch_started(struct mcd *d, struct job *j)
 	w = watch_get(d, j);
 	watch_stop_pid(w);
 	j->watched_pid = j->pid;
-	memset(&j->shim, 0, sizeof j->shim);
+	free(j->shim);
+	j->shim = NULL;
 	j->blocked = false;
 	if ((fd = platform_pid_fd(j->pid)) != -1) {
 		w->pid = calloc(1, sizeof *w->pid);
