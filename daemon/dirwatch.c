@@ -130,12 +130,16 @@ dirwatch_rearm(struct mcd *d)
 			d->jobs_ino = sb.st_ino;
 			d->jobs_dev = sb.st_dev;
 		}
+		/* Files may have come before the watch: look once more. */
+		dirwatch_cb(jobs, NULL, 0, 0);
 		return;
 	}
 	if (uv_is_active((uv_handle_t *)jobs)) {
 		uv_fs_event_stop(jobs);
 		log_warnx("%s is gone: waiting for it to come back",
 		    d->paths.jobs);
+		/* The rescan that saw it go may have read it half deleted. */
+		dirwatch_cb(jobs, NULL, 0, 0);
 	}
 	dirwatch_parent(d->paths.jobs, parent, sizeof parent);
 	if (!uv_is_active((uv_handle_t *)up))

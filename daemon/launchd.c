@@ -176,21 +176,73 @@ proc_run(struct mcd *d, char *const *argv, char *const *env, int timeout_ms,
 	return 0;
 }
 
+/*
+ * launchctl runs at most LC_PARALLEL at a time, the rest queued in order:
+ * a daemon starting with a thousand jobs forks a few processes at once,
+ * not a thousand, and serves its socket meanwhile.  Each job has one call
+ * at a time in flight, so its calls keep their order.
+ */
+#define LC_PARALLEL	8
+#define LC_ARGS		16
+
+struct lc_queued {
+	char			*argv[LC_ARGS];
+	launchctl_cb		 cb;
+	void			*arg;
+	struct lc_queued	*next;
+};
+
+static struct lc_queued	*lc_head, **lc_tail = &lc_head;
+static int		 lc_running;
+
+static void	lc_next(struct mcd *);
+
+static void
+lc_finished(struct mcd *d, const struct launchctl_result *r, void *arg)
+{
+	struct lc_queued	*q = arg;
+	size_t			 i;
+
+	lc_running--;
+	q->cb(d, r, q->arg);
+	for (i = 0; q->argv[i] != NULL; i++)
+		free(q->argv[i]);
+	free(q);
+	lc_next(d);
+}
+
+static void
+lc_next(struct mcd *d)
+{
+	struct lc_queued	*q;
+
+	while (lc_running < LC_PARALLEL && (q = lc_head) != NULL) {
+		if ((lc_head = q->next) == NULL)
+			lc_tail = &lc_head;
+		lc_running++;
+		proc_run(d, q->argv, NULL, d->launchctl_timeout_ms,
+		    lc_finished, q);
+	}
+}
+
 /* Run launchctl with args (NULL-ended); cb gets the result once. */
-int
+void
 launchctl_run(struct mcd *d, const char *const *args, launchctl_cb cb,
     void *arg)
 {
-	char	*argv[16];
-	size_t	 n = 0;
+	struct lc_queued	*q = calloc(1, sizeof *q);
+	size_t			 n = 0;
 
-	argv[n++] = d->paths.launchctl;
-	while (args[n - 1] != NULL && n < 15) {
-		argv[n] = (char *)args[n - 1];
+	q->argv[n++] = strdup(d->paths.launchctl);
+	while (args[n - 1] != NULL && n < LC_ARGS - 1) {
+		q->argv[n] = strdup(args[n - 1]);
 		n++;
 	}
-	argv[n] = NULL;
-	return proc_run(d, argv, NULL, d->launchctl_timeout_ms, cb, arg);
+	q->cb = cb;
+	q->arg = arg;
+	*lc_tail = q;
+	lc_tail = &q->next;
+	lc_next(d);
 }
 
 /* Pull pid, runs, last exit and state out of `launchctl print` output. */

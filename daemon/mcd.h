@@ -266,7 +266,7 @@ typedef void (*launchctl_cb)(struct mcd *, const struct launchctl_result *,
 
 int	proc_run(struct mcd *, char *const *argv, char *const *env,
 	    int timeout_ms, launchctl_cb, void *arg);
-int	launchctl_run(struct mcd *, const char *const *args, launchctl_cb,
+void	launchctl_run(struct mcd *, const char *const *args, launchctl_cb,
 	    void *arg);
 struct launchd_seen {
 	long	pid;		/* 0: not running */

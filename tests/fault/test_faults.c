@@ -667,8 +667,13 @@ test_job_folder_abuse(void **state)
 	assert_int_equal(system(cmd), 0);
 	start = now_s();
 	while (job_count() > 0) {
-		if (now_s() - start > 5 * time_scale())
+		if (now_s() - start > 5 * time_scale()) {
+			snprintf(cmd, sizeof cmd, "tail -n 5 %s/logs/metalcapd.log"
+			    " >&2", home);
+			if (system(cmd) != 0)
+				fail_msg("no daemon log");
 			fail_msg("jobs.d deleted: %zu jobs left", job_count());
+		}
 		sleep_ms(50);
 	}
 	snprintf(path, sizeof path, "%s/jobs.d", home);
