@@ -77,7 +77,8 @@ BENCH_BINS	:= $(O)/bench/bench_shim
 
 .PHONY: all test lint check-asan macos pkg-root pkg fuzz faults deps \
 	need-deps need-zig \
-	bench bench-shim bench-probe bench-daemon bench-revert demo clean
+	bench bench-shim bench-probe bench-daemon bench-revert bench-scale \
+	demo clean
 
 all: $(SHIM_LIB) $(PROBE) $(DAEMON) $(CLIENT) $(TEMPLATE)
 
@@ -291,9 +292,11 @@ bench-shim: $(O)/bench/bench_shim $(SHIM_LIB)
 bench-probe: $(PROBE) $(SHIM_LIB)
 	@bench/bench-probe.sh $(O)
 
-$(O)/bench/bench_daemon: bench/bench_daemon.c common/mc_rpc.c common/*.h \
-    | $(O)/bench
-	$(CC) $(CFLAGS_C) -Icommon $< common/mc_rpc.c -o $@ -lmsgpackc
+BENCH_UTIL	:= bench/bench_util.c bench/bench_util.h common/mc_rpc.c common/*.h
+
+$(O)/bench/bench_%: bench/bench_%.c $(BENCH_UTIL) | $(O)/bench
+	$(CC) $(CFLAGS_C) -Icommon -Ibench $< bench/bench_util.c \
+	    common/mc_rpc.c -o $@ -lmsgpackc
 
 bench-daemon: $(O)/bench/bench_daemon $(DAEMON) $(CLIENT) $(TEMPLATE) \
     $(SIM_TOOLS) $(SHIM_LIB) $(PROBE)
@@ -302,7 +305,11 @@ bench-daemon: $(O)/bench/bench_daemon $(DAEMON) $(CLIENT) $(TEMPLATE) \
 # The revert figure is printed by the daemon benchmark.
 bench-revert: bench-daemon
 
-bench: bench-shim bench-probe bench-daemon
+bench-scale: $(O)/bench/bench_scale $(DAEMON) $(CLIENT) $(TEMPLATE) \
+    $(SIM_TOOLS)
+	@$(O)/bench/bench_scale $(O)
+
+bench: bench-shim bench-probe bench-daemon bench-scale
 
 demo: $(SHIM_LIB) $(SIM_TOOLS) $(DAEMON) $(CLIENT) $(TEMPLATE)
 	@scripts/demo.sh $(O)

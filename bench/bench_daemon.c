@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "mc_rpc.h"
 #include "protocol.h"
 
@@ -33,24 +34,8 @@
 #define STATUS_CALLS	10000
 #define REVERTS		20
 
-static char	home[64], build[1024];
-
-static long long
-now_ns(clockid_t clk)
-{
-	struct timespec	ts;
-
-	clock_gettime(clk, &ts);
-	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static int
-cmp_ll(const void *a, const void *b)
-{
-	long long	x = *(const long long *)a, y = *(const long long *)b;
-
-	return (x > y) - (x < y);
-}
+#define home	bench_home
+#define build	bench_build
 
 static void
 put_job(int i)
@@ -102,72 +87,6 @@ bootstrap_time(int i)
 
 	snprintf(label, sizeof label, "org.metalcap.job.bench-%d", i);
 	return bootstrap_after(label, 0);
-}
-
-static pid_t
-start_daemon(void)
-{
-	char	daemon[1200], sim[1200], simdir[128], trace[128];
-	pid_t	pid;
-
-	snprintf(daemon, sizeof daemon, "%s/bin/metalcapd", build);
-	snprintf(sim, sizeof sim, "%s/tests/launchctl-sim", build);
-	snprintf(simdir, sizeof simdir, "%s/launchd", home);
-	snprintf(trace, sizeof trace, "%s/trace", home);
-	setenv("LAUNCHCTL_SIM_DIR", simdir, 1);
-	setenv("LAUNCHCTL_SIM_TRACE", trace, 1);
-	setenv("LAUNCHCTL_SIM_DRAIN_MS", "0", 1);
-	if ((pid = fork()) == 0) {
-		freopen("/dev/null", "w", stderr);
-		execl(daemon, daemon, "--home", home, "--launchctl", sim,
-		    (char *)NULL);
-		_exit(127);
-	}
-	return pid;
-}
-
-static int
-connect_daemon(void)
-{
-	struct sockaddr_un	sun = { .sun_family = AF_UNIX };
-	int			fd, i;
-
-	snprintf(sun.sun_path, sizeof sun.sun_path, "%s/metalcapd.sock", home);
-	for (i = 0; i < 500; i++) {
-		fd = socket(AF_UNIX, SOCK_STREAM, 0);
-		if (connect(fd, (struct sockaddr *)&sun, sizeof sun) == 0)
-			return fd;
-		close(fd);
-		usleep(10000);
-	}
-	fprintf(stderr, "bench_daemon: metalcapd did not start\n");
-	exit(1);
-}
-
-/* One status request; returns the number of jobs in the answer. */
-static uint32_t
-status_call(int fd, struct mc_rpc_decoder *dec, uint32_t id)
-{
-	msgpack_sbuffer		sb;
-	msgpack_packer		pk;
-	struct mc_rpc_message	m;
-	const char		*why;
-	char			buf[65536];
-	ssize_t			n;
-
-	msgpack_sbuffer_init(&sb);
-	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	mc_rpc_pack_request(&pk, id, MC_M_STATUS, 0);
-	if (write(fd, sb.data, sb.size) != (ssize_t)sb.size)
-		exit(1);
-	msgpack_sbuffer_destroy(&sb);
-	while (mc_rpc_next(dec, &m, &why) != MC_RPC_OK) {
-		if ((n = read(fd, buf, sizeof buf)) <= 0)
-			exit(1);
-		mc_rpc_feed(dec, buf, (size_t)n);
-	}
-	return m.result.type == MSGPACK_OBJECT_ARRAY ?
-	    m.result.via.array.size : 0;
 }
 
 /* Run metalcapctl ARGS, quietly; its exit status. */
@@ -232,22 +151,16 @@ main(int argc, char **argv)
 	static long long	 rev[REVERTS];
 	struct mc_rpc_decoder	 dec;
 	long long		 t0, total;
-	char			 cmd[4096];
 	pid_t			 daemon;
 	int			 i, fd, tries;
 
-	if (argc != 2 || realpath(argv[1], build) == NULL) {
+	if (argc != 2) {
 		fprintf(stderr, "usage: bench_daemon BUILD_DIR\n");
 		return 2;
 	}
-	snprintf(home, sizeof home, "/tmp/mc-bench.XXXXXX");
-	if (mkdtemp(home) == NULL)
-		return 1;
-	snprintf(cmd, sizeof cmd, "mkdir -p %s/jobs.d", home);
-	if (system(cmd) != 0)
-		return 1;
-	daemon = start_daemon();
-	fd = connect_daemon();
+	bench_setup(argv[1]);
+	daemon = bench_start_daemon();
+	fd = bench_connect();
 	for (i = 0; i < JOBS_TIMED; i++) {
 		t0 = now_ns(CLOCK_REALTIME);
 		put_job(i);
@@ -257,13 +170,14 @@ main(int argc, char **argv)
 	for (; i < JOBS_TOTAL; i++)
 		put_job(i);
 	mc_rpc_decoder_init(&dec, MC_MAX_MESSAGE);
-	for (tries = 0; status_call(fd, &dec, 1) < JOBS_TOTAL && tries < 500;
+	for (tries = 0; bench_status(fd, &dec, 1, NULL) < JOBS_TOTAL &&
+	    tries < 500;
 	    tries++)
 		usleep(10000);
 	total = now_ns(CLOCK_MONOTONIC);
 	for (i = 0; i < STATUS_CALLS; i++) {
 		t0 = now_ns(CLOCK_MONOTONIC);
-		status_call(fd, &dec, (uint32_t)i + 2);
+		bench_status(fd, &dec, (uint32_t)i + 2, NULL);
 		rtt[i] = now_ns(CLOCK_MONOTONIC) - t0;
 	}
 	total = now_ns(CLOCK_MONOTONIC) - total;
@@ -288,11 +202,7 @@ main(int argc, char **argv)
 	    "%d reverts)  target < 200 ms: %s\n", rev[REVERTS / 2] / 1e6,
 	    rev[0] / 1e6, rev[REVERTS - 1] / 1e6, REVERTS,
 	    rev[REVERTS / 2] < 200000000 ? "pass" : "MISS");
-	kill(daemon, SIGTERM);
-	waitpid(daemon, NULL, 0);
-	snprintf(cmd, sizeof cmd, "for l in $(%s/tests/launchctl-sim list | "
-	    "tail -n +2 | cut -f3); do %s/tests/launchctl-sim bootout "
-	    "gui/$(id -u)/$l 2>/dev/null; done; sleep 1; rm -rf %s", build,
-	    build, home);
-	return system(cmd) == 0 ? 0 : 1;
+	bench_stop_daemon(daemon);
+	bench_cleanup();
+	return 0;
 }

@@ -860,8 +860,9 @@ ctl_json_str(json_t *obj, const char *key)
 static int
 ctl_report_file(const char *path, bool as_json)
 {
-	static const char *const states[] = { "unlocked", "stock", "probing",
-	    "stopped", "reverted", "blocked", "failed", "invalid", "error" };
+	static const char *const states[] = { "unlocked", "stock", "pending",
+	    "probing", "stopped", "reverted", "blocked", "failed", "invalid",
+	    "error" };
 	json_error_t	 jerr;
 	json_t		*doc, *jobs, *job, *bad, *counts;
 	size_t		 i, k, n[sizeof states / sizeof states[0]] = { 0 };

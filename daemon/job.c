@@ -18,6 +18,7 @@
 #include "mcd.h"
 
 static const char *const job_state_names[] = {
+	[JOB_PENDING] = "pending",
 	[JOB_STOCK] = "stock",
 	[JOB_PROBING] = "probing",
 	[JOB_UNLOCKED] = "unlocked",

@@ -280,6 +280,7 @@ bool	launchctl_parse_print(const char *out, struct launchd_seen *);
 /* --- job.c / reconcile.c ------------------------------------------------------ */
 
 enum job_state {
+	JOB_PENDING,	/* not reconciled yet since the daemon started */
 	JOB_STOCK,
 	JOB_PROBING,
 	JOB_UNLOCKED,

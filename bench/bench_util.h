@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Shared by the daemon benchmarks: a metalcapd in a scratch --home
+ * driving the launchctl SIMULATOR, a socket to it, status calls, clocks,
+ * figures of the daemon process from /proc, and median/spread summaries.
+ */
+#ifndef BENCH_UTIL_H
+#define BENCH_UTIL_H
+
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "mc_rpc.h"
+
+extern char	bench_home[64], bench_build[1024];
+
+long long	now_ns(clockid_t);
+int		cmp_ll(const void *, const void *);
+void		bench_setup(const char *build_dir);
+void		bench_cleanup(void);
+pid_t		bench_start_daemon(void);
+void		bench_stop_daemon(pid_t);
+int		bench_connect(void);
+/* status [job]: the number of jobs answered. */
+uint32_t	bench_status(int fd, struct mc_rpc_decoder *, uint32_t id,
+		    const char *job);
+
+/* The daemon process, from /proc: KiB resident, open descriptors,
+ * CPU ticks used, times it was scheduled in (wakeups). */
+long		proc_rss_kib(pid_t);
+int		proc_fds(pid_t);
+long long	proc_cpu_ticks(pid_t);
+long long	proc_wakeups(pid_t);
+
+/* Median and spread of n samples (sorted in place). */
+struct summary {
+	double	median, min, max;
+};
+struct summary	summarize(double *v, int n);
+
+#endif
