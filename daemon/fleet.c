@@ -158,6 +158,9 @@ fleet_write_cb(uv_timer_t *t)
 	fleet_write(d, "status.plist", xml, xmllen);
 	free(text);
 	free(xml);
+	/* Documents of many jobs leave a high-water mark in the heap. */
+	if (d->njobs >= 64)
+		platform_release_memory();
 }
 
 void

@@ -265,4 +265,7 @@ job_rescan(struct mcd *d)
 			d->jobs[i]->removed = true;
 	reconcile_all(d);
 	dirwatch_rearm(d);
+	/* Reading many job files leaves a high-water mark in the heap. */
+	if (d->njobs >= 64)
+		platform_release_memory();
 }
