@@ -78,6 +78,7 @@ BENCH_BINS	:= $(O)/bench/bench_shim
 .PHONY: all test lint check-asan macos pkg-root pkg fuzz faults deps \
 	need-deps need-zig \
 	bench bench-shim bench-probe bench-daemon bench-revert bench-scale \
+	bench-supervisor \
 	demo clean
 
 all: $(SHIM_LIB) $(PROBE) $(DAEMON) $(CLIENT) $(TEMPLATE)
@@ -309,7 +310,10 @@ bench-scale: $(O)/bench/bench_scale $(DAEMON) $(CLIENT) $(TEMPLATE) \
     $(SIM_TOOLS)
 	@$(O)/bench/bench_scale $(O)
 
-bench: bench-shim bench-probe bench-daemon bench-scale
+bench-supervisor: $(DAEMON) $(CLIENT) $(TEMPLATE) $(SIM_TOOLS)
+	@bench/bench_supervisor.py $(O)
+
+bench: bench-shim bench-probe bench-daemon bench-scale bench-supervisor
 
 demo: $(SHIM_LIB) $(SIM_TOOLS) $(DAEMON) $(CLIENT) $(TEMPLATE)
 	@scripts/demo.sh $(O)
