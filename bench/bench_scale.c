@@ -76,38 +76,6 @@ put_jobs(int n)
 	}
 }
 
-/* How many jobs status lists in state. */
-static uint32_t
-count_state(int fd, struct mc_rpc_decoder *dec, const char *state)
-{
-	msgpack_sbuffer		 sb;
-	msgpack_packer		 pk;
-	struct mc_rpc_message	 m;
-	const char		*why;
-	static char		 buf[65536];
-	char			 s[32];
-	ssize_t			 n;
-	uint32_t		 i, count = 0;
-
-	msgpack_sbuffer_init(&sb);
-	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	mc_rpc_pack_request(&pk, 1, MC_M_STATUS, 0);
-	if (write(fd, sb.data, sb.size) != (ssize_t)sb.size)
-		exit(1);
-	msgpack_sbuffer_destroy(&sb);
-	while (mc_rpc_next(dec, &m, &why) != MC_RPC_OK) {
-		if ((n = read(fd, buf, sizeof buf)) <= 0)
-			exit(1);
-		mc_rpc_feed(dec, buf, (size_t)n);
-	}
-	for (i = 0; m.result.type == MSGPACK_OBJECT_ARRAY &&
-	    i < m.result.via.array.size; i++)
-		if (mc_rpc_str(mc_rpc_map_get(&m.result.via.array.ptr[i],
-		    "state"), s, sizeof s) && strcmp(s, state) == 0)
-			count++;
-	return count;
-}
-
 /* Start the daemon; ns until it answers status.  *fd stays connected. */
 static long long
 start_timed(pid_t *pid, int *fd, struct mc_rpc_decoder *dec)
@@ -126,7 +94,7 @@ settle(int fd, struct mc_rpc_decoder *dec, int n)
 {
 	int	tries;
 
-	for (tries = 0; count_state(fd, dec, "stock") < (uint32_t)n; tries++) {
+	for (tries = 0; bench_count_state(fd, dec, "stock") < (uint32_t)n; tries++) {
 		if (tries == 3000) {
 			fprintf(stderr, "bench_scale: %d jobs never settled\n",
 			    n);

@@ -26,6 +26,10 @@ int		bench_connect(void);
 uint32_t	bench_status(int fd, struct mc_rpc_decoder *, uint32_t id,
 		    const char *job);
 
+/* How many jobs status lists in state. */
+uint32_t	bench_count_state(int fd, struct mc_rpc_decoder *,
+		    const char *state);
+
 /* The daemon process, from /proc: KiB resident, open descriptors,
  * CPU ticks used, times it was scheduled in (wakeups). */
 long		proc_rss_kib(pid_t);
