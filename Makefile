@@ -313,7 +313,11 @@ bench-scale: $(O)/bench/bench_scale $(DAEMON) $(CLIENT) $(TEMPLATE) \
 bench-supervisor: $(DAEMON) $(CLIENT) $(TEMPLATE) $(SIM_TOOLS)
 	@bench/bench_supervisor.py $(O)
 
-bench: bench-shim bench-probe bench-daemon bench-scale bench-supervisor
+# Every benchmark, then one table of the figures that have a budget.
+bench: | $(O)/bench
+	@$(MAKE) -s bench-shim bench-probe bench-daemon bench-scale \
+	    bench-supervisor 2>&1 | tee $(O)/bench/bench.log
+	@bench/summary.sh $(O)/bench/bench.log
 
 demo: $(SHIM_LIB) $(SIM_TOOLS) $(DAEMON) $(CLIENT) $(TEMPLATE)
 	@scripts/demo.sh $(O)

@@ -682,18 +682,29 @@ test_job_folder_abuse(void **state)
 	wait_state("j0", "unlocked", 0, 5.0);
 	report("job folder deleted: its jobs were booted out; made again: "
 	    "the new job file was seen and ran");
-	/* Unreadable: permissions do not bind root. */
+	/*
+	 * Unreadable: permissions do not bind root, so as root the folder
+	 * is swapped for a file (opendir fails with ENOTDIR, not ENOENT).
+	 */
 	if (geteuid() == 0) {
-		report("job folder unreadable: SKIPPED, the tests run as root, "
-		    "whom permissions do not stop");
-		return;
-	}
-	assert_int_equal(chmod(path, 0), 0);
+		snprintf(other, sizeof other, "%s/jobs.d.away", home);
+		assert_int_equal(rename(path, other), 0);
+		write_file(path, "w", "not a folder\n");
+	} else
+		assert_int_equal(chmod(path, 0), 0);
 	ctl(&i, "reload", NULL, NULL, NULL);
-	sleep_ms(300);
+	sleep_ms(500);
 	assert_field_has("j0", "state", "unlocked");
-	assert_int_equal(chmod(path, 0755), 0);
-	report("job folder unreadable: its jobs were left running");
+	if (geteuid() == 0) {
+		assert_int_equal(unlink(path), 0);
+		assert_int_equal(rename(other, path), 0);
+	} else
+		assert_int_equal(chmod(path, 0755), 0);
+	ctl(&i, "reload", NULL, NULL, NULL);
+	wait_state("j0", "unlocked", 0, 5.0);
+	report("job folder unreadable (%s): its job was left running, and "
+	    "the folder was read again once it could be", geteuid() == 0 ?
+	    "as root: a file in its place, ENOTDIR" : "mode 000");
 }
 
 /* --- a full state folder ------------------------------------------------------ */
