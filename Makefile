@@ -188,7 +188,8 @@ $(O)/tests/test_daemon: tests/unit/test_daemon.c $(DAEMON_UNITS) \
 	    $(COMMON_SRC) -o $@ -lcmocka -luv -lplist-2.0 -lmsgpackc \
 	    $(LDFLAGS_SAN)
 
-HARNESS		:= tests/support/harness.c tests/support/child.c
+HARNESS		:= tests/support/harness.c tests/support/child.c \
+		   tests/support/proc.c
 HARNESS_DEPS	:= $(HARNESS) tests/support/*.h $(DAEMON) $(CLIENT) \
 		   $(TEMPLATE) $(SHIM_LIB) $(SIM_TOOLS)
 
@@ -293,11 +294,13 @@ bench-shim: $(O)/bench/bench_shim $(SHIM_LIB)
 bench-probe: $(PROBE) $(SHIM_LIB)
 	@bench/bench-probe.sh $(O)
 
-BENCH_UTIL	:= bench/bench_util.c bench/bench_util.h common/mc_rpc.c common/*.h
+BENCH_UTIL	:= bench/bench_util.c bench/bench_util.h tests/support/proc.c \
+		   tests/support/proc.h common/mc_rpc.c common/*.h
 
 $(O)/bench/bench_%: bench/bench_%.c $(BENCH_UTIL) | $(O)/bench
-	$(CC) $(CFLAGS_C) -Icommon -Ibench $< bench/bench_util.c \
-	    common/mc_rpc.c -o $@ -lmsgpackc
+	$(CC) $(CFLAGS_C) -Icommon -Ibench -Itests/support $< \
+	    bench/bench_util.c tests/support/proc.c common/mc_rpc.c -o $@ \
+	    -lmsgpackc
 
 bench-daemon: $(O)/bench/bench_daemon $(DAEMON) $(CLIENT) $(TEMPLATE) \
     $(SIM_TOOLS) $(SHIM_LIB) $(PROBE)

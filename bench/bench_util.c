@@ -134,15 +134,16 @@ bench_connect(void)
 	exit(1);
 }
 
-uint32_t
-bench_status(int fd, struct mc_rpc_decoder *dec, uint32_t id, const char *job)
+/* status [job]; the answer in *m (pointing into dec). */
+static void
+bench_status_reply(int fd, struct mc_rpc_decoder *dec, uint32_t id,
+    const char *job, struct mc_rpc_message *m)
 {
-	msgpack_sbuffer		sb;
-	msgpack_packer		pk;
-	struct mc_rpc_message	m;
+	msgpack_sbuffer		 sb;
+	msgpack_packer		 pk;
 	const char		*why;
-	static char		buf[65536];
-	ssize_t			n;
+	static char		 buf[65536];
+	ssize_t			 n;
 
 	msgpack_sbuffer_init(&sb);
 	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
@@ -152,11 +153,19 @@ bench_status(int fd, struct mc_rpc_decoder *dec, uint32_t id, const char *job)
 	if (write(fd, sb.data, sb.size) != (ssize_t)sb.size)
 		exit(1);
 	msgpack_sbuffer_destroy(&sb);
-	while (mc_rpc_next(dec, &m, &why) != MC_RPC_OK) {
+	while (mc_rpc_next(dec, m, &why) != MC_RPC_OK) {
 		if ((n = read(fd, buf, sizeof buf)) <= 0)
 			exit(1);
 		mc_rpc_feed(dec, buf, (size_t)n);
 	}
+}
+
+uint32_t
+bench_status(int fd, struct mc_rpc_decoder *dec, uint32_t id, const char *job)
+{
+	struct mc_rpc_message	m;
+
+	bench_status_reply(fd, dec, id, job, &m);
 	return m.result.type == MSGPACK_OBJECT_ARRAY ?
 	    m.result.via.array.size : 0;
 }
@@ -165,102 +174,15 @@ bench_status(int fd, struct mc_rpc_decoder *dec, uint32_t id, const char *job)
 uint32_t
 bench_count_state(int fd, struct mc_rpc_decoder *dec, const char *state)
 {
-	msgpack_sbuffer		 sb;
-	msgpack_packer		 pk;
-	struct mc_rpc_message	 m;
-	const char		*why;
-	static char		 buf[65536];
-	char			 s[32];
-	ssize_t			 n;
-	uint32_t		 i, count = 0;
+	struct mc_rpc_message	m;
+	char			s[32];
+	uint32_t		i, count = 0;
 
-	msgpack_sbuffer_init(&sb);
-	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	mc_rpc_pack_request(&pk, 1, MC_M_STATUS, 0);
-	if (write(fd, sb.data, sb.size) != (ssize_t)sb.size)
-		exit(1);
-	msgpack_sbuffer_destroy(&sb);
-	while (mc_rpc_next(dec, &m, &why) != MC_RPC_OK) {
-		if ((n = read(fd, buf, sizeof buf)) <= 0)
-			exit(1);
-		mc_rpc_feed(dec, buf, (size_t)n);
-	}
+	bench_status_reply(fd, dec, 1, NULL, &m);
 	for (i = 0; m.result.type == MSGPACK_OBJECT_ARRAY &&
 	    i < m.result.via.array.size; i++)
 		if (mc_rpc_str(mc_rpc_map_get(&m.result.via.array.ptr[i],
 		    "state"), s, sizeof s) && strcmp(s, state) == 0)
 			count++;
 	return count;
-}
-
-long
-proc_rss_kib(pid_t pid)
-{
-	char	path[64], line[256];
-	long	kib = -1;
-	FILE	*f;
-
-	snprintf(path, sizeof path, "/proc/%ld/status", (long)pid);
-	if ((f = fopen(path, "r")) == NULL)
-		return -1;
-	while (fgets(line, sizeof line, f) != NULL)
-		if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
-			break;
-	fclose(f);
-	return kib;
-}
-
-int
-proc_fds(pid_t pid)
-{
-	char		 path[64];
-	DIR		*d;
-	struct dirent	*de;
-	int		 n = 0;
-
-	snprintf(path, sizeof path, "/proc/%ld/fd", (long)pid);
-	if ((d = opendir(path)) == NULL)
-		return -1;
-	while ((de = readdir(d)) != NULL)
-		if (de->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n;
-}
-
-/* utime + stime, in clock ticks (/proc/PID/stat fields 14 and 15). */
-long long
-proc_cpu_ticks(pid_t pid)
-{
-	char		 path[64], buf[1024], *p;
-	unsigned long	 ut = 0, st = 0;
-	FILE		*f;
-
-	snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
-	if ((f = fopen(path, "r")) == NULL)
-		return -1;
-	if (fgets(buf, sizeof buf, f) != NULL &&
-	    (p = strrchr(buf, ')')) != NULL &&
-	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu "
-	    "%lu", &ut, &st) != 2)
-		ut = st = 0;
-	fclose(f);
-	return (long long)(ut + st);
-}
-
-/* Times scheduled onto a CPU (/proc/PID/schedstat, third field). */
-long long
-proc_wakeups(pid_t pid)
-{
-	char		path[64];
-	long long	run = -1, wait = -1, slices = -1;
-	FILE		*f;
-
-	snprintf(path, sizeof path, "/proc/%ld/schedstat", (long)pid);
-	if ((f = fopen(path, "r")) == NULL)
-		return -1;
-	if (fscanf(f, "%lld %lld %lld", &run, &wait, &slices) != 3)
-		slices = -1;
-	fclose(f);
-	return slices;
 }

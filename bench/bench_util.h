@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "mc_rpc.h"
+#include "proc.h"
 
 extern char	bench_home[64], bench_build[1024];
 
@@ -29,13 +30,6 @@ uint32_t	bench_status(int fd, struct mc_rpc_decoder *, uint32_t id,
 /* How many jobs status lists in state. */
 uint32_t	bench_count_state(int fd, struct mc_rpc_decoder *,
 		    const char *state);
-
-/* The daemon process, from /proc: KiB resident, open descriptors,
- * CPU ticks used, times it was scheduled in (wakeups). */
-long		proc_rss_kib(pid_t);
-int		proc_fds(pid_t);
-long long	proc_cpu_ticks(pid_t);
-long long	proc_wakeups(pid_t);
 
 /* Median and spread of n samples (sorted in place). */
 struct summary {

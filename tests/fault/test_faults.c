@@ -34,6 +34,7 @@
 
 #include "child.h"
 #include "harness.h"
+#include "proc.h"
 #include "mc_rpc.h"
 #include "protocol.h"
 
@@ -41,18 +42,6 @@
 #define PROBE		BUILD "/bin/metalcap-probe"
 #define NJOBS		3
 #define BURST		200
-
-static void
-report(const char *fmt, ...)
-{
-	va_list	ap;
-
-	va_start(ap, fmt);
-	fprintf(stderr, "fault: ");
-	vfprintf(stderr, fmt, ap);
-	fprintf(stderr, "\n");
-	va_end(ap);
-}
 
 static int
 env_int(const char *name, int fallback)
@@ -70,47 +59,6 @@ home_file(const char *name, const char *text)
 
 	snprintf(path, sizeof path, "%s/%s", home, name);
 	write_file(path, "w", text);
-}
-
-/* One request on a fresh connection; its round trip in ms, -1 if none. */
-static double
-status_rtt_ms(void)
-{
-	struct mc_rpc_decoder	 dec;
-	struct mc_rpc_message	 m;
-	msgpack_sbuffer		 sb;
-	msgpack_packer		 pk;
-	double			 start = now_s(), ms;
-	int			 fd = raw_connect();
-
-	msgpack_sbuffer_init(&sb);
-	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	mc_rpc_pack_request(&pk, 1, MC_M_STATUS, 0);
-	mc_rpc_decoder_init(&dec, MC_MAX_MESSAGE);
-	ms = raw_exchange(fd, sb.data, sb.size, &dec, &m) == 0 &&
-	    m.type == MC_MSG_RESPONSE ? (now_s() - start) * 1000 : -1;
-	mc_rpc_decoder_free(&dec);
-	msgpack_sbuffer_destroy(&sb);
-	close(fd);
-	return ms;
-}
-
-/* The daemon's resident memory in KiB, from /proc. */
-static long
-daemon_rss_kib(void)
-{
-	char	path[64], line[256];
-	long	kib = -1;
-	FILE	*f;
-
-	snprintf(path, sizeof path, "/proc/%ld/status", (long)daemon_pid);
-	if ((f = fopen(path, "r")) == NULL)
-		return -1;
-	while (fgets(line, sizeof line, f) != NULL)
-		if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
-			break;
-	fclose(f);
-	return kib;
 }
 
 /* Restart the daemon with the arguments and environment set since. */
@@ -643,7 +591,7 @@ test_job_folder_abuse(void **state)
 	report("job folder: a 10 MB file, a FIFO and a symlink loop are three "
 	    "invalid jobs naming why; the good job kept running");
 	/* 1000 files at once. */
-	rss_before = daemon_rss_kib();
+	rss_before = proc_rss_kib(daemon_pid);
 	for (i = 0; i < 1000; i++) {
 		snprintf(path, sizeof path, "%s/jobs.d/junk%04d.plist", home, i);
 		write_file(path, "w", "not a plist\n");
@@ -655,7 +603,7 @@ test_job_folder_abuse(void **state)
 		sleep_ms(100);
 	}
 	rtt = status_rtt_ms();
-	rss_after = daemon_rss_kib();
+	rss_after = proc_rss_kib(daemon_pid);
 	assert_field_has("j0", "state", "unlocked");
 	report("job folder: 1000 bad files listed as invalid jobs in %.2f s; "
 	    "a status of 1004 jobs took %.1f ms; RSS %ld -> %ld KiB",
@@ -845,25 +793,6 @@ flood(double bytes_per_s, double seconds)
 	return pid;
 }
 
-/* utime + stime of the daemon, in seconds. */
-static double
-daemon_cpu_s(void)
-{
-	char		 path[64], buf[1024], *p;
-	unsigned long	 ut = 0, st = 0;
-	FILE		*f;
-
-	snprintf(path, sizeof path, "/proc/%ld/stat", (long)daemon_pid);
-	if ((f = fopen(path, "r")) == NULL)
-		return 0;
-	if (fgets(buf, sizeof buf, f) != NULL &&
-	    (p = strrchr(buf, ')')) != NULL)
-		sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
-		    "%lu %lu", &ut, &st);
-	fclose(f);
-	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
-}
-
 static void
 test_log_faults(void **state)
 {
@@ -901,8 +830,8 @@ test_log_faults(void **state)
 	report("log rotated, then a failure line in the new file: reverted "
 	    "in %.0f ms", took * 1000);
 	/* Growing at 50 MB/s for 4 s: the daemon keeps answering. */
-	rss0 = daemon_rss_kib();
-	cpu = daemon_cpu_s();
+	rss0 = proc_rss_kib(daemon_pid);
+	cpu = (double)proc_cpu_ticks(daemon_pid) / (double)sysconf(_SC_CLK_TCK);
 	start = now_s();
 	writer = flood(50e6, 4.0);
 	while (waitpid(writer, &status, WNOHANG) == 0) {
@@ -915,11 +844,11 @@ test_log_faults(void **state)
 	start = now_s();
 	write_file(path, "a", failure_line);
 	took = expect_revert_then_enable("flood", start);
-	rss1 = daemon_rss_kib();
+	rss1 = proc_rss_kib(daemon_pid);
 	report("log growing at 50 MB/s for 4 s (200 MB): status answered in at "
 	    "most %.1f ms meanwhile; the failure line after it reverted in "
 	    "%.0f ms; daemon CPU %.2f s; RSS %ld -> %ld KiB", worst,
-	    took * 1000, daemon_cpu_s() - cpu, rss0, rss1);
+	    took * 1000, (double)proc_cpu_ticks(daemon_pid) / (double)sysconf(_SC_CLK_TCK) - cpu, rss0, rss1);
 	assert_true(rss1 < rss0 + 4096);
 }
 
@@ -946,6 +875,7 @@ main(void)
 	};
 
 	/* MC_FAULT_ONLY=test_name runs one (cmocka's filter, wildcards). */
+	report_prefix = "fault";
 	if (getenv("MC_FAULT_ONLY") != NULL)
 		cmocka_set_test_filter(getenv("MC_FAULT_ONLY"));
 	return cmocka_run_group_tests_name("faults", tests, NULL, NULL);

@@ -27,6 +27,7 @@
 #include "child.h"
 #include "harness.h"
 #include "mc_rpc.h"
+#include "protocol.h"
 
 char		home[64], simdir[128], simvar[160], switches[160];
 pid_t		daemon_pid;
@@ -342,11 +343,9 @@ marker_exists(long pid)
 int
 raw_connect(void)
 {
-	struct sockaddr_un	sun = { .sun_family = AF_UNIX };
-	int			fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	int	fd = try_connect();
 
-	snprintf(sun.sun_path, sizeof sun.sun_path, "%s/metalcapd.sock", home);
-	assert_int_equal(connect(fd, (struct sockaddr *)&sun, sizeof sun), 0);
+	assert_true(fd != -1);
 	return fd;
 }
 
@@ -367,4 +366,60 @@ raw_exchange(int fd, const void *bytes, size_t len,
 			return -1;
 		mc_rpc_feed(dec, buf, (size_t)n);
 	}
+}
+
+/* A connection to the daemon, or -1 (no abort: attackers use it too). */
+int
+try_connect(void)
+{
+	struct sockaddr_un	sun = { .sun_family = AF_UNIX };
+	int			fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	snprintf(sun.sun_path, sizeof sun.sun_path, "%s/metalcapd.sock", home);
+	if (fd != -1 && connect(fd, (struct sockaddr *)&sun, sizeof sun) == 0)
+		return fd;
+	if (fd != -1)
+		close(fd);
+	return -1;
+}
+
+/* A well-behaved client's status round trip in ms; -1 if refused. */
+double
+status_rtt_ms(void)
+{
+	struct mc_rpc_decoder	 dec;
+	struct mc_rpc_message	 m;
+	msgpack_sbuffer		 sb;
+	msgpack_packer		 pk;
+	double			 start = now_s(), ms = -1;
+	int			 fd = try_connect();
+
+	if (fd == -1)
+		return -1;
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	mc_rpc_pack_request(&pk, 1, MC_M_STATUS, 0);
+	mc_rpc_decoder_init(&dec, MC_MAX_REPLY);
+	if (raw_exchange(fd, sb.data, sb.size, &dec, &m) == 0 &&
+	    m.type == MC_MSG_RESPONSE && m.error.type == MSGPACK_OBJECT_NIL)
+		ms = (now_s() - start) * 1000;
+	mc_rpc_decoder_free(&dec);
+	msgpack_sbuffer_destroy(&sb);
+	close(fd);
+	return ms;
+}
+
+const char	*report_prefix = "report";
+
+/* A figure for the documents, on stderr: "PREFIX: ...". */
+void
+report(const char *fmt, ...)
+{
+	va_list	ap;
+
+	va_start(ap, fmt);
+	fprintf(stderr, "%s: ", report_prefix);
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\n");
+	va_end(ap);
 }

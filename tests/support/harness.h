@@ -64,7 +64,14 @@ int		 teardown(void **state);
 void		 set_device(const char *line);
 bool		 marker_exists(long pid);
 int		 raw_connect(void);
+int		 try_connect(void);	/* -1 when refused, no abort */
+double		 status_rtt_ms(void);	/* -1 when refused */
 int		 raw_exchange(int fd, const void *bytes, size_t len,
 		    struct mc_rpc_decoder *dec, struct mc_rpc_message *m);
+
+/* Figures for docs/RELIABILITY.md, on stderr as "PREFIX: ...". */
+extern const char	*report_prefix;
+void		 report(const char *fmt, ...)
+		    __attribute__((format(printf, 1, 2)));
 
 #endif

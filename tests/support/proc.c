@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A process seen from /proc (Linux): what the fault tests and the
+ * benchmarks read of the daemon without a tracer.
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "proc.h"
+
+long
+proc_rss_kib(pid_t pid)
+{
+	char	path[64], line[256];
+	long	kib = -1;
+	FILE	*f;
+
+	snprintf(path, sizeof path, "/proc/%ld/status", (long)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return -1;
+	while (fgets(line, sizeof line, f) != NULL)
+		if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
+			break;
+	fclose(f);
+	return kib;
+}
+
+int
+proc_fds(pid_t pid)
+{
+	char		 path[64];
+	DIR		*d;
+	struct dirent	*de;
+	int		 n = 0;
+
+	snprintf(path, sizeof path, "/proc/%ld/fd", (long)pid);
+	if ((d = opendir(path)) == NULL)
+		return -1;
+	while ((de = readdir(d)) != NULL)
+		if (de->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}
+
+/* utime + stime, in clock ticks (/proc/PID/stat fields 14 and 15). */
+long long
+proc_cpu_ticks(pid_t pid)
+{
+	char		 path[64], buf[1024], *p;
+	unsigned long	 ut = 0, st = 0;
+	FILE		*f;
+
+	snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return -1;
+	if (fgets(buf, sizeof buf, f) != NULL &&
+	    (p = strrchr(buf, ')')) != NULL &&
+	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu "
+	    "%lu", &ut, &st) != 2)
+		ut = st = 0;
+	fclose(f);
+	return (long long)(ut + st);
+}
+
+/* Times scheduled onto a CPU (/proc/PID/schedstat, third field). */
+long long
+proc_wakeups(pid_t pid)
+{
+	char		path[64];
+	long long	run = -1, wait = -1, slices = -1;
+	FILE		*f;
+
+	snprintf(path, sizeof path, "/proc/%ld/schedstat", (long)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return -1;
+	if (fscanf(f, "%lld %lld %lld", &run, &wait, &slices) != 3)
+		slices = -1;
+	fclose(f);
+	return slices;
+}

@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A process seen from /proc (Linux): KiB resident, open descriptors, CPU
+ * ticks used (utime + stime), times scheduled onto a CPU (wakeups).
+ */
+#ifndef PROC_H
+#define PROC_H
+
+#include <sys/types.h>
+
+long		proc_rss_kib(pid_t);
+int		proc_fds(pid_t);
+long long	proc_cpu_ticks(pid_t);
+long long	proc_wakeups(pid_t);
+
+#endif
