@@ -30,6 +30,11 @@ for name in "$@"; do
 			continue
 		fi
 	fi
+	[ -d "$top/tests/fuzz/corpus/$name" ] || {
+		echo "fuzz $name: no seed corpus tests/fuzz/corpus/$name"
+		failed=$((failed + 1))
+		continue
+	}
 	extra=
 	[ "$name" = scan ] && [ -d "$fixtures" ] && extra=$fixtures
 	# shellcheck disable=SC2086
