@@ -32,6 +32,7 @@ struct child_result;
 
 /* Time: sanitizer builds run slower, so bounds scale (MC_TEST_TIME_SCALE). */
 double		 time_scale(void);
+bool		 sanitized(void);
 double		 now_s(void);
 void		 sleep_ms(long ms);
 
