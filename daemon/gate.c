@@ -152,6 +152,10 @@ gate_judge(struct gate_entry *e, bool injected,
 			    "no report (exit %d): %s%s%s%.200s", r->code,
 			    out[0] ? "output '" : "", out, out[0] ? "' " : "",
 			    r->err);
+		/* One line: it is a job's reason in status and the log. */
+		for (i = 0; e->reason[i] != '\0'; i++)
+			if (e->reason[i] == '\n' || e->reason[i] == '\r')
+				e->reason[i] = ' ';
 		return;
 	}
 	if (r->code == 3 || r->code == 4) {
