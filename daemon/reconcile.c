@@ -636,11 +636,13 @@ reconcile_finish(struct mcd *d, struct job *j)
 	}
 }
 
-/* Bring one job to its desired state (or queue that, if it is busy). */
-void
-reconcile(struct mcd *d, struct job *j)
+/*
+ * Take the job for a reconcile: true if it was free; if busy, it runs once
+ * more afterwards.  A request does not wait out an error's back-off.
+ */
+static bool
+reconcile_claim(struct job *j)
 {
-	/* A request does not wait out an error's back-off. */
 	if (j->retry_pending) {
 		uv_timer_stop(j->timer);
 		j->retry_pending = false;
@@ -648,10 +650,18 @@ reconcile(struct mcd *d, struct job *j)
 	}
 	if (j->busy) {
 		j->dirty = true;
-		return;
+		return false;
 	}
 	j->busy = true;
-	reconcile_start(d, j);
+	return true;
+}
+
+/* Bring one job to its desired state (or queue that, if it is busy). */
+void
+reconcile(struct mcd *d, struct job *j)
+{
+	if (reconcile_claim(j))
+		reconcile_start(d, j);
 }
 
 static void
@@ -666,17 +676,8 @@ reconcile_start_later(struct mcd *d, struct job *j)
 void
 reconcile_after(struct mcd *d, struct job *j, uint64_t ms)
 {
-	if (j->retry_pending) {
-		uv_timer_stop(j->timer);
-		j->retry_pending = false;
-		j->busy = false;
-	}
-	if (j->busy) {
-		j->dirty = true;
-		return;
-	}
-	j->busy = true;
-	reconcile_later(d, j, reconcile_start_later, ms);
+	if (reconcile_claim(j))
+		reconcile_later(d, j, reconcile_start_later, ms);
 }
 
 void
