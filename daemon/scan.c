@@ -85,14 +85,15 @@ struct scan *
 scan_new(plist_t extra)
 {
 	struct scan	*s;
-
-	if ((extra == NULL || plist_array_get_size(extra) == 0) &&
-	    scan_shared != NULL)
-		return scan_shared;
-	s = calloc(1, sizeof *s);
 	char		*re;
 	size_t		 i;
 	uint32_t	 k;
+	bool		 builtins_only = extra == NULL ||
+			    plist_array_get_size(extra) == 0;
+
+	if (builtins_only && scan_shared != NULL)
+		return scan_shared;
+	s = calloc(1, sizeof *s);
 
 	for (i = 0; i < sizeof scan_builtin / sizeof scan_builtin[0]; i++)
 		scan_add(s, scan_builtin[i].what, scan_builtin[i].re);
@@ -106,13 +107,14 @@ scan_new(plist_t extra)
 	}
 	/*
 	 * Most lines match nothing: one pass of the alternation of all
-	 * patterns decides that about four times faster than each in turn.
+	 * patterns decides that about 2.5 times faster (ggml log lines) than
+	 * each in turn.
 	 */
 	s->have_any = s->any_text != NULL && regcomp(&s->any, s->any_text,
 	    REG_EXTENDED | REG_NOSUB) == 0;
 	free(s->any_text);
 	s->any_text = NULL;
-	if ((extra == NULL || plist_array_get_size(extra) == 0))
+	if (builtins_only)
 		scan_shared = s;
 	return s;
 }
