@@ -4,13 +4,18 @@
  * managed preferences (any change: rescan, once things settle), and the
  * shim's report folder.  A job folder deleted and made again is a new
  * folder: while it is missing its parent is watched, and the watch moves
- * back to the folder the rescan after it reappears.  Nothing here wakes
- * the daemon while nothing changes.
+ * back to the folder the rescan after it reappears.  The watched folder
+ * is held open, so a folder made in its place cannot be given its inode
+ * number (ext4 does so at once) and pass for the old one.  Nothing here
+ * wakes the daemon while nothing changes.
  */
 #include <sys/stat.h>
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mc_util.h"
 #include "mcd.h"
@@ -86,6 +91,7 @@ dirwatch_start(struct mcd *d)
 
 	uv_timer_init(d->loop, &d->rescan_timer);
 	d->rescan_timer.data = d;
+	d->jobs_fd = -1;
 	dirwatch_init(d, &d->watch_jobs);
 	dirwatch_init(d, &d->watch_jobs_parent);
 	dirwatch_init(d, &d->watch_profiles);
@@ -107,37 +113,80 @@ dirwatch_start(struct mcd *d)
 	dirwatch_rearm(d);
 }
 
+/* Hold the job folder now watched; forget the one before. */
+static void
+dirwatch_hold(struct mcd *d, int fd, const struct stat *sb)
+{
+	if (d->jobs_fd != -1)
+		close(d->jobs_fd);
+	d->jobs_fd = fd;
+	d->jobs_ino = fd == -1 ? 0 : sb->st_ino;
+	d->jobs_dev = fd == -1 ? 0 : sb->st_dev;
+}
+
+/*
+ * Held for its identity only: O_PATH (Linux) and O_EVTONLY (macOS) need
+ * no read permission and, on macOS, do not keep a volume from unmounting.
+ */
+#if defined(O_PATH)
+#define DIRWATCH_HOLD_FLAGS	(O_PATH | O_DIRECTORY | O_CLOEXEC)
+#elif defined(O_EVTONLY)
+#define DIRWATCH_HOLD_FLAGS	(O_EVTONLY | O_DIRECTORY | O_CLOEXEC)
+#else
+#define DIRWATCH_HOLD_FLAGS	(O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+#endif
+
+/* The job folder there is now: watched and held, or -errno if none. */
+static int
+dirwatch_watch_jobs(struct mcd *d)
+{
+	struct stat	 sb;
+	int		 fd, rc;
+
+	if ((fd = open(d->paths.jobs, DIRWATCH_HOLD_FLAGS)) == -1)
+		return -errno;
+	if (fstat(fd, &sb) == -1) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
+	if (uv_is_active((uv_handle_t *)&d->watch_jobs) &&
+	    sb.st_ino == d->jobs_ino && sb.st_dev == d->jobs_dev) {
+		close(fd);
+		return 0;
+	}
+	if (uv_is_active((uv_handle_t *)&d->watch_jobs))
+		uv_fs_event_stop(&d->watch_jobs);
+	if (dirwatch_watch(&d->watch_jobs, d->paths.jobs, dirwatch_cb,
+	    false) == 0)
+		dirwatch_hold(d, fd, &sb);
+	else
+		close(fd);
+	/* Files may have come before the watch: look once more. */
+	dirwatch_cb(&d->watch_jobs, NULL, 0, 0);
+	return 0;
+}
+
 /* After a rescan: watch the job folder there is now, or wait for one. */
 void
 dirwatch_rearm(struct mcd *d)
 {
-	struct stat	 sb;
 	char		 parent[PATH_MAX];
 	uv_fs_event_t	*jobs = &d->watch_jobs, *up = &d->watch_jobs_parent;
+	int		 rc;
 
 	if (!d->dirwatch_ready)
 		return;
-	if (stat(d->paths.jobs, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+	if ((rc = dirwatch_watch_jobs(d)) == 0) {
 		if (uv_is_active((uv_handle_t *)up))
 			uv_fs_event_stop(up);
-		if (uv_is_active((uv_handle_t *)jobs) &&
-		    sb.st_ino == d->jobs_ino && sb.st_dev == d->jobs_dev)
-			return;
-		if (uv_is_active((uv_handle_t *)jobs))
-			uv_fs_event_stop(jobs);
-		if (dirwatch_watch(jobs, d->paths.jobs, dirwatch_cb,
-		    false) == 0) {
-			d->jobs_ino = sb.st_ino;
-			d->jobs_dev = sb.st_dev;
-		}
-		/* Files may have come before the watch: look once more. */
-		dirwatch_cb(jobs, NULL, 0, 0);
 		return;
 	}
 	if (uv_is_active((uv_handle_t *)jobs)) {
 		uv_fs_event_stop(jobs);
-		log_warnx("%s is gone: waiting for it to come back",
-		    d->paths.jobs);
+		dirwatch_hold(d, -1, NULL);
+		log_warnx("%s: %s: waiting for it to come back",
+		    d->paths.jobs, strerror(-rc));
 		/* The rescan that saw it go may have read it half deleted. */
 		dirwatch_cb(jobs, NULL, 0, 0);
 	}

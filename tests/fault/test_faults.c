@@ -631,6 +631,23 @@ test_job_folder_abuse(void **state)
 	report("job folder deleted: its jobs were booted out; made again: "
 	    "the new job file was seen and ran");
 	/*
+	 * Replaced while the daemon was stopped: the new folder may get the
+	 * old one's inode number (ext4 gives it at once), yet it is a new
+	 * folder to watch, or the next job file goes unseen.
+	 */
+	assert_int_equal(kill(daemon_pid, SIGSTOP), 0);
+	snprintf(cmd, sizeof cmd, "rm -rf %s/jobs.d && mkdir %s/jobs.d", home,
+	    home);
+	assert_int_equal(system(cmd), 0);
+	edit_job(0, "replaced");
+	edit_job(2, "replaced");
+	assert_int_equal(kill(daemon_pid, SIGCONT), 0);
+	wait_state("j2", "unlocked", 0, 5.0);
+	edit_job(1, "new");
+	wait_state("j1", "unlocked", 0, 5.0);
+	report("job folder replaced while the daemon was stopped: a job file "
+	    "written after it was seen without a reload");
+	/*
 	 * Unreadable: permissions do not bind root, so as root the folder
 	 * is swapped for a file (opendir fails with ENOTDIR, not ENOENT).
 	 */
