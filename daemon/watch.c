@@ -38,7 +38,7 @@ struct job_watch {
 	struct pid_watch *pid;
 	uv_timer_t	 marker_timer;
 	uv_timer_t	 health_timer;
-	uv_timer_t	 log_more;	/* a flooded log: read on next turn */
+	uv_idle_t	 log_more;	/* a flooded log: read each turn */
 	uv_fs_event_t	 log_dir;
 	bool		 log_watching;
 	int		 handles;	/* open handles; free at 0 */
@@ -73,7 +73,7 @@ watch_get(struct mcd *d, struct job *j)
 	w->job = j;
 	uv_timer_init(d->loop, &w->marker_timer);
 	uv_timer_init(d->loop, &w->health_timer);
-	uv_timer_init(d->loop, &w->log_more);
+	uv_idle_init(d->loop, &w->log_more);
 	w->marker_timer.data = w->health_timer.data = w->log_more.data = w;
 	w->handles = 3;
 	j->watch = w;
@@ -228,17 +228,20 @@ watch_log_line(void *arg, const char *line)
 }
 
 /*
- * Read what the log gained; when there is more than one turn's budget,
- * come back on the next turn of the loop, after clients have been served.
+ * One turn's budget of what the log gained.  An idle handle, not a
+ * zero timer: libuv before 1.48 runs a zero timer started from its own
+ * callback again in the same turn (libuv#4245), so a log growing faster
+ * than it is read would starve the clients.  An idle callback runs once
+ * a turn, and keeps the poll from blocking while more is waiting.
  */
 static void
-watch_log_read(uv_timer_t *t)
+watch_log_read(uv_idle_t *h)
 {
-	struct job_watch	*w = t->data;
+	struct job_watch	*w = h->data;
 
-	if (w->job != NULL && w->job->tail != NULL &&
-	    tail_read(w->job->tail, watch_log_line, w->job) && w->job != NULL)
-		uv_timer_start(&w->log_more, watch_log_read, 0, 0);
+	if (w->job == NULL || w->job->tail == NULL ||
+	    !tail_read(w->job->tail, watch_log_line, w->job) || w->job == NULL)
+		uv_idle_stop(h);
 }
 
 static void
@@ -250,8 +253,7 @@ watch_log_event(uv_fs_event_t *h, const char *file, int events, int status)
 	(void)events;
 	(void)status;
 	/* One read per turn of the loop, however many events came. */
-	if (!uv_is_active((uv_handle_t *)&w->log_more))
-		uv_timer_start(&w->log_more, watch_log_read, 0, 0);
+	uv_idle_start(&w->log_more, watch_log_read);
 }
 
 static const char *
