@@ -157,11 +157,13 @@ dirwatch_watch_jobs(struct mcd *d)
 	}
 	if (uv_is_active((uv_handle_t *)&d->watch_jobs))
 		uv_fs_event_stop(&d->watch_jobs);
+	/* Not watchable (inotify's limit, say): seen on reload, no spinning. */
 	if (dirwatch_watch(&d->watch_jobs, d->paths.jobs, dirwatch_cb,
-	    false) == 0)
-		dirwatch_hold(d, fd, &sb);
-	else
+	    false) != 0) {
 		close(fd);
+		return 0;
+	}
+	dirwatch_hold(d, fd, &sb);
 	/* Files may have come before the watch: look once more. */
 	dirwatch_cb(&d->watch_jobs, NULL, 0, 0);
 	return 0;
