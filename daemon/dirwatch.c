@@ -115,13 +115,22 @@ dirwatch_start(struct mcd *d)
 
 /* Hold the job folder now watched; forget the one before. */
 static void
-dirwatch_hold(struct mcd *d, int fd, const struct stat *sb)
+dirwatch_hold(struct mcd *d, int fd)
 {
 	if (d->jobs_fd != -1)
 		close(d->jobs_fd);
 	d->jobs_fd = fd;
-	d->jobs_ino = fd == -1 ? 0 : sb->st_ino;
-	d->jobs_dev = fd == -1 ? 0 : sb->st_dev;
+}
+
+/* Is the folder open as fd the one watched and held? */
+static bool
+dirwatch_is_held(const struct mcd *d, int fd)
+{
+	struct stat	 now, held;
+
+	return d->jobs_fd != -1 && fstat(d->jobs_fd, &held) == 0 &&
+	    fstat(fd, &now) == 0 && now.st_ino == held.st_ino &&
+	    now.st_dev == held.st_dev;
 }
 
 /*
@@ -140,18 +149,12 @@ dirwatch_hold(struct mcd *d, int fd, const struct stat *sb)
 static int
 dirwatch_watch_jobs(struct mcd *d)
 {
-	struct stat	 sb;
-	int		 fd, rc;
+	int	fd;
 
 	if ((fd = open(d->paths.jobs, DIRWATCH_HOLD_FLAGS)) == -1)
 		return -errno;
-	if (fstat(fd, &sb) == -1) {
-		rc = -errno;
-		close(fd);
-		return rc;
-	}
 	if (uv_is_active((uv_handle_t *)&d->watch_jobs) &&
-	    sb.st_ino == d->jobs_ino && sb.st_dev == d->jobs_dev) {
+	    dirwatch_is_held(d, fd)) {
 		close(fd);
 		return 0;
 	}
@@ -163,7 +166,7 @@ dirwatch_watch_jobs(struct mcd *d)
 		close(fd);
 		return 0;
 	}
-	dirwatch_hold(d, fd, &sb);
+	dirwatch_hold(d, fd);
 	/* Files may have come before the watch: look once more. */
 	dirwatch_cb(&d->watch_jobs, NULL, 0, 0);
 	return 0;
@@ -186,7 +189,7 @@ dirwatch_rearm(struct mcd *d)
 	}
 	if (uv_is_active((uv_handle_t *)jobs)) {
 		uv_fs_event_stop(jobs);
-		dirwatch_hold(d, -1, NULL);
+		dirwatch_hold(d, -1);
 		log_warnx("%s: %s: waiting for it to come back",
 		    d->paths.jobs, strerror(-rc));
 		/* The rescan that saw it go may have read it half deleted. */

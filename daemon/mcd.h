@@ -442,8 +442,6 @@ struct mcd {
 	uv_fs_event_t		 watch_jobs_parent;	/* while jobs.d is gone */
 	bool			 dirwatch_ready;
 	int			 jobs_fd;	/* the watched jobs.d, held */
-	dev_t			 jobs_dev;
-	ino_t			 jobs_ino;
 };
 
 /* --- dirwatch.c -------------------------------------------------------------- */
