@@ -164,6 +164,7 @@ dirwatch_watch_jobs(struct mcd *d)
 	if (dirwatch_watch(&d->watch_jobs, d->paths.jobs, dirwatch_cb,
 	    false) != 0) {
 		close(fd);
+		dirwatch_hold(d, -1);
 		return 0;
 	}
 	dirwatch_hold(d, fd);
