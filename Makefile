@@ -49,7 +49,8 @@ SHIM_LIB	:= $(O)/lib/libmetalcap.$(SHLIB)
 TEST_BINS	:= $(O)/tests/test_shim_config $(O)/tests/test_shim_inject \
 		   $(O)/tests/test_probe $(O)/tests/test_daemon \
 		   $(O)/tests/test_daemon_e2e $(O)/tests/test_launchctl_sim \
-		   $(O)/tests/test_faults $(O)/tests/test_abuse
+		   $(O)/tests/test_faults $(O)/tests/test_abuse \
+		   $(O)/tests/test_rpc_clients
 SIM_LIB		:= $(O)/tests/libmtlsim.so
 SIM_OVERBROAD	:= $(O)/tests/overbroad/libmtlsim.so
 SIM_KERNEL	:= $(O)/tests/mtlsim_kernel.o
@@ -67,10 +68,17 @@ DAEMON_SRC	:= daemon/metalcapd.c daemon/paths.c daemon/log.c \
 		   daemon/scan.c daemon/tail.c daemon/gate.c daemon/watch.c \
 		   daemon/managed.c daemon/fleet.c daemon/dirwatch.c
 ifeq ($(UNAME),Darwin)
-DAEMON_SRC	+= daemon/platform_darwin.c
+PLATFORM_SRC	:= daemon/platform_darwin.c
 else
-DAEMON_SRC	+= daemon/platform_linux.c
+PLATFORM_SRC	:= daemon/platform_linux.c
 endif
+DAEMON_SRC	+= $(PLATFORM_SRC)
+# metalcapctl checks job files with the daemon's own rules (jobfile.c) and
+# finds its folders as the daemon does (paths.c).
+CLIENT_PORTABLE	:= client/metalcapctl.c client/ctl_jobfile.c common/mc_rpc.c \
+		   common/mc_plist.c common/mc_util.c daemon/paths.c \
+		   daemon/jobfile.c
+CLIENT_SRC	:= $(CLIENT_PORTABLE) $(PLATFORM_SRC)
 TEMPLATE	:= $(O)/share/metalcap/job.plist
 PROBE_SHARED	:= probe/probe.c probe/probe_check.c probe/probe_report.c
 BENCH_BINS	:= $(O)/bench/bench_shim
@@ -120,10 +128,10 @@ $(DAEMON): $(DAEMON_SRC) daemon/mcd.h $(COMMON_SRC) common/*.h VERSION \
 	$(CC) $(CFLAGS_C) -Icommon -Idaemon $(DAEMON_SRC) $(COMMON_SRC) -o $@ \
 	    -luv -lplist-2.0 -lmsgpackc -ljansson $(LDFLAGS_SAN)
 
-$(CLIENT): client/metalcapctl.c common/mc_rpc.c common/*.h VERSION \
+$(CLIENT): $(CLIENT_SRC) client/*.h daemon/mcd.h common/*.h VERSION \
     | need-deps $(O)/bin
-	$(CC) $(CFLAGS_C) -Icommon client/metalcapctl.c common/mc_rpc.c -o $@ \
-	    -lmsgpackc -ljansson $(LDFLAGS_SAN)
+	$(CC) $(CFLAGS_C) -Icommon -Idaemon -Iclient $(CLIENT_SRC) -o $@ \
+	    -lmsgpackc -ljansson -lplist-2.0 $(LDFLAGS_SAN)
 
 $(TEMPLATE): agent-template/job.plist
 	@mkdir -p $(@D)
@@ -154,8 +162,9 @@ $(O)/tests/launchctl-sim: tests/sim/launchctl-sim.c common/mc_plist.c \
 
 TEST_DEFS	:= -DMC_TEST_BUILD='"$(abspath $(O))"' \
 		   -DMC_TEST_SOURCE='"$(abspath .)"'
-# Real llama.cpp and MLX logs, beside the repository (../shared).
-FIXTURES	?= ../shared/fixtures/real-logs
+# Real llama.cpp and MLX logs (tests/fixtures/real-logs/README.md says
+# where each came from).
+FIXTURES	?= tests/fixtures/real-logs
 
 $(O)/tests/test_shim_config: tests/unit/test_shim_config.c \
     shim/shim_config.c shim/shim_config.h | need-deps $(O)/tests
@@ -205,6 +214,13 @@ $(O)/tests/test_faults: tests/fault/test_faults.c $(HARNESS_DEPS) \
 	    $(HARNESS) common/mc_rpc.c -o $@ -lcmocka -ljansson \
 	    -lmsgpackc $(LDFLAGS_SAN)
 
+# Clients no one here wrote (pynvim, Neovim, python3-msgpack).
+$(O)/tests/test_rpc_clients: tests/rpc/test_rpc_clients.c tests/rpc/*.py \
+    tests/rpc/*.lua $(HARNESS_DEPS) | $(O)/tests
+	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Itests/support -Icommon $< \
+	    $(HARNESS) common/mc_rpc.c -o $@ -lcmocka -ljansson \
+	    -lmsgpackc $(LDFLAGS_SAN)
+
 $(O)/tests/test_abuse: tests/fault/test_abuse.c $(HARNESS_DEPS) | $(O)/tests
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Itests/support -Icommon $< \
 	    $(HARNESS) common/mc_rpc.c -o $@ -lcmocka -ljansson \
@@ -241,7 +257,8 @@ $(FUZZ)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_DAEMON) \
 
 FUZZ_BINS	:= $(FUZZ_TARGETS:%=$(FUZZ)/fuzz_%)
 
-SHELL_TESTS	:= tests/pkg/test-install-scripts.sh tests/fuzz/smoke.sh
+SHELL_TESTS	:= tests/pkg/test-install-scripts.sh tests/fuzz/smoke.sh \
+		   tests/rpc/check-protocol-doc.py
 SHELL_SCRIPTS	:= $(wildcard scripts/*.sh bench/*.sh tests/pkg/*.sh \
 		   tests/pkg/stubs/*) pkg/uninstall $(wildcard pkg/scripts/*) \
 		   .ci/run
@@ -322,7 +339,7 @@ bench: | $(O)/bench
 	    bench-supervisor 2>&1 | tee $(O)/bench/bench.log
 	@bench/summary.sh $(O)/bench/bench.log
 
-demo: $(SHIM_LIB) $(SIM_TOOLS) $(DAEMON) $(CLIENT) $(TEMPLATE)
+demo: $(SHIM_LIB) $(SIM_TOOLS) $(DAEMON) $(CLIENT) $(TEMPLATE) $(PROBE)
 	@scripts/demo.sh $(O)
 
 # --- macOS: universal, self-contained artifacts -----------------------------
@@ -407,16 +424,16 @@ $(MACOS)/metalcap-probe: $(MACOS_ARCHS:%=$(MACOS)/%/metalcap-probe)
 # guest but the package.
 MACOS_DAEMON_SRC := $(filter-out daemon/platform_linux.c,$(DAEMON_SRC)) \
 		   daemon/platform_darwin.c $(COMMON_SRC)
-MACOS_CLIENT_SRC := client/metalcapctl.c common/mc_rpc.c
+MACOS_CLIENT_SRC := $(CLIENT_PORTABLE) daemon/platform_darwin.c
 MACOS_STATIC	= $(foreach l,uv plist msgpackc jansson,$(MACOS_DEPS)/$(1)/lib$(l).a)
 
 define macos_tools_arch
-$(MACOS)/obj/$(1)/%.o: %.c daemon/mcd.h common/*.h VERSION \
+$(MACOS)/obj/$(1)/%.o: %.c daemon/mcd.h common/*.h client/*.h VERSION \
     $(MACOS_DEPS)/.built | need-zig
 	@mkdir -p $$(@D)
 	$(call macos_cc,$(1)) $(MACOS_CFLAGS) \
 	    -I$(MACOS_DEPS)/include -I$(MACOS_DEPS)/include/msgpack \
-	    -Icommon -Idaemon -c $$< -o $$@
+	    -Icommon -Idaemon -Iclient -c $$< -o $$@
 
 $(MACOS)/$(1)/metalcapd: $(MACOS_DAEMON_SRC:%.c=$(MACOS)/obj/$(1)/%.o)
 	$(LD64) -arch $(1) $(MACOS_LINK) \

@@ -4,8 +4,8 @@
  * connection, one request (two with the version check), a table for people
  * or --json for scripts.
  *
- * Exit: 0 ok, 1 the daemon reported an error, 2 usage, 3 daemon
- * unreachable, 4 status shows a job that is not healthy.
+ * Exit: 0 ok, 1 an error (the daemon's, or a job file's), 2 usage,
+ * 3 daemon unreachable, 4 status shows a job that is not healthy.
  */
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -15,6 +15,7 @@
 #include <err.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -25,33 +26,9 @@
 
 #include <jansson.h>
 
-#include "mc_rpc.h"
+#include "ctl.h"
+#include "mc_util.h"
 #include "protocol.h"
-
-#define EXIT_DAEMON	1
-#define EXIT_USAGE	2
-#define EXIT_UNREACH	3
-#define EXIT_UNHEALTHY	4
-
-struct ctl {
-	int			 fd;
-	bool			 json;
-	uint32_t		 msgid;
-	struct mc_rpc_decoder	 decoder;
-	char			 socket[sizeof ((struct sockaddr_un *)0)->sun_path];
-	const char		*home;		/* --home, or NULL */
-};
-
-struct ctl_command {
-	const char	*name;
-	int		 min_args;
-	int		 max_args;
-	const char	*usage;
-	int		 (*fn)(struct ctl *, const struct ctl_command *, int,
-			    char **);
-	const char	*method;	/* for the one-job changes */
-	bool		 offline;	/* runs without the daemon */
-};
 
 static int	cmd_status(struct ctl *, const struct ctl_command *, int,
 		    char **);
@@ -69,32 +46,38 @@ static int	cmd_probe(struct ctl *, const struct ctl_command *, int,
 		    char **);
 static int	cmd_doctor(struct ctl *, const struct ctl_command *, int,
 		    char **);
-
 static int	cmd_change(struct ctl *, const struct ctl_command *, int,
 		    char **);
 static int	cmd_report(struct ctl *, const struct ctl_command *, int,
 		    char **);
 
-/* name, arguments min-max, usage, handler, method, runs without daemon */
+#define P	CTL_OPT_PROFILE
+/* name, arguments min-max, options, usage, handler, method, offline */
 static const struct ctl_command commands[] = {
-	{ "status", 0, 1, "status [JOB]", cmd_status, NULL, false },
-	{ "enable", 1, 3, "enable JOB [--profile P]", cmd_enable, NULL,
+	{ "status", 0, 1, 0, "status [JOB]", cmd_status, NULL, false },
+	{ "enable", 1, 1, P, "enable JOB [--profile P]", cmd_enable, NULL,
 	    false },
-	{ "disable", 1, 1, "disable JOB", cmd_change, MC_M_DISABLE, false },
-	{ "profile", 2, 2, "profile JOB PROFILE", cmd_change,
+	{ "disable", 1, 1, 0, "disable JOB", cmd_change, MC_M_DISABLE, false },
+	{ "profile", 2, 2, 0, "profile JOB PROFILE", cmd_change,
 	    MC_M_PROFILE_SET, false },
-	{ "profiles", 0, 0, "profiles", cmd_profiles, NULL, false },
-	{ "start", 1, 1, "start JOB", cmd_change, MC_M_START, false },
-	{ "stop", 1, 1, "stop JOB", cmd_change, MC_M_STOP, false },
-	{ "restart", 1, 1, "restart JOB", cmd_change, MC_M_RESTART, false },
-	{ "reload", 0, 0, "reload", cmd_reload, NULL, false },
-	{ "watch", 0, 0, "watch", cmd_watch, NULL, false },
-	{ "logs", 1, 2, "logs JOB [-f]", cmd_logs, NULL, false },
-	{ "probe", 1, 2, "probe JOB | probe --profile P", cmd_probe, NULL,
+	{ "profiles", 0, 0, 0, "profiles", cmd_profiles, NULL, false },
+	{ "start", 1, 1, 0, "start JOB", cmd_change, MC_M_START, false },
+	{ "stop", 1, 1, 0, "stop JOB", cmd_change, MC_M_STOP, false },
+	{ "restart", 1, 1, 0, "restart JOB", cmd_change, MC_M_RESTART, false },
+	{ "reload", 0, 0, 0, "reload", cmd_reload, NULL, false },
+	{ "watch", 0, 0, 0, "watch", cmd_watch, NULL, false },
+	{ "logs", 1, 1, CTL_OPT_FOLLOW, "logs JOB [-f]", cmd_logs, NULL,
 	    false },
-	{ "doctor", 0, 0, "doctor", cmd_doctor, NULL, false },
-	{ "report", 0, 1, "report [STATUS-FILE]", cmd_report, NULL, true },
+	{ "probe", 0, 1, P, "probe JOB | probe --profile P", cmd_probe, NULL,
+	    false },
+	{ "doctor", 0, 0, 0, "doctor", cmd_doctor, NULL, false },
+	{ "report", 0, 1, 0, "report [STATUS-FILE]", cmd_report, NULL, true },
+	{ "add", 2, -1, P | CTL_OPT_STOCK | CTL_OPT_ENV | CTL_OPT_FORCE,
+	    "add NAME [--profile P | --stock] [--env K=V]... [--force] -- "
+	    "PROGRAM [ARG]...", cmd_add, NULL, true },
+	{ "remove", 1, 1, 0, "remove NAME", cmd_remove, NULL, true },
 };
+#undef P
 
 static void
 usage(FILE *out)
@@ -102,68 +85,55 @@ usage(FILE *out)
 	size_t	i;
 
 	fprintf(out, "usage: metalcapctl [--socket PATH | --home DIR] [--json] "
-	    "COMMAND\n\ncommands:\n");
+	    "COMMAND [ARG]...\n\ncommands:\n");
 	for (i = 0; i < sizeof commands / sizeof commands[0]; i++)
 		fprintf(out, "  %s\n", commands[i].usage);
-	fprintf(out, "\nExit: 0 ok, 1 daemon error, 2 usage, 3 daemon "
+	fprintf(out, "\nOptions may come before or after the command; "
+	    "\"--\" ends them.\nExit: 0 ok, 1 error, 2 usage, 3 daemon "
 	    "unreachable, 4 a job is not healthy.\nSee metalcapctl(1).\n");
 }
 
-/* --socket, else --home/METALCAP_HOME, else the platform default. */
-static int
-ctl_socket_path(struct ctl *c, const char *sock, const char *home)
-{
-	char	dir[1024];
-	int	n;
-
-	if (home == NULL)
-		home = getenv("METALCAP_HOME");
-	if (sock != NULL)
-		n = snprintf(c->socket, sizeof c->socket, "%s", sock);
-	else if (home != NULL && *home != '\0')
-		n = snprintf(c->socket, sizeof c->socket, "%s/%s", home,
-		    MC_SOCKET_NAME);
-	else {
-#ifdef __APPLE__
-		if (confstr(_CS_DARWIN_USER_TEMP_DIR, dir, sizeof dir) == 0)
-			snprintf(dir, sizeof dir, "/tmp/");
-		n = snprintf(c->socket, sizeof c->socket, "%smetalcap-%ld/%s",
-		    dir, (long)getuid(), MC_SOCKET_NAME);
-#else
-		const char *run = getenv("XDG_RUNTIME_DIR");
-
-		if (run != NULL && *run == '/')
-			snprintf(dir, sizeof dir, "%s/metalcap", run);
-		else
-			snprintf(dir, sizeof dir, "/tmp/metalcap-%ld",
-			    (long)getuid());
-		n = snprintf(c->socket, sizeof c->socket, "%s/%s", dir,
-		    MC_SOCKET_NAME);
-#endif
-	}
-	if (n < 0 || (size_t)n >= sizeof c->socket) {
-		warnx("socket path too long (%zu bytes at most)",
-		    sizeof c->socket - 1);
-		return -1;
-	}
-	return 0;
-}
-
-static int
-ctl_connect(struct ctl *c)
+/*
+ * Connect, and make sure the server is ours: a socket in a folder someone
+ * else could write might be anybody's.
+ */
+int
+ctl_connect(struct ctl *c, bool quiet)
 {
 	struct sockaddr_un	sun;
+	uid_t			uid;
 
 	memset(&sun, 0, sizeof sun);
 	sun.sun_family = AF_UNIX;
-	memcpy(sun.sun_path, c->socket, strlen(c->socket) + 1);
+	memcpy(sun.sun_path, c->paths.socket, strlen(c->paths.socket) + 1);
 	if ((c->fd = socket(AF_UNIX, SOCK_STREAM, 0)) == -1 ||
 	    connect(c->fd, (struct sockaddr *)&sun, sizeof sun) == -1) {
-		warn("cannot reach metalcapd at %s (is it running?)",
-		    c->socket);
-		return -1;
+		if (!quiet)
+			warn("cannot reach metalcapd at %s (is it running?)",
+			    c->paths.socket);
+		goto fail;
+	}
+	if (platform_peer_uid(c->fd, &uid) == -1 || uid != getuid()) {
+		warnx("%s is served by another user: refusing to talk to it",
+		    c->paths.socket);
+		goto fail;
 	}
 	return mc_rpc_decoder_init(&c->decoder, MC_MAX_REPLY);
+fail:
+	if (c->fd != -1)
+		close(c->fd);
+	c->fd = -1;
+	return -1;
+}
+
+void
+ctl_disconnect(struct ctl *c)
+{
+	if (c->fd == -1)
+		return;
+	mc_rpc_decoder_free(&c->decoder);
+	close(c->fd);
+	c->fd = -1;
 }
 
 static int
@@ -201,6 +171,8 @@ ctl_read(struct ctl *c, struct mc_rpc_message *m)
 			return 0;
 		case MC_RPC_MORE:
 			break;
+		case MC_RPC_IGNORED:
+			continue;
 		default:
 			warnx("bad reply from metalcapd: %s", why);
 			return -1;
@@ -256,13 +228,8 @@ ctl_call(struct ctl *c, const char *method, char *const *params,
 	} while (m->type != MC_MSG_RESPONSE || m->msgid != id);
 	if (m->error.type == MSGPACK_OBJECT_NIL)
 		return 0;
-	if (!mc_rpc_str(mc_rpc_map_get(&m->error, "code") ?
-	    mc_rpc_map_get(&m->error, "code") : &m->error, code, sizeof code))
-		snprintf(code, sizeof code, "ERROR");
-	if (mc_rpc_map_get(&m->error, "message") == NULL ||
-	    !mc_rpc_str(mc_rpc_map_get(&m->error, "message"), message,
-	    sizeof message))
-		snprintf(message, sizeof message, "(no message)");
+	mc_rpc_error_parse(&m->error, code, sizeof code, message,
+	    sizeof message);
 	warnx("%s: %s", code, message);
 	return EXIT_DAEMON;
 }
@@ -437,24 +404,28 @@ cmd_status(struct ctl *c, const struct ctl_command *cmd, int argc,
 }
 
 /*
- * Print the one job a change method answers with.  The change is saved;
- * launchd catches up asynchronously, so the state shown is the current one.
+ * Print the one job a change method answers with.  The change is saved:
+ * what is desired and the state it moves to; launchd catches up
+ * asynchronously, so "now" is the state at this moment.
  */
 static int
 ctl_job_reply(struct ctl *c, int rc, const char *verb,
     const struct mc_rpc_message *m)
 {
-	char	name[80], state[32], profile[80];
+	char	name[80], state[32], next[32], desired[32], profile[80];
 
 	if (rc != 0)
 		return rc;
 	if (c->json)
 		ctl_print_json(&m->result);
 	else
-		printf("%s: %s accepted (now %s, profile %s)\n",
-		    ctl_field(&m->result, "name", name, sizeof name), verb,
-		    ctl_field(&m->result, "state", state, sizeof state),
-		    ctl_field(&m->result, "profile", profile, sizeof profile));
+		printf("%s: %s accepted (desired %s, moving to %s, now %s, "
+		    "profile %s)\n", ctl_field(&m->result, "name", name,
+		    sizeof name), verb, ctl_field(&m->result, "desired", desired,
+		    sizeof desired), ctl_field(&m->result, "next_state", next,
+		    sizeof next), ctl_field(&m->result, "state", state,
+		    sizeof state), ctl_field(&m->result, "profile", profile,
+		    sizeof profile));
 	return 0;
 }
 
@@ -462,17 +433,12 @@ static int
 cmd_enable(struct ctl *c, const struct ctl_command *cmd, int argc,
     char **argv)
 {
-	(void)cmd;
 	struct mc_rpc_message	 m;
 	char			*params[] = { argv[0], NULL };
-	const char		*profile = NULL;
+	const char		*profile = c->opts.profile;
 
-	if (argc == 3 && strcmp(argv[1], "--profile") == 0)
-		profile = argv[2];
-	else if (argc != 1) {
-		fprintf(stderr, "usage: metalcapctl enable JOB [--profile P]\n");
-		return EXIT_USAGE;
-	}
+	(void)cmd;
+	(void)argc;
 	return ctl_job_reply(c, ctl_call(c, MC_M_ENABLE, params,
 	    profile ? "profile" : NULL, profile, &m), "enable", &m);
 }
@@ -548,7 +514,8 @@ cmd_watch(struct ctl *c, const struct ctl_command *cmd, int argc,
 	(void)cmd;
 	struct mc_rpc_message	 m;
 	const msgpack_object	*ev, *job;
-	char			 type[32], name[80], state[32], reason[512];
+	char			 type[64], req[32], name[80], state[32];
+	char			 reason[512];
 	int			 rc;
 
 	(void)argc;
@@ -571,7 +538,12 @@ cmd_watch(struct ctl *c, const struct ctl_command *cmd, int argc,
 		job = mc_rpc_map_get(ev, "job");
 		if (job == NULL)
 			continue;
-		printf("%s %s %s %s\n", ctl_field(ev, "type", type, sizeof type),
+		/* A change names its request: change:enable. */
+		ctl_field(ev, "type", type, sizeof type);
+		if (strcmp(ctl_field(ev, "request", req, sizeof req), "-") != 0)
+			snprintf(type + strlen(type), sizeof type - strlen(type),
+			    ":%s", req);
+		printf("%s %s %s %s\n", type,
 		    ctl_field(job, "name", name, sizeof name),
 		    ctl_field(job, "state", state, sizeof state),
 		    ctl_field(job, "reason", reason, sizeof reason));
@@ -587,17 +559,14 @@ cmd_logs(struct ctl *c, const struct ctl_command *cmd, int argc,
 	(void)cmd;
 	struct mc_rpc_message	 m;
 	char			 path[4096], buf[65536];
-	bool			 follow = argc == 2 && strcmp(argv[1], "-f") == 0;
+	bool			 follow = c->opts.given & CTL_OPT_FOLLOW;
 	char			*params[] = { argv[0], NULL };
 	struct stat		 sb;
 	off_t			 off = 0;
 	ssize_t			 n;
 	int			 rc, fd;
 
-	if (argc == 2 && !follow) {
-		fprintf(stderr, "usage: metalcapctl logs JOB [-f]\n");
-		return EXIT_USAGE;
-	}
+	(void)argc;
 	if ((rc = ctl_call(c, MC_M_STATUS, params, NULL, NULL, &m)) != 0)
 		return rc;
 	if (m.result.type != MSGPACK_OBJECT_ARRAY || m.result.via.array.size != 1 ||
@@ -693,9 +662,9 @@ cmd_probe(struct ctl *c, const struct ctl_command *cmd, int argc,
 	struct mc_rpc_message	m;
 	int			rc;
 
-	if (argc == 2 && strcmp(argv[0], "--profile") == 0)
-		rc = ctl_probe_call(c, NULL, argv[1], &m);
-	else if (argc == 1 && argv[0][0] != '-')
+	if (argc == 0 && c->opts.profile != NULL)
+		rc = ctl_probe_call(c, NULL, c->opts.profile, &m);
+	else if (argc == 1 && c->opts.profile == NULL)
 		rc = ctl_probe_call(c, argv[0], NULL, &m);
 	else {
 		fprintf(stderr, "usage: metalcapctl probe JOB | probe "
@@ -792,7 +761,7 @@ out:
 }
 
 /* The daemon must speak our protocol version. */
-static int
+int
 ctl_hello(struct ctl *c)
 {
 	struct mc_rpc_message	 m;
@@ -809,39 +778,6 @@ ctl_hello(struct ctl *c)
 		return EXIT_DAEMON;
 	}
 	return 0;
-}
-
-/*
- * The daemon's status file: DIR/state/status.json under --home, else the
- * platform's state folder (as metalcapd --paths shows it).
- */
-static int
-ctl_status_file(const char *home, char *buf, size_t len)
-{
-	const char	*user = getenv("HOME");
-	int		 n;
-
-	if (home == NULL)
-		home = getenv("METALCAP_HOME");
-	if (home != NULL && *home != '\0')
-		n = snprintf(buf, len, "%s/state/status.json", home);
-	else if (user == NULL)
-		return -1;
-	else {
-#ifdef __APPLE__
-		n = snprintf(buf, len, "%s/Library/Application Support/"
-		    "metalcap/state/status.json", user);
-#else
-		const char *xdg = getenv("XDG_STATE_HOME");
-
-		if (xdg != NULL && *xdg == '/')
-			n = snprintf(buf, len, "%s/metalcap/status.json", xdg);
-		else
-			n = snprintf(buf, len, "%s/.local/state/metalcap/"
-			    "status.json", user);
-#endif
-	}
-	return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
 static const char *
@@ -936,7 +872,8 @@ cmd_report(struct ctl *c, const struct ctl_command *cmd, int argc,
 	(void)cmd;
 	if (argc == 1)
 		snprintf(path, sizeof path, "%s", argv[0]);
-	else if (ctl_status_file(c->home, path, sizeof path) == -1) {
+	else if (mc_fmt(path, sizeof path, "%s/status.json",
+	    c->paths.state) == -1) {
 		fprintf(stderr, "metalcapctl: cannot tell where the status "
 		    "file is; name it: metalcapctl report FILE\n");
 		return EXIT_USAGE;
@@ -944,57 +881,132 @@ cmd_report(struct ctl *c, const struct ctl_command *cmd, int argc,
 	return ctl_report_file(path, c->json);
 }
 
+/*
+ * Every option, global or a command's, wherever it stands (getopt
+ * permutes; "--" ends them): metalcapctl status --json is the same as
+ * metalcapctl --json status.
+ */
+static int
+ctl_options(struct ctl *c, int argc, char **argv, const char **sock,
+    const char **home)
+{
+	enum { O_JSON = 256, O_SOCKET, O_HOME, O_VERSION, O_PROFILE, O_STOCK,
+	    O_ENV, O_FORCE };
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, O_JSON },
+		{ "socket", required_argument, NULL, O_SOCKET },
+		{ "home", required_argument, NULL, O_HOME },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, O_VERSION },
+		{ "profile", required_argument, NULL, O_PROFILE },
+		{ "follow", no_argument, NULL, 'f' },
+		{ "stock", no_argument, NULL, O_STOCK },
+		{ "env", required_argument, NULL, O_ENV },
+		{ "force", no_argument, NULL, O_FORCE },
+		{ NULL, 0, NULL, 0 }
+	};
+	int	ch;
+
+	while ((ch = getopt_long(argc, argv, "fh", longopts, NULL)) != -1) {
+		switch (ch) {
+		case O_JSON:	c->json = true; break;
+		case O_SOCKET:	*sock = optarg; break;
+		case O_HOME:	*home = optarg; break;
+		case 'h':	usage(stdout); exit(0);
+		case O_VERSION:
+			printf("metalcapctl %s (protocol %d)\n", MC_VERSION,
+			    MC_PROTOCOL_VERSION);
+			exit(0);
+		case O_PROFILE:
+			c->opts.given |= CTL_OPT_PROFILE;
+			c->opts.profile = optarg;
+			break;
+		case 'f':	c->opts.given |= CTL_OPT_FOLLOW; break;
+		case O_STOCK:	c->opts.given |= CTL_OPT_STOCK; break;
+		case O_FORCE:	c->opts.given |= CTL_OPT_FORCE; break;
+		case O_ENV:
+			c->opts.given |= CTL_OPT_ENV;
+			c->opts.env = realloc(c->opts.env,
+			    (size_t)(c->opts.nenv + 1) * sizeof *c->opts.env);
+			c->opts.env[c->opts.nenv++] = optarg;
+			break;
+		default:
+			usage(stderr);
+			return -1;
+		}
+	}
+	return optind;
+}
+
+/* The command named at argv[a], if its arguments and options fit. */
+static const struct ctl_command *
+ctl_command(const struct ctl *c, int argc, char **argv, int a)
+{
+	static const char *const names[] = { "--profile", "--follow",
+	    "--stock", "--env", "--force" };
+	const struct ctl_command *cmd = NULL;
+	unsigned	 extra;
+	size_t		 i;
+	int		 nargs = argc - a - 1;
+
+	for (i = 0; a < argc && i < sizeof commands / sizeof commands[0]; i++)
+		if (strcmp(commands[i].name, argv[a]) == 0)
+			cmd = &commands[i];
+	if (cmd == NULL) {
+		if (a < argc)
+			fprintf(stderr, "metalcapctl: unknown command %s\n",
+			    argv[a]);
+		usage(stderr);
+		return NULL;
+	}
+	if ((extra = c->opts.given & ~cmd->opts) != 0) {
+		for (i = 0; !(extra & (1u << i)); i++)
+			;
+		fprintf(stderr, "metalcapctl: %s does not take %s\nusage: "
+		    "metalcapctl %s\n", cmd->name, names[i], cmd->usage);
+		return NULL;
+	}
+	if (nargs < cmd->min_args || (cmd->max_args >= 0 &&
+	    nargs > cmd->max_args)) {
+		fprintf(stderr, "usage: metalcapctl %s\n", cmd->usage);
+		return NULL;
+	}
+	return cmd;
+}
+
 int
 main(int argc, char **argv)
 {
 	struct ctl		 c = { .fd = -1 };
-	const char		*sock = NULL, *home = NULL;
-	const struct ctl_command *cmd = NULL;
-	size_t			 i;
-	int			 a = 1, nargs, rc;
+	const char		*sock = NULL, *home = getenv("METALCAP_HOME");
+	const struct ctl_command *cmd;
+	char			 why[512];
+	int			 a, rc;
 
 	signal(SIGPIPE, SIG_IGN);
-	for (; a < argc && argv[a][0] == '-'; a++) {
-		if (strcmp(argv[a], "--json") == 0)
-			c.json = true;
-		else if (strcmp(argv[a], "--socket") == 0 && a + 1 < argc)
-			sock = argv[++a];
-		else if (strcmp(argv[a], "--home") == 0 && a + 1 < argc)
-			home = argv[++a];
-		else if (strcmp(argv[a], "--help") == 0 ||
-		    strcmp(argv[a], "-h") == 0) {
-			usage(stdout);
-			return 0;
-		} else if (strcmp(argv[a], "--version") == 0) {
-			printf("metalcapctl %s (protocol %d)\n", MC_VERSION,
-			    MC_PROTOCOL_VERSION);
-			return 0;
-		} else {
-			usage(stderr);
-			return EXIT_USAGE;
-		}
-	}
-	for (i = 0; a < argc && i < sizeof commands / sizeof commands[0]; i++)
-		if (strcmp(commands[i].name, argv[a]) == 0)
-			cmd = &commands[i];
-	nargs = argc - a - 1;
-	if (cmd == NULL || nargs < cmd->min_args || nargs > cmd->max_args) {
-		if (cmd != NULL)
-			fprintf(stderr, "usage: metalcapctl %s\n", cmd->usage);
-		else
-			usage(stderr);
+	if ((a = ctl_options(&c, argc, argv, &sock, &home)) == -1 ||
+	    (cmd = ctl_command(&c, argc, argv, a)) == NULL)
+		return EXIT_USAGE;
+	if (paths_init(&c.paths, home, argv[0], why, sizeof why) == -1) {
+		fprintf(stderr, "metalcapctl: %s\n", why);
 		return EXIT_USAGE;
 	}
-	c.home = home;
-	if (ctl_socket_path(&c, sock, home) == -1)
+	if (sock != NULL && strlen(sock) >= sizeof
+	    ((struct sockaddr_un *)0)->sun_path) {
+		fprintf(stderr, "metalcapctl: --socket %s: over the %zu bytes "
+		    "a unix socket path may have\n", sock,
+		    sizeof ((struct sockaddr_un *)0)->sun_path - 1);
 		return EXIT_USAGE;
+	}
+	if (sock != NULL)
+		snprintf(c.paths.socket, sizeof c.paths.socket, "%s", sock);
 	if (cmd->offline)
-		return cmd->fn(&c, cmd, nargs, argv + a + 1);
-	if (ctl_connect(&c) == -1)
-		return EXIT_UNREACH;
-	if ((rc = ctl_hello(&c)) == 0)
-		rc = cmd->fn(&c, cmd, nargs, argv + a + 1);
-	mc_rpc_decoder_free(&c.decoder);
-	close(c.fd);
+		rc = cmd->fn(&c, cmd, argc - a - 1, argv + a + 1);
+	else if (ctl_connect(&c, false) == -1)
+		rc = EXIT_UNREACH;
+	else if ((rc = ctl_hello(&c)) == 0)
+		rc = cmd->fn(&c, cmd, argc - a - 1, argv + a + 1);
+	ctl_disconnect(&c);
+	free(c.opts.env);
 	return rc;
 }

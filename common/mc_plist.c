@@ -105,15 +105,19 @@ fail:
 	return -1;
 }
 
-/* Make data durable at path: nobody ever sees a half-written file. */
-int
-mc_write_atomic(const char *path, const char *data, size_t len, mode_t mode,
-    char *why, size_t whylen)
+/*
+ * Make data durable at path: nobody ever sees a half-written file.  With
+ * replace false, an existing path is left alone (EEXIST): the new file is
+ * linked into place, which fails rather than overwrite.
+ */
+static int
+mc_write_durable(const char *path, const char *data, size_t len, mode_t mode,
+    bool replace, char *why, size_t whylen)
 {
 	char	tmp[4096], dir[4096];
 	size_t	off = 0;
 	ssize_t	n;
-	int	fd, dfd;
+	int	fd, dfd, rc;
 
 	if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >=
 	    (int)sizeof tmp) {
@@ -134,7 +138,11 @@ mc_write_atomic(const char *path, const char *data, size_t len, mode_t mode,
 	if (fchmod(fd, mode) == -1 || fsync(fd) == -1)
 		goto fail_fd;
 	close(fd);
-	if (rename(tmp, path) == -1)
+	if (replace)
+		rc = rename(tmp, path);
+	else if ((rc = link(tmp, path)) == 0)
+		unlink(tmp);
+	if (rc == -1)
 		goto fail_tmp;
 	snprintf(dir, sizeof dir, "%s", path);
 	if ((dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
@@ -143,12 +151,31 @@ mc_write_atomic(const char *path, const char *data, size_t len, mode_t mode,
 	}
 	return 0;
 fail_fd:
+	n = errno;
 	close(fd);
+	errno = (int)n;
 fail_tmp:
+	n = errno;
 	unlink(tmp);
+	errno = (int)n;
 fail:
 	snprintf(why, whylen, "cannot write %s: %s", path, strerror(errno));
 	return -1;
+}
+
+int
+mc_write_atomic(const char *path, const char *data, size_t len, mode_t mode,
+    char *why, size_t whylen)
+{
+	return mc_write_durable(path, data, len, mode, true, why, whylen);
+}
+
+/* The same, but never over an existing file (errno EEXIST then). */
+int
+mc_write_new(const char *path, const char *data, size_t len, mode_t mode,
+    char *why, size_t whylen)
+{
+	return mc_write_durable(path, data, len, mode, false, why, whylen);
 }
 
 int

@@ -21,6 +21,8 @@ int		 mc_plist_write_atomic(const char *path, plist_t plist,
 		    mode_t mode, char *why, size_t whylen);
 int		 mc_write_atomic(const char *path, const char *data,
 		    size_t len, mode_t mode, char *why, size_t whylen);
+int		 mc_write_new(const char *path, const char *data,
+		    size_t len, mode_t mode, char *why, size_t whylen);
 const char	*mc_plist_type_name(plist_t node);
 char		*mc_plist_string(plist_t dict, const char *key);
 bool		 mc_plist_bool(plist_t dict, const char *key, bool fallback);

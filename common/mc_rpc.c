@@ -8,6 +8,7 @@
  * nesting stays within MC_RPC_MAX_DEPTH: a few hostile bytes cannot make
  * the daemon allocate gigabytes or recurse deeply.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "mc_rpc.h"
@@ -191,16 +192,47 @@ mc_rpc_feed(struct mc_rpc_decoder *d, const char *buf, size_t len)
 	return 0;
 }
 
+/*
+ * A string: msgpack str, or bin as older packers (and pynvim) write
+ * strings.  Refused when it does not fit or holds a NUL byte, which no
+ * name or path of ours can.
+ */
 bool
 mc_rpc_str(const msgpack_object *o, char *buf, size_t len)
 {
-	if (o->type != MSGPACK_OBJECT_STR || o->via.str.size >= len)
+	const char	*ptr;
+	uint32_t	 size;
+
+	if (o == NULL)
+		return false;
+	if (o->type == MSGPACK_OBJECT_STR) {
+		ptr = o->via.str.ptr;
+		size = o->via.str.size;
+	} else if (o->type == MSGPACK_OBJECT_BIN) {
+		ptr = o->via.bin.ptr;
+		size = o->via.bin.size;
+	} else
+		return false;
+	if (size >= len || (size > 0 && memchr(ptr, '\0', size) != NULL))
 		return false;
 	/* An empty string has no storage: ptr may be NULL. */
-	if (o->via.str.size > 0)
-		memcpy(buf, o->via.str.ptr, o->via.str.size);
-	buf[o->via.str.size] = '\0';
+	if (size > 0)
+		memcpy(buf, ptr, size);
+	buf[size] = '\0';
 	return true;
+}
+
+/* Is o a str or bin of exactly these bytes? */
+static bool
+mc_rpc_str_is(const msgpack_object *o, const char *s, size_t len)
+{
+	if (o->type == MSGPACK_OBJECT_STR)
+		return o->via.str.size == len &&
+		    (len == 0 || memcmp(o->via.str.ptr, s, len) == 0);
+	if (o->type == MSGPACK_OBJECT_BIN)
+		return o->via.bin.size == len &&
+		    (len == 0 || memcmp(o->via.bin.ptr, s, len) == 0);
+	return false;
 }
 
 const msgpack_object *
@@ -209,15 +241,11 @@ mc_rpc_map_get(const msgpack_object *map, const char *key)
 	size_t		 klen = strlen(key);
 	uint32_t	 i;
 
-	if (map->type != MSGPACK_OBJECT_MAP)
+	if (map == NULL || map->type != MSGPACK_OBJECT_MAP)
 		return NULL;
-	for (i = 0; i < map->via.map.size; i++) {
-		const msgpack_object *k = &map->via.map.ptr[i].key;
-
-		if (k->type == MSGPACK_OBJECT_STR && k->via.str.size == klen &&
-		    memcmp(k->via.str.ptr, key, klen) == 0)
+	for (i = 0; i < map->via.map.size; i++)
+		if (mc_rpc_str_is(&map->via.map.ptr[i].key, key, klen))
 			return &map->via.map.ptr[i].val;
-	}
 	return NULL;
 }
 
@@ -231,55 +259,80 @@ mc_rpc_msgid(const msgpack_object *o, uint32_t *msgid)
 	return true;
 }
 
-/* Check the shape of one message and fill *m. */
+/*
+ * A request whose msgid is known: anything else wrong with it is answered
+ * (MC_RPC_BADREQUEST), never a reason to drop the connection.
+ */
+static enum mc_rpc_status
+mc_rpc_request(const msgpack_object *o, struct mc_rpc_message *m,
+    const char **why)
+{
+	const msgpack_object	*e = o->via.array.ptr;
+
+	if (o->via.array.size != 4) {
+		*why = "a request is [0, msgid, method, params]: 4 elements";
+		return MC_RPC_BADREQUEST;
+	}
+	if (!mc_rpc_str(&e[2], m->method, sizeof m->method)) {
+		*why = "the method must be a string (str or bin) of at most "
+		    "64 bytes";
+		return MC_RPC_BADREQUEST;
+	}
+	if (e[3].type != MSGPACK_OBJECT_ARRAY) {
+		*why = "params must be an array";
+		return MC_RPC_BADREQUEST;
+	}
+	m->params = e[3];
+	return MC_RPC_OK;
+}
+
+/*
+ * Check the shape of one decoded object and fill *m.  What cannot be
+ * answered (no msgid to answer to) and is not a well-formed response or
+ * notification is MC_RPC_IGNORED: it was valid msgpack, so the stream is
+ * still in step.
+ */
 static enum mc_rpc_status
 mc_rpc_shape(const msgpack_object *o, struct mc_rpc_message *m,
     const char **why)
 {
 	const msgpack_object	*e;
+	uint32_t		 n;
 
 	memset(m, 0, sizeof *m);
-	if (o->type != MSGPACK_OBJECT_ARRAY || o->via.array.size < 3 ||
-	    o->via.array.size > 4) {
-		*why = "a message must be an array of 3 or 4 elements";
-		return MC_RPC_MALFORMED;
-	}
+	*why = "not a msgpack-RPC message: [type, ...] with type 0, 1 or 2";
+	if (o->type != MSGPACK_OBJECT_ARRAY || o->via.array.size < 2)
+		return MC_RPC_IGNORED;
 	e = o->via.array.ptr;
-	if (e[0].type != MSGPACK_OBJECT_POSITIVE_INTEGER || e[0].via.u64 > 2) {
-		*why = "message type must be 0, 1 or 2";
-		return MC_RPC_MALFORMED;
-	}
+	n = o->via.array.size;
+	if (e[0].type != MSGPACK_OBJECT_POSITIVE_INTEGER || e[0].via.u64 > 2)
+		return MC_RPC_IGNORED;
 	m->type = (int)e[0].via.u64;
 	switch (m->type) {
 	case MC_MSG_REQUEST:
-		if (o->via.array.size != 4 || !mc_rpc_msgid(&e[1], &m->msgid) ||
-		    !mc_rpc_str(&e[2], m->method, sizeof m->method) ||
-		    e[3].type != MSGPACK_OBJECT_ARRAY) {
-			*why = "a request is [0, msgid (uint32), method (string "
-			    "of at most 64 bytes), params (array)]";
-			return MC_RPC_MALFORMED;
+		if (!mc_rpc_msgid(&e[1], &m->msgid)) {
+			*why = "a request's msgid must be an integer from 0 to "
+			    "2^32-1";
+			return MC_RPC_IGNORED;
 		}
-		m->params = e[3];
-		break;
+		return mc_rpc_request(o, m, why);
 	case MC_MSG_RESPONSE:
-		if (o->via.array.size != 4 || !mc_rpc_msgid(&e[1], &m->msgid)) {
+		if (n != 4 || !mc_rpc_msgid(&e[1], &m->msgid)) {
 			*why = "a response is [1, msgid, error, result]";
-			return MC_RPC_MALFORMED;
+			return MC_RPC_IGNORED;
 		}
 		m->error = e[2];
 		m->result = e[3];
-		break;
+		return MC_RPC_OK;
 	default:
-		if (o->via.array.size != 3 ||
-		    !mc_rpc_str(&e[1], m->method, sizeof m->method) ||
+		if (n != 3 || !mc_rpc_str(&e[1], m->method, sizeof m->method) ||
 		    e[2].type != MSGPACK_OBJECT_ARRAY) {
-			*why = "a notification is [2, method, params (array)]";
-			return MC_RPC_MALFORMED;
+			*why = "a notification is [2, method, params]";
+			return MC_RPC_IGNORED;
 		}
 		m->params = e[2];
-		break;
+		return MC_RPC_OK;
 	}
-	return MC_RPC_OK;
 }
 
 /* Has part of a message arrived, and not the rest? */
@@ -343,19 +396,75 @@ mc_rpc_pack_response_ok(msgpack_packer *pk, uint32_t msgid)
 	msgpack_pack_nil(pk);
 }
 
+/*
+ * Which kind of error a code is, in Neovim's terms (0 exception: the call
+ * failed; 1 validation: the call was wrong): Neovim's rpcrequest accepts
+ * only these two in [type, message].
+ */
+static int
+mc_rpc_error_type(const char *code)
+{
+	static const char *const validation[] = { MC_E_PROTO, MC_E_INVAL,
+	    MC_E_NOJOB, MC_E_NOPROFILE, MC_E_MANAGED, MC_E_TOOBIG };
+	size_t	i;
+
+	for (i = 0; i < sizeof validation / sizeof validation[0]; i++)
+		if (strcmp(code, validation[i]) == 0)
+			return MC_ERR_VALIDATION;
+	return MC_ERR_EXCEPTION;
+}
+
+/* error = [type, "CODE: message"] (protocol.h). */
 void
 mc_rpc_pack_response_error(msgpack_packer *pk, uint32_t msgid,
     const char *code, const char *message)
 {
+	size_t	clen = strlen(code), mlen = strlen(message);
+
 	msgpack_pack_array(pk, 4);
 	msgpack_pack_uint8(pk, MC_MSG_RESPONSE);
 	msgpack_pack_uint32(pk, msgid);
-	msgpack_pack_map(pk, 2);
-	mc_rpc_pack_str(pk, "code");
-	mc_rpc_pack_str(pk, code);
-	mc_rpc_pack_str(pk, "message");
-	mc_rpc_pack_str(pk, message);
+	msgpack_pack_array(pk, 2);
+	msgpack_pack_int(pk, mc_rpc_error_type(code));
+	msgpack_pack_str(pk, clen + 2 + mlen);
+	msgpack_pack_str_body(pk, code, clen);
+	msgpack_pack_str_body(pk, ": ", 2);
+	msgpack_pack_str_body(pk, message, mlen);
 	msgpack_pack_nil(pk);
+}
+
+/*
+ * Split a response's error into its code and message.  Reads the
+ * [type, "CODE: message"] of protocol 3 and the {code, message} map of
+ * protocol 2; whatever else, the code is "ERROR".
+ */
+void
+mc_rpc_error_parse(const msgpack_object *err, char *code, size_t codelen,
+    char *message, size_t msglen)
+{
+	const msgpack_object	*text = NULL;
+	char			 buf[1024];
+	size_t			 n;
+
+	snprintf(code, codelen, "ERROR");
+	snprintf(message, msglen, "(no message)");
+	if (err->type == MSGPACK_OBJECT_ARRAY && err->via.array.size == 2)
+		text = &err->via.array.ptr[1];
+	else if (err->type == MSGPACK_OBJECT_MAP) {
+		mc_rpc_str(mc_rpc_map_get(err, "code"), code, codelen);
+		text = mc_rpc_map_get(err, "message");
+	} else
+		text = err;
+	if (text == NULL || !mc_rpc_str(text, buf, sizeof buf))
+		return;
+	/* "EXXX: message": a code is E and capitals. */
+	n = strspn(buf, "ABCDEFGHIJKLMNOPQRSTUVWXYZ");
+	if (buf[0] == 'E' && n > 1 && strncmp(buf + n, ": ", 2) == 0 &&
+	    n < codelen) {
+		snprintf(code, codelen, "%.*s", (int)n, buf);
+		snprintf(message, msglen, "%s", buf + n + 2);
+	} else
+		snprintf(message, msglen, "%s", buf);
 }
 
 void

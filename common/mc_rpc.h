@@ -53,7 +53,10 @@ struct mc_rpc_message {
 enum mc_rpc_status {
 	MC_RPC_OK = 0,		/* *msg is filled */
 	MC_RPC_MORE = 1,	/* need more bytes */
-	MC_RPC_MALFORMED = -1,	/* not msgpack, or not msgpack-RPC */
+	MC_RPC_BADREQUEST = 2,	/* a request to answer with an error:
+				   msgid is filled, why says what is wrong */
+	MC_RPC_IGNORED = 3,	/* msgpack, but nothing to answer */
+	MC_RPC_MALFORMED = -1,	/* not msgpack: the stream is lost */
 	MC_RPC_TOOBIG = -2,	/* a message past the limit */
 	MC_RPC_NOMEM = -3,
 };
@@ -72,6 +75,8 @@ void	mc_rpc_pack_request(msgpack_packer *, uint32_t msgid,
 void	mc_rpc_pack_response_ok(msgpack_packer *, uint32_t msgid);
 void	mc_rpc_pack_response_error(msgpack_packer *, uint32_t msgid,
 	    const char *code, const char *message);
+void	mc_rpc_error_parse(const msgpack_object *error, char *code,
+	    size_t codelen, char *message, size_t msglen);
 void	mc_rpc_pack_notify(msgpack_packer *, const char *method,
 	    uint32_t nparams);
 void	mc_rpc_pack_str(msgpack_packer *, const char *);

@@ -258,22 +258,31 @@ gate_run(struct mcd *d, const struct profile *p)
 	gate_free_env(env);
 }
 
-/* The cached verdict for p if still valid; else NULL and a probe runs. */
+/* The cached verdict for p if it is still valid, else NULL. */
 const struct gate_entry *
-gate_verdict(struct mcd *d, const struct profile *p)
+gate_peek(struct mcd *d, const struct profile *p)
 {
 	struct gate_entry	*e = gate_find(d, p->name);
 	char			 stamp[sizeof e->stamp];
 
-	if (e != NULL && e->running)
+	if (e == NULL || e->running || !e->done)
 		return NULL;
 	gate_stamp(d, stamp, sizeof stamp);
-	if (e == NULL || !e->done || e->family != p->family_max ||
-	    e->tg != p->threadgroup_memory || e->ws != p->working_set ||
-	    strcmp(e->stamp, stamp) != 0) {
-		gate_run(d, p);
+	if (e->family != p->family_max || e->tg != p->threadgroup_memory ||
+	    e->ws != p->working_set || strcmp(e->stamp, stamp) != 0)
 		return NULL;
-	}
+	return e;
+}
+
+/* The cached verdict for p if still valid; else NULL and a probe runs. */
+const struct gate_entry *
+gate_verdict(struct mcd *d, const struct profile *p)
+{
+	const struct gate_entry	*e = gate_peek(d, p);
+	const struct gate_entry	*known = gate_find(d, p->name);
+
+	if (e == NULL && (known == NULL || !known->running))
+		gate_run(d, p);
 	return e;
 }
 

@@ -107,6 +107,57 @@ job_set_state(struct mcd *d, struct job *j, enum job_state s,
 	}
 }
 
+/* Will the job's agent carry the shim, as things stand? */
+bool
+job_runs_unlocked(const struct job *j)
+{
+	return j->unlocked && j->profile != NULL &&
+	    j->profile->error[0] == '\0' && j->profile->family_max != 0;
+}
+
+/*
+ * What the user asked for, once overrides and managed settings are
+ * applied: "stopped", "unlocked" or "stock".  Call job_effective first.
+ */
+const char *
+job_desired(struct mcd *d, const struct job *j)
+{
+	const struct override	*o = state_get(&d->state, j->name, false);
+
+	if (o != NULL && o->stopped)
+		return "stopped";
+	return job_runs_unlocked(j) ? "unlocked" : "stock";
+}
+
+/*
+ * The state the job is moving to: what it settles in once launchd has
+ * the change, as far as the daemon knows now (a probe still to run is
+ * "probing"; a process that turns out not to carry the shim, "blocked",
+ * is learnt only once it runs).  Call job_effective first.
+ */
+enum job_state
+job_next_state(struct mcd *d, const struct job *j)
+{
+	const struct override	*o = state_get(&d->state, j->name, false);
+	const struct gate_entry	*v;
+
+	if (j->spec == NULL)
+		return JOB_INVALID;
+	if (o != NULL && o->stopped)
+		return JOB_STOPPED;
+	if (o != NULL && o->failed.set)
+		return JOB_FAILED;
+	if (o != NULL && o->reverted.set)
+		return JOB_REVERTED;
+	if (!job_runs_unlocked(j))
+		return JOB_STOCK;
+	if ((v = gate_peek(d, j->profile)) == NULL)
+		return JOB_PROBING;
+	if (v->status == GATE_FAIL)
+		return JOB_REVERTED;
+	return j->state == JOB_BLOCKED ? JOB_BLOCKED : JOB_UNLOCKED;
+}
+
 /* Resolve overrides and the profile into what the job should run with. */
 void
 job_effective(struct mcd *d, struct job *j)

@@ -47,6 +47,7 @@ int	paths_init(struct mcd_paths *, const char *home, const char *argv0,
 	    char *why, size_t whylen);
 void	paths_managed_user(struct mcd_paths *);
 int	paths_make_dirs(const struct mcd_paths *, char *why, size_t whylen);
+int	paths_mkdir(const char *dir, mode_t mode, char *why, size_t whylen);
 
 /* --- platform_linux.c / platform_darwin.c ----------------------------------- */
 
@@ -201,6 +202,7 @@ void	gate_run(struct mcd *, const struct profile *);
 void	gate_judge(struct gate_entry *, bool injected,
 	    const struct launchctl_result *);
 const struct gate_entry *gate_verdict(struct mcd *, const struct profile *);
+const struct gate_entry *gate_peek(struct mcd *, const struct profile *);
 void	gate_invalidate(struct mcd *, const char *profile);
 void	gate_wait(struct mcd *, const struct profile *, gate_done_fn,
 	    void *arg);
@@ -363,6 +365,9 @@ void	reconcile_after(struct mcd *, struct job *, uint64_t ms);
 void	job_set_state(struct mcd *, struct job *, enum job_state,
 	    const char *reason);
 void	job_effective(struct mcd *, struct job *);
+bool	job_runs_unlocked(const struct job *);
+const char *job_desired(struct mcd *, const struct job *);
+enum job_state job_next_state(struct mcd *, const struct job *);
 
 /* --- watch.c ------------------------------------------------------------------ */
 
@@ -392,6 +397,7 @@ struct conn {
 	int			 pending_writes;
 	bool			 reading;
 	bool			 subscribed;
+	char			 call[65];	/* events as this call */
 	bool			 closing;
 	bool			 closed;	/* uv_close has completed */
 	int			 refs;		/* replies still to come */

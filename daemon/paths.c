@@ -152,7 +152,8 @@ paths_managed_user(struct mcd_paths *p)
 		p->managed_user[0] = '\0';
 }
 
-static int
+/* mkdir -p, the last part with mode. */
+int
 paths_mkdir(const char *dir, mode_t mode, char *why, size_t whylen)
 {
 	char	buf[PATH_MAX], *p;

@@ -200,14 +200,6 @@ reconcile_no_gui(struct mcd *d, struct job *j,
 	return true;
 }
 
-/* Will the agent carry the shim? */
-static bool
-reconcile_runs_unlocked(const struct job *j)
-{
-	return j->unlocked && j->profile != NULL &&
-	    j->profile->error[0] == '\0' && j->profile->family_max != 0;
-}
-
 /*
  * The probe gate: an unlocked job's profile must have passed the probe.
  * Returns false while a probe runs (reconcile_all runs when the verdict is
@@ -305,7 +297,7 @@ reconcile_render(struct mcd *d, struct job *j)
 
 	struct profile		 partial;
 
-	in.profile = reconcile_runs_unlocked(j) ? j->profile : NULL;
+	in.profile = job_runs_unlocked(j) ? j->profile : NULL;
 	/* A partial verdict keeps the family override only. */
 	if (in.profile != NULL && j->drop_tg) {
 		partial = *in.profile;
@@ -555,7 +547,7 @@ reconcile_bootstrap(struct mcd *d, struct job *j)
 	log_info("job %s: bootstrap %s", j->name, d->domain);
 	j->watched_pid = 0;
 	j->runs_counted = 0;	/* a new registration counts from zero */
-	if (reconcile_runs_unlocked(j))
+	if (job_runs_unlocked(j))
 		watch_begin_tail(d, j);
 	reconcile_agent_path(d, j, path, sizeof path);
 	launchctl_run(d, args, reconcile_bootstrap_cb, j);

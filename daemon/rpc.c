@@ -76,7 +76,7 @@ static const struct rpc_method rpc_methods[] = {
 	    .fn = rpc_restart },
 	{ .name = MC_M_RELOAD, .min_params = 0, .max_params = 0,
 	    .fn = rpc_reload },
-	{ .name = MC_M_SUBSCRIBE, .min_params = 0, .max_params = 0,
+	{ .name = MC_M_SUBSCRIBE, .min_params = 0, .max_params = 1,
 	    .fn = rpc_subscribe },
 	{ .name = MC_M_PROBE, .min_params = 1, .max_params = 1,
 	    .fn = rpc_probe },
@@ -155,13 +155,17 @@ rpc_pack_job(msgpack_packer *pk, const struct job *j)
 	const struct override	*o = state_get(&j->daemon->state, j->name,
 	    false);
 
-	msgpack_pack_map(pk, 17);
+	msgpack_pack_map(pk, 19);
 	rpc_kv_str(pk, "name", j->name);
 	rpc_kv_str(pk, "label", j->label);
 	rpc_kv_str(pk, "state", job_state_name(j->state));
+	rpc_kv_str(pk, "next_state", job_state_name(job_next_state(j->daemon,
+	    j)));
+	rpc_kv_str(pk, "desired", job_desired(j->daemon, j));
 	rpc_kv_str(pk, "profile", p ? p->name : NULL);
+	/* Set to run unlocked: what was asked, not what runs now. */
 	mc_rpc_pack_str(pk, "unlocked");
-	if (j->state == JOB_UNLOCKED)
+	if (job_runs_unlocked(j))
 		msgpack_pack_true(pk);
 	else
 		msgpack_pack_false(pk);
@@ -206,8 +210,10 @@ rpc_pack_job(msgpack_packer *pk, const struct job *j)
 	msgpack_pack_uint64(pk, p->working_set);
 }
 
-void
-rpc_event(struct mcd *d, const struct job *j, const char *what)
+/* Tell subscribers: {type, job, request} (request: the change's method). */
+static void
+rpc_event_send(struct mcd *d, const struct job *j, const char *type,
+    const char *request)
 {
 	msgpack_sbuffer	sb;
 	msgpack_packer	pk;
@@ -216,12 +222,18 @@ rpc_event(struct mcd *d, const struct job *j, const char *what)
 		return;
 	msgpack_sbuffer_init(&sb);
 	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	mc_rpc_pack_notify(&pk, MC_N_EVENT, 1);
-	msgpack_pack_map(&pk, 2);
-	rpc_kv_str(&pk, "type", what);
+	msgpack_pack_map(&pk, 3);
+	rpc_kv_str(&pk, "type", type);
 	mc_rpc_pack_str(&pk, "job");
 	rpc_pack_job(&pk, j);
+	rpc_kv_str(&pk, "request", request);
 	server_broadcast(d, &sb);
+}
+
+void
+rpc_event(struct mcd *d, const struct job *j, const char *type)
+{
+	rpc_event_send(d, j, type, NULL);
 }
 
 /* --- replies ---------------------------------------------------------------- */
@@ -275,6 +287,21 @@ rpc_job(struct rpc_call *call, unsigned i)
 }
 
 /*
+ * A change is made: answer with the job as it now stands (its desired
+ * state and the state it is moving to), and tell subscribers.
+ */
+static void
+rpc_changed(struct rpc_call *call, struct job *j)
+{
+	struct mcd	*d = call->conn->daemon;
+
+	job_effective(d, j);
+	rpc_ok(call);
+	rpc_pack_job(&call->pk, j);
+	rpc_event_send(d, j, MC_EV_CHANGE, call->msg->method);
+}
+
+/*
  * A change that could not be saved is not made: memory goes back to what
  * the state file holds, which the failed atomic write left intact.
  */
@@ -308,8 +335,21 @@ rpc_commit(struct rpc_call *call, struct job *j)
 		return;
 	}
 	reconcile(d, j);
-	rpc_ok(call);
-	rpc_pack_job(&call->pk, j);
+	rpc_changed(call, j);
+}
+
+/*
+ * May this client have one more reply owed?  Probes take a while, and
+ * each owed reply holds memory: the same bound as queued replies.
+ */
+static bool
+rpc_may_defer(struct rpc_call *call)
+{
+	if (call->conn->refs < MC_MAX_OUTSTANDING)
+		return true;
+	rpc_error(call, MC_E_BUSY, "%d probes of this connection are still "
+	    "running: wait for their replies", MC_MAX_OUTSTANDING);
+	return false;
 }
 
 static struct rpc_later *
@@ -502,8 +542,10 @@ rpc_enable_probed(struct mcd *d, const struct gate_entry *e, void *arg)
 		} else {
 			j->loaded = false;
 			reconcile(d, j);
+			job_effective(d, j);
 			mc_rpc_pack_response_ok(&pk, l->msgid);
 			rpc_pack_job(&pk, j);
+			rpc_event_send(d, j, MC_EV_CHANGE, MC_M_ENABLE);
 		}
 	}
 	rpc_later_send(l, &sb);
@@ -546,6 +588,8 @@ rpc_enable(struct rpc_call *call)
 			    profile);
 			return;
 		}
+		if (!rpc_may_defer(call))
+			return;
 		gate_wait(call->conn->daemon, p, rpc_enable_probed,
 		    rpc_defer(call, j->name, profile));
 		return;
@@ -663,8 +707,7 @@ rpc_restart(struct rpc_call *call)
 	snprintf(target, sizeof target, "%s/%s", d->domain, j->label);
 	watch_unwatch_pid(j);	/* our kill is not a crash */
 	launchctl_run(d, args, rpc_restart_cb, j);
-	rpc_ok(call);
-	rpc_pack_job(&call->pk, j);
+	rpc_changed(call, j);
 }
 
 static void
@@ -721,12 +764,37 @@ rpc_probe(struct rpc_call *call)
 		rpc_error(call, MC_E_NOPROFILE, "no profile named %s", name);
 		return;
 	}
+	if (!rpc_may_defer(call))
+		return;
 	gate_wait(d, p, rpc_probe_done, rpc_defer(call, NULL, name));
 }
 
+/*
+ * subscribe [] or [{call: F}]: events as "event" notifications, or, for a
+ * Neovim client (which runs only its own API for a peer), as
+ * nvim_call_function(F, [event]).
+ */
 static void
 rpc_subscribe(struct rpc_call *call)
 {
+	const msgpack_object	*opts = rpc_param(call, 0), *fn;
+	char			 name[sizeof call->conn->call];
+
+	name[0] = '\0';
+	if (opts != NULL && opts->type != MSGPACK_OBJECT_NIL) {
+		fn = mc_rpc_map_get(opts, "call");
+		if (opts->type != MSGPACK_OBJECT_MAP || fn == NULL ||
+		    !mc_rpc_str(fn, name, sizeof name) || name[0] == '\0' ||
+		    strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrs"
+		    "tuvwxyz0123456789_#.:") != strlen(name)) {
+			rpc_error(call, MC_E_INVAL, "parameter 1: expected "
+			    "{call: FUNCTION}, a function name of letters, "
+			    "digits, _ # . : and at most %zu bytes",
+			    sizeof name - 1);
+			return;
+		}
+	}
+	memcpy(call->conn->call, name, sizeof name);
 	call->conn->subscribed = true;
 	rpc_ok(call);
 	msgpack_pack_true(&call->pk);

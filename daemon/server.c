@@ -192,26 +192,54 @@ server_send(struct conn *c, msgpack_sbuffer *sb)
 	}
 }
 
+/*
+ * Send an event (its packed map) to every subscriber, as the notification
+ * "event" [map], or as nvim_call_function [F, [map]] to one that asked
+ * for a call.
+ */
 void
-server_broadcast(struct mcd *d, msgpack_sbuffer *sb)
+server_broadcast(struct mcd *d, msgpack_sbuffer *event)
 {
 	struct conn	*c;
-	msgpack_sbuffer	 copy;
+	msgpack_sbuffer	 sb;
+	msgpack_packer	 pk;
 
 	for (c = d->conns; c != NULL; c = c->next) {
 		if (!c->subscribed || c->closing)
 			continue;
-		msgpack_sbuffer_init(&copy);
-		msgpack_sbuffer_write(&copy, sb->data, sb->size);
-		server_send(c, &copy);
+		msgpack_sbuffer_init(&sb);
+		msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+		if (c->call[0] != '\0') {
+			mc_rpc_pack_notify(&pk, MC_N_CALL, 2);
+			mc_rpc_pack_str(&pk, c->call);
+			msgpack_pack_array(&pk, 1);
+		} else
+			mc_rpc_pack_notify(&pk, MC_N_EVENT, 1);
+		msgpack_sbuffer_write(&sb, event->data, event->size);
+		server_send(c, &sb);
 	}
-	msgpack_sbuffer_destroy(sb);
+	msgpack_sbuffer_destroy(event);
+}
+
+/* A request that cannot be run: say why, and keep the connection. */
+static void
+conn_refuse(struct conn *c, uint32_t msgid, const char *why)
+{
+	msgpack_sbuffer	sb;
+	msgpack_packer	pk;
+
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	mc_rpc_pack_response_error(&pk, msgid, MC_E_PROTO, why);
+	server_send(c, &sb);
 }
 
 /*
  * Answer the whole messages buffered, as long as the client reads its
  * replies: one that pipelines thousands without reading gets
  * MC_MAX_OUTSTANDING answers queued, the rest waits in its buffer.
+ * Responses and notifications from a client mean nothing here, whatever
+ * their shape; only bytes that are not msgpack cost the connection.
  */
 static void
 conn_dispatch(struct conn *c)
@@ -220,15 +248,21 @@ conn_dispatch(struct conn *c)
 	const char		*why = NULL;
 	enum mc_rpc_status	 st = MC_RPC_MORE;
 
-	while (!c->closing && c->pending_writes < MC_MAX_OUTSTANDING &&
-	    (st = mc_rpc_next(&c->decoder, &m, &why)) == MC_RPC_OK) {
-		if (m.type == MC_MSG_REQUEST)
+	while (!c->closing && c->pending_writes < MC_MAX_OUTSTANDING) {
+		st = mc_rpc_next(&c->decoder, &m, &why);
+		if (st == MC_RPC_OK && m.type == MC_MSG_REQUEST)
 			rpc_dispatch(c, &m);
-		/* Responses and notifications from a client mean nothing. */
+		else if (st == MC_RPC_BADREQUEST)
+			conn_refuse(c, m.msgid, why);
+		else if (st == MC_RPC_IGNORED)
+			log_debug("client message ignored: %s", why);
+		else if (st != MC_RPC_OK)
+			break;
 	}
 	if (c->closing)
 		return;
-	if (st != MC_RPC_OK && st != MC_RPC_MORE)
+	if (st != MC_RPC_OK && st != MC_RPC_MORE && st != MC_RPC_BADREQUEST &&
+	    st != MC_RPC_IGNORED)
 		conn_close(c, why);
 	else
 		conn_progress(c);

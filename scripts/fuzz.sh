@@ -14,7 +14,7 @@ seconds=${1:?usage: scripts/fuzz.sh SECONDS [NAME...]}
 shift
 [ $# -gt 0 ] || set -- rpc jobfile profile shim_config probe_report scan
 out=$top/build/fuzz
-fixtures=${FIXTURES:-$top/../shared/fixtures/real-logs}
+fixtures=${FIXTURES:-$top/tests/fixtures/real-logs}
 failed=0
 summary=
 

@@ -68,20 +68,32 @@ sleep_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
-/* Run metalcapctl --home H ARGS...; *code gets its exit status. */
+/* Run metalcapctl --home H ARGS... (NULL-ended); *code gets its status. */
 struct child_result *
-ctl(int *code, const char *a1, const char *a2, const char *a3,
-    const char *a4)
+ctlv(int *code, const char *const *args)
 {
 	static struct child_result	r;
-	const char			*argv[] = { CTL, "--home", home, a1, a2, a3,
-	    a4, NULL };
+	const char			*argv[32] = { CTL, "--home", home };
 	char				*env[CHILD_ENV_MAX];
+	size_t				 i;
 
+	for (i = 0; args[i] != NULL && i + 4 < sizeof argv / sizeof argv[0];
+	    i++)
+		argv[i + 3] = args[i];
+	argv[i + 3] = NULL;
 	child_env(env, NULL);
 	assert_int_equal(child_run(argv, env, &r), 0);
 	*code = WIFEXITED(r.status) ? WEXITSTATUS(r.status) : -1;
 	return &r;
+}
+
+struct child_result *
+ctl(int *code, const char *a1, const char *a2, const char *a3,
+    const char *a4)
+{
+	const char	*args[] = { a1, a2, a3, a4, NULL };
+
+	return ctlv(code, args);
 }
 
 /* The status of one job as JSON, or NULL when there is no such job. */

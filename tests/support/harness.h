@@ -39,6 +39,7 @@ void		 sleep_ms(long ms);
 /* metalcapctl --home HOME ARGS...; *code gets its exit status. */
 struct child_result *ctl(int *code, const char *a1, const char *a2,
 		    const char *a3, const char *a4);
+struct child_result *ctlv(int *code, const char *const *args);
 json_t		*job_status(const char *name);
 const char	*str_of(json_t *j, const char *key);
 long		 pid_of(json_t *j);

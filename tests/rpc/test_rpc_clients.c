@@ -1,0 +1,236 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Conformance with msgpack-RPC clients no one here wrote: pynvim's
+ * socket_session, Neovim's rpcrequest/rpcnotify (headless), and
+ * python3-msgpack for the raw shapes.  Each drives the real metalcapd
+ * (launchd and Metal simulated) through every method, reads an error and
+ * receives events; the scripts beside this file say what they check.
+ * Then metalcapctl's command-line conventions: options on either side of
+ * the command, and add/remove of job files.
+ */
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "child.h"
+#include "harness.h"
+
+#define SOURCE		MC_TEST_SOURCE
+#define PYTHON		"/usr/bin/python3"
+
+static char	sockpath[128];
+
+static int
+rpc_setup(void **state)
+{
+	if (setup(state) == -1)
+		return -1;
+	snprintf(sockpath, sizeof sockpath, "%s/metalcapd.sock", home);
+	put_job("llama", "");
+	wait_state("llama", "unlocked", 0, 5.0);
+	return 0;
+}
+
+/* Run a client; it prints ok/FAIL lines and exits 0 when all hold. */
+static void
+run_client(const char *const *argv, const char *const *extra)
+{
+	struct child_result	 r;
+	char			*env[CHILD_ENV_MAX];
+
+	child_env(env, extra);
+	assert_int_equal(child_run(argv, env, &r), 0);
+	if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0)
+		fail_msg("%s failed (status %d):\n%s\n%s", argv[0], r.status,
+		    r.out, r.err);
+	assert_null(strstr(r.out, "FAIL"));
+	assert_non_null(strstr(r.out, "ok   "));
+}
+
+static void
+test_python_msgpack(void **state)
+{
+	const char	*argv[] = { PYTHON, SOURCE "/tests/rpc/msgpack_client.py",
+	    sockpath, "llama", NULL };
+
+	(void)state;
+	run_client(argv, NULL);
+}
+
+static void
+test_pynvim(void **state)
+{
+	const char	*argv[] = { PYTHON, SOURCE "/tests/rpc/pynvim_client.py",
+	    sockpath, "llama", NULL };
+
+	(void)state;
+	run_client(argv, NULL);
+}
+
+static void
+test_neovim(void **state)
+{
+	char		 sock[192], xdg[4][160];
+	const char	*argv[] = { "/usr/bin/nvim", "--headless", "-u", "NONE",
+	    "-i", "NONE", "-n", "-c", "luafile " SOURCE
+	    "/tests/rpc/nvim_client.lua", NULL };
+	const char	*extra[] = { sock, "MC_JOB=llama", xdg[0], xdg[1], xdg[2],
+	    xdg[3], NULL };
+
+	(void)state;
+	snprintf(sock, sizeof sock, "MC_SOCK=%s", sockpath);
+	/* Neovim's own files stay in the test's home. */
+	snprintf(xdg[0], sizeof xdg[0], "HOME=%s", home);
+	snprintf(xdg[1], sizeof xdg[1], "XDG_STATE_HOME=%s/nvim", home);
+	snprintf(xdg[2], sizeof xdg[2], "XDG_DATA_HOME=%s/nvim", home);
+	snprintf(xdg[3], sizeof xdg[3], "XDG_CONFIG_HOME=%s/nvim", home);
+	run_client(argv, extra);
+}
+
+/* Options before or after the command mean the same. */
+static void
+test_cli_option_order(void **state)
+{
+	struct child_result	*r;
+	char			 after[CHILD_OUTPUT_MAX];
+	int			 code;
+
+	(void)state;
+	r = ctl(&code, "status", "--json", NULL, NULL);
+	assert_int_equal(code, 0);
+	snprintf(after, sizeof after, "%s", r->out);
+	assert_non_null(strstr(after, "\"name\": \"llama\""));
+	r = ctl(&code, "--json", "status", NULL, NULL);
+	assert_int_equal(code, 0);
+	assert_string_equal(r->out, after);
+	r = ctl(&code, "status", "llama", "--json", NULL);
+	assert_int_equal(code, 0);
+	assert_non_null(strstr(r->out, "\"next_state\""));
+	/* An option the command does not take is named. */
+	r = ctl(&code, "status", "--force", NULL, NULL);
+	assert_int_equal(code, 2);
+	assert_non_null(strstr(r->err, "status does not take --force"));
+	r = ctl(&code, "frobnicate", NULL, NULL, NULL);
+	assert_int_equal(code, 2);
+	assert_non_null(strstr(r->err, "unknown command frobnicate"));
+	/* disable prints the job as it now stands. */
+	r = ctl(&code, "disable", "llama", "--json", NULL);
+	assert_int_equal(code, 0);
+	assert_non_null(strstr(r->out, "\"unlocked\": false"));
+	assert_non_null(strstr(r->out, "\"desired\": \"stock\""));
+}
+
+static bool
+file_exists(const char *path)
+{
+	struct stat	sb;
+
+	return stat(path, &sb) == 0;
+}
+
+/* add writes a job file the daemon runs; remove takes it away. */
+static void
+test_cli_add_remove(void **state)
+{
+	const char	*add[] = { "add", "server", "--profile", "apple7",
+	    "--env", NULL, "--", FAKE_LLAMA, "--exit-after", "600000", "0",
+	    NULL };
+	const char	*again[] = { "add", "server", "--", FAKE_LLAMA, NULL };
+	const char	*force[] = { "add", "--force", "server", "--stock", "--",
+	    FAKE_LLAMA, NULL };
+	const char	*bad[] = { "add", "bad", "--", "relative/prog", NULL };
+	const char	*both[] = { "add", "x", "--stock", "--profile", "apple9",
+	    "--", FAKE_LLAMA, NULL };
+	const char	*badenv[] = { "add", "x", "--env", "NOVALUE", "--",
+	    FAKE_LLAMA, NULL };
+	struct child_result *r;
+	char		 path[256], env[256], cmd[512];
+	json_t		*j;
+	int		 code;
+
+	(void)state;
+	snprintf(env, sizeof env, "%s", switches);
+	add[5] = env;
+	snprintf(path, sizeof path, "%s/jobs.d/server.plist", home);
+	r = ctlv(&code, add);
+	assert_int_equal(code, 0);
+	assert_non_null(strstr(r->out, "added server"));
+	/* An independent reader: Python's plistlib. */
+	snprintf(cmd, sizeof cmd, PYTHON " -c 'import plistlib,sys; "
+	    "d = plistlib.load(open(sys.argv[1], \"rb\")); "
+	    "assert d[\"ProgramArguments\"][1:] == [\"--exit-after\", "
+	    "\"600000\", \"0\"], d; "
+	    "assert d[\"Profile\"] == \"apple7\", d; "
+	    "assert d[\"EnvironmentVariables\"][\"MTLSIM_SWITCHES\"], d' %s",
+	    path);
+	assert_int_equal(system(cmd), 0);
+	wait_state("server", "unlocked", 0, 5.0);
+	j = job_status("server");
+	assert_string_equal(str_of(j, "profile"), "apple7");
+	json_decref(j);
+	/* No overwrite without --force; with it, the file is replaced. */
+	r = ctlv(&code, again);
+	assert_int_equal(code, 1);
+	assert_non_null(strstr(r->err, "exists; --force replaces it"));
+	r = ctlv(&code, force);
+	assert_int_equal(code, 0);
+	wait_state("server", "stock", 0, 5.0);
+	/* The daemon's own rules, with the file and key named. */
+	r = ctlv(&code, bad);
+	assert_int_equal(code, 2);
+	assert_non_null(strstr(r->err, "bad.plist:ProgramArguments[0]: "
+	    "\"relative/prog\" is not an absolute path"));
+	snprintf(path, sizeof path, "%s/jobs.d/bad.plist", home);
+	assert_false(file_exists(path));
+	r = ctlv(&code, both);
+	assert_int_equal(code, 2);
+	assert_non_null(strstr(r->err, "--profile and --stock exclude"));
+	r = ctlv(&code, badenv);
+	assert_int_equal(code, 2);
+	assert_non_null(strstr(r->err, "--env NOVALUE: expected KEY=VALUE"));
+	r = ctl(&code, "add", "../x", "--", FAKE_LLAMA);
+	assert_int_equal(code, 2);
+	assert_non_null(strstr(r->err, "job name \"../x\""));
+	/* remove: the file goes, and the daemon forgets the job. */
+	r = ctl(&code, "remove", "server", NULL, NULL);
+	assert_int_equal(code, 0);
+	snprintf(path, sizeof path, "%s/jobs.d/server.plist", home);
+	assert_false(file_exists(path));
+	for (code = 0; code < 250 && (j = job_status("server")) != NULL;
+	    code++) {
+		json_decref(j);
+		sleep_ms(20);
+	}
+	assert_null(job_status("server"));
+	r = ctl(&code, "remove", "server", NULL, NULL);
+	assert_int_equal(code, 1);
+	assert_non_null(strstr(r->err, "no such job file"));
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_python_msgpack, rpc_setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_pynvim, rpc_setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_neovim, rpc_setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_cli_option_order,
+		    rpc_setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cli_add_remove, rpc_setup,
+		    teardown),
+	};
+
+	return cmocka_run_group_tests_name("rpc clients", tests, NULL, NULL);
+}
