@@ -77,7 +77,7 @@ DAEMON_SRC	+= $(PLATFORM_SRC)
 # finds its folders as the daemon does (paths.c).
 CLIENT_PORTABLE	:= client/metalcapctl.c client/ctl_jobfile.c common/mc_rpc.c \
 		   common/mc_plist.c common/mc_util.c daemon/paths.c \
-		   daemon/jobfile.c
+		   daemon/jobfile.c daemon/scan.c
 CLIENT_SRC	:= $(CLIENT_PORTABLE) $(PLATFORM_SRC)
 TEMPLATE	:= $(O)/share/metalcap/job.plist
 PROBE_SHARED	:= probe/probe.c probe/probe_check.c probe/probe_report.c

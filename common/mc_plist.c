@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,9 +36,223 @@ mc_plist_has_nul(plist_t root)
 }
 
 /*
+ * libplist parses recursively and expands a binary plist's shared
+ * references into copies, with no limit of its own: 280 KB nested 40,000
+ * deep overflows the stack, and 164 bytes of arrays that each name the one
+ * before twice expand to gigabytes.  So the bytes are walked first,
+ * without recursion, and refused past a depth or a count of values as
+ * libplist would build them.
+ */
+
+static uint64_t
+mc_plist_be(const uint8_t *p, unsigned n)
+{
+	uint64_t	v = 0;
+
+	while (n-- > 0)
+		v = v << 8 | *p++;
+	return v;
+}
+
+struct mc_bplist {
+	const uint8_t	*buf;
+	size_t		 table;		/* offset of the offset table */
+	uint64_t	 nobj;
+	unsigned	 offsize, refsize;
+};
+
+/* Object i's element references (*refs, 0 for a scalar), from *start. */
+static const char *
+mc_bplist_object(const struct mc_bplist *b, uint64_t i, uint64_t *refs,
+    size_t *start)
+{
+	size_t		off;
+	uint8_t		kind;
+	unsigned	size;
+	uint64_t	count;
+
+	off = (size_t)mc_plist_be(b->buf + b->table + i * b->offsize,
+	    b->offsize);
+	if (off < 8 || off >= b->table)
+		return "a binary plist object outside the file";
+	kind = b->buf[off] >> 4;
+	*refs = 0;
+	if (kind != 0xa && kind != 0xc && kind != 0xd)	/* array, set, dict */
+		return NULL;
+	count = b->buf[off] & 0x0f;
+	*start = off + 1;
+	if (count == 0x0f) {
+		if (off + 2 > b->table || (b->buf[off + 1] & 0xf0) != 0x10 ||
+		    (size = 1u << (b->buf[off + 1] & 0x0f)) > 8 ||
+		    off + 2 + size > b->table)
+			return "a binary plist container with a malformed count";
+		count = mc_plist_be(b->buf + off + 2, size);
+		*start = off + 2 + size;
+	}
+	if (count > (b->table - *start) / b->refsize / (kind == 0xd ? 2 : 1))
+		return "a binary plist container larger than the file";
+	*refs = kind == 0xd ? count * 2 : count;	/* keys, then values */
+	return NULL;
+}
+
+#define MC_BPLIST_TOO_MANY	"more than " MC_PLIST_STR(MC_PLIST_MAX_NODES) \
+	" values (a shared reference counts each time)"
+
+struct mc_bplist_item {
+	uint64_t	obj;
+	unsigned	depth;
+};
+
+/* Walk from the top object, depth first, with a stack of our own. */
+static const char *
+mc_plist_scan_binary(const uint8_t *buf, size_t len)
+{
+	struct mc_bplist	 b = { .buf = buf };
+	const uint8_t		*trailer = buf + len - 32;
+	struct mc_bplist_item	*stack, it;
+	size_t			 top = 0, cap = 64, start = 0;
+	uint64_t		 refs, nodes = 0;
+	const char		*why = NULL;
+
+	if (len < 8 + 32)
+		return "a binary plist too short for its trailer";
+	b.offsize = trailer[6];
+	b.refsize = trailer[7];
+	b.nobj = mc_plist_be(trailer + 8, 8);
+	b.table = (size_t)mc_plist_be(trailer + 24, 8);
+	if (b.offsize < 1 || b.offsize > 8 || b.refsize < 1 || b.refsize > 8 ||
+	    b.nobj == 0 || b.table < 8 || b.table > len - 32 ||
+	    b.nobj > (len - 32 - b.table) / b.offsize ||
+	    mc_plist_be(trailer + 16, 8) >= b.nobj)
+		return "a binary plist with a malformed trailer";
+	stack = malloc(cap * sizeof *stack);
+	stack[top].obj = mc_plist_be(trailer + 16, 8);
+	stack[top++].depth = 1;
+	while (why == NULL && top > 0) {
+		it = stack[--top];
+		if (++nodes > MC_PLIST_MAX_NODES) {
+			why = MC_BPLIST_TOO_MANY;
+			break;
+		}
+		if ((why = mc_bplist_object(&b, it.obj, &refs, &start)) != NULL)
+			break;
+		if (refs > 0 && it.depth >= MC_PLIST_MAX_DEPTH)
+			why = "nested deeper than " MC_PLIST_STR(
+			    MC_PLIST_MAX_DEPTH) " levels";
+		else if (refs > MC_PLIST_MAX_NODES - nodes)
+			why = MC_BPLIST_TOO_MANY;
+		for (; why == NULL && refs > 0; refs--, start += b.refsize) {
+			if (top == cap)
+				stack = realloc(stack, (cap *= 2) *
+				    sizeof *stack);
+			stack[top].obj = mc_plist_be(buf + start, b.refsize);
+			stack[top].depth = it.depth + 1;
+			if (stack[top++].obj >= b.nobj)
+				why = "a binary plist reference to no object";
+		}
+	}
+	free(stack);
+	return why;
+}
+
+/* Does the XML at p start with the word w? */
+static bool
+mc_plist_at(const char *p, const char *end, const char *w)
+{
+	size_t	n = strlen(w);
+
+	return (size_t)(end - p) >= n && memcmp(p, w, n) == 0;
+}
+
+/* Elements nested and counted, entities refused: no parse of our own. */
+static const char *
+mc_plist_scan_xml(const char *p, const char *end)
+{
+	unsigned long	depth = 0, nodes = 0;
+	const char	*gt;
+
+	for (; (p = memchr(p, '<', (size_t)(end - p))) != NULL; p = gt + 1) {
+		if ((gt = memchr(p, '>', (size_t)(end - p))) == NULL)
+			return NULL;	/* libplist says it is cut */
+		if (mc_plist_at(p, end, "<!ENTITY") ||
+		    (mc_plist_at(p, end, "<!DOCTYPE") &&
+		    memchr(p, '[', (size_t)(gt - p)) != NULL))
+			return "an XML entity or internal DTD subset";
+		if (mc_plist_at(p, end, "<!--")) {
+			gt = p + 3;
+			while ((gt = memchr(gt, '>', (size_t)(end - gt))) !=
+			    NULL && !(gt[-1] == '-' && gt[-2] == '-'))
+				gt++;
+			if (gt == NULL)
+				return NULL;
+			continue;
+		}
+		if (p[1] == '?' || p[1] == '!')
+			continue;
+		if (p[1] == '/') {
+			if (depth > 0 && (mc_plist_at(p, end, "</array") ||
+			    mc_plist_at(p, end, "</dict")))
+				depth--;
+			continue;
+		}
+		if (++nodes > MC_PLIST_MAX_NODES)
+			return "more than " MC_PLIST_STR(MC_PLIST_MAX_NODES)
+			    " elements";
+		if ((mc_plist_at(p, end, "<array") ||
+		    mc_plist_at(p, end, "<dict")) && gt[-1] != '/' &&
+		    ++depth > MC_PLIST_MAX_DEPTH)
+			return "nested deeper than " MC_PLIST_STR(
+			    MC_PLIST_MAX_DEPTH) " levels";
+	}
+	return NULL;
+}
+
+/* Bytes libplist may parse; NULL, or why they are refused. */
+const char *
+mc_plist_refused(const char *buf, size_t len)
+{
+	if (len >= 8 && memcmp(buf, "bplist00", 8) == 0)
+		return mc_plist_scan_binary((const uint8_t *)buf, len);
+	return mc_plist_scan_xml(buf, buf + len);
+}
+
+/* Parse bytes as a plist with every limit above; -1 and why, or 0. */
+int
+mc_plist_read_memory(const char *buf, size_t len, plist_t *out, char *why,
+    size_t whylen)
+{
+	const char	*refused;
+
+	*out = NULL;
+	if (len > MC_PLIST_MAX_FILE) {
+		snprintf(why, whylen, "is larger than %d bytes",
+		    MC_PLIST_MAX_FILE);
+		return -1;
+	}
+	if ((refused = mc_plist_refused(buf, len)) != NULL) {
+		snprintf(why, whylen, "refused: %s", refused);
+		return -1;
+	}
+	plist_from_memory(buf, (uint32_t)len, out);
+	if (*out == NULL) {
+		snprintf(why, whylen, "is not a property list (XML or binary)");
+		return -1;
+	}
+	if (mc_plist_has_nul(*out)) {
+		snprintf(why, whylen, "has a string or key with a NUL "
+		    "character in it");
+		plist_free(*out);
+		*out = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * Read a plist file.  Symbolic links, directories, FIFOs, empty and huge
- * files are refused before libplist sees a byte; a tree with a NUL inside
- * a string is refused before anyone reads it.
+ * files are refused before libplist sees a byte; so is nesting or
+ * expansion past the limits; a tree with a NUL inside a string is refused
+ * before anyone reads it.
  */
 int
 mc_plist_read_file(const char *path, plist_t *out, char *why, size_t whylen)
@@ -83,18 +298,8 @@ mc_plist_read_file(const char *path, plist_t *out, char *why, size_t whylen)
 		}
 		got += (size_t)n;
 	}
-	plist_from_memory(buf, (uint32_t)got, out);
-	if (*out == NULL) {
-		snprintf(why, whylen, "is not a property list (XML or binary)");
+	if (mc_plist_read_memory(buf, got, out, why, whylen) == -1)
 		goto fail;
-	}
-	if (mc_plist_has_nul(*out)) {
-		snprintf(why, whylen, "has a string or key with a NUL "
-		    "character in it");
-		plist_free(*out);
-		*out = NULL;
-		goto fail;
-	}
 	free(buf);
 	close(fd);
 	return 0;

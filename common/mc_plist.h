@@ -14,9 +14,17 @@
 #include <plist/plist.h>
 
 #define MC_PLIST_MAX_FILE	(1024 * 1024)
+/* What libplist may build from one file: levels, and values expanded. */
+#define MC_PLIST_MAX_DEPTH	32
+#define MC_PLIST_MAX_NODES	262144
+#define MC_PLIST_STR_(x)	#x
+#define MC_PLIST_STR(x)		MC_PLIST_STR_(x)
 
 int		 mc_plist_read_file(const char *path, plist_t *out, char *why,
 		    size_t whylen);
+int		 mc_plist_read_memory(const char *buf, size_t len,
+		    plist_t *out, char *why, size_t whylen);
+const char	*mc_plist_refused(const char *buf, size_t len);
 int		 mc_plist_write_atomic(const char *path, plist_t plist,
 		    mode_t mode, char *why, size_t whylen);
 int		 mc_write_atomic(const char *path, const char *data,

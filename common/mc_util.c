@@ -4,6 +4,7 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "mc_util.h"
 
@@ -17,4 +18,62 @@ mc_fmt(char *buf, size_t len, const char *fmt, ...)
 	n = vsnprintf(buf, len, fmt, ap);
 	va_end(ap);
 	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+/* The length of the valid UTF-8 sequence at p (1 to 4), or 0. */
+static size_t
+mc_utf8_len(const unsigned char *p)
+{
+	size_t	n, i;
+
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		n = 2;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		n = 3;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	for (i = 1; i < n; i++)
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+	/* Overlong forms, surrogates, past U+10FFFF. */
+	if ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] > 0x9f) ||
+	    (p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] > 0x8f))
+		return 0;
+	return n;
+}
+
+/*
+ * Copy text that came from outside (a log line, a probe's message) into
+ * dst: cut at a character boundary, never inside one; a byte that is not
+ * UTF-8, and a control character, become '?'.  JSON and XML writers then
+ * never refuse it, and a terminal never interprets it.
+ */
+void
+mc_text(char *dst, size_t size, const char *src)
+{
+	const unsigned char	*p = (const unsigned char *)src;
+	size_t			 used = 0, n;
+
+	if (size == 0)
+		return;
+	while (*p != '\0') {
+		n = mc_utf8_len(p);
+		if (n == 0 || (n == 1 && (*p < 0x20 || *p == 0x7f))) {
+			if (used + 1 >= size)
+				break;
+			dst[used++] = *p == '\t' ? ' ' : '?';
+			p++;
+			continue;
+		}
+		if (used + n >= size)
+			break;
+		memcpy(dst + used, p, n);
+		used += n;
+		p += n;
+	}
+	dst[used] = '\0';
 }

@@ -11,4 +11,7 @@
 int	mc_fmt(char *buf, size_t len, const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4)));
 
+/* Outside text into dst: whole UTF-8 characters, controls as '?'. */
+void	mc_text(char *dst, size_t size, const char *src);
+
 #endif

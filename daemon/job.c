@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "mc_plist.h"
+#include "mc_util.h"
 #include "mcd.h"
 
 static const char *const job_state_names[] = {
@@ -87,14 +88,15 @@ void
 job_set_state(struct mcd *d, struct job *j, enum job_state s,
     const char *reason)
 {
+	char	kept[sizeof j->reason];
+	bool	changed;
+
 	/* The reason is kept cut to its field: compare what is kept. */
-	bool	changed = j->state != s ||
-	    strncmp(j->reason, reason ? reason : "", sizeof j->reason - 1) != 0;
+	mc_text(kept, sizeof kept, reason ? reason : "");
+	changed = j->state != s || strcmp(j->reason, kept) != 0;
 
 	j->state = s;
-	if (reason != j->reason)
-		snprintf(j->reason, sizeof j->reason, "%s", reason ? reason :
-		    "");
+	memcpy(j->reason, kept, sizeof j->reason);
 	if (changed) {
 		log_info("job %s: %s%s%s", j->name, job_state_name(s),
 		    reason && *reason ? ": " : "", reason ? reason : "");
@@ -105,6 +107,22 @@ job_set_state(struct mcd *d, struct job *j, enum job_state s,
 		j->fleet_pid = j->pid;
 		fleet_changed(d);
 	}
+}
+
+/*
+ * Save the overrides.  A revert or failure that could not be saved is
+ * still in force in memory (state_unsaved says so, and status shows it),
+ * and the next save, whoever makes it, writes it too.
+ */
+int
+job_save_state(struct mcd *d, char *why, size_t whylen)
+{
+	if (state_save(&d->state, why, whylen) == -1) {
+		d->state_unsaved = true;
+		return -1;
+	}
+	d->state_unsaved = false;
+	return 0;
 }
 
 /* Will the job's agent carry the shim, as things stand? */

@@ -6,6 +6,7 @@
  */
 #include <sys/stat.h>
 
+#include <errno.h>
 #include <fcntl.h>
 #include <regex.h>
 #include <stdarg.h>
@@ -150,6 +151,7 @@ jobfile_check_program(const char *path, const char *file, bool unlocked,
 	    "/usr/bin/", "/usr/sbin/", "/usr/libexec/", "/System/" };
 	const char	*base = strrchr(path, '/');
 	char		 magic[2];
+	struct stat	 sb;
 	size_t		 i;
 	int		 fd;
 
@@ -161,9 +163,23 @@ jobfile_check_program(const char *path, const char *file, bool unlocked,
 			    "the real binary", file, path);
 			return;
 		}
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
-		diag_add(errors, "%s:ProgramArguments[0]: %s cannot be opened",
-		    file, path);
+	/* Non-blocking: a FIFO named here must not hold the daemon. */
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY))
+	    == -1) {
+		diag_add(errors, "%s:ProgramArguments[0]: %s cannot be opened: "
+		    "%s", file, path, strerror(errno));
+		return;
+	}
+	if (fstat(fd, &sb) == -1 || !S_ISREG(sb.st_mode)) {
+		diag_add(errors, "%s:ProgramArguments[0]: %s is not a regular "
+		    "file", file, path);
+		close(fd);
+		return;
+	}
+	if ((sb.st_mode & 0111) == 0) {
+		diag_add(errors, "%s:ProgramArguments[0]: %s is not "
+		    "executable", file, path);
+		close(fd);
 		return;
 	}
 	if (read(fd, magic, 2) == 2 && magic[0] == '#' && magic[1] == '!')
@@ -200,12 +216,15 @@ jobfile_env(plist_t node, const char *file, struct job_spec *spec,
 			diag_add(errors, "%s:EnvironmentVariables.%s: expected a "
 			    "string, found %s", file, key,
 			    mc_plist_type_name(val));
-		else if (strcmp(key, "DYLD_INSERT_LIBRARIES") == 0 ||
-		    strcmp(key, "LD_PRELOAD") == 0 ||
+		else if (strncmp(key, "DYLD_", 5) == 0 ||
+		    strncmp(key, "LD_", 3) == 0 ||
 		    strncmp(key, "METALCAP_", 9) == 0 ||
 		    strncmp(key, "LUME_METAL_", 11) == 0)
-			diag_add(warnings, "%s:EnvironmentVariables.%s: set by "
-			    "metalcapd from the profile; ignored", file, key);
+			/* Any loader variable could swap or drop the shim
+			 * (DYLD_LIBRARY_PATH, DYLD_IMAGE_SUFFIX, LD_AUDIT). */
+			diag_add(warnings, "%s:EnvironmentVariables.%s: loader "
+			    "and shim variables are metalcapd's; ignored", file,
+			    key);
 		else
 			plist_dict_set_item(spec->env, key, plist_copy(val));
 		free(key);
@@ -213,12 +232,20 @@ jobfile_env(plist_t node, const char *file, struct job_spec *spec,
 	free(it);
 }
 
+/* An integer key of HealthCheck or CrashLoop, and the values it may take. */
+struct jobfile_int {
+	const char	*key;
+	uint64_t	 min, max;
+};
+
 static void
 jobfile_int_keys(plist_t dict, const char *file, const char *key,
-    const char *const *allowed, struct diag *errors, struct diag *warnings)
+    const struct jobfile_int *allowed, struct diag *errors,
+    struct diag *warnings)
 {
 	plist_dict_iter	 it = NULL;
 	plist_t		 val;
+	uint64_t	 v;
 	char		*k;
 	size_t		 i;
 
@@ -228,10 +255,10 @@ jobfile_int_keys(plist_t dict, const char *file, const char *key,
 		plist_dict_next_item(dict, it, &k, &val);
 		if (k == NULL)
 			break;
-		for (i = 0; allowed[i] != NULL; i++)
-			if (strcmp(k, allowed[i]) == 0)
+		for (i = 0; allowed[i].key != NULL; i++)
+			if (strcmp(k, allowed[i].key) == 0)
 				break;
-		if (allowed[i] == NULL)
+		if (allowed[i].key == NULL)
 			diag_add(warnings, "%s:%s.%s: unknown key", file, key, k);
 		else if (strcmp(k, "ProgramArguments") == 0)
 			jobfile_strings(val, file, "HealthCheck.ProgramArguments",
@@ -239,6 +266,12 @@ jobfile_int_keys(plist_t dict, const char *file, const char *key,
 		else if (plist_get_node_type(val) != PLIST_UINT)
 			diag_add(errors, "%s:%s.%s: expected an integer, found "
 			    "%s", file, key, k, mc_plist_type_name(val));
+		else if (plist_get_uint_val(val, &v), v < allowed[i].min ||
+		    v > allowed[i].max)
+			diag_add(errors, "%s:%s.%s: %llu is out of range (%llu "
+			    "to %llu)", file, key, k, (unsigned long long)v,
+			    (unsigned long long)allowed[i].min,
+			    (unsigned long long)allowed[i].max);
 		free(k);
 	}
 	free(it);
@@ -248,11 +281,19 @@ static void
 jobfile_safety(plist_t root, const char *file, struct job_spec *spec,
     struct diag *errors, struct diag *warnings)
 {
-	static const char *const health[] = { "ProgramArguments",
-	    "TimeoutSeconds", "StartDelaySeconds", NULL };
-	static const char *const crash[] = { "MaxExits", "WindowSeconds", NULL };
+	static const struct jobfile_int health[] = {
+		{ "ProgramArguments", 0, 0 },
+		{ "TimeoutSeconds", 1, 3600 },
+		{ "StartDelaySeconds", 0, 86400 },
+		{ NULL, 0, 0 } };
+	/* The daemon remembers the last 16 abnormal exits of a job. */
+	static const struct jobfile_int crash[] = {
+		{ "MaxExits", 1, 16 },
+		{ "WindowSeconds", 1, 86400 },
+		{ NULL, 0, 0 } };
 	plist_t		 node;
 	uint32_t	 i;
+	const char	*why;
 	char		*re;
 	regex_t		 rx;
 
@@ -272,11 +313,20 @@ jobfile_safety(plist_t root, const char *file, struct job_spec *spec,
 	if (node == NULL || !jobfile_strings(node, file, "FailureSignatures",
 	    errors))
 		return;
+	if (plist_array_get_size(node) > SCAN_SIGNATURES_MAX) {
+		diag_add(errors, "%s:FailureSignatures: %u patterns, over the "
+		    "%d allowed", file, plist_array_get_size(node),
+		    SCAN_SIGNATURES_MAX);
+		return;
+	}
 	for (i = 0; i < plist_array_get_size(node); i++) {
 		re = NULL;
 		plist_get_string_val(plist_array_get_item(node, i), &re);
-		if (re != NULL && regcomp(&rx, re, REG_EXTENDED | REG_NOSUB)
-		    != 0)
+		if (re != NULL && (why = scan_refused(re)) != NULL)
+			diag_add(errors, "%s:FailureSignatures[%u]: refused: %s",
+			    file, i, why);
+		else if (re != NULL && regcomp(&rx, re, REG_EXTENDED |
+		    REG_NOSUB) != 0)
 			diag_add(errors, "%s:FailureSignatures[%u]: \"%s\" is not "
 			    "an extended regular expression", file, i, re);
 		else if (re != NULL)

@@ -110,6 +110,12 @@ lc_exit(uv_process_t *p, int64_t status, int sig)
 }
 
 static void
+lc_spawn_failed(uv_timer_t *t)
+{
+	lc_done(t->data);
+}
+
+static void
 lc_timeout(uv_timer_t *t)
 {
 	struct lc_call	*c = t->data;
@@ -123,7 +129,7 @@ lc_timeout(uv_timer_t *t)
 
 /*
  * Run argv (env NULL: the daemon's own) with a deadline; cb gets the
- * result exactly once, possibly before this returns.
+ * result exactly once, always after this returns.
  */
 int
 proc_run(struct mcd *d, char *const *argv, char *const *env, int timeout_ms,
@@ -157,18 +163,21 @@ proc_run(struct mcd *d, char *const *argv, char *const *env, int timeout_ms,
 	opts.stdio_count = 3;
 	opts.exit_cb = lc_exit;
 	opts.flags = UV_PROCESS_DETACHED;	/* a group of its own */
+	c->handles = 4;
 	if ((rc = uv_spawn(d->loop, &c->proc, &opts)) != 0) {
+		/*
+		 * libuv keeps the process handle registered even when the
+		 * spawn fails: it is closed with the rest, never freed under
+		 * it.  The callback runs on the next turn, not inside the
+		 * caller, which may be another call's callback.
+		 */
 		c->res.code = -1;
 		snprintf(c->res.err, sizeof c->res.err, "cannot run %s: %s",
 		    argv[0], uv_strerror(rc));
-		cb(d, &c->res, arg);
-		c->handles = 3;
-		uv_close((uv_handle_t *)&c->out, lc_closed);
-		uv_close((uv_handle_t *)&c->err, lc_closed);
-		uv_close((uv_handle_t *)&c->timer, lc_closed);
+		c->waiting = 1;
+		uv_timer_start(&c->timer, lc_spawn_failed, 0, 0);
 		return -1;
 	}
-	c->handles = 4;
 	c->waiting = 3;
 	uv_read_start((uv_stream_t *)&c->out, lc_alloc, lc_read);
 	uv_read_start((uv_stream_t *)&c->err, lc_alloc, lc_read);

@@ -149,7 +149,15 @@ const char	*managed_forbids(const struct mcd *, const char *profile);
 
 /* --- scan.c ------------------------------------------------------------------ */
 
+#define SCAN_STR_(x)		#x
+#define SCAN_STR(x)		SCAN_STR_(x)
+#define SCAN_PATTERN_MAX	512	/* bytes of one signature */
+#define SCAN_REPEAT_MAX		255	/* {m,n} */
+#define SCAN_EXPAND_MAX		2000	/* copies after expanding {m,n} */
+#define SCAN_SIGNATURES_MAX	32	/* per job */
+
 struct scan;
+const char	*scan_refused(const char *re);
 struct scan	*scan_new(plist_t extra_signatures);
 const char	*scan_line(const struct scan *, const char *line);
 void		 scan_free(struct scan *);
@@ -365,6 +373,7 @@ void	reconcile_after(struct mcd *, struct job *, uint64_t ms);
 void	job_set_state(struct mcd *, struct job *, enum job_state,
 	    const char *reason);
 void	job_effective(struct mcd *, struct job *);
+int	job_save_state(struct mcd *, char *why, size_t whylen);
 bool	job_runs_unlocked(const struct job *);
 const char *job_desired(struct mcd *, const struct job *);
 enum job_state job_next_state(struct mcd *, const struct job *);
@@ -448,6 +457,7 @@ struct mcd {
 	uv_fs_event_t		 watch_jobs_parent;	/* while jobs.d is gone */
 	bool			 dirwatch_ready;
 	int			 jobs_fd;	/* the watched jobs.d, held */
+	bool			 state_unsaved;	/* memory ahead of the file */
 };
 
 /* --- dirwatch.c -------------------------------------------------------------- */

@@ -103,10 +103,21 @@ reconcile_should_run(const struct job *j)
 	    plist_get_node_type(keep) == PLIST_DICT;
 }
 
-/* "trigger: first evidence" for a revert or failure. */
+/*
+ * "trigger: first evidence" for a revert or failure, and whether it is
+ * only in memory: the state folder could not be written (a full disk),
+ * so a daemon restart would forget it.  Each settle tries the save again.
+ */
 static void
-reconcile_incident_text(const struct incident *in, char *buf, size_t len)
+reconcile_incident_text(struct mcd *d, const struct incident *in, char *buf,
+    size_t len)
 {
+	char	why[256];
+
+	if (d->state_unsaved && job_save_state(d, why, sizeof why) == -1) {
+		snprintf(buf, len, "%s (not saved yet: %s)", in->trigger, why);
+		return;
+	}
 	snprintf(buf, len, "%s%s%s", in->trigger, in->nevidence ? ": " : "",
 	    in->nevidence ? in->evidence[0] : "");
 }
@@ -122,10 +133,10 @@ reconcile_settle(struct mcd *d, struct job *j)
 	if (o != NULL && o->stopped) {
 		job_set_state(d, j, JOB_STOPPED, "stopped by request");
 	} else if (o != NULL && o->failed.set) {
-		reconcile_incident_text(&o->failed, reason, sizeof reason);
+		reconcile_incident_text(d, &o->failed, reason, sizeof reason);
 		job_set_state(d, j, JOB_FAILED, reason);
 	} else if (o != NULL && o->reverted.set) {
-		reconcile_incident_text(&o->reverted, reason, sizeof reason);
+		reconcile_incident_text(d, &o->reverted, reason, sizeof reason);
 		job_set_state(d, j, JOB_REVERTED, reason);
 	} else if (j->probing) {
 		job_set_state(d, j, JOB_PROBING, "probing the profile before "
@@ -229,7 +240,7 @@ reconcile_gate(struct mcd *d, struct job *j)
 	}
 	if (v->status == GATE_PARTIAL) {
 		j->drop_tg = true;
-		mc_fmt(j->note, sizeof j->note, "%s", v->reason);
+		mc_text(j->note, sizeof j->note, v->reason);
 	}
 	return true;
 }

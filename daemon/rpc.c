@@ -23,6 +23,7 @@ struct rpc_call {
 	msgpack_sbuffer			 sb;
 	msgpack_packer			 pk;
 	bool				 deferred;	/* replied later */
+	struct override			 before;	/* rpc_override's */
 };
 
 /* A reply owed after a probe; holds a reference on the connection. */
@@ -302,23 +303,25 @@ rpc_changed(struct rpc_call *call, struct job *j)
 }
 
 /*
- * A change that could not be saved is not made: memory goes back to what
- * the state file holds, which the failed atomic write left intact.
+ * The job's override, to change; what it was is kept, so that a change
+ * that cannot be saved is taken back.  Only this override goes back: a
+ * revert another job holds only in memory (its save failed too) stays.
  */
-static void
-rpc_forget_unsaved(struct mcd *d)
+static struct override *
+rpc_override(struct rpc_call *call, const struct job *j)
 {
-	char	dir[PATH_MAX], note[512], *slash;
-	size_t	i;
+	struct override	*o = state_get(&call->conn->daemon->state, j->name,
+	    true);
 
-	snprintf(dir, sizeof dir, "%s", d->state.path);
-	if ((slash = strrchr(dir, '/')) != NULL)
-		*slash = '\0';
-	state_free(&d->state);
-	if (state_load(&d->state, dir, note, sizeof note) == -1)
-		log_warnx("%s", note);
-	for (i = 0; i < d->njobs; i++)
-		job_effective(d, d->jobs[i]);
+	call->before = *o;
+	return o;
+}
+
+static void
+rpc_undo(struct mcd *d, struct job *j, const struct override *before)
+{
+	*state_get(&d->state, j->name, true) = *before;
+	job_effective(d, j);
 }
 
 /* Persist an override, then reconcile and answer with the job. */
@@ -328,9 +331,9 @@ rpc_commit(struct rpc_call *call, struct job *j)
 	struct mcd	*d = call->conn->daemon;
 	char		 why[256];
 
-	if (state_save(&d->state, why, sizeof why) == -1) {
+	if (job_save_state(d, why, sizeof why) == -1) {
 		log_warnx("%s", why);
-		rpc_forget_unsaved(d);
+		rpc_undo(d, j, &call->before);
 		rpc_error(call, MC_E_IO, "could not save the change: %s", why);
 		return;
 	}
@@ -516,7 +519,7 @@ rpc_enable_probed(struct mcd *d, const struct gate_entry *e, void *arg)
 {
 	struct rpc_later	*l = arg;
 	struct job		*j = job_find(d, l->job);
-	struct override		*o;
+	struct override		*o, before;
 	msgpack_sbuffer		 sb;
 	msgpack_packer		 pk;
 	char			 why[1024];
@@ -532,12 +535,13 @@ rpc_enable_probed(struct mcd *d, const struct gate_entry *e, void *arg)
 		mc_rpc_pack_response_error(&pk, l->msgid, MC_E_PROBE, why);
 	} else {
 		o = state_get(&d->state, j->name, true);
+		before = *o;
 		memset(&o->reverted, 0, sizeof o->reverted);
 		memset(&o->failed, 0, sizeof o->failed);
 		o->unlocked = 1;
 		snprintf(o->profile, sizeof o->profile, "%s", l->profile);
-		if (state_save(&d->state, why, sizeof why) == -1) {
-			rpc_forget_unsaved(d);
+		if (job_save_state(d, why, sizeof why) == -1) {
+			rpc_undo(d, j, &before);
 			mc_rpc_pack_response_error(&pk, l->msgid, MC_E_IO, why);
 		} else {
 			j->loaded = false;
@@ -572,7 +576,7 @@ rpc_enable(struct rpc_call *call)
 		    sizeof profile))
 			return;
 	}
-	o = state_get(&call->conn->daemon->state, j->name, true);
+	o = rpc_override(call, j);
 	if (profile[0] == '\0')
 		snprintf(profile, sizeof profile, "%s",
 		    rpc_job_profile(call->conn->daemon, j));
@@ -607,7 +611,7 @@ rpc_disable(struct rpc_call *call)
 
 	if (j == NULL)
 		return;
-	state_get(&call->conn->daemon->state, j->name, true)->unlocked = 0;
+	rpc_override(call, j)->unlocked = 0;
 	rpc_commit(call, j);
 }
 
@@ -621,7 +625,7 @@ rpc_profile_set(struct rpc_call *call)
 	if (j == NULL || !rpc_profile_ok(call, rpc_param(call, 1), profile,
 	    sizeof profile) || !rpc_managed_ok(call, profile))
 		return;
-	o = state_get(&call->conn->daemon->state, j->name, true);
+	o = rpc_override(call, j);
 	snprintf(o->profile, sizeof o->profile, "%s", profile);
 	gate_invalidate(call->conn->daemon, profile);
 	rpc_commit(call, j);
@@ -663,8 +667,7 @@ rpc_set_stopped(struct rpc_call *call, bool stopped)
 
 	if (j == NULL)
 		return;
-	state_get(&call->conn->daemon->state, j->name, true)->stopped =
-	    stopped;
+	rpc_override(call, j)->stopped = stopped;
 	/* Make the next reconcile ask launchd again. */
 	j->loaded = false;
 	rpc_commit(call, j);

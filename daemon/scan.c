@@ -8,6 +8,7 @@
  */
 #include <regex.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +57,134 @@ static const struct {
 	    "MTLGPUFamilyCommon[4-9]" },
 };
 
+/*
+ * Signature patterns come from job files, so matching must stay cheap
+ * whatever they say.  POSIX matchers (glibc's, and the TRE of macOS libc)
+ * are polynomial without back-references and exponential with them, and
+ * they expand a bounded repetition into that many copies at compile time:
+ * ((a{1,100}){1,100}){1,100} is a million.  So back-references are
+ * refused, and the copies a pattern would expand to are counted before
+ * regcomp sees it.
+ */
+#define SCAN_GROUPS_MAX		16	/* nesting of ( ) */
+
+/* The last atom at this depth, and the size of everything at it. */
+struct scan_budget {
+	uint64_t	sum[SCAN_GROUPS_MAX + 1];
+	uint64_t	last[SCAN_GROUPS_MAX + 1];
+	int		depth;
+};
+
+static void
+scan_atom(struct scan_budget *b, uint64_t size)
+{
+	b->sum[b->depth] += size;
+	b->last[b->depth] = size;
+}
+
+/* Past a bracket expression ([...], [^]...], [[:alpha:]]): its end. */
+static const char *
+scan_bracket(const char *p)
+{
+	p++;
+	if (*p == '^')
+		p++;
+	if (*p == ']')
+		p++;
+	for (; *p != '\0' && *p != ']'; p++)
+		if (*p == '[' && (p[1] == ':' || p[1] == '.' || p[1] == '=')) {
+			const char *end = strchr(p + 2, p[1]);
+
+			if (end == NULL || end[1] != ']')
+				return NULL;
+			p = end + 1;
+		}
+	return *p == ']' ? p : NULL;
+}
+
+/* {m}, {m,} or {m,n} at p: the copies it makes, and its end. */
+static const char *
+scan_bound(const char *p, uint64_t *copies)
+{
+	char		*end;
+	unsigned long	 m, n;
+
+	m = strtoul(p + 1, &end, 10);
+	n = m;
+	if (*end == ',') {
+		n = end[1] == '}' ? m + 1 : strtoul(end + 1, &end, 10);
+		if (end[0] == ',' && end[1] == '}')
+			end++;
+	}
+	if (*end != '}' || end == p + 1)
+		return NULL;
+	*copies = n > m ? n : m;
+	return end;
+}
+
+/* Why a job's signature pattern is refused, or NULL. */
+const char *
+scan_refused(const char *re)
+{
+	struct scan_budget	 b;
+	const char		*p, *end;
+	uint64_t		 copies, grown;
+
+	if (strlen(re) > SCAN_PATTERN_MAX)
+		return "longer than " SCAN_STR(SCAN_PATTERN_MAX) " bytes";
+	memset(&b, 0, sizeof b);
+	for (p = re; *p != '\0'; p++) {
+		switch (*p) {
+		case '\\':
+			if (p[1] >= '1' && p[1] <= '9')
+				return "a back-reference (\\1 to \\9): they "
+				    "make matching take exponential time";
+			if (p[1] != '\0')
+				p++;
+			scan_atom(&b, 1);
+			break;
+		case '[':
+			if ((end = scan_bracket(p)) == NULL)
+				return NULL;	/* regcomp says why */
+			p = end;
+			scan_atom(&b, 1);
+			break;
+		case '(':
+			if (b.depth == SCAN_GROUPS_MAX)
+				return "groups nested deeper than "
+				    SCAN_STR(SCAN_GROUPS_MAX);
+			b.depth++;
+			b.sum[b.depth] = b.last[b.depth] = 0;
+			break;
+		case ')':
+			if (b.depth == 0)
+				return NULL;
+			copies = b.sum[b.depth--];
+			scan_atom(&b, copies ? copies : 1);
+			break;
+		case '{':
+			if ((end = scan_bound(p, &copies)) == NULL)
+				return NULL;
+			if (copies > SCAN_REPEAT_MAX)
+				return "a repetition count over "
+				    SCAN_STR(SCAN_REPEAT_MAX);
+			p = end;
+			grown = b.last[b.depth] * copies;
+			b.sum[b.depth] += grown - b.last[b.depth];
+			b.last[b.depth] = grown;
+			break;
+		case '*': case '+': case '?': case '|': case '^': case '$':
+			break;
+		default:
+			scan_atom(&b, 1);
+		}
+		if (b.sum[b.depth] > SCAN_EXPAND_MAX)
+			return "repetitions expand it past "
+			    SCAN_STR(SCAN_EXPAND_MAX) " states";
+	}
+	return NULL;
+}
+
 static int
 scan_add(struct scan *s, const char *what, const char *re)
 {
@@ -100,8 +229,8 @@ scan_new(plist_t extra)
 	for (k = 0; extra != NULL && k < plist_array_get_size(extra); k++) {
 		re = NULL;
 		plist_get_string_val(plist_array_get_item(extra, k), &re);
-		/* jobfile.c has already refused patterns that do not compile. */
-		if (re != NULL)
+		/* jobfile.c has already refused these; twice is cheap. */
+		if (re != NULL && scan_refused(re) == NULL)
 			scan_add(s, "job failure signature", re);
 		free(re);
 	}

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "mc_plist.h"
+#include "mc_util.h"
 #include "mcd.h"
 
 #define STATE_FILE	"overrides.plist"
@@ -31,7 +32,7 @@ state_read_incident(plist_t entry, const char *key, struct incident *in)
 		plist_get_uint_val(node, &t);
 	in->time = (long)t;
 	if ((s = mc_plist_string(d, "Trigger")) != NULL) {
-		snprintf(in->trigger, sizeof in->trigger, "%s", s);
+		mc_text(in->trigger, sizeof in->trigger, s);
 		free(s);
 	}
 	ev = plist_dict_get_item(d, "Evidence");
@@ -42,8 +43,8 @@ state_read_incident(plist_t entry, const char *key, struct incident *in)
 		if (plist_get_node_type(node) == PLIST_STRING)
 			plist_get_string_val(node, &s);
 		if (s != NULL)
-			snprintf(in->evidence[in->nevidence++],
-			    sizeof in->evidence[0], "%s", s);
+			mc_text(in->evidence[in->nevidence++],
+			    sizeof in->evidence[0], s);
 		free(s);
 	}
 }

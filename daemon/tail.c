@@ -39,7 +39,11 @@ tail_open(struct tail *t, bool at_end)
 	t->dropping = false;
 	if ((t->fd = open(t->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) == -1)
 		return;
-	fstat(t->fd, &sb);
+	/* A log is a file: /dev/zero or a FIFO would never run dry. */
+	if (fstat(t->fd, &sb) == -1 || !S_ISREG(sb.st_mode)) {
+		tail_close(t);
+		return;
+	}
 	t->ino = sb.st_ino;
 	t->dev = sb.st_dev;
 	t->offset = at_end ? sb.st_size : 0;

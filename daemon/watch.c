@@ -148,10 +148,11 @@ watch_incident(struct incident *in, const char *trigger,
 	memset(in, 0, sizeof *in);
 	in->set = true;
 	in->time = (long)time(NULL);
-	snprintf(in->trigger, sizeof in->trigger, "%s", trigger);
+	/* Log lines are anyone's bytes: kept as whole UTF-8 characters. */
+	mc_text(in->trigger, sizeof in->trigger, trigger);
 	for (i = 0; i < n && i < EVIDENCE_MAX; i++)
-		snprintf(in->evidence[in->nevidence++], sizeof in->evidence[0],
-		    "%s", evidence[i]);
+		mc_text(in->evidence[in->nevidence++], sizeof in->evidence[0],
+		    evidence[i]);
 }
 
 static void
@@ -159,8 +160,9 @@ watch_persist(struct mcd *d)
 {
 	char	why[256];
 
-	if (state_save(&d->state, why, sizeof why) == -1)
-		log_warnx("%s", why);
+	if (job_save_state(d, why, sizeof why) == -1)
+		log_warnx("%s; the job stays stock, kept in memory until the "
+		    "state can be saved", why);
 }
 
 /* Say so at once; launchd catches up with the reconcile. */
@@ -170,8 +172,13 @@ watch_say(struct mcd *d, struct job *j, enum job_state s,
 {
 	char	reason[MCD_ERR_LEN];
 
-	snprintf(reason, sizeof reason, "%s%s%s", in->trigger,
-	    in->nevidence ? ": " : "", in->nevidence ? in->evidence[0] : "");
+	if (d->state_unsaved)
+		snprintf(reason, sizeof reason, "%s (not saved yet: the state "
+		    "folder cannot be written; kept in memory)", in->trigger);
+	else
+		snprintf(reason, sizeof reason, "%s%s%s", in->trigger,
+		    in->nevidence ? ": " : "", in->nevidence ?
+		    in->evidence[0] : "");
 	job_set_state(d, j, s, reason);
 }
 
@@ -343,9 +350,13 @@ watch_parse_marker(struct shim_seen *s, const char *line)
 	watch_marker_field(line, "hooked", s->hooked, sizeof s->hooked);
 	s->family_max = watch_marker_number(line, "family_max");
 	s->threadgroup_memory = watch_marker_number(line, "threadgroup_memory");
-	if ((p = strstr(line, " reason=")) != NULL)
-		snprintf(s->reason, sizeof s->reason, "%.*s",
-		    (int)strcspn(p + 8, "\n"), p + 8);
+	if ((p = strstr(line, " reason=")) != NULL) {
+		char	text[sizeof s->reason];
+
+		snprintf(text, sizeof text, "%.*s", (int)strcspn(p + 8, "\n"),
+		    p + 8);
+		mc_text(s->reason, sizeof s->reason, text);
+	}
 }
 
 /* Look for the shim's report from the job's pid; true when found. */

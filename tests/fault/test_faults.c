@@ -687,30 +687,59 @@ teardown_unmount(void **state)
 	return teardown(state);
 }
 
-static void
-test_state_disk_full(void **state)
+/*
+ * Restart the daemon with its state folder on a 256 KiB tmpfs; false
+ * (and the test skipped) where no tmpfs can be mounted.
+ */
+static bool
+state_on_small_tmpfs(const char *what)
 {
-	char		 path[512], before[8192], after[8192], cmd[600];
-	struct child_result *r;
-	FILE		*f;
-	size_t		 nb, na;
-	int		 code, fd;
-	static char	 block[65536];
+	char	cmd[600];
 
-	(void)state;
 	kill_daemon(SIGTERM);
 	snprintf(state_mount, sizeof state_mount, "%s/state", home);
 	snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir %s", state_mount,
 	    state_mount);
 	assert_int_equal(system(cmd), 0);
 	if (mount("tmpfs", state_mount, "tmpfs", 0, "size=256k") == -1) {
-		report("state folder full: SKIPPED, cannot mount a small tmpfs "
-		    "here: %s", strerror(errno));
+		report("%s: SKIPPED, cannot mount a small tmpfs here: %s", what,
+		    strerror(errno));
 		state_mount[0] = '\0';
 		start_daemon();
-		skip();
+		return false;
 	}
 	start_daemon();
+	return true;
+}
+
+/* Fill the state folder to the last byte; the filler's path in path. */
+static void
+fill_state(char *path, size_t len)
+{
+	static char	block[65536];
+	int		fd;
+
+	snprintf(path, len, "%s/filler", state_mount);
+	fd = open(path, O_WRONLY | O_CREAT, 0600);
+	while (write(fd, block, sizeof block) > 0)
+		continue;
+	while (write(fd, block, 1) > 0)
+		continue;
+	close(fd);
+}
+
+static void
+test_state_disk_full(void **state)
+{
+	char		 path[512], before[8192], after[8192], filler[600];
+	struct child_result *r;
+	FILE		*f;
+	size_t		 nb, na;
+	int		 code;
+
+	(void)state;
+	if (!state_on_small_tmpfs("state folder full"))
+		skip();
 	edit_job(0, "x");
 	wait_state("j0", "unlocked", 0, 5.0);
 	ctl(&code, "disable", "j0", NULL, NULL);
@@ -720,14 +749,7 @@ test_state_disk_full(void **state)
 	assert_non_null(f = fopen(path, "r"));
 	nb = fread(before, 1, sizeof before, f);
 	fclose(f);
-	/* Fill it. */
-	snprintf(cmd, sizeof cmd, "%s/filler", state_mount);
-	fd = open(cmd, O_WRONLY | O_CREAT, 0600);
-	while (write(fd, block, sizeof block) > 0)
-		continue;
-	while (write(fd, block, 1) > 0)
-		continue;
-	close(fd);
+	fill_state(filler, sizeof filler);
 	r = ctl(&code, "enable", "j0", NULL, NULL);
 	if (code != 1 || strstr(r->err, "EIO") == NULL ||
 	    strstr(r->err, "No space left") == NULL)
@@ -743,7 +765,7 @@ test_state_disk_full(void **state)
 	assert_field_has("j0", "state", "stock");
 	assert_field_has("j0", "profile", "apple9");
 	/* Room again: the same request goes through. */
-	unlink(cmd);
+	unlink(filler);
 	ctl(&code, "enable", "j0", NULL, NULL);
 	assert_int_equal(code, 0);
 	wait_state("j0", "unlocked", 0, 5.0);
@@ -751,10 +773,58 @@ test_state_disk_full(void **state)
 	    "was, the job as it was; with room again the request worked");
 }
 
-/* --- the job's log -------------------------------------------------------------- */
+static void	log_path(char *, size_t);
 
 static const char failure_line[] = "ggml_metal_library_compile_pipeline: "
     "failed to compile pipeline: base = 'kernel_mul_mm_f16_f32'\n";
+
+/*
+ * A revert that cannot be saved stays in force: the job runs stock, status
+ * says it is not saved, a later request that fails to save does not undo
+ * it (it used to reload the state file and restart the job injected), and
+ * the first save that succeeds writes it.
+ */
+static void
+test_revert_kept_when_disk_full(void **state)
+{
+	char	log[256], filler[600], cmd[700];
+	long	pid;
+	int	code;
+
+	(void)state;
+	if (!state_on_small_tmpfs("revert on a full disk"))
+		skip();
+	edit_job(0, "x");
+	edit_job(1, "y");
+	wait_state("j0", "unlocked", 0, 5.0);
+	wait_state("j1", "unlocked", 0, 5.0);
+	fill_state(filler, sizeof filler);
+	log_path(log, sizeof log);
+	write_file(log, "a", failure_line);
+	pid = wait_state("j0", "reverted", 0, 10.0);
+	assert_field_has("j0", "reason", "not saved yet");
+	ctl(&code, "profile", "j1", "apple7", NULL);
+	assert_int_equal(code, 1);
+	sleep_ms(500);
+	assert_field_has("j0", "state", "reverted");
+	pid = pid_of(job_status("j0"));
+	assert_false(pid > 0 && environ_has(pid, "LD_PRELOAD="));
+	/* Room again: the next save writes the revert too. */
+	unlink(filler);
+	ctl(&code, "profile", "j1", "apple7", NULL);
+	assert_int_equal(code, 0);
+	snprintf(cmd, sizeof cmd, "grep -q 'failed to compile pipeline' "
+	    "%s/overrides.plist", state_mount);
+	assert_int_equal(system(cmd), 0);
+	kill_daemon(SIGKILL);
+	start_daemon();
+	wait_state("j0", "reverted", 0, 5.0);
+	report("revert on a full disk: kept in force and shown as not saved, "
+	    "survived a failed save of another job's change, written by the "
+	    "next save, still reverted after kill -9");
+}
+
+/* --- the job's log -------------------------------------------------------------- */
 
 /* Revert seen within seconds; then enable again (a fresh probe passes). */
 static double
@@ -898,6 +968,8 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_job_folder_abuse, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_revert_kept_when_disk_full,
+		    setup, teardown_unmount),
 		cmocka_unit_test_setup_teardown(test_state_disk_full, setup,
 		    teardown_unmount),
 		cmocka_unit_test_setup_teardown(test_log_faults, setup,

@@ -170,6 +170,34 @@ test_job_wrong_types(void **state)
 		{ "<key>WorkingDirectory</key><string>srv</string>",
 		    "t.plist:WorkingDirectory: \"srv\" is not an absolute "
 		    "path" },
+		/* The daemon keeps the last 16 exits: 17 could never trip. */
+		{ "<key>CrashLoop</key><dict><key>MaxExits</key><integer>17"
+		    "</integer></dict>", "t.plist:CrashLoop.MaxExits: 17 is "
+		    "out of range (1 to 16)" },
+		{ "<key>CrashLoop</key><dict><key>MaxExits</key><integer>0"
+		    "</integer></dict>", "t.plist:CrashLoop.MaxExits: 0 is "
+		    "out of range (1 to 16)" },
+		{ "<key>CrashLoop</key><dict><key>WindowSeconds</key><integer>0"
+		    "</integer></dict>", "t.plist:CrashLoop.WindowSeconds: 0 is "
+		    "out of range (1 to 86400)" },
+		{ "<key>HealthCheck</key><dict><key>TimeoutSeconds</key>"
+		    "<integer>4294967296</integer></dict>", "t.plist:"
+		    "HealthCheck.TimeoutSeconds: 4294967296 is out of range "
+		    "(1 to 3600)" },
+		/* Matching stays cheap whatever a job says. */
+		{ "<key>FailureSignatures</key><array><string>(.*)(.*)(.*)"
+		    "\\3\\2\\1x</string></array>", "t.plist:FailureSignatures"
+		    "[0]: refused: a back-reference (\\1 to \\9): they make "
+		    "matching take exponential time" },
+		{ "<key>FailureSignatures</key><array><string>((a{1,100}){1,100})"
+		    "{1,100}</string></array>", "t.plist:FailureSignatures[0]: "
+		    "refused: repetitions expand it past 2000 states" },
+		{ "<key>FailureSignatures</key><array><string>a{1,1000}</string>"
+		    "</array>", "t.plist:FailureSignatures[0]: refused: a "
+		    "repetition count over 255" },
+		{ "<key>FailureSignatures</key><array><string>(((((((((((((((((a"
+		    ")))))))))))))))))</string></array>", "t.plist:"
+		    "FailureSignatures[0]: refused: groups nested deeper than 16" },
 	};
 	size_t	i;
 
@@ -218,6 +246,73 @@ test_job_program(void **state)
 		    "interpreter: name the real binary", script);
 		load_expect(write_file("script.plist", body), want, NULL);
 	}
+}
+
+/* Patterns within the budget compile and match. */
+static void
+test_signature_budget(void **state)
+{
+	static const char *const fine[] = { "a{1,255}", "(ab|cd){2,10}x",
+	    "[[:alpha:]]{0,200}", "x\\{1,5\\}", "ggml.*error: (.*)$",
+	    "([a-z]{1,40}){1,40}" };
+	size_t	i;
+
+	(void)state;
+	for (i = 0; i < sizeof fine / sizeof fine[0]; i++)
+		if (scan_refused(fine[i]) != NULL)
+			fail_msg("%s refused: %s", fine[i], scan_refused(fine[i]));
+	assert_non_null(scan_refused("([a-z]{1,50}){1,50}"));
+}
+
+/* Programs that cannot be a workload, without blocking on any of them. */
+static void
+test_job_program_special(void **state)
+{
+	char	fifo[256], body[1024], want[1024];
+
+	(void)state;
+	snprintf(fifo, sizeof fifo, "%s/fifo", tmpdir);
+	assert_int_equal(mkfifo(fifo, 0755), 0);
+	snprintf(body, sizeof body, "<plist version=\"1.0\"><dict>"
+	    "<key>ProgramArguments</key><array><string>%s</string></array>"
+	    "</dict></plist>", fifo);
+	snprintf(want, sizeof want, "f.plist:ProgramArguments[0]: %s is not a "
+	    "regular file", fifo);
+	load_expect(write_file("f.plist", body), want, NULL);
+	load_expect(write_file("z.plist", "<plist version=\"1.0\"><dict><key>"
+	    "ProgramArguments</key><array><string>/dev/zero</string></array>"
+	    "</dict></plist>"), "z.plist:ProgramArguments[0]: /dev/zero is "
+	    "not a regular file", NULL);
+	snprintf(fifo, sizeof fifo, "%s", write_file("noexec", "x"));
+	snprintf(body, sizeof body, "<plist version=\"1.0\"><dict><key>"
+	    "ProgramArguments</key><array><string>%s</string></array>"
+	    "</dict></plist>", fifo);
+	snprintf(want, sizeof want, "n.plist:ProgramArguments[0]: %s is not "
+	    "executable", fifo);
+	load_expect(write_file("n.plist", body), want, NULL);
+}
+
+/* Loader variables could swap the shim: they are ignored, with a warning. */
+static void
+test_job_loader_env(void **state)
+{
+	struct diag	 warnings = { 0 };
+	struct job_spec	*spec;
+
+	(void)state;
+	spec = load_expect(job_xml("e.plist", "<key>EnvironmentVariables"
+	    "</key><dict><key>DYLD_LIBRARY_PATH</key><string>/tmp</string>"
+	    "<key>DYLD_IMAGE_SUFFIX</key><string>_x</string><key>LD_AUDIT"
+	    "</key><string>/tmp/a.so</string><key>HOME</key><string>/h"
+	    "</string></dict>"), NULL, &warnings);
+	assert_int_equal(warnings.count, 3);
+	assert_string_equal(warnings.items[0], "e.plist:EnvironmentVariables."
+	    "DYLD_LIBRARY_PATH: loader and shim variables are metalcapd's; "
+	    "ignored");
+	assert_int_equal(plist_dict_get_size(spec->env), 1);
+	assert_non_null(plist_dict_get_item(spec->env, "HOME"));
+	jobfile_free(spec);
+	diag_clear(&warnings);
 }
 
 static void
@@ -735,6 +830,134 @@ test_plist_nul_refused(void **state)
 	diag_clear(&warnings);
 }
 
+/*
+ * A binary plist of depth objects: each an array naming the next one fan
+ * times, the last true.  It expands to fan^(depth-1) values; the same
+ * bytes in Python's plistlib give nested lists (checked by hand).
+ */
+static char *
+bplist_chain(unsigned depth, unsigned fan, size_t *len)
+{
+	size_t	 cap = 8 + (size_t)depth * (1 + 4 * fan + 4) + 32, n = 8, i;
+	char	*b = malloc(cap), *table;
+	size_t	*offs = calloc(depth, sizeof *offs);
+	unsigned k, f;
+
+	memcpy(b, "bplist00", 8);
+	for (k = 0; k < depth; k++) {
+		offs[k] = n;
+		if (k + 1 == depth) {
+			b[n++] = 0x09;
+			continue;
+		}
+		b[n++] = (char)(0xa0 | fan);
+		for (f = 0; f < fan; f++)
+			for (i = 0; i < 4; i++)
+				b[n++] = (char)((k + 1) >> (24 - 8 * i));
+	}
+	table = b + n;
+	for (k = 0; k < depth; k++)
+		for (i = 0; i < 4; i++)
+			b[n++] = (char)(offs[k] >> (24 - 8 * i));
+	memset(b + n, 0, 32);
+	b[n + 6] = 4;
+	b[n + 7] = 4;
+	for (i = 0; i < 8; i++) {
+		b[n + 8 + i] = (char)((uint64_t)depth >> (56 - 8 * i));
+		b[n + 24 + i] = (char)((uint64_t)(table - b) >> (56 - 8 * i));
+	}
+	*len = n + 32;
+	free(offs);
+	return b;
+}
+
+static char *
+xml_nested(unsigned depth, size_t *len)
+{
+	const char	*head = "<?xml version=\"1.0\"?><plist version=\"1.0\">";
+	char		*b = malloc(strlen(head) + depth * 15 + 16), *p;
+	unsigned	 k;
+
+	p = b + sprintf(b, "%s", head);
+	for (k = 0; k < depth; k++)
+		p += sprintf(p, "<array>");
+	for (k = 0; k < depth; k++)
+		p += sprintf(p, "</array>");
+	p += sprintf(p, "</plist>");
+	*len = (size_t)(p - b);
+	return b;
+}
+
+/*
+ * Bounded work per plist: nesting and expanded size are refused from the
+ * bytes, before libplist (which recurses and expands shared references
+ * without a limit of its own) sees them; plists within the limits parse.
+ */
+static void
+test_plist_bombs(void **state)
+{
+	static const struct { unsigned depth, fan; const char *why; } bin[] = {
+		{ 40000, 1, "refused: nested deeper than 32 levels" },
+		{ 33, 1, "refused: nested deeper than 32 levels" },
+		{ 25, 2, "refused: more than 262144 values (a shared "
+		    "reference counts each time)" },
+		{ 32, 1, NULL },	/* the deepest allowed */
+		{ 10, 2, NULL },	/* 1023 values, shared */
+	};
+	char		 why[256], *b;
+	size_t		 len, i;
+	plist_t		 root;
+
+	(void)state;
+	for (i = 0; i < sizeof bin / sizeof bin[0]; i++) {
+		b = bplist_chain(bin[i].depth, bin[i].fan, &len);
+		if (bin[i].why == NULL) {
+			if (mc_plist_read_memory(b, len, &root, why,
+			    sizeof why) != 0)
+				fail_msg("depth %u fan %u: %s", bin[i].depth,
+				    bin[i].fan, why);
+			plist_free(root);
+		} else {
+			assert_int_equal(mc_plist_read_memory(b, len, &root,
+			    why, sizeof why), -1);
+			assert_string_equal(why, bin[i].why);
+			assert_null(root);
+		}
+		free(b);
+	}
+	b = xml_nested(30000, &len);
+	assert_int_equal(mc_plist_read_memory(b, len, &root, why, sizeof why),
+	    -1);
+	assert_string_equal(why, "refused: nested deeper than 32 levels");
+	free(b);
+	b = xml_nested(32, &len);
+	assert_int_equal(mc_plist_read_memory(b, len, &root, why, sizeof why),
+	    0);
+	plist_free(root);
+	free(b);
+	/* Entities are refused whatever libplist would do with them. */
+	b = strdup("<?xml version=\"1.0\"?><!DOCTYPE plist [<!ENTITY a "
+	    "\"aaaa\">]><plist version=\"1.0\"><string>&a;</string></plist>");
+	assert_int_equal(mc_plist_read_memory(b, strlen(b), &root, why,
+	    sizeof why), -1);
+	assert_string_equal(why, "refused: an XML entity or internal DTD "
+	    "subset");
+	free(b);
+	/* A reference past the objects, and a trailer that lies. */
+	b = bplist_chain(3, 1, &len);
+	b[9] = 7;	/* object 0 names object 0x07000000+1 */
+	assert_int_equal(mc_plist_read_memory(b, len, &root, why, sizeof why),
+	    -1);
+	assert_string_equal(why, "refused: a binary plist reference to no "
+	    "object");
+	b[len - 32 + 6] = 9;	/* offset size 9 */
+	assert_int_equal(mc_plist_read_memory(b, len, &root, why, sizeof why),
+	    -1);
+	assert_string_equal(why, "refused: a binary plist with a malformed "
+	    "trailer");
+	free(b);
+}
+
 /* The shipped profile files say exactly what the built-ins say. */
 static void
 test_profile_files_match_builtins(void **state)
@@ -788,6 +1011,12 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_tail, setup, teardown),
 		cmocka_unit_test(test_profile_files_match_builtins),
 		cmocka_unit_test(test_plist_nul_refused),
+		cmocka_unit_test(test_plist_bombs),
+		cmocka_unit_test(test_signature_budget),
+		cmocka_unit_test_setup_teardown(test_job_program_special, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_job_loader_env, setup,
+		    teardown),
 	};
 
 	log_open(NULL, false);
