@@ -700,6 +700,31 @@ ctl_doctor_probe(json_t *res)
 		    "pass" : "FAIL");
 }
 
+/* The managed settings in force, as hello tells them. */
+static void
+ctl_doctor_managed(json_t *m)
+{
+	json_t		*allowed = json_object_get(m, "allowed_profiles");
+	const char	*error = json_string_value(json_object_get(m, "error"));
+	size_t		 i;
+
+	if (!json_is_object(m)) {
+		printf("managed      none\n");
+		return;
+	}
+	if (error != NULL) {
+		printf("managed      UNUSABLE, every job runs stock: %s\n",
+		    error);
+		return;
+	}
+	printf("managed      ForceStock %s", json_is_true(json_object_get(m,
+	    "force_stock")) ? "on" : "off");
+	for (i = 0; i < json_array_size(allowed); i++)
+		printf("%s%s", i ? "," : ", AllowedProfiles ",
+		    json_string_value(json_array_get(allowed, i)));
+	printf("\n");
+}
+
 /*
  * doctor: what a user attaches to an issue.  Platform, versions, the
  * device, a stock and an unlocked probe, every job and its reverts.
@@ -747,6 +772,8 @@ cmd_doctor(struct ctl *c, const struct ctl_command *cmd, int argc,
 	    json_string_value(json_object_get(json_object_get(doc, "daemon"),
 	    "version")), (long long)json_integer_value(json_object_get(
 	    json_object_get(doc, "daemon"), "pid")));
+	ctl_doctor_managed(json_object_get(json_object_get(doc, "daemon"),
+	    "managed"));
 	printf("device       %s\n", json_string_value(json_object_get(
 	    json_object_get(json_object_get(doc, "probe_stock"), "report"),
 	    "device")) ?: "(none)");

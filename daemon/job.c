@@ -199,8 +199,13 @@ job_effective(struct mcd *d, struct job *j)
 	j->managed_note[0] = '\0';
 	if (j->unlocked && (key = managed_forbids(d, name)) != NULL) {
 		j->unlocked = false;
-		snprintf(j->managed_note, sizeof j->managed_note, "managed "
-		    "setting %s: running stock", key);
+		if (d->managed.error[0] != '\0')
+			mc_fmt(j->managed_note, sizeof j->managed_note,
+			    "managed settings unusable (%s): running stock",
+			    d->managed.error);
+		else
+			snprintf(j->managed_note, sizeof j->managed_note,
+			    "managed setting %s: running stock", key);
 	}
 }
 

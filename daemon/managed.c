@@ -6,22 +6,52 @@
  * under --home standing in for them).  Keys:
  *
  *   ForceStock       boolean: every job runs stock; enable is refused
- *   AllowedProfiles  array of strings: the only profiles jobs may use
+ *   AllowedProfiles  array of strings: the only profiles jobs may use,
+ *                    and only as shipped (a user's profiles.d file of an
+ *                    allowed name is not used: its values are the user's)
  *   DefaultProfile   string: the profile of jobs that name none
  *
  * A request against a forced key is refused with EMANAGED, naming it.
+ * Policy fails safe: a managed file that exists but cannot be used
+ * (unreadable, a link, not a property list, a key of the wrong type) means
+ * stock for every job until it is fixed, said loudly in the log, in each
+ * job's reason and in hello (so in doctor).
  */
+#include <sys/stat.h>
+
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mc_plist.h"
+#include "mc_util.h"
 #include "mcd.h"
 
-/* Log a managed key of the wrong type; it is then ignored. */
+static void
+managed_broken(struct managed *m, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* The file cannot be trusted: stock for everything, and say why. */
+static void
+managed_broken(struct managed *m, const char *fmt, ...)
+{
+	va_list	ap;
+
+	if (m->error[0] != '\0')
+		return;		/* the first reason is the one to fix */
+	va_start(ap, fmt);
+	vsnprintf(m->error, sizeof m->error, fmt, ap);
+	va_end(ap);
+	m->present = true;
+	log_warnx("managed settings unusable: %s; every job runs stock until "
+	    "this is fixed", m->error);
+}
+
+/* A managed key of the wrong type makes the whole file unusable. */
 static bool
-managed_typed(plist_t root, const char *file, const char *key,
-    plist_type want)
+managed_typed(struct managed *m, plist_t root, const char *file,
+    const char *key, plist_type want)
 {
 	plist_t	node = plist_dict_get_item(root, key);
 
@@ -29,7 +59,7 @@ managed_typed(plist_t root, const char *file, const char *key,
 		return false;
 	if (plist_get_node_type(node) == want)
 		return true;
-	log_warnx("%s:%s: expected %s, found %s; ignored", file, key,
+	managed_broken(m, "%s:%s: expected %s, found %s", file, key,
 	    want == PLIST_BOOLEAN ? "a boolean" : want == PLIST_STRING ?
 	    "a string" : "an array of strings", mc_plist_type_name(node));
 	return false;
@@ -48,48 +78,59 @@ managed_clear_allowed(struct managed *m)
 	m->has_allowed = false;
 }
 
+static void
+managed_allowed(struct managed *m, plist_t list, const char *file)
+{
+	plist_t		item;
+	uint32_t	i;
+	char		*s;
+
+	managed_clear_allowed(m);
+	m->has_allowed = true;
+	m->allowed = calloc(plist_array_get_size(list) + 1, sizeof *m->allowed);
+	for (i = 0; i < plist_array_get_size(list); i++) {
+		item = plist_array_get_item(list, i);
+		s = NULL;
+		if (plist_get_node_type(item) == PLIST_STRING)
+			plist_get_string_val(item, &s);
+		else
+			managed_broken(m, "%s:AllowedProfiles[%u]: expected a "
+			    "string, found %s", file, i,
+			    mc_plist_type_name(item));
+		if (s != NULL)
+			m->allowed[m->nallowed++] = s;
+	}
+}
+
 /* Apply one managed-preferences file over what is already in m. */
 static void
 managed_merge(struct managed *m, const char *file)
 {
 	char		 why[256], *s;
-	plist_t		 root, list, item;
-	uint32_t	 i;
+	plist_t		 root;
+	struct stat	 sb;
 
-	if (file[0] == '\0' ||
-	    mc_plist_read_file(file, &root, why, sizeof why) == -1)
+	/* No file is no policy; a file we cannot use is the safe one. */
+	if (file[0] == '\0' || (lstat(file, &sb) == -1 && errno == ENOENT))
 		return;
-	if (plist_get_node_type(root) != PLIST_DICT) {
-		log_warnx("%s: not a dictionary; ignored", file);
-		plist_free(root);
+	if (mc_plist_read_file(file, &root, why, sizeof why) == -1) {
+		managed_broken(m, "%s: %s", file, why);
 		return;
 	}
 	m->present = true;
-	if (managed_typed(root, file, "ForceStock", PLIST_BOOLEAN))
+	if (plist_get_node_type(root) != PLIST_DICT)
+		managed_broken(m, "%s: expected a dictionary, found %s", file,
+		    mc_plist_type_name(root));
+	if (managed_typed(m, root, file, "ForceStock", PLIST_BOOLEAN))
 		m->force_stock = mc_plist_bool(root, "ForceStock", false);
-	if (managed_typed(root, file, "DefaultProfile", PLIST_STRING) &&
+	if (managed_typed(m, root, file, "DefaultProfile", PLIST_STRING) &&
 	    (s = mc_plist_string(root, "DefaultProfile")) != NULL) {
 		snprintf(m->default_profile, sizeof m->default_profile, "%s", s);
 		free(s);
 	}
-	if (managed_typed(root, file, "AllowedProfiles", PLIST_ARRAY)) {
-		list = plist_dict_get_item(root, "AllowedProfiles");
-		managed_clear_allowed(m);
-		m->has_allowed = true;
-		m->allowed = calloc(plist_array_get_size(list) + 1,
-		    sizeof *m->allowed);
-		for (i = 0; i < plist_array_get_size(list); i++) {
-			item = plist_array_get_item(list, i);
-			s = NULL;
-			if (plist_get_node_type(item) == PLIST_STRING)
-				plist_get_string_val(item, &s);
-			else
-				log_warnx("%s:AllowedProfiles[%u]: expected a "
-				    "string; ignored", file, i);
-			if (s != NULL)
-				m->allowed[m->nallowed++] = s;
-		}
-	}
+	if (managed_typed(m, root, file, "AllowedProfiles", PLIST_ARRAY))
+		managed_allowed(m, plist_dict_get_item(root,
+		    "AllowedProfiles"), file);
 	plist_free(root);
 }
 
@@ -116,18 +157,28 @@ managed_default_profile(const struct mcd *d)
 	    PROFILE_DEFAULT;
 }
 
-/* NULL if profile may be used; else the managed key that forbids it. */
+/*
+ * NULL if the profile of that name may be used; else the managed key that
+ * forbids it.  Under AllowedProfiles only a shipped profile may be, so a
+ * user's file cannot give an allowed name higher values.
+ */
 const char *
 managed_forbids(const struct mcd *d, const char *profile)
 {
-	size_t	i;
+	const struct profile	*p;
+	size_t			 i;
 
-	if (d->managed.force_stock && strcmp(profile, "stock") != 0)
+	if (strcmp(profile, "stock") == 0)
+		return NULL;
+	if (d->managed.error[0] != '\0' || d->managed.force_stock)
 		return "ForceStock";
-	if (!d->managed.has_allowed || strcmp(profile, "stock") == 0)
+	if (!d->managed.has_allowed)
 		return NULL;
 	for (i = 0; i < d->managed.nallowed; i++)
 		if (strcmp(d->managed.allowed[i], profile) == 0)
-			return NULL;
-	return "AllowedProfiles";
+			break;
+	if (i == d->managed.nallowed)
+		return "AllowedProfiles";
+	p = profile_find(&d->profiles, profile);
+	return p != NULL && !p->builtin ? "AllowedProfiles" : NULL;
 }

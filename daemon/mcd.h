@@ -141,6 +141,7 @@ struct managed {
 	char	**allowed;
 	size_t	  nallowed;
 	char	  default_profile[MCD_NAME_MAX + 1];
+	char	  error[384];	/* a managed file unusable: all stock */
 };
 
 void		 managed_load(struct mcd *);
@@ -347,7 +348,7 @@ struct job {
 	struct mcd		*daemon;
 	/* the safety loop (watch.c) */
 	bool			 probing;	/* waiting for the gate */
-	char			 managed_note[80];
+	char			 managed_note[256];
 	bool			 drop_tg;	/* partial verdict */
 	char			 note[256];	/* a partial verdict's reason */
 	bool			 blocked;	/* no shim marker */

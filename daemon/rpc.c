@@ -441,16 +441,46 @@ rpc_job_profile(struct mcd *d, const struct job *j)
 
 /* --- handlers --------------------------------------------------------------- */
 
+/* The managed settings in force: {force_stock, allowed, default, error}. */
+static void
+rpc_pack_managed(msgpack_packer *pk, const struct managed *m)
+{
+	size_t	i;
+
+	mc_rpc_pack_str(pk, "managed");
+	if (!m->present) {
+		msgpack_pack_nil(pk);
+		return;
+	}
+	msgpack_pack_map(pk, 4);
+	mc_rpc_pack_str(pk, "force_stock");
+	if (m->force_stock || m->error[0] != '\0')
+		msgpack_pack_true(pk);
+	else
+		msgpack_pack_false(pk);
+	mc_rpc_pack_str(pk, "allowed_profiles");
+	if (!m->has_allowed)
+		msgpack_pack_nil(pk);
+	else {
+		msgpack_pack_array(pk, (uint32_t)m->nallowed);
+		for (i = 0; i < m->nallowed; i++)
+			mc_rpc_pack_str(pk, m->allowed[i]);
+	}
+	rpc_kv_str(pk, "default_profile", m->default_profile);
+	rpc_kv_str(pk, "error", m->error);
+}
+
 static void
 rpc_hello(struct rpc_call *call)
 {
 	rpc_ok(call);
-	msgpack_pack_map(&call->pk, 3);
+	msgpack_pack_map(&call->pk, 4);
 	rpc_kv_str(&call->pk, "version", MC_VERSION);
 	mc_rpc_pack_str(&call->pk, "protocol");
 	msgpack_pack_int(&call->pk, MC_PROTOCOL_VERSION);
 	mc_rpc_pack_str(&call->pk, "pid");
 	msgpack_pack_int64(&call->pk, (int64_t)getpid());
+	rpc_pack_managed(&call->pk, &call->conn->daemon->managed);
 }
 
 static void
@@ -485,8 +515,18 @@ rpc_managed_ok(struct rpc_call *call, const char *profile)
 
 	if (key == NULL)
 		return true;
-	rpc_error(call, MC_E_MANAGED, "refused: the managed setting %s (set by "
-	    "your administrator) does not allow profile %s", key, profile);
+	if (call->conn->daemon->managed.error[0] != '\0')
+		rpc_error(call, MC_E_MANAGED, "refused: the managed settings "
+		    "cannot be used (%s), so every job runs stock",
+		    call->conn->daemon->managed.error);
+	else
+		rpc_error(call, MC_E_MANAGED, "refused: the managed setting %s "
+		    "(set by your administrator) does not allow profile %s%s",
+		    key, profile, strcmp(key, "AllowedProfiles") == 0 &&
+		    profile_find(&call->conn->daemon->profiles, profile) &&
+		    !profile_find(&call->conn->daemon->profiles,
+		    profile)->builtin ? " as your profiles folder defines it "
+		    "(only the shipped one is allowed)" : "");
 	return false;
 }
 
