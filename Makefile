@@ -3,6 +3,7 @@
 #   make              native build into build/
 #   make test         every test, then one "N passed, N failed" line
 #   make check-asan   the same tests under ASan + UBSan (build/asan/)
+#   make check-valgrind  the daemon's tests with metalcapd under memcheck
 #   make macos        universal macOS artifacts into build/macos/ (zig)
 #   make pkg-root     the installer payload in build/pkg/root, checked
 #   make pkg          the installer package (macOS: pkgbuild, productbuild)
@@ -50,7 +51,7 @@ TEST_BINS	:= $(O)/tests/test_shim_config $(O)/tests/test_shim_inject \
 		   $(O)/tests/test_probe $(O)/tests/test_daemon \
 		   $(O)/tests/test_daemon_e2e $(O)/tests/test_launchctl_sim \
 		   $(O)/tests/test_faults $(O)/tests/test_abuse \
-		   $(O)/tests/test_rpc_clients
+		   $(O)/tests/test_hostile $(O)/tests/test_rpc_clients
 SIM_LIB		:= $(O)/tests/libmtlsim.so
 SIM_OVERBROAD	:= $(O)/tests/overbroad/libmtlsim.so
 SIM_KERNEL	:= $(O)/tests/mtlsim_kernel.o
@@ -83,7 +84,7 @@ TEMPLATE	:= $(O)/share/metalcap/job.plist
 PROBE_SHARED	:= probe/probe.c probe/probe_check.c probe/probe_report.c
 BENCH_BINS	:= $(O)/bench/bench_shim
 
-.PHONY: all test lint check-asan macos pkg-root pkg fuzz faults deps \
+.PHONY: all test lint check-asan check-valgrind macos pkg-root pkg fuzz faults deps \
 	need-deps need-zig \
 	bench bench-shim bench-probe bench-daemon bench-revert bench-scale \
 	bench-supervisor \
@@ -221,7 +222,8 @@ $(O)/tests/test_rpc_clients: tests/rpc/test_rpc_clients.c tests/rpc/*.py \
 	    $(HARNESS) common/mc_rpc.c -o $@ -lcmocka -ljansson \
 	    -lmsgpackc $(LDFLAGS_SAN)
 
-$(O)/tests/test_abuse: tests/fault/test_abuse.c $(HARNESS_DEPS) | $(O)/tests
+$(O)/tests/test_abuse $(O)/tests/test_hostile: $(O)/tests/test_%: \
+    tests/fault/test_%.c $(HARNESS_DEPS) | $(O)/tests
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Itests/support -Icommon $< \
 	    $(HARNESS) common/mc_rpc.c -o $@ -lcmocka -ljansson \
 	    -lmsgpackc $(LDFLAGS_SAN)
@@ -234,7 +236,8 @@ $(O)/tests/test_launchctl_sim: tests/sim/test_launchctl_sim.c \
 # --- fuzzing (clang's libFuzzer, ASan + UBSan) -----------------------------
 
 FUZZ		:= build/fuzz
-FUZZ_TARGETS	:= rpc jobfile profile shim_config probe_report scan
+FUZZ_TARGETS	:= rpc jobfile profile shim_config probe_report scan plist \
+		   signature
 FUZZ_SECONDS	?= 300
 FUZZ_SMOKE	?= 5
 FUZZ_CFLAGS	:= -std=c11 $(WARN) -g -O1 -D_GNU_SOURCE \
@@ -288,6 +291,14 @@ check-asan:
 	$(MAKE) BUILD=build/asan OPT='-O1 -g' \
 	    SAN='-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all' \
 	    test
+
+# The tests that drive metalcapd, with the daemon under Valgrind memcheck
+# (it sees inside libuv, which ASan cannot); its errors fail the test.
+VALGRIND_TESTS	:= $(O)/tests/test_daemon_e2e $(O)/tests/test_hostile \
+		   $(O)/tests/test_rpc_clients
+check-valgrind: $(VALGRIND_TESTS) | need-deps
+	MC_TEST_VALGRIND=1 MC_TEST_TIME_SCALE=8 \
+	    scripts/run-tests.sh $(VALGRIND_TESTS)
 
 # The long fault run docs/RELIABILITY.md reports: 50 kill -9 rounds and
 # every documented launchctl code (make test runs 3 rounds and 4 codes).

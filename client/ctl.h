@@ -38,6 +38,7 @@ struct ctl {
 	struct mc_rpc_decoder	 decoder;
 	struct mcd_paths	 paths;		/* jobs.d, the socket */
 	struct ctl_opts		 opts;
+	long			 timeout;	/* seconds; 0: none */
 };
 
 struct ctl_command {
@@ -55,6 +56,7 @@ struct ctl_command {
 int	ctl_connect(struct ctl *, bool quiet);
 int	ctl_hello(struct ctl *);
 void	ctl_disconnect(struct ctl *);
+void	ctl_set_timeout(struct ctl *, long seconds);
 
 /* ctl_jobfile.c */
 int	cmd_add(struct ctl *, const struct ctl_command *, int, char **);

@@ -9,6 +9,7 @@
  */
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <sys/utsname.h>
 
@@ -85,12 +86,22 @@ usage(FILE *out)
 	size_t	i;
 
 	fprintf(out, "usage: metalcapctl [--socket PATH | --home DIR] [--json] "
-	    "COMMAND [ARG]...\n\ncommands:\n");
+	    "[--timeout S] COMMAND [ARG]...\n\ncommands:\n");
 	for (i = 0; i < sizeof commands / sizeof commands[0]; i++)
 		fprintf(out, "  %s\n", commands[i].usage);
 	fprintf(out, "\nOptions may come before or after the command; "
 	    "\"--\" ends them.\nExit: 0 ok, 1 error, 2 usage, 3 daemon "
 	    "unreachable, 4 a job is not healthy.\nSee metalcapctl(1).\n");
+}
+
+/* A daemon that does not answer within seconds (0: wait) is given up. */
+void
+ctl_set_timeout(struct ctl *c, long seconds)
+{
+	struct timeval	tv = { .tv_sec = seconds };
+
+	setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
 }
 
 /*
@@ -118,6 +129,7 @@ ctl_connect(struct ctl *c, bool quiet)
 		    c->paths.socket);
 		goto fail;
 	}
+	ctl_set_timeout(c, c->timeout);
 	return mc_rpc_decoder_init(&c->decoder, MC_MAX_REPLY);
 fail:
 	if (c->fd != -1)
@@ -184,6 +196,11 @@ ctl_read(struct ctl *c, struct mc_rpc_message *m)
 		}
 		if (n == -1 && errno == EINTR)
 			continue;
+		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			warnx("metalcapd did not answer within %ld s "
+			    "(--timeout)", c->timeout);
+			return -1;
+		}
 		if (n == -1 || mc_rpc_feed(&c->decoder, buf, (size_t)n) == -1) {
 			warn("read from metalcapd");
 			return -1;
@@ -298,10 +315,14 @@ ctl_field(const msgpack_object *map, const char *key, char *buf, size_t len)
 {
 	const msgpack_object	*v = mc_rpc_map_get(map, key);
 
+	char	raw[4096];
+
 	if (v != NULL && v->type == MSGPACK_OBJECT_POSITIVE_INTEGER)
 		snprintf(buf, len, "%llu", (unsigned long long)v->via.u64);
-	else if (v == NULL || !mc_rpc_str(v, buf, len))
+	else if (v == NULL || !mc_rpc_str(v, raw, sizeof raw))
 		snprintf(buf, len, "-");
+	else	/* job names, reasons, log lines: no escape reaches a tty */
+		mc_text(buf, len, raw);
 	return buf;
 }
 
@@ -522,6 +543,7 @@ cmd_watch(struct ctl *c, const struct ctl_command *cmd, int argc,
 	(void)argv;
 	if ((rc = ctl_call(c, MC_M_SUBSCRIBE, NULL, NULL, NULL, &m)) != 0)
 		return rc;
+	ctl_set_timeout(c, 0);	/* events come when they come */
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	while (ctl_read(c, &m) == 0) {
 		if (m.type != MC_MSG_NOTIFY || m.params.via.array.size < 1)
@@ -918,7 +940,7 @@ ctl_options(struct ctl *c, int argc, char **argv, const char **sock,
     const char **home)
 {
 	enum { O_JSON = 256, O_SOCKET, O_HOME, O_VERSION, O_PROFILE, O_STOCK,
-	    O_ENV, O_FORCE };
+	    O_ENV, O_FORCE, O_TIMEOUT };
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, O_JSON },
 		{ "socket", required_argument, NULL, O_SOCKET },
@@ -930,8 +952,10 @@ ctl_options(struct ctl *c, int argc, char **argv, const char **sock,
 		{ "stock", no_argument, NULL, O_STOCK },
 		{ "env", required_argument, NULL, O_ENV },
 		{ "force", no_argument, NULL, O_FORCE },
+		{ "timeout", required_argument, NULL, O_TIMEOUT },
 		{ NULL, 0, NULL, 0 }
 	};
+	char	*end;
 	int	ch;
 
 	while ((ch = getopt_long(argc, argv, "fh", longopts, NULL)) != -1) {
@@ -951,6 +975,15 @@ ctl_options(struct ctl *c, int argc, char **argv, const char **sock,
 		case 'f':	c->opts.given |= CTL_OPT_FOLLOW; break;
 		case O_STOCK:	c->opts.given |= CTL_OPT_STOCK; break;
 		case O_FORCE:	c->opts.given |= CTL_OPT_FORCE; break;
+		case O_TIMEOUT:
+			c->timeout = strtol(optarg, &end, 10);
+			if (*optarg == '\0' || *end != '\0' || c->timeout < 0 ||
+			    c->timeout > 86400) {
+				fprintf(stderr, "metalcapctl: --timeout %s: "
+				    "expected seconds, 0 to 86400\n", optarg);
+				return -1;
+			}
+			break;
 		case O_ENV:
 			c->opts.given |= CTL_OPT_ENV;
 			c->opts.env = realloc(c->opts.env,
@@ -1004,7 +1037,7 @@ ctl_command(const struct ctl *c, int argc, char **argv, int a)
 int
 main(int argc, char **argv)
 {
-	struct ctl		 c = { .fd = -1 };
+	struct ctl		 c = { .fd = -1, .timeout = 120 };
 	const char		*sock = NULL, *home = getenv("METALCAP_HOME");
 	const struct ctl_command *cmd;
 	char			 why[512];

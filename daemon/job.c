@@ -255,11 +255,25 @@ job_refresh_file(struct mcd *d, const char *dir, const char *entry)
 	struct job	*j;
 	uint64_t	 hash;
 
-	snprintf(name, sizeof name, "%.*s", (int)(n - 6 > MCD_NAME_MAX ?
-	    MCD_NAME_MAX : n - 6), entry);
+	/*
+	 * A name that is no job name is not cut down to one: cut, it could
+	 * be another job's name and take that job over.
+	 */
+	if (n - 6 > MCD_NAME_MAX || mc_fmt(name, sizeof name, "%.*s",
+	    (int)(n - 6), entry) == -1 || !jobfile_name_ok(name)) {
+		log_warnx("%s/%s: ignored: a job's name must be 1-64 of A-Z "
+		    "a-z 0-9 . _ -", dir, entry);
+		return;
+	}
 	snprintf(path, sizeof path, "%s/%s", dir, entry);
 	if ((j = job_find(d, name)) == NULL)
 		j = job_add(d, name);
+	/* The administrator's folder is read first, and its job wins. */
+	if (j->seen && j->file != NULL && strcmp(j->file, path) != 0) {
+		log_warnx("%s: ignored: %s defines job %s already", path,
+		    j->file, name);
+		return;
+	}
 	j->seen = true;
 	j->removed = false;
 	hash = job_file_hash(path);
@@ -272,11 +286,7 @@ job_refresh_file(struct mcd *d, const char *dir, const char *entry)
 	j->spec = NULL;
 	diag_clear(&j->errors);
 	diag_clear(&j->warnings);
-	if (!jobfile_name_ok(name) || n - 6 > MCD_NAME_MAX)
-		diag_add(&j->errors, "%s: the name must be 1-64 of A-Z a-z 0-9 "
-		    ". _ -", entry);
-	else
-		j->spec = jobfile_load(path, &j->errors, &j->warnings);
+	j->spec = jobfile_load(path, &j->errors, &j->warnings);
 	for (n = 0; n < j->warnings.count; n++)
 		log_warnx("%s", j->warnings.items[n]);
 	for (n = 0; n < j->errors.count; n++)

@@ -459,6 +459,8 @@ struct mcd {
 	bool			 dirwatch_ready;
 	int			 jobs_fd;	/* the watched jobs.d, held */
 	bool			 state_unsaved;	/* memory ahead of the file */
+	int			 lock_fd;	/* state/metalcapd.lock, held */
+	uv_signal_t		 sighup, sigusr1, sigusr2;
 };
 
 /* --- dirwatch.c -------------------------------------------------------------- */

@@ -6,6 +6,7 @@
  * (or the test harness) supervises it.
  */
 #include <sys/resource.h>
+#include <sys/un.h>
 
 #include <errno.h>
 #include <getopt.h>
@@ -87,6 +88,36 @@ on_signal(uv_signal_t *s, int signum)
 	    signum);
 	server_stop(d);
 	uv_stop(d->loop);
+}
+
+/* SIGHUP reloads, as daemons do; SIGUSR1 and SIGUSR2 are not ours. */
+static void
+on_other_signal(uv_signal_t *s, int signum)
+{
+	struct mcd	*d = s->data;
+
+	if (signum == SIGHUP) {
+		log_info("SIGHUP: rescanning the job and profile folders");
+		job_rescan(d);
+	} else
+		log_info("signal %d ignored", signum);
+}
+
+static void
+start_signals(struct mcd *d)
+{
+	uv_signal_t	*handles[] = { &d->sigterm, &d->sigint, &d->sighup,
+	    &d->sigusr1, &d->sigusr2 };
+	const int	 signums[] = { SIGTERM, SIGINT, SIGHUP, SIGUSR1,
+	    SIGUSR2 };
+	size_t		 i;
+
+	for (i = 0; i < sizeof handles / sizeof handles[0]; i++) {
+		uv_signal_init(d->loop, handles[i]);
+		handles[i]->data = d;
+		uv_signal_start(handles[i], i < 2 ? on_signal : on_other_signal,
+		    signums[i]);
+	}
 }
 
 /* --paths: where this daemon would look, for doctor, installers and people. */
@@ -206,6 +237,13 @@ parse_args(int argc, char **argv, struct mcd *d, bool *foreground)
 				}
 	}
 	paths_managed_user(&d->paths);
+	if (strlen(d->paths.socket) >= sizeof ((struct sockaddr_un *)0)->sun_path) {
+		fprintf(stderr, "metalcapd: socket path %s is %zu bytes, over "
+		    "the %zu a unix socket allows\n", d->paths.socket,
+		    strlen(d->paths.socket),
+		    sizeof ((struct sockaddr_un *)0)->sun_path - 1);
+		return -1;
+	}
 	if (show_paths) {
 		print_paths(&d->paths);
 		exit(0);
@@ -246,6 +284,7 @@ main(int argc, char **argv)
 	d->probe_timeout_ms = 30000;
 	d->client_timeout_ms = 10000;
 	d->marker_timeout_ms = 10000;
+	d->lock_fd = -1;
 	if (parse_args(argc, argv, d, &foreground) == -1)
 		return 2;
 	raise_fd_limit();
@@ -268,11 +307,7 @@ main(int argc, char **argv)
 	log_info("metalcapd %s serving %s, jobs in %s", MC_VERSION,
 	    d->paths.socket, d->paths.jobs);
 	dirwatch_start(d);
-	uv_signal_init(d->loop, &d->sigterm);
-	uv_signal_init(d->loop, &d->sigint);
-	d->sigterm.data = d->sigint.data = d;
-	uv_signal_start(&d->sigterm, on_signal, SIGTERM);
-	uv_signal_start(&d->sigint, on_signal, SIGINT);
+	start_signals(d);
 	fleet_init(d);
 	job_rescan(d);
 	uv_run(d->loop, UV_RUN_DEFAULT);

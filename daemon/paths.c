@@ -175,6 +175,32 @@ fail:
 	return -1;
 }
 
+/*
+ * The socket's folder must be this user's and writable by nobody else: in
+ * a shared place (/tmp/metalcap-UID), someone who made it first could put
+ * their own socket in ours.
+ */
+static int
+paths_check_private(const char *dir, char *why, size_t whylen)
+{
+	struct stat	sb;
+
+	if (lstat(dir, &sb) == -1) {
+		snprintf(why, whylen, "%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(sb.st_mode) || sb.st_uid != getuid() ||
+	    (sb.st_mode & 022) != 0) {
+		snprintf(why, whylen, "the socket's folder %s is %s: refusing "
+		    "it, someone else could replace the socket (it must be "
+		    "yours and writable by you alone)", dir,
+		    !S_ISDIR(sb.st_mode) ? "not a folder" : sb.st_uid !=
+		    getuid() ? "another user's" : "writable by others");
+		return -1;
+	}
+	return 0;
+}
+
 /* Create what is ours; the socket's directory is private (0700). */
 int
 paths_make_dirs(const struct mcd_paths *p, char *why, size_t whylen)
@@ -185,6 +211,7 @@ paths_make_dirs(const struct mcd_paths *p, char *why, size_t whylen)
 	if ((slash = strrchr(sockdir, '/')) != NULL)
 		*slash = '\0';
 	if (paths_mkdir(sockdir, 0700, why, whylen) == -1 ||
+	    paths_check_private(sockdir, why, whylen) == -1 ||
 	    paths_mkdir(p->jobs, 0755, why, whylen) == -1 ||
 	    paths_mkdir(p->profiles, 0755, why, whylen) == -1 ||
 	    paths_mkdir(p->state, 0700, why, whylen) == -1 ||

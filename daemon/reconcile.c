@@ -141,7 +141,8 @@ reconcile_settle(struct mcd *d, struct job *j)
 	} else if (j->probing) {
 		job_set_state(d, j, JOB_PROBING, "probing the profile before "
 		    "running it unlocked");
-	} else if (j->blocked) {
+	} else if (j->blocked && job_runs_unlocked(j)) {
+		/* Blocked is about a process started with the shim. */
 		job_set_state(d, j, JOB_BLOCKED, j->reason);
 	} else if (j->unlocked && j->profile == NULL) {
 		job_set_state(d, j, JOB_STOCK, "the profile does not exist: "

@@ -10,11 +10,13 @@
  * makes room for a new one.  A connection is freed only once its handles'
  * uv_close callbacks have run and no reply is owed.
  */
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -352,39 +354,66 @@ server_accept(uv_stream_t *server, int status)
 	conn_resume(c);
 }
 
-/* Is a daemon already answering on path? */
-static bool
-server_in_use(const char *path)
+/*
+ * One daemon per home: an exclusive flock on state/metalcapd.lock, held
+ * for the daemon's life and gone with it however it ends.  The socket is
+ * not the lock: two daemons starting at once both found no one answering
+ * on it, and the one that exited first unlinked the other's socket.
+ */
+static int
+server_lock(struct mcd *d, char *why, size_t whylen)
 {
-	struct sockaddr_un	sun;
-	int			fd, rc;
+	char	path[PATH_MAX];
+	int	fd;
 
-	memset(&sun, 0, sizeof sun);
-	sun.sun_family = AF_UNIX;
-	mc_fmt(sun.sun_path, sizeof sun.sun_path, "%s", path);
-	if ((fd = socket(AF_UNIX, SOCK_STREAM, 0)) == -1)
-		return false;
-	rc = connect(fd, (struct sockaddr *)&sun, sizeof sun);
-	close(fd);
-	return rc == 0;
+	if (mc_fmt(path, sizeof path, "%s/metalcapd.lock", d->paths.state) ==
+	    -1 || (fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+	    0600)) == -1) {
+		snprintf(why, whylen, "cannot open the lock file %s: %s", path,
+		    strerror(errno));
+		return -1;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) == -1) {
+		snprintf(why, whylen, errno == EWOULDBLOCK ? "another metalcapd "
+		    "is already serving %s (it holds %s)" : "cannot lock %s: %s",
+		    errno == EWOULDBLOCK ? d->paths.socket : path,
+		    errno == EWOULDBLOCK ? path : strerror(errno));
+		close(fd);
+		return -1;
+	}
+	d->lock_fd = fd;
+	return 0;
 }
 
 /*
- * The socket doubles as the single-instance lock: connect first, and only
- * if nobody answers remove a stale file and bind.
+ * With the lock held, a file at the socket's path is a dead daemon's
+ * socket: removed, but only if it is a socket.
  */
+static int
+server_clear_path(const char *path, char *why, size_t whylen)
+{
+	struct stat	sb;
+
+	if (lstat(path, &sb) == -1)
+		return 0;
+	if (!S_ISSOCK(sb.st_mode)) {
+		snprintf(why, whylen, "%s exists and is not a socket; not "
+		    "removing it", path);
+		return -1;
+	}
+	unlink(path);
+	return 0;
+}
+
 int
 server_start(struct mcd *d, char *why, size_t whylen)
 {
 	mode_t	old;
 	int	rc;
 
-	if (server_in_use(d->paths.socket)) {
-		snprintf(why, whylen, "another metalcapd is already serving "
-		    "%s", d->paths.socket);
+	if (server_lock(d, why, whylen) == -1 ||
+	    server_clear_path(d->paths.socket, why, whylen) == -1)
 		return -1;
-	}
-	unlink(d->paths.socket);
 	uv_pipe_init(d->loop, &d->server, 0);
 	d->server.data = d;
 	old = umask(0177);

@@ -130,6 +130,11 @@ watch_stop(struct job *j)
 	uv_close((uv_handle_t *)&w->log_more, watch_handle_closed);
 }
 
+/*
+ * Could the process carry the shim?  Broad on purpose, for failure lines,
+ * health checks and crashes: a job set stock may still run the injected
+ * process until launchd has the new agent.
+ */
 static bool
 watch_unlocked(const struct job *j)
 {
@@ -404,7 +409,8 @@ watch_marker_timeout(uv_timer_t *t)
 	struct job		*j = w->job;
 	char			 reason[MCD_ERR_LEN];
 
-	if (j == NULL || !watch_unlocked(j) || watch_check_marker(j->daemon, j))
+	if (j == NULL || !job_runs_unlocked(j) ||
+	    watch_check_marker(j->daemon, j))
 		return;
 	if (j->pid <= 0 || kill((pid_t)j->pid, 0) != 0)
 		return;		/* it exited: the crash-loop watch has it */
@@ -424,7 +430,7 @@ watch_reports_changed(struct mcd *d)
 	for (i = 0; i < d->njobs; i++) {
 		struct job *j = d->jobs[i];
 
-		if (j->pid > 0 && watch_unlocked(j) && j->shim == NULL)
+		if (j->pid > 0 && job_runs_unlocked(j) && j->shim == NULL)
 			watch_check_marker(d, j);
 	}
 }
@@ -606,7 +612,8 @@ watch_started(struct mcd *d, struct job *j)
 		reconcile_after(d, j, errno == ESRCH ? 100 : 2000);
 		return;
 	}
-	if (watch_unlocked(j) && !watch_check_marker(d, j))
+	/* Only a process started with the shim owes a report. */
+	if (job_runs_unlocked(j) && !watch_check_marker(d, j))
 		uv_timer_start(&w->marker_timer, watch_marker_timeout,
 		    (uint64_t)d->marker_timeout_ms, 0);
 	if (j->spec != NULL && j->spec->health_check != NULL) {

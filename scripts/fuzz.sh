@@ -12,7 +12,8 @@ set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 seconds=${1:?usage: scripts/fuzz.sh SECONDS [NAME...]}
 shift
-[ $# -gt 0 ] || set -- rpc jobfile profile shim_config probe_report scan
+[ $# -gt 0 ] || set -- rpc jobfile profile shim_config probe_report scan plist \
+    signature
 out=$top/build/fuzz
 fixtures=${FIXTURES:-$top/tests/fixtures/real-logs}
 failed=0

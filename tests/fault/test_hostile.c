@@ -1,0 +1,580 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Hostile input and hostile neighbours, as the red-team run found them
+ * (issue 13): a FIFO or a device where a program or a log should be,
+ * signature patterns that explode, property lists nested or shared past
+ * reason, probe requests by the hundred thousand, a socket folder someone
+ * else made, two daemons started at once, stray signals, a launchctl that
+ * cannot be run, escape sequences in log lines, a server that never
+ * answers.  Each test reports ("hostile: ...") what the daemon did, for
+ * docs/RELIABILITY.md.
+ */
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "child.h"
+#include "harness.h"
+#include "proc.h"
+#include "mc_rpc.h"
+#include "protocol.h"
+
+/* The daemon answers a well-behaved client quickly (x sanitizer scale). */
+static void
+assert_responsive(const char *what)
+{
+	double	rtt = status_rtt_ms();
+
+	if (rtt < 0 || rtt > 500 * time_scale())
+		fail_msg("%s: status took %.0f ms", what, rtt);
+}
+
+/* The daemon's CPU seconds over the next ms milliseconds. */
+static double
+daemon_cpu_over(long ms)
+{
+	long long	before = proc_cpu_ticks(daemon_pid);
+
+	sleep_ms(ms);
+	return (double)(proc_cpu_ticks(daemon_pid) - before) /
+	    (double)sysconf(_SC_CLK_TCK);
+}
+
+/* A job file whose program is path, with extra keys. */
+static void
+put_program(const char *name, const char *path, const char *extra)
+{
+	char	file[256], body[2048];
+
+	snprintf(file, sizeof file, "%s/jobs.d/%s.plist", home, name);
+	snprintf(body, sizeof body, "<?xml version=\"1.0\"?><plist version="
+	    "\"1.0\"><dict><key>ProgramArguments</key><array><string>%s"
+	    "</string></array>%s</dict></plist>\n", path, extra);
+	write_file(file, "w", body);
+}
+
+static void
+test_fifo_and_devices(void **state)
+{
+	char	fifo[256];
+	double	cpu;
+
+	(void)state;
+	snprintf(fifo, sizeof fifo, "%s/fifo", home);
+	assert_int_equal(mkfifo(fifo, 0755), 0);
+	put_program("fifo", fifo, "");
+	put_program("zero", "/dev/zero", "");
+	/* A real job whose log is /dev/zero: never read as a log. */
+	put_job("zerolog", "<key>StandardErrorPath</key><string>/dev/zero"
+	    "</string>");
+	put_job("llama", "");
+	wait_state("llama", "unlocked", 0, 5.0);
+	wait_state("fifo", "invalid", 0, 5.0);
+	assert_field_has("fifo", "reason", "is not a regular file");
+	wait_state("zero", "invalid", 0, 5.0);
+	wait_state("zerolog", "unlocked", 0, 5.0);
+	cpu = daemon_cpu_over(2000);
+	assert_true(cpu < 0.5 * time_scale());
+	assert_responsive("FIFO and devices");
+	report("a FIFO and /dev/zero as programs: both invalid, nothing "
+	    "blocked; /dev/zero as a log: not followed, daemon CPU %.2f s in "
+	    "2 s", cpu);
+}
+
+static void
+test_regex_bombs(void **state)
+{
+	struct child_result	*r;
+	char			 line[400], path[256];
+	double			 cpu;
+	int			 code;
+
+	(void)state;
+	put_job("backref", "<key>FailureSignatures</key><array><string>"
+	    "(.*)(.*)(.*)\\3\\2\\1x</string></array>");
+	put_job("nested", "<key>FailureSignatures</key><array><string>"
+	    "((a{1,100}){1,100}){1,100}</string></array>");
+	put_job("fine", "<key>FailureSignatures</key><array><string>"
+	    "(a|aa)+$</string></array>");
+	wait_state("backref", "invalid", 0, 5.0);
+	assert_field_has("backref", "reason", "back-reference");
+	wait_state("nested", "invalid", 0, 5.0);
+	assert_field_has("nested", "reason", "expand it past 2000");
+	wait_state("fine", "unlocked", 0, 5.0);
+	/* 300 characters that make a backtracking matcher suffer. */
+	memset(line, 'a', 300);
+	strcpy(line + 300, "!\n");
+	snprintf(path, sizeof path, "%s/logs/fine.err.log", home);
+	write_file(path, "a", line);
+	cpu = daemon_cpu_over(1000);
+	assert_responsive("regex bombs");
+	r = ctl(&code, "status", "fine", NULL, NULL);
+	assert_non_null(strstr(r->out, "unlocked"));
+	report("FailureSignatures bombs: back-references and a 10^6-copy "
+	    "repetition refused as job-file errors; a 300-character line "
+	    "through (a|aa)+$ cost %.2f s of daemon CPU", cpu);
+}
+
+/*
+ * A binary plist of depth arrays each naming the next twice: 2^(depth-1)
+ * values from a few bytes (the "billion laughs" of plists).
+ */
+static void
+write_laughs(const char *path, unsigned depth)
+{
+	unsigned char	b[4096];
+	size_t		n = 8, table, k;
+	unsigned	offs[64];
+	FILE		*f;
+
+	memcpy(b, "bplist00", 8);
+	for (k = 0; k < depth; k++) {
+		offs[k] = (unsigned)n;
+		if (k + 1 == depth) {
+			b[n++] = 0x09;
+			break;
+		}
+		b[n++] = 0xa2;
+		b[n++] = (unsigned char)(k + 1);
+		b[n++] = (unsigned char)(k + 1);
+	}
+	table = n;
+	for (k = 0; k < depth; k++) {
+		b[n++] = (unsigned char)(offs[k] >> 8);
+		b[n++] = (unsigned char)offs[k];
+	}
+	memset(b + n, 0, 32);
+	b[n + 6] = 2;
+	b[n + 7] = 1;
+	b[n + 15] = (unsigned char)depth;
+	b[n + 30] = (unsigned char)(table >> 8);
+	b[n + 31] = (unsigned char)table;
+	assert_non_null(f = fopen(path, "w"));
+	fwrite(b, 1, n + 32, f);
+	fclose(f);
+}
+
+/* Plists in every place the daemon reads one, before it starts. */
+static void
+test_plist_bombs_everywhere(void **state)
+{
+	char	path[256];
+
+	(void)state;
+	kill_daemon(SIGTERM);
+	snprintf(path, sizeof path, "%s/jobs.d/bomb.plist", home);
+	write_laughs(path, 30);
+	snprintf(path, sizeof path, "%s/profiles.d/apple7.plist", home);
+	write_laughs(path, 30);
+	snprintf(path, sizeof path, "%s/state/overrides.plist", home);
+	write_laughs(path, 30);
+	snprintf(path, sizeof path, "%s/managed", home);
+	mkdir(path, 0755);
+	snprintf(path, sizeof path, "%s/managed/org.metalcap.plist", home);
+	write_laughs(path, 30);
+	start_daemon();
+	put_job("llama", "");
+	wait_state("bomb", "invalid", 0, 5.0);
+	assert_field_has("bomb", "reason", "a shared reference counts");
+	/* The managed file is unusable: fail safe, stock. */
+	wait_state("llama", "stock", 0, 5.0);
+	assert_field_has("llama", "reason", "managed settings unusable");
+	assert_responsive("plist bombs");
+	assert_true(proc_rss_kib(daemon_pid) < 64 * 1024 * time_scale());
+	report("a 2^29-value binary plist (30 levels) as a job file, a profile, the "
+	    "overrides and the managed settings: all refused from their "
+	    "bytes; the daemon started, RSS %ld KiB", proc_rss_kib(daemon_pid));
+}
+
+/* Pipeline n probe requests; count the replies that are EBUSY. */
+static void
+flood_probes(int fd, uint32_t n, uint32_t *busy, uint32_t *ok)
+{
+	struct mc_rpc_decoder	 dec;
+	struct mc_rpc_message	 m;
+	msgpack_sbuffer		 sb;
+	msgpack_packer		 pk;
+	char			 code[32], msg[256], buf[65536];
+	const char		*why;
+	uint32_t		 i, got = 0;
+	ssize_t			 r;
+	pid_t			 writer;
+
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	for (i = 1; i <= n; i++) {
+		mc_rpc_pack_request(&pk, i, MC_M_PROBE, 1);
+		msgpack_pack_map(&pk, 1);
+		mc_rpc_pack_str(&pk, "profile");
+		mc_rpc_pack_str(&pk, "stock");
+	}
+	mc_rpc_decoder_init(&dec, MC_MAX_REPLY);
+	*busy = *ok = 0;
+	/* A writer of its own: the daemon stops reading a client that does
+	 * not read its replies, and this one reads them meanwhile. */
+	if ((writer = fork()) == 0) {
+		for (i = 0; i < sb.size; i += (uint32_t)r)
+			if ((r = write(fd, sb.data + i, sb.size - i)) <= 0)
+				_exit(1);
+		_exit(0);
+	}
+	while (got < n) {
+		while (mc_rpc_next(&dec, &m, &why) == MC_RPC_OK) {
+			got++;
+			mc_rpc_error_parse(&m.error, code, sizeof code, msg,
+			    sizeof msg);
+			if (m.error.type == MSGPACK_OBJECT_NIL)
+				(*ok)++;
+			else if (strcmp(code, MC_E_BUSY) == 0)
+				(*busy)++;
+		}
+		if (got < n && ((r = read(fd, buf, sizeof buf)) <= 0 ||
+		    mc_rpc_feed(&dec, buf, (size_t)r) == -1))
+			fail_msg("the daemon closed after %u replies", got);
+	}
+	waitpid(writer, NULL, 0);
+	mc_rpc_decoder_free(&dec);
+	msgpack_sbuffer_destroy(&sb);
+}
+
+static void
+test_probe_flood(void **state)
+{
+	uint32_t	busy, ok;
+	long		rss0, rss1;
+	int		fd;
+
+	(void)state;
+	rss0 = proc_rss_kib(daemon_pid);
+	fd = raw_connect();
+	flood_probes(fd, 5000, &busy, &ok);
+	close(fd);
+	rss1 = proc_rss_kib(daemon_pid);
+	/* At most 64 owed at once: the rest are told to wait. */
+	assert_true(ok >= 1 && busy >= 5000 - 64 * 8);
+	assert_int_equal(busy + ok, 5000);
+	assert_responsive("probe flood");
+	assert_true(sanitized() || rss1 < rss0 + 8192);
+	report("5000 pipelined probe requests on one connection: %u answered, "
+	    "%u EBUSY (64 owed at most); RSS %ld -> %ld KiB", ok, busy, rss0,
+	    rss1);
+}
+
+/* Start a daemon with extra arguments; its exit status and output. */
+static int
+daemon_exit(const char *const *args, char *err, size_t len)
+{
+	const char	*argv[16] = { DAEMON, "--home", home, "--launchctl", SIM,
+	    "--foreground" };
+	struct child_result r;
+	char		*env[CHILD_ENV_MAX];
+	size_t		 i;
+
+	for (i = 0; args[i] != NULL && i < 9; i++)
+		argv[6 + i] = args[i];
+	child_env(env, NULL);
+	assert_int_equal(child_run(argv, env, &r), 0);
+	snprintf(err, len, "%.1000s", r.err);
+	return WIFEXITED(r.status) ? WEXITSTATUS(r.status) : -1;
+}
+
+static void
+test_socket_paths(void **state)
+{
+	char		 dir[128], sock[256], err[1024], file[256];
+	const char	*args[] = { "--socket", sock, NULL };
+	struct stat	 sb;
+
+	(void)state;
+	kill_daemon(SIGTERM);
+	/* A folder others may write: refused. */
+	snprintf(dir, sizeof dir, "%s/squat", home);
+	mkdir(dir, 0777);
+	chmod(dir, 0777);
+	snprintf(sock, sizeof sock, "%s/metalcapd.sock", dir);
+	assert_int_equal(daemon_exit(args, err, sizeof err), 1);
+	assert_non_null(strstr(err, "writable by others"));
+	if (getuid() == 0) {
+		/* Another user's folder: refused. */
+		chmod(dir, 0700);
+		assert_int_equal(chown(dir, 65534, 65534), 0);
+		assert_int_equal(daemon_exit(args, err, sizeof err), 1);
+		assert_non_null(strstr(err, "another user's"));
+	}
+	/* A regular file where the socket goes: refused, and kept. */
+	snprintf(file, sizeof file, "%s/precious", home);
+	write_file(file, "w", "keep me\n");
+	snprintf(sock, sizeof sock, "%s", file);
+	assert_int_equal(daemon_exit(args, err, sizeof err), 1);
+	assert_non_null(strstr(err, "is not a socket; not removing it"));
+	assert_int_equal(stat(file, &sb), 0);
+	assert_int_equal(sb.st_size, 8);
+	/* A path longer than a socket may have: refused, not cut. */
+	snprintf(sock, sizeof sock, "%s/%0120d.sock", home, 0);
+	assert_int_equal(daemon_exit(args, err, sizeof err), 2);
+	assert_non_null(strstr(err, "over the 107 a unix socket allows"));
+	start_daemon();
+	report("socket folder writable by others%s: refused; a regular file "
+	    "as --socket: refused and kept; a 130-byte --socket: refused",
+	    getuid() == 0 ? ", or another user's" : "");
+}
+
+/* Two daemons started at the same instant, ten times: one serves. */
+static void
+test_two_daemons_race(void **state)
+{
+	pid_t	a, b;
+	int	trial, alive;
+
+	(void)state;
+	kill_daemon(SIGTERM);
+	for (trial = 0; trial < 10; trial++) {
+		a = spawn_daemon("race-a.log");
+		b = spawn_daemon("race-b.log");
+		sleep_ms(700 * (long)time_scale());
+		alive = (waitpid(a, NULL, WNOHANG) == 0) +
+		    (waitpid(b, NULL, WNOHANG) == 0);
+		if (alive != 1)
+			fail_msg("trial %d: %d daemons running", trial, alive);
+		/* The loser never took the winner's socket away. */
+		assert_responsive("two daemons");
+		kill(a, SIGTERM);
+		kill(b, SIGTERM);
+		waitpid(a, NULL, 0);
+		waitpid(b, NULL, 0);
+	}
+	start_daemon();
+	report("two daemons started at once, 10 times: exactly one ran each "
+	    "time, and its socket stayed");
+}
+
+static void
+test_signals(void **state)
+{
+	char	cmd[512];
+	int	code;
+
+	(void)state;
+	put_job("llama", "");
+	wait_state("llama", "unlocked", 0, 5.0);
+	kill(daemon_pid, SIGUSR1);
+	kill(daemon_pid, SIGUSR2);
+	kill(daemon_pid, SIGHUP);
+	sleep_ms(300);
+	assert_int_equal(waitpid(daemon_pid, NULL, WNOHANG), 0);
+	assert_responsive("signals");
+	ctl(&code, "status", "llama", NULL, NULL);
+	assert_int_equal(code, 0);
+	snprintf(cmd, sizeof cmd, "grep -q 'SIGHUP: rescanning' %s/daemon.log",
+	    home);
+	assert_int_equal(system(cmd), 0);
+	report("SIGUSR1, SIGUSR2: ignored; SIGHUP: a rescan; the daemon kept "
+	    "serving");
+}
+
+/* launchctl cannot be run at all, under 40 concurrent restarts. */
+static void
+test_spawn_failures(void **state)
+{
+	char	name[16];
+	int	i, k, code;
+
+	(void)state;
+	for (i = 0; i < 20; i++) {
+		snprintf(name, sizeof name, "j%d", i);
+		put_job(name, "<key>HealthCheck</key><dict><key>"
+		    "ProgramArguments</key><array><string>/nonexistent/check"
+		    "</string></array><key>StartDelaySeconds</key><integer>0"
+		    "</integer></dict>");
+	}
+	/* The health check cannot run: a failed check, so reverted. */
+	wait_state("j0", "reverted", 0, 10.0);
+	kill_daemon(SIGTERM);
+	daemon_launchctl = "/nonexistent/launchctl";
+	start_daemon();
+	for (k = 0; k < 2; k++)
+		for (i = 0; i < 20; i++) {
+			snprintf(name, sizeof name, "j%d", i);
+			ctl(&code, "restart", name, NULL, NULL);
+		}
+	sleep_ms(1000);
+	assert_int_equal(waitpid(daemon_pid, NULL, WNOHANG), 0);
+	assert_responsive("spawn failures");
+	assert_field_has("j0", "reason", "cannot run /nonexistent/launchctl");
+	report("launchctl missing, 40 restarts of 20 jobs whose health check "
+	    "is missing too: every call failed cleanly, the daemon kept "
+	    "serving");
+}
+
+/* A log line full of escape sequences reaches no terminal raw. */
+static void
+test_control_characters(void **state)
+{
+	struct child_result	*r;
+	char			 path[256];
+	int			 code;
+
+	(void)state;
+	put_job("llama", "");
+	wait_state("llama", "unlocked", 0, 5.0);
+	snprintf(path, sizeof path, "%s/logs/llama.err.log", home);
+	write_file(path, "a", "ggml_metal_init: error: \x1b]0;pwned\x07\x1b[2J"
+	    "\xff\xfe broken\n");
+	wait_state("llama", "reverted", 0, 10.0);
+	r = ctl(&code, "status", NULL, NULL, NULL);
+	assert_null(strchr(r->out, '\x1b'));
+	assert_null(strchr(r->out, '\x07'));
+	assert_non_null(strstr(r->out, "?]0;pwned??[2J?? broken"));
+	r = ctl(&code, "--json", "status", NULL, NULL);
+	assert_non_null(strstr(r->out, "pwned"));
+	report("a failure line with terminal escapes and invalid UTF-8: "
+	    "reverted, shown with '?' in their place, JSON still valid");
+}
+
+/* ForceStock flipped on and off faster than launchd can follow. */
+static void
+test_forcestock_toggles(void **state)
+{
+	char	path[256];
+	int	i;
+	long	pid;
+
+	(void)state;
+	put_job("llama", "");
+	wait_state("llama", "unlocked", 0, 5.0);
+	snprintf(path, sizeof path, "%s/managed", home);
+	mkdir(path, 0755);
+	snprintf(path, sizeof path, "%s/managed/org.metalcap.plist", home);
+	for (i = 0; i < 10; i++) {
+		write_file(path, "w", i % 2 ? "<plist version=\"1.0\"><dict/>"
+		    "</plist>\n" : "<plist version=\"1.0\"><dict><key>"
+		    "ForceStock</key><true/></dict></plist>\n");
+		sleep_ms(80);
+	}
+	write_file(path, "w", "<plist version=\"1.0\"><dict><key>ForceStock"
+	    "</key><true/></dict></plist>\n");
+	pid = wait_state("llama", "stock", 0, 5.0);
+	/* Past the marker timeout, it is still stock, never "blocked". */
+	sleep_ms(2000 * (long)time_scale());
+	assert_field_has("llama", "state", "stock");
+	assert_false(environ_has(pid, "LD_PRELOAD="));
+	report("ForceStock toggled 10 times in 0.8 s: the job settled stock "
+	    "and was never taken for blocked");
+}
+
+/*
+ * A job blocked (its program drops the injection: a setgid program of
+ * another group stands in for a hardened one), then forced stock: the
+ * stock process is stock, not left "blocked" by the old process's flag.
+ */
+static void
+test_blocked_then_forcestock(void **state)
+{
+	char	prog[256], cmd[1200], extra[512], path[256];
+
+	(void)state;
+	if (getuid() != 0) {
+		print_message("skipped: a setgid program of another group "
+		    "needs root\n");
+		skip();
+	}
+	snprintf(prog, sizeof prog, "%s/sleep-sgid", home);
+	snprintf(cmd, sizeof cmd, "cp /bin/sleep '%s' && chgrp 65534 '%s' && "
+	    "chmod 2755 '%s' && chmod 0755 '%s'", prog, prog, prog, home);
+	assert_int_equal(system(cmd), 0);
+	snprintf(extra, sizeof extra, "<key>ProgramArguments</key><array>"
+	    "<string>%s</string><string>1000</string></array>", prog);
+	put_job("sgid", extra);
+	wait_state("sgid", "blocked", 0, 5.0);
+	snprintf(path, sizeof path, "%s/managed", home);
+	mkdir(path, 0755);
+	snprintf(path, sizeof path, "%s/managed/org.metalcap.plist", home);
+	write_file(path, "w", "<plist version=\"1.0\"><dict><key>ForceStock"
+	    "</key><true/></dict></plist>\n");
+	wait_state("sgid", "stock", 0, 5.0);
+	sleep_ms(2000 * (long)time_scale());
+	assert_field_has("sgid", "state", "stock");
+	report("a blocked job forced stock: stock, and stayed so past the "
+	    "marker timeout");
+}
+
+/* A server that accepts and never answers: metalcapctl gives up. */
+static void
+test_client_timeout(void **state)
+{
+	struct sockaddr_un	 sun = { .sun_family = AF_UNIX };
+	const char		*argv[] = { CTL, "--socket", sun.sun_path,
+	    "--timeout", "1", "status", NULL };
+	struct child_result	 r;
+	char			*env[CHILD_ENV_MAX];
+	double			 start;
+	int			 fd;
+
+	(void)state;
+	snprintf(sun.sun_path, sizeof sun.sun_path, "%s/mute.sock", home);
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sun, sizeof sun), 0);
+	assert_int_equal(listen(fd, 4), 0);
+	child_env(env, NULL);
+	start = now_s();
+	assert_int_equal(child_run(argv, env, &r), 0);
+	assert_int_equal(WEXITSTATUS(r.status), 3);
+	assert_non_null(strstr(r.err, "did not answer within 1 s"));
+	assert_true(now_s() - start < 5 * time_scale());
+	close(fd);
+	report("a server that never answers: metalcapctl --timeout 1 gave up "
+	    "after %.1f s", now_s() - start);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_fifo_and_devices, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_regex_bombs, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_plist_bombs_everywhere,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_probe_flood, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_socket_paths, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_two_daemons_race, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_signals, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_spawn_failures, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_control_characters, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_forcestock_toggles, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_blocked_then_forcestock,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_client_timeout, setup,
+		    teardown),
+	};
+
+	report_prefix = "hostile";
+	if (getenv("MC_FAULT_ONLY") != NULL)
+		cmocka_set_test_filter(getenv("MC_FAULT_ONLY"));
+	return cmocka_run_group_tests_name("hostile input", tests, NULL, NULL);
+}
