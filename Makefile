@@ -56,7 +56,7 @@ SIM_LIB		:= $(O)/tests/libmtlsim.so
 SIM_OVERBROAD	:= $(O)/tests/overbroad/libmtlsim.so
 SIM_KERNEL	:= $(O)/tests/mtlsim_kernel.o
 SIM_TOOLS	:= $(O)/tests/mtlsim-query $(O)/tests/fake-llama \
-		   $(O)/tests/launchctl-sim
+		   $(O)/tests/launchctl-sim $(O)/tests/late-metal
 
 PROBE		:= $(O)/bin/metalcap-probe
 DAEMON		:= $(O)/bin/metalcapd
@@ -154,6 +154,10 @@ $(O)/tests/fake-llama: tests/sim/fake-llama.m $(SIM_LIB) | $(O)/tests
 	$(CC) $(CFLAGS_OBJC) -Itests/sim $< -o $@ -L$(O)/tests -lmtlsim \
 	    -Wl,-rpath,'$$ORIGIN' -lobjc $(LDFLAGS_SAN)
 
+# Loads the simulated device with dlopen: Metal that comes late.
+$(O)/tests/late-metal: tests/sim/late-metal.c | need-deps $(O)/tests
+	$(CC) $(CFLAGS_C) $< -o $@ -lobjc -ldl $(LDFLAGS_SAN)
+
 $(O)/tests/launchctl-sim: tests/sim/launchctl-sim.c common/mc_plist.c \
     common/mc_plist.h | need-deps $(O)/tests
 	$(CC) $(CFLAGS_C) -Icommon $< common/mc_plist.c -o $@ -lplist-2.0 \
@@ -168,9 +172,9 @@ TEST_DEFS	:= -DMC_TEST_BUILD='"$(abspath $(O))"' \
 FIXTURES	?= tests/fixtures/real-logs
 
 $(O)/tests/test_shim_config: tests/unit/test_shim_config.c \
-    shim/shim_config.c shim/shim_config.h | need-deps $(O)/tests
-	$(CC) $(CFLAGS_C) -Ishim $< shim/shim_config.c -o $@ -lcmocka \
-	    $(LDFLAGS_SAN)
+    shim/shim_config.c shim/shim_env.c shim/*.h | need-deps $(O)/tests
+	$(CC) $(CFLAGS_C) -Ishim $< shim/shim_config.c shim/shim_env.c -o $@ \
+	    -lcmocka $(LDFLAGS_SAN)
 
 $(O)/tests/test_shim_inject: tests/inject/test_shim_inject.c \
     tests/support/child.c tests/support/child.h $(SHIM_LIB) $(SIM_TOOLS) \

@@ -25,11 +25,19 @@
 #define CRASH_WINDOW_S		60
 #define HEALTH_TIMEOUT_S	5
 
-/* One process being watched; a new pid gets a new one (handles are
- * never reused before their close callback). */
+/*
+ * One process being watched; a new pid gets a new one (handles are never
+ * reused before their close callback).  A pidfd where the kernel has one;
+ * where it has none (Linux before 5.3, or under Valgrind, which does not
+ * know the call) the pid is looked at every PID_POLL_MS.
+ */
+#define PID_POLL_MS		100
+
 struct pid_watch {
-	uv_poll_t		 poll;
+	uv_poll_t		 poll;		/* fd != -1 */
+	uv_timer_t		 timer;		/* fd == -1 */
 	int			 fd;
+	long			 pid;
 	struct job_watch	*owner;		/* NULL once abandoned */
 };
 
@@ -58,7 +66,8 @@ watch_pid_closed(uv_handle_t *h)
 {
 	struct pid_watch	*p = h->data;
 
-	close(p->fd);
+	if (p->fd != -1)
+		close(p->fd);
 	free(p);
 }
 
@@ -85,8 +94,8 @@ watch_stop_pid(struct job_watch *w)
 {
 	if (w->pid != NULL) {
 		w->pid->owner = NULL;
-		uv_poll_stop(&w->pid->poll);
-		uv_close((uv_handle_t *)&w->pid->poll, watch_pid_closed);
+		uv_close(w->pid->fd != -1 ? (uv_handle_t *)&w->pid->poll :
+		    (uv_handle_t *)&w->pid->timer, watch_pid_closed);
 		w->pid = NULL;
 	}
 }
@@ -438,14 +447,11 @@ watch_reports_changed(struct mcd *d)
 /* --- exits ------------------------------------------------------------------ */
 
 static void
-watch_pid_exit(uv_poll_t *h, int status, int events)
+watch_pid_gone(struct pid_watch *p)
 {
-	struct pid_watch	*p = h->data;
 	struct job_watch	*w = p->owner;
 	struct job		*j;
 
-	(void)status;
-	(void)events;
 	if (w == NULL)
 		return;
 	watch_stop_pid(w);
@@ -464,6 +470,50 @@ watch_pid_exit(uv_poll_t *h, int status, int events)
 	j->pid = 0;
 	j->loaded = false;
 	reconcile_after(j->daemon, j, 100);
+}
+
+static void
+watch_pid_exit(uv_poll_t *h, int status, int events)
+{
+	(void)status;
+	(void)events;
+	watch_pid_gone(h->data);
+}
+
+static void
+watch_pid_tick(uv_timer_t *t)
+{
+	struct pid_watch	*p = t->data;
+
+	if (kill((pid_t)p->pid, 0) == -1 && errno == ESRCH)
+		watch_pid_gone(p);
+}
+
+/* Watch j's pid for its exit: 0, or -1 (errno) if it cannot be. */
+static int
+watch_pid(struct mcd *d, struct job_watch *w, long pid)
+{
+	struct pid_watch	*p;
+	int			 fd;
+
+	if ((fd = platform_pid_fd(pid)) == -1 && errno != ENOSYS)
+		return -1;
+	p = calloc(1, sizeof *p);
+	p->fd = fd;
+	p->pid = pid;
+	p->owner = w;
+	w->pid = p;
+	if (fd != -1) {
+		uv_poll_init(d->loop, &p->poll, fd);
+		p->poll.data = p;
+		uv_poll_start(&p->poll, UV_READABLE, watch_pid_exit);
+	} else {
+		uv_timer_init(d->loop, &p->timer);
+		p->timer.data = p;
+		uv_timer_start(&p->timer, watch_pid_tick, PID_POLL_MS,
+		    PID_POLL_MS);
+	}
+	return 0;
 }
 
 /*
@@ -584,7 +634,6 @@ watch_started(struct mcd *d, struct job *j)
 	struct job_watch	*w;
 	plist_t			 v;
 	uint64_t		 delay = 0;
-	int			 fd;
 
 	if (j->pid <= 0 || j->pid == j->watched_pid)
 		return;
@@ -595,14 +644,7 @@ watch_started(struct mcd *d, struct job *j)
 	free(j->shim);
 	j->shim = NULL;
 	j->blocked = false;
-	if ((fd = platform_pid_fd(j->pid)) != -1) {
-		w->pid = calloc(1, sizeof *w->pid);
-		w->pid->fd = fd;
-		w->pid->owner = w;
-		uv_poll_init(d->loop, &w->pid->poll, fd);
-		w->pid->poll.data = w->pid;
-		uv_poll_start(&w->pid->poll, UV_READABLE, watch_pid_exit);
-	} else {
+	if (watch_pid(d, w, j->pid) == -1) {
 		/* Gone already, or not watchable: ask launchd again soon. */
 		if (errno != ESRCH)
 			log_warnx("job %s: cannot watch pid %ld: %s", j->name,

@@ -7,7 +7,11 @@
  *   1. the constructor parses the environment; any error leaves the process
  *      stock and reports why;
  *   2. it replaces -[_MTLDevice initGPUFamilySupport], which every device
- *      runs while it is created;
+ *      runs while it is created -- at once if Metal is loaded, else as soon
+ *      as an image that brings the class is loaded (Python with MLX,
+ *      llama.cpp's GGML_BACKEND_DL, plugins): the platform tells us of new
+ *      images (dyld and libobjc on macOS, the GNU runtime's load hook
+ *      here), and the decision is the same code either way;
  *   3. the first device to get there installs the answer hooks on its own
  *      concrete class, once, under a lock.
  * Answers only ever go up, and only the Apple families 1001..max; the
@@ -59,6 +63,10 @@ static shim_u64_fn		shim_orig_working_set;
 
 static pthread_mutex_t		shim_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_bool		shim_device_done;
+static atomic_bool		shim_init_done;	/* initGPUFamilySupport */
+static const char		*shim_init_how;	/* "ctor", "image-load" */
+static uint64_t			shim_init_ms;
+static uint64_t			shim_start_ns;
 
 static void	shim_report(const char *, const char *, const char *,
 		    const char *, bool);
@@ -82,6 +90,8 @@ shim_report(const char *state, const char *device_class, const char *hooked,
 		.hooked = hooked,
 		.reason = reason,
 		.ctor_ns = shim_ctor_ns,
+		.init_hook = shim_init_how,
+		.init_hook_ms = shim_init_ms,
 	};
 	char			line[SHIM_REPORT_LINE_MAX];
 	size_t			len;
@@ -210,6 +220,104 @@ shim_init_gpu_family_support(id self, SEL cmd)
 	return shim_orig_init(self, cmd);
 }
 
+/*
+ * Replace -[_MTLDevice initGPUFamilySupport] if the class is there and it
+ * is not done yet; how says when.  True once it is in place.
+ */
+static bool
+shim_hook_init(const char *how)
+{
+	Class	 base;
+	Method	 init;
+
+	if (atomic_load(&shim_init_done))
+		return true;
+	pthread_mutex_lock(&shim_lock);
+	if (!atomic_load(&shim_init_done) &&
+	    (base = objc_getClass(SHIM_BASE_CLASS)) != NULL &&
+	    (init = class_getInstanceMethod(base,
+	    sel_registerName(SHIM_INIT_SELECTOR))) != NULL) {
+		shim_orig_init = SHIM_FROM_IMP(shim_init_fn,
+		    method_setImplementation(init,
+		    SHIM_AS_IMP(shim_init_gpu_family_support)));
+		shim_init_how = how;
+		shim_init_ms = (shim_now_ns() - shim_start_ns) / 1000000u;
+		atomic_store(&shim_init_done, true);
+	}
+	pthread_mutex_unlock(&shim_lock);
+	return atomic_load(&shim_init_done);
+}
+
+/* Metal never came: say so once the process ends. */
+static void
+shim_report_never(void)
+{
+	char	why[SHIM_REASON_LEN];
+
+	if (atomic_load(&shim_device_done))
+		return;
+	if (atomic_load(&shim_init_done))
+		snprintf(why, sizeof why, "no Metal device was created");
+	else
+		snprintf(why, sizeof why, "class %s not found: Metal never "
+		    "loaded", SHIM_BASE_CLASS);
+	shim_report("stock", NULL, NULL, why, true);
+}
+
+/* --- the platform seam: learning of images loaded later ------------------ */
+
+#ifdef __APPLE__
+#include <mach-o/dyld.h>
+
+/* macOS 13 and later: after an image's Objective-C classes are ready. */
+extern void	objc_addLoadImageFunc(void (*)(const struct mach_header *))
+		    __attribute__((weak_import));
+
+static void
+shim_image_objc(const struct mach_header *mh)
+{
+	(void)mh;
+	shim_hook_init("image-load");
+}
+
+static void
+shim_image_dyld(const struct mach_header *mh, intptr_t slide)
+{
+	(void)mh;
+	(void)slide;
+	shim_hook_init("image-load");
+}
+
+static void
+shim_watch_images(void)
+{
+	if (objc_addLoadImageFunc != NULL)
+		objc_addLoadImageFunc(shim_image_objc);
+	else
+		_dyld_register_func_for_add_image(shim_image_dyld);
+}
+#else
+/* The GNU runtime calls this for each class or category it loads. */
+static void	(*shim_prev_load)(Class, struct objc_category *);
+
+static void
+shim_class_loaded(Class cls, struct objc_category *category)
+{
+	if (shim_prev_load != NULL)
+		shim_prev_load(cls, category);
+	if (category == NULL && strcmp(class_getName(cls), SHIM_BASE_CLASS)
+	    == 0)
+		shim_hook_init("image-load");
+}
+
+static void
+shim_watch_images(void)
+{
+	shim_prev_load = _objc_load_callback;
+	_objc_load_callback = shim_class_loaded;
+}
+#endif
+
 /* Find where this library was loaded from, for METALCAP_INHERIT=0. */
 static const char *
 shim_self_path(void)
@@ -226,10 +334,8 @@ shim_load(void)
 {
 	char		 why[SHIM_REASON_LEN];
 	const char	*report;
-	Class		 base;
-	Method		 init;
-	uint64_t	 start = shim_now_ns();
 
+	shim_start_ns = shim_now_ns();
 	report = getenv(SHIM_REPORT_VAR);
 	if (report != NULL)
 		snprintf(shim_report_path, sizeof shim_report_path, "%s",
@@ -237,28 +343,15 @@ shim_load(void)
 
 	if (shim_config_load(&shim_config, shim_getenv, NULL, why,
 	    sizeof why) == -1) {
-		shim_ctor_ns = shim_now_ns() - start;
+		shim_ctor_ns = shim_now_ns() - shim_start_ns;
 		shim_report("stock", NULL, NULL, why, false);
 		goto scrub;
 	}
-	base = objc_getClass(SHIM_BASE_CLASS);
-	init = base == NULL ? NULL : class_getInstanceMethod(base,
-	    sel_registerName(SHIM_INIT_SELECTOR));
-	if (init == NULL) {
-		if (base == NULL)
-			snprintf(why, sizeof why, "class %s not found",
-			    SHIM_BASE_CLASS);
-		else
-			snprintf(why, sizeof why, "%s has no -%s",
-			    SHIM_BASE_CLASS, SHIM_INIT_SELECTOR);
-		shim_ctor_ns = shim_now_ns() - start;
-		shim_report("stock", NULL, NULL, why, true);
-		goto scrub;
-	}
-	shim_orig_init = SHIM_FROM_IMP(shim_init_fn,
-	    method_setImplementation(init,
-	    SHIM_AS_IMP(shim_init_gpu_family_support)));
-	shim_ctor_ns = shim_now_ns() - start;
+	/* Metal may come later: the report waits for a device, or exit. */
+	if (!shim_hook_init("ctor"))
+		shim_watch_images();
+	atexit(shim_report_never);
+	shim_ctor_ns = shim_now_ns() - shim_start_ns;
 scrub:
 	if (!shim_config.inherit)
 		shim_env_scrub(shim_self_path());

@@ -37,13 +37,39 @@ shim_env_is_self(const char *entry, size_t len, const char *self,
 	    strcmp(real, self_real) == 0;
 }
 
-/* dyld splits on ':'; glibc's LD_PRELOAD on ':' and blanks. */
+/*
+ * list without the entries that name self, joined by ':' into kept (room
+ * for strlen(list) + 1).  The loader's own separators split the list:
+ * dyld splits DYLD_INSERT_LIBRARIES on ':' only, so a path may hold a
+ * blank ("~/Library/Application Support/..."); glibc splits LD_PRELOAD on
+ * ':' and blanks.
+ */
+size_t
+shim_env_without(const char *list, const char *seps, const char *self,
+    const char *self_real, char *kept)
+{
+	const char	*p, *end;
+	size_t		 len, n = 0;
+
+	for (p = list; *p != '\0'; p = end) {
+		len = strcspn(p, seps);
+		end = p + len + (p[len] != '\0');
+		if (len == 0 || shim_env_is_self(p, len, self, self_real))
+			continue;
+		if (n > 0)
+			kept[n++] = ':';
+		memcpy(kept + n, p, len);
+		n += len;
+	}
+	kept[n] = '\0';
+	return n;
+}
+
 static void
 shim_env_drop_self(const char *self)
 {
-	const char	*list, *p, *end;
+	const char	*list;
 	char		*kept, self_real[PATH_MAX];
-	size_t		 len, n = 0;
 
 	list = getenv(SHIM_ENV_INJECT_VAR);
 	if (list == NULL)
@@ -53,19 +79,8 @@ shim_env_drop_self(const char *self)
 		return;
 	if (realpath(self, self_real) == NULL)
 		self_real[0] = '\0';
-	for (p = list; *p != '\0'; p = end) {
-		len = strcspn(p, ": \t");
-		end = p + len + (p[len] != '\0');
-		if (len == 0 || shim_env_is_self(p, len, self,
-		    self_real[0] ? self_real : NULL))
-			continue;
-		if (n > 0)
-			kept[n++] = ':';
-		memcpy(kept + n, p, len);
-		n += len;
-	}
-	kept[n] = '\0';
-	if (n == 0)
+	if (shim_env_without(list, SHIM_ENV_INJECT_SEPS, self,
+	    self_real[0] ? self_real : NULL, kept) == 0)
 		unsetenv(SHIM_ENV_INJECT_VAR);
 	else
 		setenv(SHIM_ENV_INJECT_VAR, kept, 1);

@@ -449,6 +449,64 @@ test_control_characters(void **state)
 	    "reverted, shown with '?' in their place, JSON still valid");
 }
 
+/*
+ * Evidence is cut to fit: never inside a UTF-8 character, or the fleet
+ * files lose the job (jansson refuses the string) and plistlib refuses
+ * the overrides.
+ */
+static void
+test_evidence_cut_in_utf8(void **state)
+{
+	char	path[256], line[1024], cmd[768];
+	size_t	n;
+
+	(void)state;
+	put_job("llama", "");
+	wait_state("llama", "unlocked", 0, 5.0);
+	n = (size_t)snprintf(line, sizeof line, "ggml_metal_init: error: ");
+	/* Two-byte characters from an odd offset: byte 255 splits one. */
+	line[n++] = 'x';
+	while (n < 600) {
+		line[n++] = (char)0xc3;
+		line[n++] = (char)0xa9;
+	}
+	strcpy(line + n, "\n");
+	snprintf(path, sizeof path, "%s/logs/llama.err.log", home);
+	write_file(path, "a", line);
+	wait_state("llama", "reverted", 0, 10.0);
+	sleep_ms(300);
+	/* Independent readers: Python's json and plistlib. */
+	snprintf(cmd, sizeof cmd, "/usr/bin/python3 -c 'import json, plistlib, "
+	    "sys; d = json.load(open(sys.argv[1])); "
+	    "assert [j[\"state\"] for j in d[\"jobs\"]] == [\"reverted\"], d; "
+	    "p = plistlib.load(open(sys.argv[2], \"rb\")); "
+	    "assert \"\\u00e9\" in str(p), p' %s/state/status.json "
+	    "%s/state/overrides.plist", home, home);
+	assert_int_equal(system(cmd), 0);
+	report("a 600-byte failure line of two-byte characters: the evidence "
+	    "cut at a character boundary; status.json and overrides.plist "
+	    "read by Python's json and plistlib");
+}
+
+/* A file name that is no job name never takes over a job's name. */
+static void
+test_long_name_no_takeover(void **state)
+{
+	char	name[80], path[256];
+
+	(void)state;
+	memset(name, 'a', 64);
+	name[64] = '\0';
+	put_job(name, "");
+	wait_state(name, "unlocked", 0, 5.0);
+	snprintf(path, sizeof path, "%s/jobs.d/%sbbbbbb.plist", home, name);
+	write_file(path, "w", "not a plist");
+	sleep_ms(500);
+	assert_field_has(name, "state", "unlocked");
+	report("a 70-character job file beside the 64-character job it would "
+	    "have been cut to: ignored, the job unharmed");
+}
+
 /* ForceStock flipped on and off faster than launchd can follow. */
 static void
 test_forcestock_toggles(void **state)
@@ -474,7 +532,7 @@ test_forcestock_toggles(void **state)
 	pid = wait_state("llama", "stock", 0, 5.0);
 	/* Past the marker timeout, it is still stock, never "blocked". */
 	sleep_ms(2000 * (long)time_scale());
-	assert_field_has("llama", "state", "stock");
+	pid = wait_state("llama", "stock", 0, 1.0);
 	assert_false(environ_has(pid, "LD_PRELOAD="));
 	report("ForceStock toggled 10 times in 0.8 s: the job settled stock "
 	    "and was never taken for blocked");
@@ -565,6 +623,10 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_control_characters, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_evidence_cut_in_utf8, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_long_name_no_takeover,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_forcestock_toggles, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_blocked_then_forcestock,

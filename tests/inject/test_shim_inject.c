@@ -362,7 +362,41 @@ test_missing_pieces_hook_nothing(void **state)
 	assert_string_equal(report_field(&r, "state", buf, sizeof buf),
 	    "stock");
 	assert_string_equal(report_field(&r, "reason", buf, sizeof buf),
-	    "class _MTLDevice not found");
+	    "class _MTLDevice not found: Metal never loaded");
+}
+
+/*
+ * Metal loaded after start (dlopen, as MLX in Python or a GGML_BACKEND_DL
+ * build): unlocked all the same, and the report says how and when.
+ */
+static void
+test_late_metal(void **state)
+{
+	const char	*env[] = { PRELOAD, "METALCAP_APPLE_FAMILY_MAX=1009",
+	    NULL };
+	const char	*argv[] = { MC_TEST_BUILD "/tests/late-metal", SIM_LIB,
+	    "100", NULL };
+	struct run	 r;
+	char		 buf[64];
+
+	(void)state;
+	run(&r, NULL, argv);
+	assert_int_equal(family(&r, 1009), 0);
+	assert_int_equal(answer(&r, "threadgroup_memory"), 32768);
+	run(&r, env, argv);
+	assert_int_equal(family(&r, 1009), 1);
+	assert_int_equal(answer(&r, "threadgroup_memory"), 65536);
+	assert_string_equal(report_field(&r, "state", buf, sizeof buf),
+	    "hooked");
+	assert_string_equal(report_field(&r, "init_hook", buf, sizeof buf),
+	    "image-load");
+	assert_true(strtol(report_field(&r, "init_hook_ms", buf, sizeof buf),
+	    NULL, 10) >= 100);
+	assert_int_equal(report_lines(&r), 1);
+	/* Loaded at start: hooked from the constructor. */
+	run(&r, env, NULL);
+	assert_string_equal(report_field(&r, "init_hook", buf, sizeof buf),
+	    "ctor");
 }
 
 /* Does the child's `env` output have a line starting with prefix? */
@@ -451,6 +485,7 @@ main(void)
 		cmocka_unit_test(test_alias_and_precedence),
 		cmocka_unit_test(test_eight_threads_hook_once),
 		cmocka_unit_test(test_missing_pieces_hook_nothing),
+		cmocka_unit_test(test_late_metal),
 		cmocka_unit_test(test_inherit),
 		cmocka_unit_test(test_report_directory),
 	};

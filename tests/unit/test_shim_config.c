@@ -7,11 +7,13 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
 
 #include "shim_config.h"
+#include "shim_env.h"
 
 #define FAMILY	"METALCAP_APPLE_FAMILY_MAX"
 #define ALIAS	"LUME_METAL_APPLE_FAMILY_MAX"
@@ -244,6 +246,33 @@ test_long_value_is_shortened(void **state)
 	    "xx...\": has characters after the number");
 }
 
+/*
+ * The injection list without this library, split as each loader splits
+ * it: a path with a blank (~/Library/Application Support/...) is one
+ * entry for dyld, and must come out whole; glibc splits on blanks.
+ */
+static void
+test_env_without_self(void **state)
+{
+	const char	*self = "/Users/ml/Library/Application Support/metalcap/"
+	    "libmetalcap.dylib";
+	char		 list[512], kept[512];
+
+	(void)state;
+	snprintf(list, sizeof list, "/opt/a b/first.dylib:%s:/opt/last.dylib",
+	    self);
+	assert_int_equal(shim_env_without(list, SHIM_ENV_DYLD_SEPS, self, NULL,
+	    kept), strlen("/opt/a b/first.dylib:/opt/last.dylib"));
+	assert_string_equal(kept, "/opt/a b/first.dylib:/opt/last.dylib");
+	snprintf(list, sizeof list, "%s", self);
+	assert_int_equal(shim_env_without(list, SHIM_ENV_DYLD_SEPS, self, NULL,
+	    kept), 0);
+	/* glibc: blanks separate, so a blank in a path cannot be preloaded. */
+	assert_int_equal(shim_env_without("/lib/x.so /usr/lib/self.so:/y.so",
+	    SHIM_ENV_GLIBC_SEPS, "/usr/lib/self.so", NULL, kept), 15);
+	assert_string_equal(kept, "/lib/x.so:/y.so");
+}
+
 int
 main(void)
 {
@@ -256,6 +285,7 @@ main(void)
 		cmocka_unit_test(test_working_set),
 		cmocka_unit_test(test_inherit),
 		cmocka_unit_test(test_long_value_is_shortened),
+		cmocka_unit_test(test_env_without_self),
 	};
 
 	return cmocka_run_group_tests_name("shim_config", tests, NULL, NULL);
