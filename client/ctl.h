@@ -23,6 +23,7 @@
 #define CTL_OPT_STOCK	0x04	/* --stock */
 #define CTL_OPT_ENV	0x08	/* --env K=V, repeated */
 #define CTL_OPT_FORCE	0x10	/* --force */
+#define CTL_OPT_INHERIT	0x20	/* --inherit */
 
 struct ctl_opts {
 	unsigned	  given;	/* CTL_OPT_* seen */
@@ -61,5 +62,8 @@ void	ctl_set_timeout(struct ctl *, long seconds);
 /* ctl_jobfile.c */
 int	cmd_add(struct ctl *, const struct ctl_command *, int, char **);
 int	cmd_remove(struct ctl *, const struct ctl_command *, int, char **);
+
+/* ctl_check.c */
+int	cmd_check(struct ctl *, const struct ctl_command *, int, char **);
 
 #endif

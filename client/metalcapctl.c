@@ -77,6 +77,8 @@ static const struct ctl_command commands[] = {
 	    "add NAME [--profile P | --stock] [--env K=V]... [--force] -- "
 	    "PROGRAM [ARG]...", cmd_add, NULL, true },
 	{ "remove", 1, 1, 0, "remove NAME", cmd_remove, NULL, true },
+	{ "check", 1, 1, CTL_OPT_INHERIT, "check PROGRAM [--inherit]",
+	    cmd_check, NULL, true },
 };
 #undef P
 
@@ -940,7 +942,7 @@ ctl_options(struct ctl *c, int argc, char **argv, const char **sock,
     const char **home)
 {
 	enum { O_JSON = 256, O_SOCKET, O_HOME, O_VERSION, O_PROFILE, O_STOCK,
-	    O_ENV, O_FORCE, O_TIMEOUT };
+	    O_ENV, O_FORCE, O_TIMEOUT, O_INHERIT };
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, O_JSON },
 		{ "socket", required_argument, NULL, O_SOCKET },
@@ -953,6 +955,7 @@ ctl_options(struct ctl *c, int argc, char **argv, const char **sock,
 		{ "env", required_argument, NULL, O_ENV },
 		{ "force", no_argument, NULL, O_FORCE },
 		{ "timeout", required_argument, NULL, O_TIMEOUT },
+		{ "inherit", no_argument, NULL, O_INHERIT },
 		{ NULL, 0, NULL, 0 }
 	};
 	char	*end;
@@ -975,6 +978,7 @@ ctl_options(struct ctl *c, int argc, char **argv, const char **sock,
 		case 'f':	c->opts.given |= CTL_OPT_FOLLOW; break;
 		case O_STOCK:	c->opts.given |= CTL_OPT_STOCK; break;
 		case O_FORCE:	c->opts.given |= CTL_OPT_FORCE; break;
+		case O_INHERIT:	c->opts.given |= CTL_OPT_INHERIT; break;
 		case O_TIMEOUT:
 			c->timeout = strtol(optarg, &end, 10);
 			if (*optarg == '\0' || *end != '\0' || c->timeout < 0 ||
@@ -1003,7 +1007,7 @@ static const struct ctl_command *
 ctl_command(const struct ctl *c, int argc, char **argv, int a)
 {
 	static const char *const names[] = { "--profile", "--follow",
-	    "--stock", "--env", "--force" };
+	    "--stock", "--env", "--force", "--inherit" };
 	const struct ctl_command *cmd = NULL;
 	unsigned	 extra;
 	size_t		 i;

@@ -18,7 +18,8 @@
 #include "mc_util.h"
 #include "mcd.h"
 
-#define GATE_PROBE_TIMEOUT	"5000"	/* per check, inside the probe */
+/* Each stage inside the probe: a cold Metal compile (probe.h). */
+#define GATE_STAGE_TIMEOUT_MS	30000
 
 extern char **environ;
 
@@ -229,9 +230,14 @@ void
 gate_run(struct mcd *d, const struct profile *p)
 {
 	struct gate_entry	*e = gate_find(d, p->name);
+	char			 stage[16];
 	char			*argv[] = { d->paths.probe, "--json",
-	    "--timeout-ms", GATE_PROBE_TIMEOUT, NULL };
+	    "--timeout-ms", stage, NULL };
 	char			**env;
+
+	/* A stage never outlives the whole probe's deadline. */
+	snprintf(stage, sizeof stage, "%d", d->probe_timeout_ms <
+	    GATE_STAGE_TIMEOUT_MS ? d->probe_timeout_ms : GATE_STAGE_TIMEOUT_MS);
 
 	if (e == NULL) {
 		e = calloc(1, sizeof *e);

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "mc_macho.h"
 #include "mc_plist.h"
 #include "mcd.h"
 
@@ -138,32 +139,21 @@ jobfile_strings(plist_t node, const char *file, const char *key,
 }
 
 /*
- * macOS drops DYLD_INSERT_LIBRARIES for scripts and for SIP-protected
- * programs (shells, env): the shim would silently never load.
+ * The program must be a regular executable file, opened without a chance
+ * to block (a FIFO).  For a job that runs unlocked, mc_inject_judge says
+ * whether the injection can reach it (hardened runtime, library
+ * validation, setuid, arm64e, wrappers, SIP paths): what cannot work is an
+ * error, what may not is a warning naming the reason.  A stock job may run
+ * anything.
  */
 static void
 jobfile_check_program(const char *path, const char *file, bool unlocked,
-    struct diag *errors, struct diag *warnings)
+    bool inherit, struct diag *errors, struct diag *warnings)
 {
-	static const char *const wrappers[] = { "sh", "bash", "zsh", "dash",
-	    "ksh", "csh", "tcsh", "fish", "env", "python", "python3", "perl" };
-	static const char *const protected[] = { "/bin/", "/sbin/",
-	    "/usr/bin/", "/usr/sbin/", "/usr/libexec/", "/System/" };
-	const char	*base = strrchr(path, '/');
-	char		 magic[2];
-	struct stat	 sb;
-	size_t		 i;
-	int		 fd;
+	struct mc_inject	 judged;
+	struct stat		 sb;
+	int			 fd, i;
 
-	base = base ? base + 1 : path;
-	for (i = 0; i < sizeof wrappers / sizeof wrappers[0]; i++)
-		if (strcmp(base, wrappers[i]) == 0) {
-			diag_add(errors, "%s:ProgramArguments[0]: %s is a shell "
-			    "or wrapper; macOS strips the injection there: name "
-			    "the real binary", file, path);
-			return;
-		}
-	/* Non-blocking: a FIFO named here must not hold the daemon. */
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY))
 	    == -1) {
 		diag_add(errors, "%s:ProgramArguments[0]: %s cannot be opened: "
@@ -176,23 +166,20 @@ jobfile_check_program(const char *path, const char *file, bool unlocked,
 		close(fd);
 		return;
 	}
+	close(fd);
 	if ((sb.st_mode & 0111) == 0) {
 		diag_add(errors, "%s:ProgramArguments[0]: %s is not "
 		    "executable", file, path);
-		close(fd);
 		return;
 	}
-	if (read(fd, magic, 2) == 2 && magic[0] == '#' && magic[1] == '!')
-		diag_add(errors, "%s:ProgramArguments[0]: %s is a script; macOS "
-		    "strips the injection for its interpreter: name the real "
-		    "binary", file, path);
-	close(fd);
-	for (i = 0; unlocked && i < sizeof protected / sizeof protected[0];
-	    i++)
-		if (strncmp(path, protected[i], strlen(protected[i])) == 0)
-			diag_add(warnings, "%s:ProgramArguments[0]: %s is under "
-			    "a SIP-protected path; macOS will not inject it",
-			    file, path);
+	if (!unlocked)
+		return;
+	mc_inject_judge(path, NULL, inherit, &judged);
+	for (i = 0; i < judged.n; i++)
+		if (judged.findings[i].level != MC_INJECT_OK)
+			diag_add(judged.findings[i].level == MC_INJECT_REFUSED ?
+			    errors : warnings, "%s:ProgramArguments[0]: %s",
+			    file, judged.findings[i].text);
 }
 
 static void
@@ -420,7 +407,7 @@ jobfile_parse(plist_t root, const char *file, struct diag *errors,
 	jobfile_unknown_keys(root, file, warnings);
 	if (errors->count == before && spec->argc > 0)
 		jobfile_check_program(spec->argv[0], file, spec->unlocked,
-		    errors, warnings);
+		    spec->inherit_shim, errors, warnings);
 	if (errors->count != before) {
 		jobfile_free(spec);
 		return NULL;

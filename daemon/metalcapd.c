@@ -45,7 +45,7 @@ usage(FILE *out)
 	    "  --launchctl-timeout MS  kill a launchctl that has not "
 	    "answered (10000)\n"
 	    "  --probe-timeout MS  kill a probe that has not answered "
-	    "(30000)\n"
+	    "(120000)\n"
 	    "  --client-timeout MS  close a client that leaves a message "
 	    "half sent\n"
 	    "                    or its replies unread this long (10000)\n"
@@ -281,7 +281,8 @@ main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	d->loop = uv_default_loop();
 	d->launchctl_timeout_ms = 10000;
-	d->probe_timeout_ms = 30000;
+	/* The probe's stages (30 s each, cold compiles) and its stock pass. */
+	d->probe_timeout_ms = 120000;
 	d->client_timeout_ms = 10000;
 	d->marker_timeout_ms = 10000;
 	d->lock_fd = -1;

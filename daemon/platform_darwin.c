@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * macOS side of the platform seam: ~/Library directories, the per-user
- * temporary directory for the socket (so the agent and an SSH shell agree),
- * getpeereid, _NSGetExecutablePath.  Cross-compiled, not run by CI.
+ * macOS side of the platform seam: ~/Library directories (the socket
+ * beside the configuration, so the agent and an SSH shell agree and no
+ * cleaner removes it), getpeereid, _NSGetExecutablePath, kqueue.
+ * Cross-compiled, not run by CI.
  */
 #include <sys/event.h>
 #include <sys/types.h>
+#include <sys/un.h>
 
 #include <libgen.h>
 #include <malloc/malloc.h>
@@ -17,6 +19,9 @@
 #include <unistd.h>
 
 #include "mcd.h"
+#include "protocol.h"
+
+#define PLATFORM_SUN_PATH	sizeof ((struct sockaddr_un *)0)->sun_path
 
 int
 platform_default_dirs(char *config, char *state, char *runtime, char *logs,
@@ -30,9 +35,16 @@ platform_default_dirs(char *config, char *state, char *runtime, char *logs,
 	snprintf(config, len, "%s/Library/Application Support/metalcap", home);
 	snprintf(state, len, "%s/Library/Application Support/metalcap/state",
 	    home);
-	if (confstr(_CS_DARWIN_USER_TEMP_DIR, tmp, sizeof tmp) == 0)
-		snprintf(tmp, sizeof tmp, "/tmp/");
-	snprintf(runtime, len, "%smetalcap-%ld", tmp, (long)getuid());
+	/*
+	 * Not in $TMPDIR (_CS_DARWIN_USER_TEMP_DIR): macOS deletes files
+	 * there that go unused for days, tmux's old trouble.  Beside the
+	 * configuration, unless that path is over the 104 bytes a socket
+	 * path may have; then a private folder in /tmp.
+	 */
+	snprintf(tmp, sizeof tmp, "%s/run", config);
+	if (strlen(tmp) + sizeof "/" MC_SOCKET_NAME > PLATFORM_SUN_PATH)
+		snprintf(tmp, sizeof tmp, "/tmp/metalcap-%ld", (long)getuid());
+	snprintf(runtime, len, "%s", tmp);
 	snprintf(logs, len, "%s/Library/Logs/metalcap", home);
 	snprintf(agents, len, "%s/Library/LaunchAgents", home);
 	return 0;

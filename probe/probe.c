@@ -28,7 +28,6 @@
 #endif
 /* Not METALCAP_*: the shim may remove those before main runs. */
 #define PROBE_REPORT_DIR_VAR	"MCPROBE_REPORT_DIR"
-#define PROBE_DEFAULT_TIMEOUT	5000
 
 extern char **environ;
 

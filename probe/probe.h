@@ -22,6 +22,13 @@
 #define PROBE_MAX_BUFFERS	4
 #define PROBE_MSL_3_1		0x30001UL	/* MTLLanguageVersion3_1 */
 #define PROBE_CONTROL_TG_MEMORY	32768
+/*
+ * Each stage's deadline.  A cold Metal compile is slow: ggml's library
+ * took 8.9 s in the stock guest and 10.6 s on the host (the real logs in
+ * tests/fixtures/real-logs), 0.01 s once cached.  Three times the slowest
+ * seen, so a first probe after boot is not taken for a hang.
+ */
+#define PROBE_DEFAULT_TIMEOUT	30000
 
 enum probe_exit {
 	PROBE_EXIT_OK = 0,
@@ -127,8 +134,7 @@ bool	probe_answer(const struct probe_answers *, long family);
 /* CPU references, exported for their unit tests. */
 float	probe_ref_simd_sum(unsigned width);
 void	probe_ref_matmul8(const float *a, const float *b, float *c);
-float	probe_ref_tg_sum(uint32_t nfloats, unsigned long nth,
-	    unsigned long tid);
+void	probe_ref_matmul32(const float *a, const float *b, float *c);
 float	probe_ref_bf16(float x);
 
 /* --- report (probe_report.c) --------------------------------------------- */

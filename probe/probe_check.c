@@ -42,17 +42,77 @@ static const char probe_source[] =
     "  simdgroup_multiply_accumulate(product, left, right, product);\n"
     "  simdgroup_store(product, c, 8);\n"
     "}\n"
-    "kernel void probe_tg_mem(device float *sums [[buffer(0)]],\n"
+    /* Every address of the block gets a value no other address or
+     * threadgroup has: a block that wraps (aliases) at 32 KB reads back
+     * another address's value.  Each thread counts the reads it got
+     * right (so a kernel that never ran, and left zeros, is wrong). */
+    "kernel void probe_tg_mem(device uint *right [[buffer(0)]],\n"
     "    constant uint &count [[buffer(1)]],\n"
-    "    threadgroup float *block [[threadgroup(0)]],\n"
+    "    threadgroup uint *block [[threadgroup(0)]],\n"
     "    uint tid [[thread_index_in_threadgroup]],\n"
-    "    uint width [[threads_per_threadgroup]]) {\n"
-    "  for (uint i = tid; i < count; i += width) block[i] = float(i & 1023u);\n"
+    "    uint width [[threads_per_threadgroup]],\n"
+    "    uint group [[threadgroup_position_in_grid]]) {\n"
+    "  for (uint i = tid; i < count; i += width) block[i] = group * count + i;\n"
     "  threadgroup_barrier(mem_flags::mem_threadgroup);\n"
-    "  float sum = 0.0f;\n"
-    "  for (uint i = tid; i < count; i += width) sum += block[count - 1u - i];\n"
-    "  sums[tid] = sum;\n"
+    "  uint good = 0;\n"
+    "  for (uint i = tid; i < count; i += width) good += block[i] == group * count + i;\n"
+    "  right[group * width + tid] = good;\n"
+    "}\n"
+    /* ggml's reductions (norms, soft_max): sum and max over a group. */
+    "kernel void probe_simd_reduce(device const float *x [[buffer(0)]],\n"
+    "    device float *out [[buffer(1)]],\n"
+    "    uint i [[thread_position_in_grid]],\n"
+    "    uint lane [[thread_index_in_simdgroup]],\n"
+    "    uint group [[simdgroup_index_in_threadgroup]]) {\n"
+    "  float s = simd_sum(x[i]), m = simd_max(x[i]);\n"
+    "  if (lane == 0) { out[2 * group] = s; out[2 * group + 1] = m; }\n"
     "}\n";
+
+/*
+ * Shaped like ggml's kernel_mul_mm: 128 threads in 4 SIMD groups stage
+ * A as half or bfloat and B as float through threadgroup memory in
+ * fragment-major 8x8 blocks, then multiply-accumulate 8x8 fragments into
+ * float; here C = A x B, 32 x 32, each group a 16 x 16 quarter.  Compiled
+ * as ggml compiles its library: at the default language version, bfloat
+ * only where it is 3.1 or later.
+ */
+#define PROBE_MUL_MM(NAME, T)						\
+    "kernel void " NAME "(device const float *a [[buffer(0)]],\n"	\
+    "    device const float *b [[buffer(1)]], device float *c [[buffer(2)]],\n" \
+    "    threadgroup char *shm [[threadgroup(0)]],\n"			\
+    "    ushort tid [[thread_index_in_threadgroup]],\n"		\
+    "    ushort sg [[simdgroup_index_in_threadgroup]]) {\n"		\
+    "  threadgroup " T " *sa = (threadgroup " T " *)shm;\n"		\
+    "  threadgroup float *sb = (threadgroup float *)(shm + 1024 * sizeof(" T "));\n" \
+    "  for (ushort i = tid; i < 1024; i += 128) {\n"			\
+    "    ushort r = i / 32, k = i % 32;\n"				\
+    "    sa[((r / 8) * 4 + k / 8) * 64 + (r % 8) * 8 + k % 8] = " T "(a[i]);\n" \
+    "    sb[((r / 8) * 4 + k / 8) * 64 + (r % 8) * 8 + k % 8] = b[i];\n" \
+    "  }\n"								\
+    "  threadgroup_barrier(mem_flags::mem_threadgroup);\n"		\
+    "  simdgroup_matrix<" T ", 8, 8> ma[2]; simdgroup_float8x8 mb[2], mc[4];\n" \
+    "  for (short i = 0; i < 4; i++)\n"					\
+    "    mc[i] = make_filled_simdgroup_matrix<float, 8, 8>(0.0f);\n"	\
+    "  ushort br = (sg / 2) * 2, bc = (sg % 2) * 2;\n"			\
+    "  for (ushort bk = 0; bk < 4; bk++) {\n"				\
+    "    for (short i = 0; i < 2; i++) {\n"				\
+    "      simdgroup_load(ma[i], sa + ((br + i) * 4 + bk) * 64, 8);\n"	\
+    "      simdgroup_load(mb[i], sb + (bk * 4 + bc + i) * 64, 8);\n"	\
+    "    }\n"								\
+    "    for (short i = 0; i < 4; i++)\n"				\
+    "      simdgroup_multiply_accumulate(mc[i], ma[i / 2], mb[i % 2], mc[i]);\n" \
+    "  }\n"								\
+    "  for (short i = 0; i < 4; i++)\n"					\
+    "    simdgroup_store(mc[i], c + (br + i / 2) * 8 * 32 + (bc + i % 2) * 8, 32);\n" \
+    "}\n"
+
+static const char probe_mm_source[] =
+    "#include <metal_stdlib>\n"
+    "using namespace metal;\n"
+    PROBE_MUL_MM("probe_mul_mm_half", "half")
+    "#if __METAL_VERSION__ >= 310\n"
+    PROBE_MUL_MM("probe_mul_mm_bfloat", "bfloat")
+    "#endif\n";
 
 static const char probe_bf16_source[] =
     "#include <metal_stdlib>\n"
@@ -68,6 +128,12 @@ static void	probe_check_simd_sum(const struct probe_context *,
 static void	probe_check_simd_mm(const struct probe_context *,
 		    struct probe_result *);
 static void	probe_check_bfloat(const struct probe_context *,
+		    struct probe_result *);
+static void	probe_check_simd_reduce(const struct probe_context *,
+		    struct probe_result *);
+static void	probe_check_mm_half(const struct probe_context *,
+		    struct probe_result *);
+static void	probe_check_mm_bfloat(const struct probe_context *,
 		    struct probe_result *);
 static void	probe_check_tg_control(const struct probe_context *,
 		    struct probe_result *);
@@ -85,9 +151,16 @@ const struct probe_check probe_checks[] = {
 	    "(needs Apple7)", probe_check_simd_mm },
 	{ "bfloat", "bfloat arithmetic, MSL 3.1 (needs Apple6 or Metal3)",
 	    probe_check_bfloat },
-	{ "threadgroup_32k", "32 KB threadgroup block (control)",
-	    probe_check_tg_control },
-	{ "threadgroup_advertised", "threadgroup block of the advertised size",
+	{ "simd_reduction", "simd_sum and simd_max, as ggml's norms and "
+	    "soft_max (needs Apple7 or Metal3)", probe_check_simd_reduce },
+	{ "mul_mm_half", "half SIMD-group matrix multiply staged through "
+	    "threadgroup memory, as ggml's mul_mm (needs Apple7)",
+	    probe_check_mm_half },
+	{ "mul_mm_bfloat", "the same with bfloat, at the default language "
+	    "version as ggml (needs Apple7)", probe_check_mm_bfloat },
+	{ "threadgroup_32k", "a unique value at every address of a 32 KB "
+	    "block, 16 threadgroups (control)", probe_check_tg_control },
+	{ "threadgroup_advertised", "the same at the advertised size",
 	    probe_check_tg_advertised },
 	{ "residency_set", "a residency set can be made (when Metal3 is "
 	    "reported)", probe_check_residency },
@@ -164,16 +237,19 @@ probe_ref_matmul8(const float *a, const float *b, float *c)
 		}
 }
 
-/* What thread tid of nth sums reading the block of nfloats back reversed. */
-float
-probe_ref_tg_sum(uint32_t nfloats, unsigned long nth, unsigned long tid)
+/* C = A x B for 32 x 32 matrices (row-major). */
+void
+probe_ref_matmul32(const float *a, const float *b, float *c)
 {
-	double		sum = 0;
-	uint32_t	i;
+	int	i, j, k;
+	double	acc;
 
-	for (i = (uint32_t)tid; i < nfloats; i += (uint32_t)nth)
-		sum += (nfloats - 1 - i) & 1023;
-	return (float)sum;
+	for (i = 0; i < 32; i++)
+		for (j = 0; j < 32; j++) {
+			for (acc = 0, k = 0; k < 32; k++)
+				acc += (double)a[i * 32 + k] * b[k * 32 + j];
+			c[i * 32 + j] = (float)acc;
+		}
 }
 
 /* Small integers are exact in bfloat, so 2x + 1 is exact too. */
@@ -307,29 +383,120 @@ probe_check_bfloat(const struct probe_context *ctx, struct probe_result *r)
 	probe_compare(r, y, want, 64);
 }
 
-#define TG_THREADS	256
+static void
+probe_check_simd_reduce(const struct probe_context *ctx,
+    struct probe_result *r)
+{
+	float			x[2 * SIMD_WIDTH], out[4] = { 0 }, want[4];
+	struct probe_dispatch	d = {
+		.label = r->name, .source = probe_source,
+		.function = "probe_simd_reduce", .buffers = { x, out },
+		.sizes = { sizeof x, sizeof out }, .nbuffers = 2, .output = 1,
+		.threadgroups = 1, .threads_per_group = 2 * SIMD_WIDTH,
+	};
+	int			i, g;
 
-/* Fill a threadgroup block of bytes and read it back. */
+	if (!probe_gate(r, probe_answer(ctx->answers, APPLE7) ||
+	    probe_answer(ctx->answers, METAL3),
+	    "the device reports neither Apple7 nor Metal3"))
+		return;
+	/* Quarters: exact, and the maximum in the middle of each group. */
+	for (i = 0; i < 2 * SIMD_WIDTH; i++)
+		x[i] = (float)((i * 37) % 101 - 50) / 4.0f;
+	if (!probe_run(ctx, &d, r))
+		return;
+	for (g = 0; g < 2; g++) {
+		want[2 * g] = 0;
+		want[2 * g + 1] = x[g * SIMD_WIDTH];
+		for (i = g * SIMD_WIDTH; i < (g + 1) * SIMD_WIDTH; i++) {
+			want[2 * g] += x[i];
+			if (x[i] > want[2 * g + 1])
+				want[2 * g + 1] = x[i];
+		}
+	}
+	probe_compare(r, out, want, 4);
+}
+
+/* C = A x B through threadgroup memory, A staged as half or bfloat. */
+static void
+probe_mm_tg(const struct probe_context *ctx, struct probe_result *r,
+    const char *function, size_t a_bytes)
+{
+	static float		a[1024], b[1024], c[1024], want[1024];
+	struct probe_dispatch	d = {
+		.label = r->name, .source = probe_mm_source,
+		.function = function, .buffers = { a, b, c },
+		.sizes = { sizeof a, sizeof b, sizeof c }, .nbuffers = 3,
+		.output = 2, .threadgroup_memory = 1024 * a_bytes + 4096,
+		.threadgroups = 1, .threads_per_group = 4 * SIMD_WIDTH,
+	};
+	int			i;
+
+	if (!probe_gate(r, probe_answer(ctx->answers, APPLE7),
+	    "the device does not report Apple7"))
+		return;
+	/* Halves and small integers: exact in half, bfloat and float. */
+	for (i = 0; i < 1024; i++) {
+		a[i] = (float)((i * 7) % 9 - 4) / 2.0f;
+		b[i] = (float)((i * 5) % 7 - 3);
+		c[i] = -1.0f;
+	}
+	if (!probe_run(ctx, &d, r))
+		return;
+	probe_ref_matmul32(a, b, want);
+	probe_compare(r, c, want, 1024);
+}
+
+static void
+probe_check_mm_half(const struct probe_context *ctx, struct probe_result *r)
+{
+	probe_mm_tg(ctx, r, "probe_mul_mm_half", 2);
+}
+
+static void
+probe_check_mm_bfloat(const struct probe_context *ctx, struct probe_result *r)
+{
+	probe_mm_tg(ctx, r, "probe_mul_mm_bfloat", 2);
+}
+
+#define TG_THREADS	256
+#define TG_GROUPS	16
+
+/*
+ * Many threadgroups at once, each writing a unique value at every address
+ * of a block of bytes and reading it all back: any thread that read a
+ * wrong value counts it.
+ */
 static void
 probe_tg_block(const struct probe_context *ctx, struct probe_result *r,
     size_t bytes)
 {
-	float			sums[TG_THREADS] = { 0 }, want[TG_THREADS];
-	uint32_t		count = (uint32_t)(bytes / sizeof(float));
+	static uint32_t		right[TG_GROUPS * TG_THREADS];
+	uint32_t		count = (uint32_t)(bytes / sizeof(uint32_t));
 	struct probe_dispatch	d = {
 		.label = r->name, .source = probe_source,
-		.function = "probe_tg_mem", .buffers = { sums, &count },
-		.sizes = { sizeof sums, sizeof count }, .nbuffers = 2,
-		.output = 0, .threadgroup_memory = bytes, .threadgroups = 1,
-		.threads_per_group = TG_THREADS,
+		.function = "probe_tg_mem", .buffers = { right, &count },
+		.sizes = { sizeof right, sizeof count }, .nbuffers = 2,
+		.output = 0, .threadgroup_memory = bytes,
+		.threadgroups = TG_GROUPS, .threads_per_group = TG_THREADS,
 	};
-	unsigned long		t;
+	size_t			i;
+	uint64_t		good = 0, bad;
 
+	memset(right, 0, sizeof right);
 	if (!probe_run(ctx, &d, r))
 		return;
-	for (t = 0; t < TG_THREADS; t++)
-		want[t] = probe_ref_tg_sum(count, TG_THREADS, t);
-	probe_compare(r, sums, want, TG_THREADS);
+	for (i = 0; i < TG_GROUPS * TG_THREADS; i++)
+		good += right[i];
+	bad = (uint64_t)count * TG_GROUPS - (good < (uint64_t)count *
+	    TG_GROUPS ? good : (uint64_t)count * TG_GROUPS);
+	r->correct = good == (uint64_t)count * TG_GROUPS;
+	if (!r->correct)
+		snprintf(r->error, sizeof r->error, "wrong result: %llu of %u "
+		    "reads in %u threadgroups of %zu bytes gave another "
+		    "address's value (the block aliases, or was not written)",
+		    (unsigned long long)bad, count * TG_GROUPS, TG_GROUPS,
+		    bytes);
 }
 
 static void

@@ -13,7 +13,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 seconds=${1:?usage: scripts/fuzz.sh SECONDS [NAME...]}
 shift
 [ $# -gt 0 ] || set -- rpc jobfile profile shim_config probe_report scan plist \
-    signature
+    signature macho
 out=$top/build/fuzz
 fixtures=${FIXTURES:-$top/tests/fixtures/real-logs}
 failed=0

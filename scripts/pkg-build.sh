@@ -20,11 +20,21 @@ version=$(cat "$top/VERSION")
 
 if [ -n "${METALCAP_CODESIGN_IDENTITY:-}" ]; then
 	for bin in usr/local/libexec/metalcap/metalcapd \
-	    usr/local/libexec/metalcap/metalcap-probe \
 	    usr/local/libexec/metalcap/libmetalcap.dylib usr/local/bin/metalcapctl; do
 		codesign --force --options runtime --timestamp \
 		    --sign "$METALCAP_CODESIGN_IDENTITY" "$root/$bin"
 	done
+	# The probe runs with the shim injected: hardened, it must allow
+	# DYLD_* and a library of another team (pkg/entitlements/).
+	codesign --force --options runtime --timestamp \
+	    --entitlements "$top/pkg/entitlements/metalcap-probe.entitlements" \
+	    --sign "$METALCAP_CODESIGN_IDENTITY" \
+	    "$root/usr/local/libexec/metalcap/metalcap-probe"
+	"$root/usr/local/bin/metalcapctl" check \
+	    "$root/usr/local/libexec/metalcap/metalcap-probe" || {
+		echo "pkg-build: the signed probe refuses the shim" >&2
+		exit 1
+	}
 fi
 
 scripts=$out/scripts

@@ -15,6 +15,8 @@ bad() { echo "FAIL $1: $2"; failures=$((failures + 1)); }
 
 LIPO=$(tool llvm-lipo)
 OBJDUMP=$(tool llvm-objdump)
+# metalcapctl of this machine, to judge the payload's Mach-O files.
+CTL=${METALCAP_CTL:-$top/build/bin/metalcapctl}
 
 plist_ok() {
 	if command -v plutil >/dev/null 2>&1; then
@@ -68,7 +70,14 @@ check_content() {
 		head -n 1 "$2" | grep -q '^#!/bin/sh' || bad "$3" "does not start with #!/bin/sh"
 		sh -n "$2" 2>/dev/null || bad "$3" "does not parse as sh" ;;
 	exec)
-		why=$(macho_ok "$2" EXECUTE) || bad "$3" "$why" ;;
+		why=$(macho_ok "$2" EXECUTE) || bad "$3" "$why"
+		# The probe runs with the shim injected: whatever signs it,
+		# the shim must still get in (entitlements, pkg/entitlements).
+		case $3 in
+		*/metalcap-probe)
+			why=$("$CTL" check "$2" 2>&1) ||
+			    bad "$3" "the shim cannot be injected: $why" ;;
+		esac ;;
 	dylib)
 		why=$(macho_ok "$2" DYLIB) || bad "$3" "$why" ;;
 	esac

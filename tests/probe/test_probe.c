@@ -116,11 +116,18 @@ test_cpu_references(void **state)
 	for (i = 0; i < 8; i++)
 		for (j = 0; j < 8; j++)
 			assert_float_equal(c[i * 8 + j], 8.0f * (float)j, 0);
-	/* 8 floats, 4 threads: thread 0 reads indices 7 and 3: 7 + 3. */
-	assert_float_equal(probe_ref_tg_sum(8, 4, 0), 10.0f, 0);
-	assert_float_equal(probe_ref_tg_sum(8, 4, 3), 4.0f + 0.0f, 0);
-	/* 2048 floats: values wrap at 1024, thread 0 of 1 sums 2 * (0..1023). */
-	assert_float_equal(probe_ref_tg_sum(2048, 1, 0), 1047552.0f, 0);
+	/* 32 x 32: the identity times B is B. */
+	{
+		static float	id[1024], m[1024], out[1024];
+
+		for (i = 0; i < 1024; i++) {
+			id[i] = i / 32 == i % 32 ? 1.0f : 0.0f;
+			m[i] = (float)(i % 13) - 6.0f;
+		}
+		probe_ref_matmul32(id, m, out);
+		for (i = 0; i < 1024; i++)
+			assert_float_equal(out[i], m[i], 0);
+	}
 	assert_float_equal(probe_ref_bf16(3.0f), 7.0f, 0);
 	assert_float_equal(probe_ref_bf16(-32.0f), -63.0f, 0);
 }
@@ -165,7 +172,7 @@ test_report_fields_with_shim(void **state)
 	assert_string_equal(json_string_value(json_object_get(shim, "class")),
 	    "MTLSimParavirtualDevice");
 	assert_true(json_is_null(json_object_get(shim, "reason")));
-	assert_int_equal(json_array_size(json_object_get(doc, "checks")), 7);
+	assert_int_equal(json_array_size(json_object_get(doc, "checks")), 10);
 	json_array_foreach(json_object_get(doc, "checks"), i, c) {
 		assert_true(json_is_string(json_object_get(c, "name")));
 		assert_true(json_is_boolean(json_object_get(c, "compiled")));
@@ -176,9 +183,10 @@ test_report_fields_with_shim(void **state)
 		v = json_object_get(c, "error");
 		assert_true(json_is_null(v) || json_is_string(v));
 	}
-	for (i = 0; i < 5; i++) {
+	for (i = 0; i < 8; i++) {
 		static const char *const run[] = { "simd_sum",
-		    "simdgroup_matrix", "bfloat", "threadgroup_32k",
+		    "simdgroup_matrix", "bfloat", "simd_reduction",
+		    "mul_mm_half", "mul_mm_bfloat", "threadgroup_32k",
 		    "threadgroup_advertised" };
 
 		c = check_named(doc, run[i]);
@@ -236,11 +244,12 @@ static void
 test_failure_switches(void **state)
 {
 	static const char *const checks[] = { "simd_sum", "simdgroup_matrix",
-	    "bfloat", "threadgroup_32k", "threadgroup_advertised" };
+	    "bfloat", "simd_reduction", "mul_mm_half", "mul_mm_bfloat",
+	    "threadgroup_32k", "threadgroup_advertised" };
 	static const struct { const char *mode, *error; } modes[] = {
 		{ "compile", "Error Domain=MTLLibraryErrorDomain" },
 		{ "pipeline", "Error Domain=AGXMetalG13X" },
-		{ "wrong", "wrong result: element 0 is 0" },
+		{ "wrong", "wrong result: " },
 		{ "hang", "timed out after 500 ms" },
 	};
 	size_t		 i, k;
@@ -514,6 +523,66 @@ test_fake_llama(void **state)
 	assert_non_null(strstr(c.err, "GGML_ASSERT("));
 }
 
+/*
+ * Threadgroup memory that wraps at the documented 32 KB while 64 KB is
+ * advertised: every address holds its own value, so the aliasing shows
+ * (a repeating pattern would not), and the verdict keeps the family
+ * override alone.
+ */
+static void
+test_threadgroup_alias(void **state)
+{
+	const char		*env[] = { PRELOAD, CEILING,
+	    "MTLSIM_TG_ALIAS=32768", NULL };
+	struct probe_run_result	 r;
+	json_t			*verdict;
+	const char		*error;
+
+	(void)state;
+	run_probe(&r, env, NULL);
+	assert_int_equal(r.exit_code, 1);
+	assert_string_equal(check_status(r.doc, "threadgroup_32k"), "pass");
+	assert_string_equal(check_status(r.doc, "threadgroup_advertised"),
+	    "fail");
+	error = json_string_value(json_object_get(check_named(r.doc,
+	    "threadgroup_advertised"), "error"));
+	assert_non_null(strstr(error, "gave another address's value"));
+	verdict = json_object_get(r.doc, "verdict");
+	assert_true(field_true(verdict, "family"));
+	assert_false(field_true(verdict, "threadgroup"));
+	json_decref(r.doc);
+}
+
+/*
+ * The default stage deadline against the real logs: ggml's library is
+ * compiled cold at run time, and the probe must not take the slowest
+ * compile seen for a hang ("ggml_metal_library_init: loaded in S sec").
+ */
+static void
+test_timeout_fits_real_compiles(void **state)
+{
+	static const char *const logs[] = { "llama-stock-guest.stderr",
+	    "llama-bare-metal-host.stderr", "llama-unlocked-guest.stderr",
+	    "llama-overbroad-profile.stderr" };
+	char	 path[512], line[512];
+	double	 s, slowest = 0;
+	size_t	 i;
+	FILE	*f;
+
+	(void)state;
+	for (i = 0; i < sizeof logs / sizeof logs[0]; i++) {
+		snprintf(path, sizeof path, "%s/%s", FIXTURES, logs[i]);
+		assert_non_null(f = fopen(path, "r"));
+		while (fgets(line, sizeof line, f) != NULL)
+			if (sscanf(line, "ggml_metal_library_init: loaded in "
+			    "%lf sec", &s) == 1 && s > slowest)
+				slowest = s;
+		fclose(f);
+	}
+	assert_true(slowest > 8.0);	/* the fixtures hold a cold compile */
+	assert_true(PROBE_DEFAULT_TIMEOUT >= 2 * slowest * 1000);
+}
+
 int
 main(void)
 {
@@ -528,6 +597,8 @@ main(void)
 		cmocka_unit_test(test_usage_and_no_device),
 		cmocka_unit_test(test_checks_subset),
 		cmocka_unit_test(test_fake_llama),
+		cmocka_unit_test(test_timeout_fits_real_compiles),
+		cmocka_unit_test(test_threadgroup_alias),
 	};
 
 	return cmocka_run_group_tests_name("probe", tests, NULL, NULL);

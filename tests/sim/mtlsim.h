@@ -21,6 +21,12 @@
  *                                 with an error
  *   MTLSIM_HW_THREADGROUP_MEMORY=N  the largest dynamic threadgroup block a
  *                                 dispatch may use (default 65536)
+ *   MTLSIM_TG_ALIAS=N             threadgroup memory wraps every N bytes:
+ *                                 a pipeline of a larger block is made,
+ *                                 but addresses N apart share storage
+ *                                 (32768: the documented limit)
+ *   MTLSIM_FAIL also takes the ggml-shaped checks by name: simd_reduction,
+ *                                 mul_mm_half, mul_mm_bfloat
  *
  * Every switch can also be set in the file named by MTLSIM_SWITCHES, one
  * NAME=VALUE a line, read at each device creation and dispatch; the file

@@ -50,6 +50,9 @@ static void	mtlsim_simd_sum(const struct mtlsim_dispatch *);
 static void	mtlsim_simd_mm(const struct mtlsim_dispatch *);
 static void	mtlsim_tg_mem(const struct mtlsim_dispatch *);
 static void	mtlsim_bf16(const struct mtlsim_dispatch *);
+static void	mtlsim_simd_reduce(const struct mtlsim_dispatch *);
+static void	mtlsim_mul_mm_half(const struct mtlsim_dispatch *);
+static void	mtlsim_mul_mm_bfloat(const struct mtlsim_dispatch *);
 
 static const struct {
 	const char		*name;
@@ -61,6 +64,11 @@ static const struct {
 	{ "probe_simd_mm", mtlsim_simd_mm, 0, 3 },
 	{ "probe_tg_mem", mtlsim_tg_mem, 0, 2 },
 	{ "probe_bf16", mtlsim_bf16, MSL_3_1, 2 },
+	{ "probe_simd_reduce", mtlsim_simd_reduce, 0, 2 },
+	/* Compiled at the default language version, as ggml's library:
+	 * the device's default is 3.1 or later (bfloat compiles). */
+	{ "probe_mul_mm_half", mtlsim_mul_mm_half, 0, 3 },
+	{ "probe_mul_mm_bfloat", mtlsim_mul_mm_bfloat, 0, 3 },
 };
 
 /* The failure mode MTLSIM_FAIL sets for this label, or NULL. */
@@ -118,28 +126,109 @@ mtlsim_simd_mm(const struct mtlsim_dispatch *d)
 		}
 }
 
-/* Fill the threadgroup block, barrier, then read it back reversed. */
+/*
+ * Each threadgroup in turn: a unique value at every address of its block,
+ * then each thread counts what it reads back right.  MTLSIM_TG_ALIAS=N
+ * makes the block wrap every N bytes, as hardware with N bytes would
+ * behave if the advertised size were believed: addresses N apart share
+ * storage.
+ */
 static void
 mtlsim_tg_mem(const struct mtlsim_dispatch *d)
 {
-	float		*out = d->buffers[0], *shm;
-	uint32_t	 nfloats = *(const uint32_t *)d->buffers[1], i;
-	unsigned long	 nth = d->threads_per_group, tid;
+	uint32_t	*out = d->buffers[0], *shm;
+	uint32_t	 count = *(const uint32_t *)d->buffers[1], i, slots;
+	unsigned long	 nth = d->threads_per_group, tid, g;
+	const char	*alias = mtlsim_getenv("MTLSIM_TG_ALIAS");
 
-	shm = calloc(d->threadgroup_memory / sizeof(float), sizeof(float));
-	if (shm == NULL)
+	slots = (uint32_t)(d->threadgroup_memory / sizeof(uint32_t));
+	if (alias != NULL && strtoul(alias, NULL, 0) / sizeof(uint32_t) > 0 &&
+	    strtoul(alias, NULL, 0) / sizeof(uint32_t) < slots)
+		slots = (uint32_t)(strtoul(alias, NULL, 0) / sizeof(uint32_t));
+	if ((shm = calloc(slots, sizeof *shm)) == NULL)
 		return;
-	for (tid = 0; tid < nth; tid++)
-		for (i = (uint32_t)tid; i < nfloats; i += (uint32_t)nth)
-			shm[i] = (float)(i & 1023);
-	for (tid = 0; tid < nth; tid++) {
-		float	s = 0;
+	for (g = 0; g < d->threadgroups; g++) {
+		for (tid = 0; tid < nth; tid++)
+			for (i = (uint32_t)tid; i < count; i += (uint32_t)nth)
+				shm[i % slots] = (uint32_t)g * count + i;
+		for (tid = 0; tid < nth; tid++) {
+			uint32_t good = 0;
 
-		for (i = (uint32_t)tid; i < nfloats; i += (uint32_t)nth)
-			s += shm[nfloats - 1 - i];
-		out[tid] = s;
+			for (i = (uint32_t)tid; i < count; i += (uint32_t)nth)
+				good += shm[i % slots] == (uint32_t)g * count + i;
+			out[g * nth + tid] = good;
+		}
 	}
 	free(shm);
+}
+
+/* simd_sum and simd_max of each SIMD group; lane 0 stores both. */
+static void
+mtlsim_simd_reduce(const struct mtlsim_dispatch *d)
+{
+	const float	*x = d->buffers[0];
+	float		*out = d->buffers[1], s, m;
+	unsigned long	 groups = d->threadgroups * d->threads_per_group /
+	    MTLSIM_SIMD_WIDTH, sg, lane;
+
+	for (sg = 0; sg < groups; sg++) {
+		s = 0;
+		m = x[sg * MTLSIM_SIMD_WIDTH];
+		for (lane = 0; lane < MTLSIM_SIMD_WIDTH; lane++) {
+			s += x[sg * MTLSIM_SIMD_WIDTH + lane];
+			if (x[sg * MTLSIM_SIMD_WIDTH + lane] > m)
+				m = x[sg * MTLSIM_SIMD_WIDTH + lane];
+		}
+		out[2 * sg] = s;
+		out[2 * sg + 1] = m;
+	}
+}
+
+/* Round to nearest even, keeping bits significant bits of the fraction. */
+static float
+mtlsim_round(float f, int drop)
+{
+	uint32_t	bits;
+
+	memcpy(&bits, &f, sizeof bits);
+	bits += ((1u << (drop - 1)) - 1) + ((bits >> drop) & 1);
+	bits &= ~((1u << drop) - 1);
+	memcpy(&f, &bits, sizeof f);
+	return f;
+}
+
+/*
+ * 32 x 32 x 32 through "threadgroup memory": A rounded to the staging type
+ * (half: 10 fraction bits; bfloat: 7), B float, accumulated in float in
+ * 8 x 8 fragments, as the kernel does.
+ */
+static void
+mtlsim_mul_mm(const struct mtlsim_dispatch *d, int drop)
+{
+	const float	*a = d->buffers[0], *b = d->buffers[1];
+	float		*c = d->buffers[2], sa[1024];
+	int		 i, j, k;
+
+	for (i = 0; i < 1024; i++)
+		sa[i] = mtlsim_round(a[i], drop);
+	for (i = 0; i < 32; i++)
+		for (j = 0; j < 32; j++) {
+			c[i * 32 + j] = 0;
+			for (k = 0; k < 32; k++)
+				c[i * 32 + j] += sa[i * 32 + k] * b[k * 32 + j];
+		}
+}
+
+static void
+mtlsim_mul_mm_half(const struct mtlsim_dispatch *d)
+{
+	mtlsim_mul_mm(d, 13);
+}
+
+static void
+mtlsim_mul_mm_bfloat(const struct mtlsim_dispatch *d)
+{
+	mtlsim_mul_mm(d, 16);
 }
 
 /* bfloat keeps the top 16 bits of a float. */

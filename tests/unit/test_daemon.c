@@ -230,8 +230,8 @@ test_job_program(void **state)
 	    "<key>ProgramArguments</key><array><string>/bin/sh</string>"
 	    "<string>-c</string><string>llama-server</string></array></dict>"
 	    "</plist>"), "sh.plist:ProgramArguments[0]: /bin/sh is a shell or "
-	    "wrapper; macOS strips the injection there: name the real binary",
-	    NULL);
+	    "env wrapper: the shim would load into it, not the workload; name "
+	    "the real binary", NULL);
 	snprintf(script, sizeof script, "%s", write_file("run.sh",
 	    "#!/bin/sh\nexec llama-server\n"));
 	chmod(script, 0755);
@@ -241,10 +241,25 @@ test_job_program(void **state)
 		snprintf(body, sizeof body, "<plist version=\"1.0\"><dict>"
 		    "<key>ProgramArguments</key><array><string>%s</string>"
 		    "</array></dict></plist>", script);
+		/* A script is judged by its interpreter: a shell here. */
 		snprintf(want, sizeof want, "script.plist:ProgramArguments[0]: "
-		    "%s is a script; macOS strips the injection for its "
-		    "interpreter: name the real binary", script);
+		    "/bin/sh is a shell or env wrapper: the shim would load "
+		    "into it, not the workload; name the real binary");
 		load_expect(write_file("script.plist", body), want, NULL);
+		/* Python is the workload (MLX in-process): a warning for
+		 * its SIP-protected path, no error; its scripts likewise. */
+		jobfile_free(load_expect(write_file("py.plist", "<plist "
+		    "version=\"1.0\"><dict><key>ProgramArguments</key><array>"
+		    "<string>/usr/bin/python3</string><string>-m</string>"
+		    "<string>mlx_lm.server</string></array></dict></plist>"),
+		    NULL, NULL));
+		/* A stock job may run anything. */
+		snprintf(body, sizeof body, "<plist version=\"1.0\"><dict>"
+		    "<key>ProgramArguments</key><array><string>%s</string>"
+		    "</array><key>Unlocked</key><false/></dict></plist>",
+		    script);
+		jobfile_free(load_expect(write_file("stock.plist", body), NULL,
+		    NULL));
 	}
 }
 

@@ -1,0 +1,268 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Can the shim be injected into a program?  Read from the program itself,
+ * before it is launched: its Mach-O slices (fat or thin), and each slice's
+ * code signature -- the CodeDirectory's flags (hardened runtime, library
+ * validation), its team, and its entitlements -- as dyld and AMFI will
+ * judge them (see docs/libmetalcap.7, "Where injection cannot work").
+ *
+ * The file is anyone's bytes: it is read with pread at offsets checked
+ * against its size, only the headers and the signature (a few KB of an
+ * 80 MB binary), and nothing it says is trusted past a bound.
+ */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mc_macho.h"
+#include "mc_plist.h"
+
+#define FAT_MAGIC		0xcafebabeU
+#define FAT_MAGIC_64		0xcafebabfU
+#define MH_MAGIC_64		0xfeedfacfU
+#define MH_MAGIC		0xfeedfaceU
+#define LC_CODE_SIGNATURE	0x1dU
+#define CSMAGIC_EMBEDDED	0xfade0cc0U
+#define CSMAGIC_CODEDIRECTORY	0xfade0c02U
+#define CSMAGIC_ENTITLEMENTS	0xfade7171U
+#define CS_ADHOC		0x0002U
+#define CS_REQUIRE_LV		0x2000U
+#define CS_RUNTIME		0x10000U
+#define CPU_TYPE_X86_64		0x01000007U
+#define CPU_TYPE_ARM64		0x0100000cU
+#define CPU_SUBTYPE_MASK	0x00ffffffU
+#define CPU_SUBTYPE_ARM64E	2U
+
+#define MACHO_MAX_CMDS		(1024 * 1024)	/* bytes of load commands */
+#define MACHO_MAX_SIGNATURE	(4 * 1024 * 1024)
+
+static uint32_t
+macho_be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	    (uint32_t)p[2] << 8 | p[3];
+}
+
+static uint32_t
+macho_le32(const uint8_t *p)
+{
+	return (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 |
+	    (uint32_t)p[1] << 8 | p[0];
+}
+
+static uint64_t
+macho_be64(const uint8_t *p)
+{
+	return (uint64_t)macho_be32(p) << 32 | macho_be32(p + 4);
+}
+
+/* len bytes at off, all inside the file; -1 otherwise. */
+static int
+macho_pread(int fd, uint64_t size, uint64_t off, void *buf, size_t len)
+{
+	ssize_t	n;
+
+	if (off > size || len > size - off)
+		return -1;
+	n = pread(fd, buf, len, (off_t)off);
+	return n == (ssize_t)len ? 0 : -1;
+}
+
+const char *
+mc_macho_arch_name(uint32_t cputype, uint32_t cpusubtype)
+{
+	if (cputype == CPU_TYPE_X86_64)
+		return "x86_64";
+	if (cputype == CPU_TYPE_ARM64)
+		return (cpusubtype & CPU_SUBTYPE_MASK) == CPU_SUBTYPE_ARM64E ?
+		    "arm64e" : "arm64";
+	return "other";
+}
+
+/* The entitlements the judgement needs, from the XML blob. */
+static void
+macho_entitlements(struct mc_macho_slice *s, const uint8_t *xml, size_t len)
+{
+	plist_t		root;
+	char		why[128];
+
+	if (mc_plist_read_memory((const char *)xml, len, &root, why,
+	    sizeof why) == -1)
+		return;
+	s->allow_dyld_env = mc_plist_bool(root,
+	    "com.apple.security.cs.allow-dyld-environment-variables", false);
+	s->disable_lv = mc_plist_bool(root,
+	    "com.apple.security.cs.disable-library-validation", false);
+	plist_free(root);
+}
+
+/* The CodeDirectory: flags, and the team from version 0x20200 on. */
+static void
+macho_code_directory(struct mc_macho_slice *s, const uint8_t *cd, size_t len)
+{
+	uint32_t	version, team;
+	size_t		n;
+
+	if (len < 52)
+		return;
+	version = macho_be32(cd + 8);
+	s->cs_flags = macho_be32(cd + 12);
+	s->adhoc = (s->cs_flags & CS_ADHOC) != 0;
+	s->hardened = (s->cs_flags & CS_RUNTIME) != 0;
+	s->require_lv = (s->cs_flags & CS_REQUIRE_LV) != 0;
+	team = macho_be32(cd + 48);
+	if (version < 0x20200 || team == 0 || team >= len)
+		return;
+	n = strnlen((const char *)cd + team, len - team);
+	if (n < len - team && n < sizeof s->team)
+		memcpy(s->team, cd + team, n + 1);
+}
+
+/* The embedded signature's SuperBlob: its CodeDirectory, entitlements. */
+static void
+macho_signature(struct mc_macho_slice *s, const uint8_t *sig, size_t len)
+{
+	uint32_t	count, i, off, magic, blen;
+	bool		have_cd = false;
+
+	if (len < 12 || macho_be32(sig) != CSMAGIC_EMBEDDED)
+		return;
+	s->is_signed = true;
+	count = macho_be32(sig + 8);
+	for (i = 0; i < count && 12 + (size_t)i * 8 + 8 <= len; i++) {
+		off = macho_be32(sig + 12 + i * 8 + 4);
+		if (off >= len || len - off < 8)
+			continue;
+		magic = macho_be32(sig + off);
+		blen = macho_be32(sig + off + 4);
+		if (blen < 8 || blen > len - off)
+			continue;
+		if (magic == CSMAGIC_CODEDIRECTORY && !have_cd) {
+			macho_code_directory(s, sig + off, blen);
+			have_cd = true;
+		} else if (magic == CSMAGIC_ENTITLEMENTS)
+			macho_entitlements(s, sig + off + 8, blen - 8);
+	}
+}
+
+/* One thin Mach-O at off (size bytes): its type and its signature. */
+static const char *
+macho_slice(int fd, uint64_t fsize, uint64_t off, uint64_t size,
+    struct mc_macho_slice *s)
+{
+	uint8_t		 hdr[32], *cmds = NULL, *sig;
+	uint32_t	 ncmds, sizeofcmds, i, cmd, cmdsize, dataoff, datasize;
+	size_t		 at;
+
+	if (macho_pread(fd, fsize, off, hdr, sizeof hdr) == -1)
+		return "a slice past the end of the file";
+	if (macho_le32(hdr) == MH_MAGIC) {
+		s->cputype = macho_le32(hdr + 4);
+		return NULL;	/* 32-bit: no macOS of ours runs it */
+	}
+	if (macho_le32(hdr) != MH_MAGIC_64)
+		return "a slice that is not a Mach-O file";
+	s->cputype = macho_le32(hdr + 4);
+	s->cpusubtype = macho_le32(hdr + 8);
+	ncmds = macho_le32(hdr + 16);
+	sizeofcmds = macho_le32(hdr + 20);
+	if (sizeofcmds > MACHO_MAX_CMDS || sizeofcmds > size - 32)
+		return "load commands larger than the slice";
+	if ((cmds = malloc(sizeofcmds + 1)) == NULL ||
+	    macho_pread(fd, fsize, off + 32, cmds, sizeofcmds) == -1) {
+		free(cmds);
+		return "load commands past the end of the file";
+	}
+	for (i = 0, at = 0; i < ncmds && at + 8 <= sizeofcmds; i++,
+	    at += cmdsize) {
+		cmd = macho_le32(cmds + at);
+		cmdsize = macho_le32(cmds + at + 4);
+		if (cmdsize < 8 || cmdsize > sizeofcmds - at)
+			break;
+		if (cmd != LC_CODE_SIGNATURE || cmdsize < 16)
+			continue;
+		dataoff = macho_le32(cmds + at + 8);
+		datasize = macho_le32(cmds + at + 12);
+		if (datasize > MACHO_MAX_SIGNATURE || dataoff > size ||
+		    datasize > size - dataoff)
+			break;
+		if ((sig = malloc(datasize ? datasize : 1)) != NULL &&
+		    macho_pread(fd, fsize, off + dataoff, sig, datasize) == 0)
+			macho_signature(s, sig, datasize);
+		free(sig);
+		break;
+	}
+	free(cmds);
+	return NULL;
+}
+
+/* The slices of a fat file, each read in turn. */
+static const char *
+macho_fat(int fd, uint64_t fsize, const uint8_t *hdr, struct mc_macho *m)
+{
+	bool		 wide = macho_be32(hdr) == FAT_MAGIC_64;
+	size_t		 entry = wide ? 32 : 20;
+	uint32_t	 n = macho_be32(hdr + 4), i;
+	uint8_t		 arch[32];
+	uint64_t	 off, size;
+	const char	*why;
+
+	/* Java class files share 0xcafebabe; their "count" is a version. */
+	if (n == 0 || n > MC_MACHO_MAX_SLICES)
+		return "not a Mach-O file";
+	for (i = 0; i < n; i++) {
+		if (macho_pread(fd, fsize, 8 + (uint64_t)i * entry, arch, entry)
+		    == -1)
+			return "a fat header past the end of the file";
+		off = wide ? macho_be64(arch + 8) : macho_be32(arch + 8);
+		size = wide ? macho_be64(arch + 16) : macho_be32(arch + 12);
+		if (off > fsize || size > fsize - off)
+			return "a slice past the end of the file";
+		if ((why = macho_slice(fd, fsize, off, size,
+		    &m->slices[m->nslices])) != NULL)
+			return why;
+		m->nslices++;
+	}
+	return NULL;
+}
+
+int
+mc_macho_read(const char *path, struct mc_macho *m, char *why, size_t len)
+{
+	struct stat	 sb;
+	uint8_t		 hdr[8];
+	const char	*bad;
+	int		 fd;
+
+	memset(m, 0, sizeof *m);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY))
+	    == -1) {
+		snprintf(why, len, "%s", strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &sb) == -1 || !S_ISREG(sb.st_mode) ||
+	    macho_pread(fd, (uint64_t)sb.st_size, 0, hdr, sizeof hdr) == -1) {
+		close(fd);
+		snprintf(why, len, "not a Mach-O file");
+		return -1;
+	}
+	if (macho_be32(hdr) == FAT_MAGIC || macho_be32(hdr) == FAT_MAGIC_64)
+		bad = macho_fat(fd, (uint64_t)sb.st_size, hdr, m);
+	else if (macho_le32(hdr) == MH_MAGIC_64 || macho_le32(hdr) == MH_MAGIC) {
+		bad = macho_slice(fd, (uint64_t)sb.st_size, 0,
+		    (uint64_t)sb.st_size, &m->slices[0]);
+		m->nslices = bad == NULL;
+	} else
+		bad = "not a Mach-O file";
+	close(fd);
+	if (bad != NULL) {
+		snprintf(why, len, "%s", bad);
+		return -1;
+	}
+	return 0;
+}

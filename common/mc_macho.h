@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Mach-O programs as dyld and AMFI see them (mc_macho.c), and whether the
+ * shim can be injected into one (mc_inject.c).  No I/O beyond reading the
+ * file; no logging: findings are returned as text.
+ */
+#ifndef MC_MACHO_H
+#define MC_MACHO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define MC_MACHO_MAX_SLICES	8
+
+struct mc_macho_slice {
+	uint32_t	cputype;
+	uint32_t	cpusubtype;
+	bool		is_signed;
+	bool		adhoc;
+	bool		hardened;	/* CS_RUNTIME */
+	bool		require_lv;	/* CS_REQUIRE_LV */
+	bool		allow_dyld_env;	/* ...allow-dyld-environment-variables */
+	bool		disable_lv;	/* ...disable-library-validation */
+	uint32_t	cs_flags;
+	char		team[32];	/* "" when none */
+};
+
+struct mc_macho {
+	struct mc_macho_slice	slices[MC_MACHO_MAX_SLICES];
+	int			nslices;
+};
+
+int		 mc_macho_read(const char *path, struct mc_macho *,
+		    char *why, size_t whylen);
+const char	*mc_macho_arch_name(uint32_t cputype, uint32_t cpusubtype);
+
+/* The judgement: what stands in the way of the injection, if anything. */
+enum mc_inject_level {
+	MC_INJECT_OK,		/* nothing known stands in the way */
+	MC_INJECT_WARN,		/* it may not work: the reason says when */
+	MC_INJECT_REFUSED,	/* it cannot work: the program runs stock */
+};
+
+#define MC_INJECT_MAX_FINDINGS	12
+
+struct mc_inject {
+	enum mc_inject_level	 verdict;	/* the worst finding */
+	int			 n;
+	struct {
+		enum mc_inject_level	level;
+		char			text[256];
+	}			 findings[MC_INJECT_MAX_FINDINGS];
+	char			 program[1024];	/* judged, after #! */
+	char			 archs[64];	/* "arm64,x86_64" */
+};
+
+void	mc_inject_judge(const char *path, const char *shim, bool inherit,
+	    struct mc_inject *);
+const char *mc_inject_level_name(enum mc_inject_level);
+
+#endif
