@@ -52,7 +52,7 @@ TEST_BINS	:= $(O)/tests/test_shim_config $(O)/tests/test_shim_inject \
 		   $(O)/tests/test_daemon_e2e $(O)/tests/test_launchctl_sim \
 		   $(O)/tests/test_faults $(O)/tests/test_abuse \
 		   $(O)/tests/test_hostile $(O)/tests/test_rpc_clients \
-		   $(O)/tests/test_inject_judge
+		   $(O)/tests/test_inject_judge $(O)/tests/test_edges
 SIM_LIB		:= $(O)/tests/libmtlsim.so
 SIM_OVERBROAD	:= $(O)/tests/overbroad/libmtlsim.so
 SIM_KERNEL	:= $(O)/tests/mtlsim_kernel.o
@@ -224,6 +224,11 @@ HARNESS_DEPS	:= $(HARNESS) tests/support/*.h $(DAEMON) $(CLIENT) \
 
 $(O)/tests/test_daemon_e2e: tests/e2e/test_daemon_e2e.c $(HARNESS_DEPS) \
     pkg/profiles/*.mobileconfig pkg/fleet/* | $(O)/tests
+	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Itests/support -Icommon $< \
+	    $(HARNESS) common/mc_rpc.c -o $@ -lcmocka -ljansson \
+	    -lmsgpackc $(LDFLAGS_SAN)
+
+$(O)/tests/test_edges: tests/e2e/test_edges.c $(HARNESS_DEPS) | $(O)/tests
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Itests/support -Icommon $< \
 	    $(HARNESS) common/mc_rpc.c -o $@ -lcmocka -ljansson \
 	    -lmsgpackc $(LDFLAGS_SAN)

@@ -110,7 +110,6 @@ mc_rpc_element_done(struct mc_rpc_scan *s)
 			return;
 		}
 		s->left[s->depth - 1]--;
-		s->due--;
 		if (s->left[s->depth - 1] > 0)
 			return;
 		s->depth--;
@@ -138,8 +137,12 @@ mc_rpc_scan(struct mc_rpc_scan *s, const uint8_t *p, size_t len, size_t limit)
 				mc_rpc_element_done(s);
 			continue;
 		}
-		if (s->hdr_len == 0)
+		if (s->hdr_len == 0) {
 			s->hdr_want = 1 + mc_rpc_header_size(*p);
+			/* This element has begun: no longer owed a byte. */
+			if (s->due > 0)
+				s->due--;
+		}
 		s->hdr[s->hdr_len++] = *p++;
 		len--;
 		if (++s->used > limit)
@@ -150,9 +153,9 @@ mc_rpc_scan(struct mc_rpc_scan *s, const uint8_t *p, size_t len, size_t limit)
 		if ((why = mc_rpc_header(s, &skip, &items)) != NULL)
 			return why;
 		/* Still to come: this payload, and a byte at least for each
-		 * element due besides this one. */
+		 * element not yet begun (its container's already are). */
 		room = limit - s->used;
-		others = s->due > 0 ? s->due - 1 : 0;
+		others = s->due;
 		if (skip + others > room)
 			return "message over the size limit";
 		if (items > 0) {

@@ -27,7 +27,7 @@ struct mc_rpc_scan {
 	uint64_t	skip;		/* payload bytes still to pass */
 	uint64_t	left[MC_RPC_MAX_DEPTH];	/* items due, per container */
 	int		depth;
-	uint64_t	due;		/* sum of left: each needs a byte */
+	uint64_t	due;		/* elements not yet begun: a byte each */
 	uint64_t	used;		/* bytes of the current message */
 };
 

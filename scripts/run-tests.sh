@@ -1,12 +1,14 @@
 #!/bin/sh
 # Run each test program, show its output, and end with one "N passed,
-# N failed" line over all of them.  cmocka programs are counted from their
+# N failed, N skipped" line over all of them (a skipped test is never
+# counted as passed).  cmocka programs are counted from their
 # summary; a shell test ends with its own "N passed, N failed" line.  Exits non-zero on any failure,
 # including a test program that crashed before cmocka could count.
 set -u
 
 passed=0
 failed=0
+skipped=0
 for t in "$@"; do
 	log=$(mktemp)
 	"$t" >"$log" 2>&1
@@ -14,6 +16,7 @@ for t in "$@"; do
 	cat "$log"
 	p=$(sed -n 's/.*\[  PASSED  \] \([0-9]*\) test(s)\..*/\1/p' "$log" | tail -n 1)
 	f=$(sed -n 's/.*\[  FAILED  \] \([0-9]*\) test(s), listed below:.*/\1/p' "$log" | tail -n 1)
+	k=$(sed -n 's/.*\[  SKIPPED \] \([0-9]*\) test(s), listed below:.*/\1/p' "$log" | tail -n 1)
 	if [ -z "$p" ] && [ -z "$f" ]; then
 		p=$(sed -n 's/^\([0-9]*\) passed, [0-9]* failed$/\1/p' "$log" | tail -n 1)
 		f=$(sed -n 's/^[0-9]* passed, \([0-9]*\) failed$/\1/p' "$log" | tail -n 1)
@@ -21,10 +24,11 @@ for t in "$@"; do
 	rm -f "$log"
 	passed=$((passed + ${p:-0}))
 	failed=$((failed + ${f:-0}))
+	skipped=$((skipped + ${k:-0}))
 	if [ "$rc" -ne 0 ] && [ "${f:-0}" -eq 0 ]; then
 		echo "$t: exited with status $rc" >&2
 		failed=$((failed + 1))
 	fi
 done
-echo "$passed passed, $failed failed"
+echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

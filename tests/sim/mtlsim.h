@@ -16,7 +16,8 @@
  *   MTLSIM_FAIL=check:mode,...    make the kernel dispatched under that
  *                                 label (the probe's check name) fail the
  *                                 way the real device can: compile,
- *                                 pipeline, wrong (zeros), hang
+ *                                 pipeline, wrong (zeros), hang, off
+ *                                 (each result 1 % off)
  *   MTLSIM_RESIDENCY=nil|nil-error  newResidencySet returns nil, without or
  *                                 with an error
  *   MTLSIM_HW_THREADGROUP_MEMORY=N  the largest dynamic threadgroup block a

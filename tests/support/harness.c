@@ -10,6 +10,8 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 
+#include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -435,6 +437,58 @@ try_connect(void)
 	if (fd != -1)
 		close(fd);
 	return -1;
+}
+
+/* Has the daemon closed fd (EOF or reset)? Drains what it sent. */
+bool
+closed_by_daemon(int fd, double wait_s)
+{
+	char	buf[65536];
+	double	start = now_s();
+	ssize_t	n;
+
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	for (;;) {
+		n = read(fd, buf, sizeof buf);
+		if (n == 0 || (n == -1 && errno != EAGAIN))
+			return true;
+		if (n == -1 && now_s() - start > wait_s)
+			return false;
+		if (n == -1)
+			sleep_ms(10);
+	}
+}
+
+/*
+ * The words that run a program as another user, ahead of its own: as
+ * root, setpriv; otherwise an unprivileged user namespace whose uid 1 is
+ * one of this user's subordinate uids (/etc/subuid, newuidmap), so the
+ * daemon outside sees a real uid of someone else.  0 and the words in
+ * prefix, or -1 and why.
+ */
+int
+other_uid_prefix(const char **prefix, size_t n, char *why, size_t whylen)
+{
+	static const char *const as_root[] = { "/usr/bin/setpriv",
+	    "--reuid=65534", "--regid=65534", "--clear-groups", NULL };
+	static const char *const as_user[] = { "/usr/bin/unshare", "--user",
+	    "--map-auto", "--map-root-user", "/usr/bin/setpriv", "--reuid=1",
+	    "--regid=1", "--clear-groups", NULL };
+	const char *const *words = getuid() == 0 ? as_root : as_user;
+	size_t		 i;
+
+	if (getuid() != 0 && (access("/usr/bin/newuidmap", X_OK) != 0 ||
+	    system("/usr/bin/unshare --user --map-auto --map-root-user "
+	    "/usr/bin/setpriv --reuid=1 --regid=1 --clear-groups /bin/true "
+	    "2>/dev/null") != 0)) {
+		snprintf(why, whylen, "not root, and no subordinate uids to "
+		    "map (uidmap and an /etc/subuid entry)");
+		return -1;
+	}
+	for (i = 0; words[i] != NULL && i + 1 < n; i++)
+		prefix[i] = words[i];
+	prefix[i] = NULL;
+	return 0;
 }
 
 /* A well-behaved client's status round trip in ms; -1 if refused. */

@@ -67,6 +67,9 @@ void		 set_device(const char *line);
 bool		 marker_exists(long pid);
 int		 raw_connect(void);
 int		 try_connect(void);	/* -1 when refused, no abort */
+bool		 closed_by_daemon(int fd, double wait_s);
+int		 other_uid_prefix(const char **prefix, size_t n, char *why,
+		    size_t whylen);
 double		 status_rtt_ms(void);	/* -1 when refused */
 int		 raw_exchange(int fd, const void *bytes, size_t len,
 		    struct mc_rpc_decoder *dec, struct mc_rpc_message *m);

@@ -585,6 +585,36 @@ test_protocol_malformed(void **state)
 			    "(accepted)", cases[i].why);
 		mc_rpc_decoder_free(&dec);
 	}
+	/*
+	 * The limit to the byte, whatever sits at the end: a bin8 parameter
+	 * and a bare str8 of exactly 64 bytes pass at limit 64, one more does
+	 * not.  (A parameter inside a container used to be charged a byte
+	 * for its container as well: the limit was one byte smaller there.)
+	 */
+	{
+		static const struct { const char *head; size_t hlen; } shapes[] = {
+			{ "\x94\x00\x01\xa5hello\x91\xc4", 11 },	/* bin8 */
+			{ "\x94\x00\x01\xa5hello\x91\xd9", 11 },	/* str8 */
+			{ "\xd9", 1 },				/* bare */
+		};
+		size_t	k, extra, len;
+
+		for (k = 0; k < sizeof shapes / sizeof shapes[0]; k++)
+			for (extra = 0; extra < 2; extra++) {
+				len = 64 + extra;
+				memcpy(big, shapes[k].head, shapes[k].hlen);
+				big[shapes[k].hlen] = (char)(len -
+				    shapes[k].hlen - 1);
+				memset(big + shapes[k].hlen + 1, 'x', len -
+				    shapes[k].hlen - 1);
+				mc_rpc_decoder_init(&dec, 64);
+				if ((mc_rpc_feed(&dec, big, len) == 0) != !extra)
+					fail_msg("shape %zu, %zu bytes: %s", k,
+					    len, extra ? "accepted" :
+					    dec.error);
+				mc_rpc_decoder_free(&dec);
+			}
+	}
 	/* A method name as bin, as pynvim and older packers send it. */
 	mc_rpc_decoder_init(&dec, MC_MAX_MESSAGE);
 	mc_rpc_feed(&dec, "\x94\x00\x09\xc4\x05hello\x91\xc4\x01x", 14);

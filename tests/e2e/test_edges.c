@@ -1,0 +1,308 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Sharper tests (issue 20): the preconditions the other tests never
+ * varied, and every limit at its edge.  Each test names the realistic bug
+ * it kills; tests/mutations/ holds those bugs as patches, and make mutate
+ * checks that every one of them fails something.
+ */
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "child.h"
+#include "harness.h"
+#include "mc_rpc.h"
+#include "protocol.h"
+
+static const char failure_line[] = "ggml_metal_library_compile_pipeline: "
+    "failed to compile pipeline: base = 'kernel_mul_mm_f16_f32'\n";
+
+static void
+append_log(const char *job, const char *text)
+{
+	char	path[256];
+
+	snprintf(path, sizeof path, "%s/logs/%s.err.log", home, job);
+	write_file(path, "a", text);
+}
+
+/*
+ * A revert is persisted: with the device healed and the daemon killed,
+ * a fresh probe would pass, so only the saved revert keeps the job stock.
+ * Kills: job_revert without watch_persist.
+ */
+static void
+test_revert_persisted_device_healed(void **state)
+{
+	long	pid;
+
+	(void)state;
+	put_job("llama", "");
+	wait_state("llama", "unlocked", 0, 5.0);
+	append_log("llama", failure_line);
+	wait_state("llama", "reverted", 0, 5.0);
+	set_device(NULL);
+	kill_daemon(SIGKILL);
+	start_daemon();
+	pid = wait_state("llama", "reverted", 0, 5.0);
+	sleep_ms(500);
+	assert_field_has("llama", "state", "reverted");
+	assert_false(environ_has(pid, "LD_PRELOAD="));
+}
+
+/*
+ * The crash loop trips at exactly MaxExits abnormal exits, and says so.
+ * Kills: a loop that needs one exit more than MaxExits.
+ */
+static void
+test_crash_loop_exact_count(void **state)
+{
+	(void)state;
+	put_job("llama", "<key>ProgramArguments</key><array><string>"
+	    FAKE_LLAMA "</string><string>--exit-after</string><string>200"
+	    "</string><string>1</string></array><key>CrashLoop</key><dict>"
+	    "<key>MaxExits</key><integer>3</integer><key>WindowSeconds</key>"
+	    "<integer>60</integer></dict>");
+	wait_state("llama", "reverted", -1, 10.0);
+	assert_field_has("llama", "reason", "crash loop: 3 abnormal exits "
+	    "within 60 s");
+}
+
+/*
+ * A failure line counts while the job is blocked too (the process may
+ * well be injected; the report only has not come).  Kills: failure lines
+ * ignored unless the state is exactly unlocked.
+ */
+static void
+test_failure_line_while_blocked(void **state)
+{
+	char	prog[256], cmd[1200], extra[512];
+
+	(void)state;
+	if (getuid() != 0) {
+		print_message("skipped: giving a program a file capability "
+		    "needs root\n");
+		skip();
+	}
+	snprintf(prog, sizeof prog, "%s/sleep-cap", home);
+	snprintf(cmd, sizeof cmd, "cp /bin/sleep '%s' && setcap "
+	    "cap_net_bind_service+ep '%s' && chmod 0755 '%s'", prog, prog,
+	    home);
+	assert_int_equal(system(cmd), 0);
+	snprintf(extra, sizeof extra, "<key>ProgramArguments</key><array>"
+	    "<string>%s</string><string>1000</string></array>", prog);
+	put_job("restricted", extra);
+	wait_state("restricted", "blocked", 0, 5.0);
+	append_log("restricted", failure_line);
+	wait_state("restricted", "reverted", -1, 5.0);
+	assert_field_has("restricted", "reason", "pipeline failure");
+}
+
+/*
+ * enable probes afresh: the device changed since the last verdict, so the
+ * job must not run unlocked on the old one.  Kills: enable reusing the
+ * cached probe verdict.
+ */
+static void
+test_enable_probes_afresh(void **state)
+{
+	double	start;
+	json_t	*j;
+	long	pid = 0;
+	int	code;
+
+	(void)state;
+	put_job("llama", "");
+	wait_state("llama", "unlocked", 0, 5.0);
+	ctl(&code, "disable", "llama", NULL, NULL);
+	wait_state("llama", "stock", 0, 5.0);
+	set_device("MTLSIM_FAIL=simd_sum:compile");
+	ctl(&code, "enable", "llama", NULL, NULL);
+	assert_int_equal(code, 0);
+	/* Never unlocked on the way: the fresh probe fails first. */
+	for (start = now_s(); now_s() - start < 3 * time_scale();
+	    sleep_ms(20)) {
+		j = job_status("llama");
+		assert_string_not_equal(str_of(j, "state"), "unlocked");
+		pid = pid_of(j);
+		if (strcmp(str_of(j, "state"), "reverted") == 0) {
+			json_decref(j);
+			break;
+		}
+		json_decref(j);
+	}
+	assert_field_has("llama", "state", "reverted");
+	assert_field_has("llama", "reason", "simd_sum");
+	assert_false(pid > 0 && environ_has(pid, "LD_PRELOAD="));
+}
+
+/* stop and start through metalcapctl.  Kills: a stopped job shown stock. */
+static void
+test_stop_start(void **state)
+{
+	struct child_result	*r;
+	json_t			*j;
+	int			 code;
+
+	(void)state;
+	put_job("llama", "");
+	wait_state("llama", "unlocked", 0, 5.0);
+	r = ctl(&code, "stop", "llama", NULL, NULL);
+	assert_int_equal(code, 0);
+	assert_non_null(strstr(r->out, "desired stopped, moving to stopped"));
+	wait_state("llama", "stopped", -1, 5.0);
+	j = job_status("llama");
+	assert_true(json_is_null(json_object_get(j, "pid")));
+	json_decref(j);
+	r = ctl(&code, "status", NULL, NULL, NULL);
+	assert_non_null(strstr(r->out, "stopped"));
+	ctl(&code, "start", "llama", NULL, NULL);
+	assert_int_equal(code, 0);
+	wait_state("llama", "unlocked", 0, 5.0);
+}
+
+/* Write all of len bytes that the daemon takes; it may close midway. */
+static void
+send_all(int fd, const char *buf, size_t len)
+{
+	ssize_t	n;
+
+	signal(SIGPIPE, SIG_IGN);
+	while (len > 0 && (n = write(fd, buf, len)) > 0) {
+		buf += n;
+		len -= (size_t)n;
+	}
+}
+
+/*
+ * The message limit to the byte, through the real socket.  Kills: a limit
+ * one byte larger (or smaller).
+ */
+static void
+test_message_limit_edge(void **state)
+{
+	struct mc_rpc_decoder	 dec;
+	struct mc_rpc_message	 m;
+	static char		 buf[MC_MAX_MESSAGE + 16];
+	const size_t		 head = 15;
+	size_t			 body;
+	int			 fd, k;
+
+	(void)state;
+	for (k = 0; k < 2; k++) {
+		/* [0, 1, "hello", [bin32]]: 11 bytes, a 4-byte length, body. */
+		body = MC_MAX_MESSAGE - head + (size_t)k;
+		memcpy(buf, "\x94\x00\x01\xa5hello\x91\xc6", 11);
+		buf[11] = (char)(body >> 24);
+		buf[12] = (char)(body >> 16);
+		buf[13] = (char)(body >> 8);
+		buf[14] = (char)body;
+		memset(buf + head, 'x', body);
+		mc_rpc_decoder_init(&dec, MC_MAX_REPLY);
+		fd = raw_connect();
+		send_all(fd, buf, head + body);
+		if (k == 0) {	/* exactly the limit: answered */
+			assert_int_equal(raw_exchange(fd, "", 0, &dec, &m), 0);
+			assert_true(m.error.type == MSGPACK_OBJECT_NIL);
+		} else		/* one byte more: closed */
+			assert_true(closed_by_daemon(fd, 2.0 * time_scale()));
+		close(fd);
+		mc_rpc_decoder_free(&dec);
+	}
+	assert_true(status_rtt_ms() >= 0);
+}
+
+/* 16 levels of nesting answered, the 17th closes the connection. */
+static void
+test_nesting_edge(void **state)
+{
+	struct mc_rpc_decoder	 dec;
+	struct mc_rpc_message	 m;
+	char			 buf[64];
+	size_t			 n;
+	int			 fd, depth;
+
+	(void)state;
+	for (depth = MC_RPC_MAX_DEPTH; depth <= MC_RPC_MAX_DEPTH + 1;
+	    depth++) {
+		/* The message is level 1, params level 2, then arrays of one
+		 * down to a 0 at the bottom: depth arrays in all. */
+		memcpy(buf, "\x94\x00\x01\xa5hello\x91", 10);
+		for (n = 10; n < 10 + (size_t)depth - 2; n++)
+			buf[n] = (char)0x91;
+		buf[n++] = 0;
+		mc_rpc_decoder_init(&dec, MC_MAX_REPLY);
+		fd = raw_connect();
+		if (depth == MC_RPC_MAX_DEPTH) {
+			assert_int_equal(raw_exchange(fd, buf, n, &dec, &m), 0);
+			assert_true(m.error.type == MSGPACK_OBJECT_NIL);
+		} else
+			assert_int_equal(raw_exchange(fd, buf, n, &dec, &m),
+			    -1);
+		close(fd);
+		mc_rpc_decoder_free(&dec);
+	}
+}
+
+/* 256 clients are all kept; the 257th makes the idlest give way. */
+static void
+test_clients_edge(void **state)
+{
+	static int	fds[MC_MAX_CLIENTS + 1];
+	int		i, closed = 0;
+
+	(void)state;
+	for (i = 0; i < MC_MAX_CLIENTS; i++)
+		assert_true((fds[i] = try_connect()) != -1);
+	sleep_ms(300);
+	for (i = 0; i < MC_MAX_CLIENTS; i++)
+		closed += closed_by_daemon(fds[i], 0.0);
+	assert_int_equal(closed, 0);
+	assert_true((fds[MC_MAX_CLIENTS] = try_connect()) != -1);
+	sleep_ms(300);
+	for (i = 0; i <= MC_MAX_CLIENTS; i++)
+		closed += closed_by_daemon(fds[i], 0.0);
+	assert_int_equal(closed, 1);
+	for (i = 0; i <= MC_MAX_CLIENTS; i++)
+		close(fds[i]);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(
+		    test_revert_persisted_device_healed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_crash_loop_exact_count,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_failure_line_while_blocked,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_enable_probes_afresh,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stop_start, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_message_limit_edge, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_nesting_edge, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_clients_edge, setup,
+		    teardown),
+	};
+
+	return cmocka_run_group_tests_name("edges", tests, NULL, NULL);
+}
