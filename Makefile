@@ -10,6 +10,7 @@
 #   make lint         shellcheck, mandoc and zsh over scripts and pages
 #   make fuzz         every fuzz target for FUZZ_SECONDS (libFuzzer)
 #   make faults       the long fault-injection and socket-abuse run
+#   make mutate       realistic bugs put in one at a time: caught or not
 #   make bench        every benchmark (bench-shim, -probe, -daemon)
 #   make deps         install what is missing
 #   make demo         metalcapd running a job (launchd and Metal simulated)
@@ -88,7 +89,7 @@ TEMPLATE	:= $(O)/share/metalcap/job.plist
 PROBE_SHARED	:= probe/probe.c probe/probe_check.c probe/probe_report.c
 BENCH_BINS	:= $(O)/bench/bench_shim
 
-.PHONY: all test lint check-asan check-valgrind macos pkg-root pkg fuzz faults deps \
+.PHONY: all test lint check-asan check-valgrind mutate macos pkg-root pkg fuzz faults deps \
 	need-deps need-zig \
 	bench bench-shim bench-probe bench-daemon bench-revert bench-scale \
 	bench-supervisor \
@@ -331,6 +332,11 @@ VALGRIND_TESTS	:= $(O)/tests/test_daemon_e2e $(O)/tests/test_hostile \
 check-valgrind: $(VALGRIND_TESTS) | need-deps
 	MC_TEST_VALGRIND=1 MC_TEST_TIME_SCALE=8 \
 	    scripts/run-tests.sh $(VALGRIND_TESTS)
+
+# Realistic bugs, one at a time, against the tests that should catch them
+# (tests/mutations/): slow, not run by CI; the score goes to RELIABILITY.md.
+mutate: | need-deps
+	scripts/mutate.sh
 
 # The long fault run docs/RELIABILITY.md reports: 50 kill -9 rounds and
 # every documented launchctl code (make test runs 3 rounds and 4 codes).

@@ -524,6 +524,37 @@ test_fake_llama(void **state)
 }
 
 /*
+ * Results one percent off are wrong: the comparison is tight enough to
+ * see a device that is slightly wrong, not only one that returns zeros.
+ */
+static void
+test_slightly_off(void **state)
+{
+	static const char *const checks[] = { "simd_sum", "simdgroup_matrix",
+	    "bfloat", "simd_reduction", "mul_mm_half", "mul_mm_bfloat",
+	    "threadgroup_32k", "threadgroup_advertised" };
+	size_t	i;
+
+	(void)state;
+	for (i = 0; i < sizeof checks / sizeof checks[0]; i++) {
+		char			 fail[96];
+		const char		*env[] = { PRELOAD, CEILING, fail, NULL };
+		const char		*args[] = { "--checks", checks[i], NULL };
+		struct probe_run_result	 r;
+		const char		*error;
+
+		snprintf(fail, sizeof fail, "MTLSIM_FAIL=%s:off", checks[i]);
+		run_probe(&r, env, args);
+		assert_int_equal(r.exit_code, 1);
+		error = json_string_value(json_object_get(check_named(r.doc,
+		    checks[i]), "error"));
+		if (error == NULL || strstr(error, "wrong result") == NULL)
+			fail_msg("%s: %s", fail, error ? error : "passed");
+		json_decref(r.doc);
+	}
+}
+
+/*
  * Threadgroup memory that wraps at the documented 32 KB while 64 KB is
  * advertised: every address holds its own value, so the aliasing shows
  * (a repeating pattern would not), and the verdict keeps the family
@@ -599,6 +630,7 @@ main(void)
 		cmocka_unit_test(test_fake_llama),
 		cmocka_unit_test(test_timeout_fits_real_compiles),
 		cmocka_unit_test(test_threadgroup_alias),
+		cmocka_unit_test(test_slightly_off),
 	};
 
 	return cmocka_run_group_tests_name("probe", tests, NULL, NULL);

@@ -875,6 +875,86 @@ test_plist_nul_refused(void **state)
 	diag_clear(&warnings);
 }
 
+/* The last line tail passed, whole. */
+static void
+tail_keep(void *arg, const char *line)
+{
+	snprintf(arg, TAIL_LINE_MAX + 2, "%s", line);
+}
+
+/*
+ * A log line of exactly TAIL_LINE_MAX bytes is passed whole; one byte
+ * more and it is cut to that length (a signature at its very end is then
+ * lost, as documented).
+ */
+static void
+test_tail_line_edge(void **state)
+{
+	struct tail	*t = calloc(1, sizeof *t);
+	char		 path[256], *line = malloc(TAIL_LINE_MAX + 3);
+	char		*seen = calloc(1, TAIL_LINE_MAX + 2);
+	int		 extra;
+
+	(void)state;
+	snprintf(path, sizeof path, "%s/edge.err.log", tmpdir);
+	append(path, "");
+	tail_start(t, path);
+	for (extra = 0; extra < 2; extra++) {
+		memset(line, 'x', TAIL_LINE_MAX + (size_t)extra);
+		memcpy(line + TAIL_LINE_MAX + extra - 2, "ZZ", 2);
+		strcpy(line + TAIL_LINE_MAX + extra, "\n");
+		append(path, line);
+		tail_read(t, tail_keep, seen);
+		assert_int_equal(strlen(seen), TAIL_LINE_MAX);
+		assert_int_equal(strcmp(seen + TAIL_LINE_MAX - 2, "ZZ") == 0,
+		    extra == 0);
+	}
+	tail_stop(t);
+	free(t);
+	free(line);
+	free(seen);
+}
+
+/*
+ * A property-list file of exactly MC_PLIST_MAX_FILE bytes is read; one
+ * byte more is refused, naming the limit.
+ */
+static void
+test_plist_size_edge(void **state)
+{
+	static const char	head[] = "<plist version=\"1.0\"><string>";
+	static const char	tail[] = "</string></plist>";
+	char			path[256], why[256], *body;
+	size_t			len, pad;
+	plist_t			root;
+	FILE			*f;
+	int			extra;
+
+	(void)state;
+	snprintf(path, sizeof path, "%s/big.plist", tmpdir);
+	body = malloc(MC_PLIST_MAX_FILE + 2);
+	for (extra = 0; extra < 2; extra++) {
+		len = MC_PLIST_MAX_FILE + (size_t)extra;
+		pad = len - strlen(head) - strlen(tail);
+		memcpy(body, head, strlen(head));
+		memset(body + strlen(head), 'a', pad);
+		memcpy(body + strlen(head) + pad, tail, strlen(tail));
+		assert_non_null(f = fopen(path, "w"));
+		assert_int_equal(fwrite(body, 1, len, f), len);
+		fclose(f);
+		if (extra == 0) {
+			assert_int_equal(mc_plist_read_file(path, &root, why,
+			    sizeof why), 0);
+			plist_free(root);
+		} else {
+			assert_int_equal(mc_plist_read_file(path, &root, why,
+			    sizeof why), -1);
+			assert_string_equal(why, "is larger than 1048576 bytes");
+		}
+	}
+	free(body);
+}
+
 /*
  * A binary plist of depth objects: each an array naming the next one fan
  * times, the last true.  It expands to fan^(depth-1) values; the same
@@ -1057,6 +1137,10 @@ main(void)
 		cmocka_unit_test(test_profile_files_match_builtins),
 		cmocka_unit_test(test_plist_nul_refused),
 		cmocka_unit_test(test_plist_bombs),
+		cmocka_unit_test_setup_teardown(test_tail_line_edge, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_plist_size_edge, setup,
+		    teardown),
 		cmocka_unit_test(test_signature_budget),
 		cmocka_unit_test_setup_teardown(test_job_program_special, setup,
 		    teardown),

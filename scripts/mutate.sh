@@ -1,0 +1,74 @@
+#!/bin/sh
+# make mutate: put realistic bugs into the product code one at a time
+# (tests/mutations/*.patch, each naming what it breaks and the test
+# programs that should catch it), build and run those tests, and report
+# each mutation killed (a test failed) or SURVIVED.  The patches are
+# applied to a copy of the tree, so the working tree is never touched and
+# nothing is left to restore.  The score goes into docs/RELIABILITY.md,
+# between its mutate markers.  Slow (a build and a test run each): not run
+# by CI.
+#
+#   scripts/mutate.sh [PATCH...]
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d /tmp/mc-mutate.XXXXXX)
+trap 'rm -rf "$work"' EXIT INT TERM
+
+(cd "$top" && tar cf - --exclude=./build --exclude=./.deps --exclude=./.git .) |
+    (cd "$work" && tar xf -)
+all=$(find "$top/tests/mutations" -name '*.patch' | wc -l)
+[ $# -gt 0 ] || set -- "$top"/tests/mutations/*.patch
+
+killed=0
+survived=0
+table=
+for patch in "$@"; do
+	name=$(basename "$patch" .patch)
+	breaks=$(sed -n 's/^# breaks: //p' "$patch")
+	tests=$(sed -n 's/^# tests: //p' "$patch")
+	bins=
+	for t in $tests; do
+		bins="$bins build/tests/$t"
+	done
+	if ! (cd "$work" && patch -s -p1 <"$patch"); then
+		echo "mutate: $name no longer applies: regenerate it" >&2
+		exit 2
+	fi
+	# shellcheck disable=SC2086
+	if ! (cd "$work" && make -s -j2 $bins >"$work/$name.build" 2>&1); then
+		verdict="BUILD FAILED"
+		survived=$((survived + 1))
+		tail -n 20 "$work/$name.build" >&2
+	elif (cd "$work" && scripts/run-tests.sh $bins >"$work/$name.log" 2>&1); then
+		verdict=SURVIVED
+		survived=$((survived + 1))
+	else
+		verdict=killed
+		killed=$((killed + 1))
+	fi
+	(cd "$work" && patch -s -R -p1 <"$patch")
+	line=$(printf '| %s | %s | %s | %s |' "$name" "$breaks" "$tests" "$verdict")
+	echo "$line"
+	table="$table$line
+"
+done
+
+total=$((killed + survived))
+score="$killed of $total mutations killed ($(date -u +%Y-%m-%d), $(cd "$top" &&
+    git rev-parse --short HEAD 2>/dev/null || echo 'no git'))"
+echo "mutate: $score"
+doc=$top/docs/RELIABILITY.md
+if [ "$total" -eq "$all" ] &&
+    grep -q '<!-- mutate:begin -->' "$doc"; then
+	{
+		sed '/<!-- mutate:begin -->/q' "$doc"
+		echo "Last run: $score."
+		echo
+		echo "| mutation | what it breaks | caught by | verdict |"
+		echo "|---|---|---|---|"
+		printf '%s' "$table"
+		sed -n '/<!-- mutate:end -->/,$p' "$doc"
+	} >"$work/doc" && cat "$work/doc" >"$doc"
+fi
+echo "$killed passed, $survived failed"
+[ "$survived" -eq 0 ]
