@@ -79,8 +79,10 @@ endif
 DAEMON_SRC	+= $(PLATFORM_SRC)
 # metalcapctl checks job files with the daemon's own rules (jobfile.c) and
 # finds its folders as the daemon does (paths.c).
-CLIENT_PORTABLE	:= client/metalcapctl.c client/ctl_jobfile.c \
-		   client/ctl_check.c common/mc_rpc.c common/mc_plist.c \
+CLIENT_PORTABLE	:= client/metalcapctl.c client/ctl_jobs.c client/ctl_output.c \
+		   client/ctl_probe.c client/ctl_report.c client/ctl_jobfile.c \
+		   client/ctl_check.c common/mc_client.c common/mc_rpc.c \
+		   common/mc_plist.c \
 		   common/mc_util.c common/mc_macho.c common/mc_inject.c \
 		   daemon/paths.c \
 		   daemon/jobfile.c daemon/scan.c
@@ -209,7 +211,8 @@ $(O)/tests/test_probe: tests/probe/test_probe.c tests/support/child.c \
 	    -lmtlsim -Wl,-rpath,'$$ORIGIN' -lcmocka -ljansson -lobjc -lm \
 	    $(LDFLAGS_SAN)
 
-DAEMON_UNITS	:= daemon/jobfile.c daemon/render.c daemon/state.c \
+DAEMON_UNITS	:= daemon/jobfile.c daemon/render.c daemon/state.c daemon/paths.c \
+		   $(PLATFORM_SRC) \
 		   daemon/profile.c daemon/log.c daemon/scan.c daemon/tail.c
 $(O)/tests/test_daemon: tests/unit/test_daemon.c $(DAEMON_UNITS) \
     profiles/*.plist daemon/mcd.h $(COMMON_SRC) common/*.h $(SIM_TOOLS) | $(O)/tests
@@ -314,6 +317,11 @@ lint: | need-deps
 	done
 	@python3 -c 'import sys, xml.dom.minidom as m; m.parse(sys.argv[1])' \
 	    pkg/distribution.xml
+	@# On a Mac, plain make builds the probe's Metal backend.
+	@$(MAKE) -s -n -B UNAME=Darwin $(PROBE) 2>/dev/null | tr -d '\\\n' | \
+	    grep -q 'probe/probe_metal.c .*-framework Metal' || \
+	    { echo "lint: make on Darwin does not build the Metal probe"; \
+	    exit 1; }
 
 # Children of the tests preload the sanitized shim ahead of the runtime.
 check-asan:

@@ -9,6 +9,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
+#include "mc_client.h"
 #include "mc_rpc.h"
 #include "mcd.h"
 
@@ -33,13 +36,11 @@ struct ctl_opts {
 };
 
 struct ctl {
-	int			 fd;
+	struct mc_client	 client;
 	bool			 json;
-	uint32_t		 msgid;
-	struct mc_rpc_decoder	 decoder;
+	long			 timeout;	/* seconds; 0: none */
 	struct mcd_paths	 paths;		/* jobs.d, the socket */
 	struct ctl_opts		 opts;
-	long			 timeout;	/* seconds; 0: none */
 };
 
 struct ctl_command {
@@ -54,10 +55,30 @@ struct ctl_command {
 	bool		 offline;	/* runs without the daemon */
 };
 
-int	ctl_connect(struct ctl *, bool quiet);
-int	ctl_hello(struct ctl *);
-void	ctl_disconnect(struct ctl *);
-void	ctl_set_timeout(struct ctl *, long seconds);
+typedef int	ctl_command_fn(struct ctl *, const struct ctl_command *, int,
+		    char **);
+
+/* metalcapctl.c: talking to the daemon, errors printed once. */
+int	ctl_call(struct ctl *, const char *method, char *const *params,
+	    const char *opt_key, const char *opt_val,
+	    struct mc_rpc_message *);
+int	ctl_read(struct ctl *, struct mc_rpc_message *);
+
+/* ctl_output.c */
+json_t	*ctl_json(const msgpack_object *);
+void	 ctl_print_json(const msgpack_object *);
+const char *ctl_field(const msgpack_object *map, const char *key, char *buf,
+	    size_t len);
+bool	 ctl_unhealthy(const char *state);
+int	 ctl_print_jobs(const msgpack_object *jobs);
+int	 ctl_job_reply(struct ctl *, int rc, const char *verb,
+	    const struct mc_rpc_message *);
+
+/* One file a command, or a few alike; the table is in metalcapctl.c. */
+ctl_command_fn	cmd_status, cmd_enable, cmd_change, cmd_profiles,
+		cmd_reload, cmd_watch, cmd_logs;	/* ctl_jobs.c */
+ctl_command_fn	cmd_probe, cmd_doctor;			/* ctl_probe.c */
+ctl_command_fn	cmd_report;				/* ctl_report.c */
 
 /* ctl_jobfile.c */
 int	cmd_add(struct ctl *, const struct ctl_command *, int, char **);

@@ -2,9 +2,13 @@
 /*
  * Small utilities shared by daemon, client and tools.
  */
+#include <sys/types.h>
+#include <sys/socket.h>
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mc_util.h"
 
@@ -76,4 +80,23 @@ mc_text(char *dst, size_t size, const char *src)
 		p += n;
 	}
 	dst[used] = '\0';
+}
+
+/* The uid of the process at the other end of a unix socket. */
+int
+mc_peer_uid(int fd, uid_t *uid)
+{
+#ifdef __APPLE__
+	gid_t	gid;
+
+	return getpeereid(fd, uid, &gid);
+#else
+	struct ucred	cred;
+	socklen_t	len = sizeof cred;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1)
+		return -1;
+	*uid = cred.uid;
+	return 0;
+#endif
 }

@@ -6,6 +6,7 @@
 #define MC_UTIL_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 /* snprintf that says so when the result did not fit: -1, else 0. */
 int	mc_fmt(char *buf, size_t len, const char *fmt, ...)
@@ -13,5 +14,8 @@ int	mc_fmt(char *buf, size_t len, const char *fmt, ...)
 
 /* Outside text into dst: whole UTF-8 characters, controls as '?'. */
 void	mc_text(char *dst, size_t size, const char *src);
+
+/* The uid of the peer of a unix socket: SO_PEERCRED, or getpeereid. */
+int	mc_peer_uid(int fd, uid_t *uid);
 
 #endif

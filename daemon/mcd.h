@@ -48,13 +48,14 @@ int	paths_init(struct mcd_paths *, const char *home, const char *argv0,
 void	paths_managed_user(struct mcd_paths *);
 int	paths_make_dirs(const struct mcd_paths *, char *why, size_t whylen);
 int	paths_mkdir(const char *dir, mode_t mode, char *why, size_t whylen);
+void	paths_run_dir(const char *config, size_t sun_max, char *out,
+	    size_t len);
 
 /* --- platform_linux.c / platform_darwin.c ----------------------------------- */
 
 int	platform_default_dirs(char *config, char *state, char *runtime,
 	    char *logs, char *agents, size_t len);
 int	platform_self_dir(const char *argv0, char *dir, size_t len);
-int	platform_peer_uid(int fd, uid_t *uid);
 const char *platform_shim_name(void);
 const char *platform_inject_var(void);
 int	platform_pid_fd(long pid);

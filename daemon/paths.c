@@ -131,6 +131,20 @@ paths_init(struct mcd_paths *p, const char *home, const char *argv0,
 }
 
 /*
+ * The socket's folder on macOS: beside the configuration (config/run), so
+ * that no cleaner of temporary folders removes it, unless the socket's
+ * path there would pass sun_max bytes; then a private folder in /tmp.
+ */
+void
+paths_run_dir(const char *config, size_t sun_max, char *out, size_t len)
+{
+	if (strlen(config) + sizeof "/run/" MC_SOCKET_NAME <= sun_max)
+		snprintf(out, len, "%s/run", config);
+	else
+		snprintf(out, len, "/tmp/metalcap-%ld", (long)getuid());
+}
+
+/*
  * The user-level managed preferences sit in a folder named after the user
  * beside the computer-level file (/Library/Managed Preferences/USER/).
  */

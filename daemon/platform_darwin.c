@@ -19,7 +19,6 @@
 #include <unistd.h>
 
 #include "mcd.h"
-#include "protocol.h"
 
 #define PLATFORM_SUN_PATH	sizeof ((struct sockaddr_un *)0)->sun_path
 
@@ -28,7 +27,6 @@ platform_default_dirs(char *config, char *state, char *runtime, char *logs,
     char *agents, size_t len)
 {
 	const char	*home = getenv("HOME");
-	char		 tmp[PATH_MAX];
 
 	if (home == NULL)
 		return -1;
@@ -41,10 +39,7 @@ platform_default_dirs(char *config, char *state, char *runtime, char *logs,
 	 * configuration, unless that path is over the 104 bytes a socket
 	 * path may have; then a private folder in /tmp.
 	 */
-	snprintf(tmp, sizeof tmp, "%s/run", config);
-	if (strlen(tmp) + sizeof "/" MC_SOCKET_NAME > PLATFORM_SUN_PATH)
-		snprintf(tmp, sizeof tmp, "/tmp/metalcap-%ld", (long)getuid());
-	snprintf(runtime, len, "%s", tmp);
+	paths_run_dir(config, PLATFORM_SUN_PATH, runtime, len);
 	snprintf(logs, len, "%s/Library/Logs/metalcap", home);
 	snprintf(agents, len, "%s/Library/LaunchAgents", home);
 	return 0;
@@ -61,14 +56,6 @@ platform_self_dir(const char *argv0, char *dir, size_t len)
 		return -1;
 	snprintf(dir, len, "%s", dirname(path));
 	return 0;
-}
-
-int
-platform_peer_uid(int fd, uid_t *uid)
-{
-	gid_t	gid;
-
-	return getpeereid(fd, uid, &gid);
 }
 
 const char *

@@ -60,18 +60,6 @@ platform_self_dir(const char *argv0, char *dir, size_t len)
 	return 0;
 }
 
-int
-platform_peer_uid(int fd, uid_t *uid)
-{
-	struct ucred	cred;
-	socklen_t	len = sizeof cred;
-
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1)
-		return -1;
-	*uid = cred.uid;
-	return 0;
-}
-
 const char *
 platform_shim_name(void)
 {

@@ -337,7 +337,7 @@ server_accept(uv_stream_t *server, int status)
 		return;
 	}
 	if (uv_fileno((uv_handle_t *)&c->pipe, &fd) != 0 ||
-	    platform_peer_uid(fd, &uid) == -1 || uid != getuid()) {
+	    mc_peer_uid(fd, &uid) == -1 || uid != getuid()) {
 		conn_close(c, "peer of another user refused");
 		return;
 	}

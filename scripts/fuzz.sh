@@ -15,6 +15,10 @@ shift
 [ $# -gt 0 ] || set -- rpc jobfile profile shim_config probe_report scan plist \
     signature macho
 out=$top/build/fuzz
+# ASan's default 256 MB quarantine let a regcomp-heavy target grow past
+# 2 GB, and LeakSanitizer's scan of that heap at exit took minutes.
+ASAN_OPTIONS=${ASAN_OPTIONS:-quarantine_size_mb=64}
+export ASAN_OPTIONS
 fixtures=${FIXTURES:-$top/tests/fixtures/real-logs}
 failed=0
 summary=

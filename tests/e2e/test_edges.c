@@ -282,6 +282,60 @@ test_clients_edge(void **state)
 		close(fds[i]);
 }
 
+/*
+ * Probe replies owed to one connection: 64 are taken, the 65th is told to
+ * wait (EBUSY).  All 65 arrive in one read, long before a probe is done.
+ * The queue of written replies has the same bound, but a kernel socket
+ * buffer completes writes before it fills, so its exact edge cannot be
+ * seen from outside; test_pipelined_unread covers it under pressure.
+ */
+static void
+test_owed_replies_edge(void **state)
+{
+	struct mc_rpc_decoder	 dec;
+	struct mc_rpc_message	 m;
+	msgpack_sbuffer		 sb;
+	msgpack_packer		 pk;
+	char			 code[32], msg[256], buf[65536];
+	const char		*why;
+	uint32_t		 i, got = 0, busy = 0, busy_id = 0;
+	ssize_t			 n;
+	int			 fd;
+
+	(void)state;
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	for (i = 1; i <= MC_MAX_OUTSTANDING + 1; i++) {
+		mc_rpc_pack_request(&pk, i, MC_M_PROBE, 1);
+		msgpack_pack_map(&pk, 1);
+		mc_rpc_pack_str(&pk, "profile");
+		mc_rpc_pack_str(&pk, "stock");
+	}
+	mc_rpc_decoder_init(&dec, MC_MAX_REPLY);
+	fd = raw_connect();
+	assert_int_equal(write(fd, sb.data, sb.size), (ssize_t)sb.size);
+	while (got < MC_MAX_OUTSTANDING + 1) {
+		while (mc_rpc_next(&dec, &m, &why) == MC_RPC_OK) {
+			got++;
+			mc_rpc_error_parse(&m.error, code, sizeof code, msg,
+			    sizeof msg);
+			if (strcmp(code, MC_E_BUSY) == 0) {
+				busy++;
+				busy_id = m.msgid;
+			}
+		}
+		if (got < MC_MAX_OUTSTANDING + 1) {
+			assert_true((n = read(fd, buf, sizeof buf)) > 0);
+			mc_rpc_feed(&dec, buf, (size_t)n);
+		}
+	}
+	assert_int_equal(busy, 1);
+	assert_int_equal(busy_id, MC_MAX_OUTSTANDING + 1);
+	close(fd);
+	mc_rpc_decoder_free(&dec);
+	msgpack_sbuffer_destroy(&sb);
+}
+
 int
 main(void)
 {
@@ -301,6 +355,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_nesting_edge, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_clients_edge, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_owed_replies_edge, setup,
 		    teardown),
 	};
 

@@ -875,6 +875,27 @@ test_plist_nul_refused(void **state)
 	diag_clear(&warnings);
 }
 
+/*
+ * The macOS socket folder: beside the configuration, not in TMPDIR, unless
+ * the path would pass the 104 bytes of macOS's sun_path.
+ */
+static void
+test_run_dir(void **state)
+{
+	char	out[PATH_MAX], want[64], config[256];
+
+	(void)state;
+	paths_run_dir("/Users/ml/Library/Application Support/metalcap", 104,
+	    out, sizeof out);
+	assert_string_equal(out, "/Users/ml/Library/Application Support/"
+	    "metalcap/run");
+	snprintf(config, sizeof config, "/Users/%s/Library/Application "
+	    "Support/metalcap", "a-very-long-account-name-for-a-home-directory");
+	paths_run_dir(config, 104, out, sizeof out);
+	snprintf(want, sizeof want, "/tmp/metalcap-%ld", (long)getuid());
+	assert_string_equal(out, want);
+}
+
 /* The last line tail passed, whole. */
 static void
 tail_keep(void *arg, const char *line)
@@ -1137,6 +1158,7 @@ main(void)
 		cmocka_unit_test(test_profile_files_match_builtins),
 		cmocka_unit_test(test_plist_nul_refused),
 		cmocka_unit_test(test_plist_bombs),
+		cmocka_unit_test(test_run_dir),
 		cmocka_unit_test_setup_teardown(test_tail_line_edge, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_plist_size_edge, setup,

@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What metalcapctl prints: msgpack answers as JSON for --json, and the
+ * job table, reasons and incidents for people.  Text that came from a job
+ * (names, reasons, log lines) is printed with controls as '?'.
+ */
+#include <time.h>
+#include <err.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "ctl.h"
+#include "mc_util.h"
+#include "protocol.h"
+
+/* msgpack object -> jansson value, for --json. */
+json_t *
+ctl_json(const msgpack_object *o)
+{
+	json_t		*v;
+	uint32_t	 i;
+	char		*key;
+
+	switch (o->type) {
+	case MSGPACK_OBJECT_NIL:
+		return json_null();
+	case MSGPACK_OBJECT_BOOLEAN:
+		return json_boolean(o->via.boolean);
+	case MSGPACK_OBJECT_POSITIVE_INTEGER:
+		return json_integer((json_int_t)o->via.u64);
+	case MSGPACK_OBJECT_NEGATIVE_INTEGER:
+		return json_integer((json_int_t)o->via.i64);
+	case MSGPACK_OBJECT_FLOAT32:
+	case MSGPACK_OBJECT_FLOAT64:
+		return json_real(o->via.f64);
+	case MSGPACK_OBJECT_STR:
+		/* An empty string has no storage: ptr may be NULL. */
+		return json_stringn(o->via.str.size ? o->via.str.ptr : "",
+		    o->via.str.size);
+	case MSGPACK_OBJECT_ARRAY:
+		v = json_array();
+		for (i = 0; i < o->via.array.size; i++)
+			json_array_append_new(v, ctl_json(&o->via.array.ptr[i]));
+		return v;
+	case MSGPACK_OBJECT_MAP:
+		v = json_object();
+		for (i = 0; i < o->via.map.size; i++) {
+			const msgpack_object *k = &o->via.map.ptr[i].key;
+
+			if (k->type != MSGPACK_OBJECT_STR)
+				continue;
+			key = strndup(k->via.str.size ? k->via.str.ptr : "",
+			    k->via.str.size);
+			json_object_set_new(v, key,
+			    ctl_json(&o->via.map.ptr[i].val));
+			free(key);
+		}
+		return v;
+	default:
+		return json_null();
+	}
+}
+
+void
+ctl_print_json(const msgpack_object *o)
+{
+	json_t	*v = ctl_json(o);
+
+	json_dumpf(v, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+	fputc('\n', stdout);
+	json_decref(v);
+}
+
+/* A string field of a map, "-" when nil or absent. */
+const char *
+ctl_field(const msgpack_object *map, const char *key, char *buf, size_t len)
+{
+	const msgpack_object	*v = mc_rpc_map_get(map, key);
+
+	char	raw[4096];
+
+	if (v != NULL && v->type == MSGPACK_OBJECT_POSITIVE_INTEGER)
+		snprintf(buf, len, "%llu", (unsigned long long)v->via.u64);
+	else if (v == NULL || !mc_rpc_str(v, raw, sizeof raw))
+		snprintf(buf, len, "-");
+	else	/* job names, reasons, log lines: no escape reaches a tty */
+		mc_text(buf, len, raw);
+	return buf;
+}
+
+/* "    reverted at TIME by TRIGGER:" and its evidence lines. */
+void
+ctl_print_incident(const msgpack_object *job, const char *key)
+{
+	const msgpack_object	*in = mc_rpc_map_get(job, key), *ev, *t;
+	char			 trigger[128], line[512], when[64];
+	time_t			 tt;
+	uint32_t		 i;
+
+	if (in == NULL || in->type != MSGPACK_OBJECT_MAP)
+		return;
+	t = mc_rpc_map_get(in, "time");
+	tt = t && t->type == MSGPACK_OBJECT_POSITIVE_INTEGER ?
+	    (time_t)t->via.u64 : 0;
+	strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", localtime(&tt));
+	printf("    %s at %s by %s\n", key, when, ctl_field(in, "trigger",
+	    trigger, sizeof trigger));
+	ev = mc_rpc_map_get(in, "evidence");
+	for (i = 0; ev && ev->type == MSGPACK_OBJECT_ARRAY &&
+	    i < ev->via.array.size; i++)
+		if (mc_rpc_str(&ev->via.array.ptr[i], line, sizeof line))
+			printf("      | %s\n", line);
+}
+
+bool
+ctl_unhealthy(const char *state)
+{
+	static const char *const bad[] = { "invalid", "error", "failed",
+	    "reverted", "blocked" };
+	size_t	i;
+
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		if (strcmp(state, bad[i]) == 0)
+			return true;
+	return false;
+}
+
+int
+ctl_print_jobs(const msgpack_object *jobs)
+{
+	char		 name[80], state[32], profile[80], pid[32], last[64];
+	char		 reason[512];
+	const msgpack_object *j, *errs;
+	uint32_t	 i, k;
+	int		 rc = 0;
+
+	printf("%-20s %-9s %-10s %-8s %-10s %s\n", "NAME", "STATE", "PROFILE",
+	    "PID", "LAST EXIT", "REASON");
+	for (i = 0; i < jobs->via.array.size; i++) {
+		j = &jobs->via.array.ptr[i];
+		ctl_field(j, "state", state, sizeof state);
+		printf("%-20s %-9s %-10s %-8s %-10s %s\n",
+		    ctl_field(j, "name", name, sizeof name), state,
+		    ctl_field(j, "profile", profile, sizeof profile),
+		    ctl_field(j, "pid", pid, sizeof pid),
+		    ctl_field(j, "last_exit", last, sizeof last),
+		    ctl_field(j, "reason", reason, sizeof reason));
+		errs = mc_rpc_map_get(j, "errors");
+		for (k = 0; errs && errs->type == MSGPACK_OBJECT_ARRAY &&
+		    k < errs->via.array.size; k++)
+			if (mc_rpc_str(&errs->via.array.ptr[k], reason,
+			    sizeof reason))
+				printf("    error: %s\n", reason);
+		ctl_print_incident(j, "reverted");
+		ctl_print_incident(j, "failed");
+		if (ctl_unhealthy(state))
+			rc = EXIT_UNHEALTHY;
+	}
+	return rc;
+}
+
+/*
+ * Print the one job a change method answers with.  The change is saved:
+ * what is desired and the state it moves to; launchd catches up
+ * asynchronously, so "now" is the state at this moment.
+ */
+int
+ctl_job_reply(struct ctl *c, int rc, const char *verb,
+    const struct mc_rpc_message *m)
+{
+	char	name[80], state[32], next[32], desired[32], profile[80];
+
+	if (rc != 0)
+		return rc;
+	if (c->json)
+		ctl_print_json(&m->result);
+	else
+		printf("%s: %s accepted (desired %s, moving to %s, now %s, "
+		    "profile %s)\n", ctl_field(&m->result, "name", name,
+		    sizeof name), verb, ctl_field(&m->result, "desired", desired,
+		    sizeof desired), ctl_field(&m->result, "next_state", next,
+		    sizeof next), ctl_field(&m->result, "state", state,
+		    sizeof state), ctl_field(&m->result, "profile", profile,
+		    sizeof profile));
+	return 0;
+}
+

@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * probe and doctor: a fresh probe through the daemon, and what a user
+ * attaches to an issue.
+ */
+#include <sys/utsname.h>
+#include <err.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "ctl.h"
+#include "mc_util.h"
+#include "protocol.h"
+
+/* Send probe for a job or {profile}; *m holds the reply. */
+static int
+ctl_probe_call(struct ctl *c, const char *job, const char *profile,
+    struct mc_rpc_message *m)
+{
+	char	*params[] = { (char *)job, NULL };
+
+	if (profile != NULL)
+		return ctl_call(c, MC_M_PROBE, NULL, "profile", profile, m);
+	return ctl_call(c, MC_M_PROBE, params, NULL, NULL, m);
+}
+
+static void
+ctl_print_probe(const msgpack_object *res)
+{
+	const msgpack_object	*report, *checks, *ck;
+	char			 a[128], b[512], name[64];
+	uint32_t		 i;
+
+	printf("profile %s: %s", ctl_field(res, "profile", a, sizeof a),
+	    ctl_field(res, "status", name, sizeof name));
+	if (strcmp(ctl_field(res, "reason", b, sizeof b), "-") != 0)
+		printf(" (%s)", b);
+	printf("\n");
+	report = mc_rpc_map_get(res, "report");
+	if (report == NULL || report->type != MSGPACK_OBJECT_MAP)
+		return;
+	printf("device %s\n", ctl_field(report, "device", a, sizeof a));
+	checks = mc_rpc_map_get(report, "checks");
+	for (i = 0; checks && checks->type == MSGPACK_OBJECT_ARRAY &&
+	    i < checks->via.array.size; i++) {
+		const msgpack_object *sk, *ok;
+
+		ck = &checks->via.array.ptr[i];
+		sk = mc_rpc_map_get(ck, "skipped");
+		ok = mc_rpc_map_get(ck, "correct");
+		printf("  %-24s %-5s %s\n", ctl_field(ck, "name", name,
+		    sizeof name), sk && sk->type == MSGPACK_OBJECT_BOOLEAN &&
+		    sk->via.boolean ? "skip" : ok && ok->type ==
+		    MSGPACK_OBJECT_BOOLEAN && ok->via.boolean ? "pass" : "FAIL",
+		    strcmp(ctl_field(ck, "error", b, sizeof b), "-") ? b : "");
+	}
+}
+
+static bool
+ctl_probe_failed(const msgpack_object *res)
+{
+	char	status[32];
+
+	return strcmp(ctl_field(res, "status", status, sizeof status),
+	    "fail") == 0;
+}
+
+/* probe JOB | probe --profile P: a fresh probe through the daemon. */
+int
+cmd_probe(struct ctl *c, const struct ctl_command *cmd, int argc,
+    char **argv)
+{
+	(void)cmd;
+	struct mc_rpc_message	m;
+	int			rc;
+
+	if (argc == 0 && c->opts.profile != NULL)
+		rc = ctl_probe_call(c, NULL, c->opts.profile, &m);
+	else if (argc == 1 && c->opts.profile == NULL)
+		rc = ctl_probe_call(c, argv[0], NULL, &m);
+	else {
+		fprintf(stderr, "usage: metalcapctl probe JOB | probe "
+		    "--profile P\n");
+		return EXIT_USAGE;
+	}
+	if (rc != 0)
+		return rc;
+	if (c->json)
+		ctl_print_json(&m.result);
+	else
+		ctl_print_probe(&m.result);
+	return ctl_probe_failed(&m.result) ? EXIT_UNHEALTHY : 0;
+}
+
+/* One probe result of doctor's, from its JSON. */
+static void
+ctl_doctor_probe(json_t *res)
+{
+	json_t		*c;
+	size_t		 i;
+	const char	*reason = json_string_value(json_object_get(res,
+	    "reason"));
+
+	printf("\nprobe %-8s %s%s%s\n", json_string_value(json_object_get(res,
+	    "profile")), json_string_value(json_object_get(res, "status")),
+	    reason ? ": " : "", reason ? reason : "");
+	json_array_foreach(json_object_get(json_object_get(res, "report"),
+	    "checks"), i, c)
+		printf("  %-24s %s\n", json_string_value(json_object_get(c,
+		    "name")), json_is_true(json_object_get(c, "skipped")) ?
+		    "skip" : json_is_true(json_object_get(c, "correct")) ?
+		    "pass" : "FAIL");
+}
+
+/* The managed settings in force, as hello tells them. */
+static void
+ctl_doctor_managed(json_t *m)
+{
+	json_t		*allowed = json_object_get(m, "allowed_profiles");
+	const char	*error = json_string_value(json_object_get(m, "error"));
+	size_t		 i;
+
+	if (!json_is_object(m)) {
+		printf("managed      none\n");
+		return;
+	}
+	if (error != NULL) {
+		printf("managed      UNUSABLE, every job runs stock: %s\n",
+		    error);
+		return;
+	}
+	printf("managed      ForceStock %s", json_is_true(json_object_get(m,
+	    "force_stock")) ? "on" : "off");
+	for (i = 0; i < json_array_size(allowed); i++)
+		printf("%s%s", i ? "," : ", AllowedProfiles ",
+		    json_string_value(json_array_get(allowed, i)));
+	printf("\n");
+}
+
+/*
+ * doctor: what a user attaches to an issue.  Platform, versions, the
+ * device, a stock and an unlocked probe, every job and its reverts.
+ */
+int
+cmd_doctor(struct ctl *c, const struct ctl_command *cmd, int argc,
+    char **argv)
+{
+	(void)cmd;
+	struct mc_rpc_message	 m;
+	struct utsname		 u;
+	json_t			*doc = json_object();
+	char			 platform[512];
+	int			 rc;
+
+	(void)argc;
+	(void)argv;
+	uname(&u);
+	snprintf(platform, sizeof platform, "%s %s %s", u.sysname, u.release,
+	    u.machine);
+	json_object_set_new(doc, "platform", json_string(platform));
+	json_object_set_new(doc, "metalcapctl", json_string(MC_VERSION));
+	if ((rc = ctl_call(c, MC_M_HELLO, NULL, NULL, NULL, &m)) != 0)
+		goto out;
+	json_object_set_new(doc, "daemon", ctl_json(&m.result));
+	if ((rc = ctl_probe_call(c, NULL, "stock", &m)) != 0)
+		goto out;
+	json_object_set_new(doc, "probe_stock", ctl_json(&m.result));
+	if ((rc = ctl_probe_call(c, NULL, "apple9", &m)) != 0)
+		goto out;
+	json_object_set_new(doc, "probe_apple9", ctl_json(&m.result));
+	if ((rc = ctl_call(c, MC_M_PROFILE_LIST, NULL, NULL, NULL, &m)) != 0)
+		goto out;
+	json_object_set_new(doc, "profiles", ctl_json(&m.result));
+	if ((rc = ctl_call(c, MC_M_STATUS, NULL, NULL, NULL, &m)) != 0)
+		goto out;
+	json_object_set_new(doc, "jobs", ctl_json(&m.result));
+	if (c->json) {
+		json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+		fputc('\n', stdout);
+		goto out;
+	}
+	printf("metalcap doctor\nplatform     %s\nmetalcapctl  %s\n"
+	    "metalcapd    %s (pid %lld)\n", platform, MC_VERSION,
+	    json_string_value(json_object_get(json_object_get(doc, "daemon"),
+	    "version")), (long long)json_integer_value(json_object_get(
+	    json_object_get(doc, "daemon"), "pid")));
+	ctl_doctor_managed(json_object_get(json_object_get(doc, "daemon"),
+	    "managed"));
+	printf("device       %s\n", json_string_value(json_object_get(
+	    json_object_get(json_object_get(doc, "probe_stock"), "report"),
+	    "device")) ?: "(none)");
+	ctl_doctor_probe(json_object_get(doc, "probe_stock"));
+	ctl_doctor_probe(json_object_get(doc, "probe_apple9"));
+	printf("\n");
+	ctl_print_jobs(&m.result);
+	printf("\n(metalcapctl --json doctor gives the full probe reports)\n");
+out:
+	json_decref(doc);
+	return rc;
+}
+
