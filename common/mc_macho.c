@@ -21,6 +21,7 @@
 
 #include "mc_macho.h"
 #include "mc_plist.h"
+#include "mc_util.h"
 
 #define FAT_MAGIC		0xcafebabeU
 #define FAT_MAGIC_64		0xcafebabfU
@@ -38,27 +39,16 @@
 #define CPU_SUBTYPE_MASK	0x00ffffffU
 #define CPU_SUBTYPE_ARM64E	2U
 
+#define macho_be32(p)		((uint32_t)mc_be((p), 4))
+#define macho_be64(p)		mc_be((p), 8)
 #define MACHO_MAX_CMDS		(1024 * 1024)	/* bytes of load commands */
 #define MACHO_MAX_SIGNATURE	(4 * 1024 * 1024)
-
-static uint32_t
-macho_be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	    (uint32_t)p[2] << 8 | p[3];
-}
 
 static uint32_t
 macho_le32(const uint8_t *p)
 {
 	return (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 |
 	    (uint32_t)p[1] << 8 | p[0];
-}
-
-static uint64_t
-macho_be64(const uint8_t *p)
-{
-	return (uint64_t)macho_be32(p) << 32 | macho_be32(p + 4);
 }
 
 /* len bytes at off, all inside the file; -1 otherwise. */

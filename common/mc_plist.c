@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "mc_plist.h"
+#include "mc_util.h"
 
 /*
  * Does any string or key of the tree hold a NUL character?  libplist 2.2
@@ -44,16 +45,6 @@ mc_plist_has_nul(plist_t root)
  * libplist would build them.
  */
 
-static uint64_t
-mc_plist_be(const uint8_t *p, unsigned n)
-{
-	uint64_t	v = 0;
-
-	while (n-- > 0)
-		v = v << 8 | *p++;
-	return v;
-}
-
 struct mc_bplist {
 	const uint8_t	*buf;
 	size_t		 table;		/* offset of the offset table */
@@ -71,7 +62,7 @@ mc_bplist_object(const struct mc_bplist *b, uint64_t i, uint64_t *refs,
 	unsigned	size;
 	uint64_t	count;
 
-	off = (size_t)mc_plist_be(b->buf + b->table + i * b->offsize,
+	off = (size_t)mc_be(b->buf + b->table + i * b->offsize,
 	    b->offsize);
 	if (off < 8 || off >= b->table)
 		return "a binary plist object outside the file";
@@ -86,7 +77,7 @@ mc_bplist_object(const struct mc_bplist *b, uint64_t i, uint64_t *refs,
 		    (size = 1u << (b->buf[off + 1] & 0x0f)) > 8 ||
 		    off + 2 + size > b->table)
 			return "a binary plist container with a malformed count";
-		count = mc_plist_be(b->buf + off + 2, size);
+		count = mc_be(b->buf + off + 2, size);
 		*start = off + 2 + size;
 	}
 	if (count > (b->table - *start) / b->refsize / (kind == 0xd ? 2 : 1))
@@ -118,15 +109,15 @@ mc_plist_scan_binary(const uint8_t *buf, size_t len)
 		return "a binary plist too short for its trailer";
 	b.offsize = trailer[6];
 	b.refsize = trailer[7];
-	b.nobj = mc_plist_be(trailer + 8, 8);
-	b.table = (size_t)mc_plist_be(trailer + 24, 8);
+	b.nobj = mc_be(trailer + 8, 8);
+	b.table = (size_t)mc_be(trailer + 24, 8);
 	if (b.offsize < 1 || b.offsize > 8 || b.refsize < 1 || b.refsize > 8 ||
 	    b.nobj == 0 || b.table < 8 || b.table > len - 32 ||
 	    b.nobj > (len - 32 - b.table) / b.offsize ||
-	    mc_plist_be(trailer + 16, 8) >= b.nobj)
+	    mc_be(trailer + 16, 8) >= b.nobj)
 		return "a binary plist with a malformed trailer";
 	stack = malloc(cap * sizeof *stack);
-	stack[top].obj = mc_plist_be(trailer + 16, 8);
+	stack[top].obj = mc_be(trailer + 16, 8);
 	stack[top++].depth = 1;
 	while (why == NULL && top > 0) {
 		it = stack[--top];
@@ -145,7 +136,7 @@ mc_plist_scan_binary(const uint8_t *buf, size_t len)
 			if (top == cap)
 				stack = realloc(stack, (cap *= 2) *
 				    sizeof *stack);
-			stack[top].obj = mc_plist_be(buf + start, b.refsize);
+			stack[top].obj = mc_be(buf + start, b.refsize);
 			stack[top].depth = it.depth + 1;
 			if (stack[top++].obj >= b.nobj)
 				why = "a binary plist reference to no object";

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "mc_rpc.h"
+#include "mc_util.h"
 #include "protocol.h"
 
 int
@@ -51,17 +52,6 @@ mc_rpc_header_size(uint8_t t)
 	return t >= 0xc0 && t <= 0xdf ? c0[t - 0xc0] : 0;
 }
 
-/* A big-endian length or count of n bytes. */
-static uint64_t
-mc_rpc_be(const uint8_t *p, int n)
-{
-	uint64_t	v = 0;
-
-	while (n-- > 0)
-		v = v << 8 | *p++;
-	return v;
-}
-
 /*
  * The header in s->hdr is whole: its payload bytes (*skip) or its number
  * of elements (*items, -1 for a scalar).  NULL, or why it is refused.
@@ -86,17 +76,17 @@ mc_rpc_header(const struct mc_rpc_scan *s, uint64_t *skip, int64_t *items)
 	else if (t == 0xc1)
 		return "not msgpack";
 	else if (t <= 0xc6 || (t >= 0xd9 && t <= 0xdb))	/* bin, str */
-		*skip = mc_rpc_be(s->hdr + 1, s->hdr_want - 1);
+		*skip = mc_be(s->hdr + 1, s->hdr_want - 1);
 	else if (t <= 0xc9)				/* ext: len, type */
-		*skip = mc_rpc_be(s->hdr + 1, s->hdr_want - 2);
+		*skip = mc_be(s->hdr + 1, s->hdr_want - 2);
 	else if (t <= 0xd3)
 		*skip = scalar[t - 0xca];
 	else if (t <= 0xd8)
 		*skip = fixext[t - 0xd4];
 	else if (t <= 0xdd)
-		*items = (int64_t)mc_rpc_be(s->hdr + 1, s->hdr_want - 1);
+		*items = (int64_t)mc_be(s->hdr + 1, s->hdr_want - 1);
 	else
-		*items = 2 * (int64_t)mc_rpc_be(s->hdr + 1, s->hdr_want - 1);
+		*items = 2 * (int64_t)mc_be(s->hdr + 1, s->hdr_want - 1);
 	return NULL;
 }
 

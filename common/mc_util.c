@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -99,4 +100,15 @@ mc_peer_uid(int fd, uid_t *uid)
 	*uid = cred.uid;
 	return 0;
 #endif
+}
+
+/* A big-endian number of n bytes (at most 8). */
+uint64_t
+mc_be(const uint8_t *p, unsigned n)
+{
+	uint64_t	v = 0;
+
+	while (n-- > 0)
+		v = v << 8 | *p++;
+	return v;
 }

@@ -6,6 +6,7 @@
 #define MC_UTIL_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* snprintf that says so when the result did not fit: -1, else 0. */
@@ -14,6 +15,9 @@ int	mc_fmt(char *buf, size_t len, const char *fmt, ...)
 
 /* Outside text into dst: whole UTF-8 characters, controls as '?'. */
 void	mc_text(char *dst, size_t size, const char *src);
+
+/* A big-endian number of n bytes (at most 8): msgpack, plists, Mach-O. */
+uint64_t mc_be(const uint8_t *p, unsigned n);
 
 /* The uid of the peer of a unix socket: SO_PEERCRED, or getpeereid. */
 int	mc_peer_uid(int fd, uid_t *uid);

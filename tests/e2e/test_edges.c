@@ -91,22 +91,8 @@ test_crash_loop_exact_count(void **state)
 static void
 test_failure_line_while_blocked(void **state)
 {
-	char	prog[256], cmd[1200], extra[512];
-
 	(void)state;
-	if (getuid() != 0) {
-		print_message("skipped: giving a program a file capability "
-		    "needs root\n");
-		skip();
-	}
-	snprintf(prog, sizeof prog, "%s/sleep-cap", home);
-	snprintf(cmd, sizeof cmd, "cp /bin/sleep '%s' && setcap "
-	    "cap_net_bind_service+ep '%s' && chmod 0755 '%s'", prog, prog,
-	    home);
-	assert_int_equal(system(cmd), 0);
-	snprintf(extra, sizeof extra, "<key>ProgramArguments</key><array>"
-	    "<string>%s</string><string>1000</string></array>", prog);
-	put_job("restricted", extra);
+	put_restricted_job();
 	wait_state("restricted", "blocked", 0, 5.0);
 	append_log("restricted", failure_line);
 	wait_state("restricted", "reverted", -1, 5.0);

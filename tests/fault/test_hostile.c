@@ -546,28 +546,10 @@ test_forcestock_toggles(void **state)
 static void
 test_blocked_then_forcestock(void **state)
 {
-	char	prog[256], cmd[1200], extra[512], path[256];
+	char	path[256];
 
 	(void)state;
-	if (getuid() != 0) {
-		print_message("skipped: giving a program a file capability "
-		    "needs root\n");
-		skip();
-	}
-	snprintf(prog, sizeof prog, "%s/sleep-cap", home);
-	/*
-	 * A file capability puts glibc in secure-execution mode, which
-	 * ignores LD_PRELOAD: a restriction the pre-launch judgement does
-	 * not look for (setuid and setgid it refuses before launch), so
-	 * only the missing report can show it.
-	 */
-	snprintf(cmd, sizeof cmd, "cp /bin/sleep '%s' && setcap "
-	    "cap_net_bind_service+ep '%s' && chmod 0755 '%s'", prog, prog,
-	    home);
-	assert_int_equal(system(cmd), 0);
-	snprintf(extra, sizeof extra, "<key>ProgramArguments</key><array>"
-	    "<string>%s</string><string>1000</string></array>", prog);
-	put_job("restricted", extra);
+	put_restricted_job();
 	wait_state("restricted", "blocked", 0, 5.0);
 	snprintf(path, sizeof path, "%s/managed", home);
 	mkdir(path, 0755);

@@ -491,6 +491,33 @@ other_uid_prefix(const char **prefix, size_t n, char *why, size_t whylen)
 	return 0;
 }
 
+/*
+ * Put job "restricted": a sleep that glibc runs in secure-execution mode
+ * (a file capability), which ignores LD_PRELOAD, as dyld ignores
+ * DYLD_INSERT_LIBRARIES for a restricted binary.  The pre-launch judgement
+ * does not look for it (setuid and setgid it refuses before launch), so
+ * only the missing report can show it.  Skips the test without root.
+ */
+void
+put_restricted_job(void)
+{
+	char	prog[256], cmd[1200], extra[512];
+
+	if (getuid() != 0) {
+		print_message("skipped: giving a program a file capability "
+		    "needs root\n");
+		skip();
+	}
+	snprintf(prog, sizeof prog, "%s/sleep-cap", home);
+	snprintf(cmd, sizeof cmd, "cp /bin/sleep '%s' && setcap "
+	    "cap_net_bind_service+ep '%s' && chmod 0755 '%s'", prog, prog,
+	    home);
+	assert_int_equal(system(cmd), 0);
+	snprintf(extra, sizeof extra, "<key>ProgramArguments</key><array>"
+	    "<string>%s</string><string>1000</string></array>", prog);
+	put_job("restricted", extra);
+}
+
 /* A well-behaved client's status round trip in ms; -1 if refused. */
 double
 status_rtt_ms(void)

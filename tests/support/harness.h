@@ -53,6 +53,7 @@ bool		 environ_has(long pid, const char *prefix);
 void		 write_file(const char *path, const char *mode,
 		    const char *text);
 void		 put_job(const char *name, const char *extra);
+void		 put_restricted_job(void);	/* skips without root */
 void		 write_raw(const char *file, const char *body);
 
 /* The daemon under test, and cmocka setup/teardown around it. */
