@@ -2,7 +2,9 @@
 # make mutate: put realistic bugs into the product code one at a time
 # (tests/mutations/*.patch, each naming what it breaks and the test
 # programs that should catch it), build and run those tests, and report
-# each mutation killed (a test failed) or SURVIVED.  The patches are
+# each mutation killed (a test failed) or SURVIVED; each patch names the
+# tests to run ("# only:", a cmocka filter), which must pass unmutated
+# first.  The patches are
 # applied to a copy of the tree, so the working tree is never touched and
 # nothing is left to restore.  The score goes into docs/RELIABILITY.md,
 # between its mutate markers.  Slow (a build and a test run each): not run
@@ -19,6 +21,31 @@ trap 'rm -rf "$work"' EXIT INT TERM
 all=$(find "$top/tests/mutations" -name '*.patch' | wc -l)
 [ $# -gt 0 ] || set -- "$top"/tests/mutations/*.patch
 
+# The tests a patch names, and the pattern of the tests in them to run.
+targets() {
+	bins=$(sed -n 's/^# tests: //p' "$1" | sed 's|[^ ][^ ]*|build/tests/&|g')
+	only=$(sed -n 's/^# only: //p' "$1")
+}
+
+run_tests() {
+	# shellcheck disable=SC2086
+	(cd "$work" && MC_TEST_ONLY=$only MC_FAULT_ONLY=$only \
+	    scripts/run-tests.sh $bins >"$work/$1.log" 2>&1)
+}
+
+# Unmutated, every test a patch names must pass, or a "kill" means
+# nothing.
+for patch in "$@"; do
+	targets "$patch"
+	# shellcheck disable=SC2086
+	if ! (cd "$work" && make -s -j2 $bins >"$work/baseline.build" 2>&1) ||
+	    ! run_tests baseline; then
+		echo "mutate: without any mutation, $bins ($only) fails:" >&2
+		tail -n 30 "$work/baseline.log" >&2
+		exit 2
+	fi
+done
+
 killed=0
 survived=0
 table=
@@ -26,10 +53,7 @@ for patch in "$@"; do
 	name=$(basename "$patch" .patch)
 	breaks=$(sed -n 's/^# breaks: //p' "$patch")
 	tests=$(sed -n 's/^# tests: //p' "$patch")
-	bins=
-	for t in $tests; do
-		bins="$bins build/tests/$t"
-	done
+	targets "$patch"
 	if ! (cd "$work" && patch -s -p1 <"$patch"); then
 		echo "mutate: $name no longer applies: regenerate it" >&2
 		exit 2
@@ -39,7 +63,7 @@ for patch in "$@"; do
 		verdict="BUILD FAILED"
 		survived=$((survived + 1))
 		tail -n 20 "$work/$name.build" >&2
-	elif (cd "$work" && scripts/run-tests.sh $bins >"$work/$name.log" 2>&1); then
+	elif run_tests "$name"; then
 		verdict=SURVIVED
 		survived=$((survived + 1))
 	else

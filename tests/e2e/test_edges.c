@@ -346,5 +346,8 @@ main(void)
 		    teardown),
 	};
 
+	/* MC_TEST_ONLY=pattern runs the matching tests (make mutate). */
+	if (getenv("MC_TEST_ONLY") != NULL)
+		cmocka_set_test_filter(getenv("MC_TEST_ONLY"));
 	return cmocka_run_group_tests_name("edges", tests, NULL, NULL);
 }

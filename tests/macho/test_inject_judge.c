@@ -229,6 +229,9 @@ main(void)
 		cmocka_unit_test(test_metalcapctl_check),
 	};
 
+	/* MC_TEST_ONLY=pattern runs the matching tests (make mutate). */
+	if (getenv("MC_TEST_ONLY") != NULL)
+		cmocka_set_test_filter(getenv("MC_TEST_ONLY"));
 	return cmocka_run_group_tests_name("injection judgement", tests,
 	    group_setup, group_teardown);
 }

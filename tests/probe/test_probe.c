@@ -633,5 +633,8 @@ main(void)
 		cmocka_unit_test(test_slightly_off),
 	};
 
+	/* MC_TEST_ONLY=pattern runs the matching tests (make mutate). */
+	if (getenv("MC_TEST_ONLY") != NULL)
+		cmocka_set_test_filter(getenv("MC_TEST_ONLY"));
 	return cmocka_run_group_tests_name("probe", tests, NULL, NULL);
 }
