@@ -49,5 +49,6 @@ main(int argc, char **argv)
 	    objc_msg_lookup(device, supports))(device, supports, 1005) ? 1 : 0);
 	printf("threadgroup_memory=%lu\n", ((size_fn)(void (*)(void))
 	    objc_msg_lookup(device, tg))(device, tg));
+	object_dispose(device);
 	return 0;
 }
