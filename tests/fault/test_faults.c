@@ -807,7 +807,7 @@ test_revert_kept_when_disk_full(void **state)
 	assert_int_equal(code, 1);
 	sleep_ms(500);
 	assert_field_has("j0", "state", "reverted");
-	pid = pid_of(job_status("j0"));
+	pid = wait_state("j0", "reverted", -1, 1.0);
 	assert_false(pid > 0 && environ_has(pid, "LD_PRELOAD="));
 	/* Room again: the next save writes the revert too. */
 	unlink(filler);
