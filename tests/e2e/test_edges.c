@@ -278,48 +278,16 @@ test_clients_edge(void **state)
 static void
 test_owed_replies_edge(void **state)
 {
-	struct mc_rpc_decoder	 dec;
-	struct mc_rpc_message	 m;
-	msgpack_sbuffer		 sb;
-	msgpack_packer		 pk;
-	char			 code[32], msg[256], buf[65536];
-	const char		*why;
-	uint32_t		 i, got = 0, busy = 0, busy_id = 0;
-	ssize_t			 n;
-	int			 fd;
+	uint32_t	busy = 0, ok = 0, first_busy = 0;
+	int		fd;
 
 	(void)state;
-	msgpack_sbuffer_init(&sb);
-	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	for (i = 1; i <= MC_MAX_OUTSTANDING + 1; i++) {
-		mc_rpc_pack_request(&pk, i, MC_M_PROBE, 1);
-		msgpack_pack_map(&pk, 1);
-		mc_rpc_pack_str(&pk, "profile");
-		mc_rpc_pack_str(&pk, "stock");
-	}
-	mc_rpc_decoder_init(&dec, MC_MAX_REPLY);
 	fd = raw_connect();
-	assert_int_equal(write(fd, sb.data, sb.size), (ssize_t)sb.size);
-	while (got < MC_MAX_OUTSTANDING + 1) {
-		while (mc_rpc_next(&dec, &m, &why) == MC_RPC_OK) {
-			got++;
-			mc_rpc_error_parse(&m.error, code, sizeof code, msg,
-			    sizeof msg);
-			if (strcmp(code, MC_E_BUSY) == 0) {
-				busy++;
-				busy_id = m.msgid;
-			}
-		}
-		if (got < MC_MAX_OUTSTANDING + 1) {
-			assert_true((n = read(fd, buf, sizeof buf)) > 0);
-			mc_rpc_feed(&dec, buf, (size_t)n);
-		}
-	}
-	assert_int_equal(busy, 1);
-	assert_int_equal(busy_id, MC_MAX_OUTSTANDING + 1);
+	pipeline_probes(fd, MC_MAX_OUTSTANDING + 1, &busy, &ok, &first_busy);
 	close(fd);
-	mc_rpc_decoder_free(&dec);
-	msgpack_sbuffer_destroy(&sb);
+	assert_int_equal(busy, 1);
+	assert_int_equal(first_busy, MC_MAX_OUTSTANDING + 1);
+	assert_int_equal(ok, MC_MAX_OUTSTANDING);
 }
 
 int

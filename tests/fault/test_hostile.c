@@ -204,57 +204,6 @@ test_plist_bombs_everywhere(void **state)
 	    "bytes; the daemon started, RSS %ld KiB", proc_rss_kib(daemon_pid));
 }
 
-/* Pipeline n probe requests; count the replies that are EBUSY. */
-static void
-flood_probes(int fd, uint32_t n, uint32_t *busy, uint32_t *ok)
-{
-	struct mc_rpc_decoder	 dec;
-	struct mc_rpc_message	 m;
-	msgpack_sbuffer		 sb;
-	msgpack_packer		 pk;
-	char			 code[32], msg[256], buf[65536];
-	const char		*why;
-	uint32_t		 i, got = 0;
-	ssize_t			 r;
-	pid_t			 writer;
-
-	msgpack_sbuffer_init(&sb);
-	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	for (i = 1; i <= n; i++) {
-		mc_rpc_pack_request(&pk, i, MC_M_PROBE, 1);
-		msgpack_pack_map(&pk, 1);
-		mc_rpc_pack_str(&pk, "profile");
-		mc_rpc_pack_str(&pk, "stock");
-	}
-	mc_rpc_decoder_init(&dec, MC_MAX_REPLY);
-	*busy = *ok = 0;
-	/* A writer of its own: the daemon stops reading a client that does
-	 * not read its replies, and this one reads them meanwhile. */
-	if ((writer = fork()) == 0) {
-		for (i = 0; i < sb.size; i += (uint32_t)r)
-			if ((r = write(fd, sb.data + i, sb.size - i)) <= 0)
-				_exit(1);
-		_exit(0);
-	}
-	while (got < n) {
-		while (mc_rpc_next(&dec, &m, &why) == MC_RPC_OK) {
-			got++;
-			mc_rpc_error_parse(&m.error, code, sizeof code, msg,
-			    sizeof msg);
-			if (m.error.type == MSGPACK_OBJECT_NIL)
-				(*ok)++;
-			else if (strcmp(code, MC_E_BUSY) == 0)
-				(*busy)++;
-		}
-		if (got < n && ((r = read(fd, buf, sizeof buf)) <= 0 ||
-		    mc_rpc_feed(&dec, buf, (size_t)r) == -1))
-			fail_msg("the daemon closed after %u replies", got);
-	}
-	waitpid(writer, NULL, 0);
-	mc_rpc_decoder_free(&dec);
-	msgpack_sbuffer_destroy(&sb);
-}
-
 static void
 test_probe_flood(void **state)
 {
@@ -265,7 +214,7 @@ test_probe_flood(void **state)
 	(void)state;
 	rss0 = proc_rss_kib(daemon_pid);
 	fd = raw_connect();
-	flood_probes(fd, 5000, &busy, &ok);
+	pipeline_probes(fd, 5000, &busy, &ok, NULL);
 	close(fd);
 	rss1 = proc_rss_kib(daemon_pid);
 	/* At most 64 owed at once: the rest are told to wait. */

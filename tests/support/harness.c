@@ -518,6 +518,62 @@ put_restricted_job(void)
 	put_job("restricted", extra);
 }
 
+/*
+ * Pipeline n probe requests on fd; count the replies that are EBUSY and
+ * those that are answers, and note the first refused msgid (1 to n).
+ */
+void
+pipeline_probes(int fd, uint32_t n, uint32_t *busy, uint32_t *ok,
+    uint32_t *first_busy)
+{
+	struct mc_rpc_decoder	 dec;
+	struct mc_rpc_message	 m;
+	msgpack_sbuffer		 sb;
+	msgpack_packer		 pk;
+	char			 code[32], msg[256], buf[65536];
+	const char		*why;
+	uint32_t		 i, got = 0;
+	ssize_t			 r;
+	pid_t			 writer;
+
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	for (i = 1; i <= n; i++) {
+		mc_rpc_pack_request(&pk, i, MC_M_PROBE, 1);
+		msgpack_pack_map(&pk, 1);
+		mc_rpc_pack_str(&pk, "profile");
+		mc_rpc_pack_str(&pk, "stock");
+	}
+	mc_rpc_decoder_init(&dec, MC_MAX_REPLY);
+	*busy = *ok = 0;
+	/* A writer of its own: the daemon stops reading a client that does
+	 * not read its replies, and this one reads them meanwhile. */
+	if ((writer = fork()) == 0) {
+		for (i = 0; i < sb.size; i += (uint32_t)r)
+			if ((r = write(fd, sb.data + i, sb.size - i)) <= 0)
+				_exit(1);
+		_exit(0);
+	}
+	while (got < n) {
+		while (mc_rpc_next(&dec, &m, &why) == MC_RPC_OK) {
+			got++;
+			mc_rpc_error_parse(&m.error, code, sizeof code, msg,
+			    sizeof msg);
+			if (m.error.type == MSGPACK_OBJECT_NIL)
+				(*ok)++;
+			else if (strcmp(code, MC_E_BUSY) == 0 && (*busy)++ == 0 &&
+			    first_busy != NULL)
+				*first_busy = m.msgid;
+		}
+		if (got < n && ((r = read(fd, buf, sizeof buf)) <= 0 ||
+		    mc_rpc_feed(&dec, buf, (size_t)r) == -1))
+			fail_msg("the daemon closed after %u replies", got);
+	}
+	waitpid(writer, NULL, 0);
+	mc_rpc_decoder_free(&dec);
+	msgpack_sbuffer_destroy(&sb);
+}
+
 /* A well-behaved client's status round trip in ms; -1 if refused. */
 double
 status_rtt_ms(void)

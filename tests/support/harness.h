@@ -7,6 +7,7 @@
 #define HARNESS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include <jansson.h>
@@ -69,6 +70,8 @@ bool		 marker_exists(long pid);
 int		 raw_connect(void);
 int		 try_connect(void);	/* -1 when refused, no abort */
 bool		 closed_by_daemon(int fd, double wait_s);
+void		 pipeline_probes(int fd, uint32_t n, uint32_t *busy,
+		    uint32_t *ok, uint32_t *first_busy);
 int		 other_uid_prefix(const char **prefix, size_t n, char *why,
 		    size_t whylen);
 double		 status_rtt_ms(void);	/* -1 when refused */
