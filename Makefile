@@ -68,7 +68,7 @@ COMMON_SRC	:= common/mc_rpc.c common/mc_plist.c common/mc_util.c \
 DAEMON_SRC	:= daemon/metalcapd.c daemon/paths.c daemon/log.c \
 		   daemon/profile.c daemon/jobfile.c daemon/render.c \
 		   daemon/state.c daemon/launchd.c daemon/job.c \
-		   daemon/reconcile.c daemon/server.c daemon/rpc.c \
+		   daemon/reconcile.c daemon/server.c daemon/rpc.c daemon/rpc_pack.c \
 		   daemon/scan.c daemon/tail.c daemon/gate.c daemon/watch.c \
 		   daemon/managed.c daemon/fleet.c daemon/dirwatch.c
 ifeq ($(UNAME),Darwin)

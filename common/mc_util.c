@@ -112,3 +112,14 @@ mc_be(const uint8_t *p, unsigned n)
 		v = v << 8 | *p++;
 	return v;
 }
+
+/* FNV-1a over len more bytes, from h (MC_FNV_START for a new hash). */
+uint64_t
+mc_fnv1a(uint64_t h, const void *data, size_t len)
+{
+	const unsigned char	*p = data;
+
+	while (len-- > 0)
+		h = (h ^ *p++) * 1099511628211ULL;
+	return h;
+}

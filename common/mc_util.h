@@ -19,6 +19,10 @@ void	mc_text(char *dst, size_t size, const char *src);
 /* A big-endian number of n bytes (at most 8): msgpack, plists, Mach-O. */
 uint64_t mc_be(const uint8_t *p, unsigned n);
 
+/* FNV-1a, for noticing that bytes changed (not for security). */
+#define MC_FNV_START	1469598103934665603ULL
+uint64_t mc_fnv1a(uint64_t h, const void *data, size_t len);
+
 /* The uid of the peer of a unix socket: SO_PEERCRED, or getpeereid. */
 int	mc_peer_uid(int fd, uid_t *uid);
 

@@ -214,9 +214,9 @@ static uint64_t
 job_file_hash(const char *path)
 {
 	struct stat	sb;
-	uint64_t	h = 1469598103934665603ULL;
+	uint64_t	h = MC_FNV_START;
 	unsigned char	buf[8192];
-	ssize_t		n, i;
+	ssize_t		n;
 	int		fd;
 
 	if (lstat(path, &sb) == -1)
@@ -227,8 +227,7 @@ job_file_hash(const char *path)
 	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1)
 		return 1;
 	while ((n = read(fd, buf, sizeof buf)) > 0)
-		for (i = 0; i < n; i++)
-			h = (h ^ buf[i]) * 1099511628211ULL;
+		h = mc_fnv1a(h, buf, (size_t)n);
 	close(fd);
 	return h ^ (uint64_t)sb.st_size;
 }

@@ -422,8 +422,16 @@ void	conn_ref(struct conn *);
 void	conn_unref(struct conn *);
 void	server_broadcast(struct mcd *, msgpack_sbuffer *);
 void	rpc_dispatch(struct conn *, const struct mc_rpc_message *);
-void	rpc_pack_job(msgpack_packer *, const struct job *);
 void	rpc_event(struct mcd *, const struct job *, const char *what);
+
+/* --- rpc_pack.c ---------------------------------------------------------------- */
+
+void	rpc_pack_kv(msgpack_packer *, const char *key, const char *value);
+void	rpc_pack_job(msgpack_packer *, const struct job *);
+void	rpc_pack_json(msgpack_packer *, struct json_t *);
+void	rpc_pack_managed(msgpack_packer *, const struct managed *);
+void	rpc_event_change(struct mcd *, const struct job *, const char *type,
+	    const char *request);
 
 /* --- metalcapd.c -------------------------------------------------------------- */
 

@@ -287,16 +287,6 @@ reconcile_mark_loaded(struct mcd *d, struct job *j)
 		log_warnx("job %s: %s", j->name, why);
 }
 
-static uint64_t
-reconcile_hash(const char *p, size_t len)
-{
-	uint64_t	h = 1469598103934665603ULL;
-
-	while (len-- > 0)
-		h = (h ^ (unsigned char)*p++) * 1099511628211ULL;
-	return h | 1;	/* never 0, which means "nothing loaded" */
-}
-
 /* Render the agent and write it if it differs from what is installed. */
 static int
 reconcile_render(struct mcd *d, struct job *j)
@@ -324,7 +314,8 @@ reconcile_render(struct mcd *d, struct job *j)
 		old = render_xml(installed, &oldlen);
 		plist_free(installed);
 	}
-	j->rendered_hash = reconcile_hash(xml, len);
+	/* Never 0, which means "nothing loaded". */
+	j->rendered_hash = mc_fnv1a(MC_FNV_START, xml, len) | 1;
 	j->changed = old == NULL || oldlen != len ||
 	    memcmp(old, xml, len) != 0 ||
 	    reconcile_loaded_hash(d, j) != j->rendered_hash;

@@ -30,6 +30,7 @@ def defines(text, prefix):
 
 proto = read("common/protocol.h")
 rpc = read("daemon/rpc.c")
+pack = read("daemon/rpc_pack.c")
 framing = read("common/mc_rpc.c")
 page = read("docs/metalcap-rpc.7")
 
@@ -91,8 +92,8 @@ check('"%s"' % defines(proto, "MC_N_")["MC_N_EVENT"] in esec and
       "EVENTS names both notification methods")
 
 # The job map: every field rpc_pack_job sends is described.
-body = re.search(r"^rpc_pack_job\(.*?^}", rpc, re.M | re.S)[0]
-fields = set(re.findall(r'(?:rpc_kv_str|mc_rpc_pack_str|'
+body = re.search(r"^rpc_pack_job\(.*?^}", pack, re.M | re.S)[0]
+fields = set(re.findall(r'(?:rpc_pack_kv|mc_rpc_pack_str|'
                         r'rpc_pack_incident)\(pk, "(\w+)"', body))
 fields |= {"shim"} if "rpc_pack_shim" in body else set()
 jsec = re.search(r"^\.Ss Job map\n(.*?)^\.Sh", page, re.M | re.S)[1]

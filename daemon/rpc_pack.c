@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the control socket sends, packed with msgpack-c: a job's map (the
+ * fields docs/metalcap-rpc.7 lists), events to subscribers, the probe's
+ * report and the managed settings.  Strings the daemon has not made are
+ * already whole UTF-8 (mc_text) by the time they get here.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "mc_util.h"
+#include "mcd.h"
+#include "protocol.h"
+
+void
+rpc_pack_kv(msgpack_packer *pk, const char *key, const char *value)
+{
+	mc_rpc_pack_str(pk, key);
+	if (value == NULL || *value == '\0')
+		msgpack_pack_nil(pk);
+	else
+		mc_rpc_pack_str(pk, value);
+}
+
+static void
+rpc_pack_strings(msgpack_packer *pk, const struct diag *d)
+{
+	size_t	i;
+
+	msgpack_pack_array(pk, (uint32_t)d->count);
+	for (i = 0; i < d->count; i++)
+		mc_rpc_pack_str(pk, d->items[i]);
+}
+
+static void
+rpc_pack_incident(msgpack_packer *pk, const char *key,
+    const struct incident *in)
+{
+	int	i;
+
+	mc_rpc_pack_str(pk, key);
+	if (in == NULL || !in->set) {
+		msgpack_pack_nil(pk);
+		return;
+	}
+	msgpack_pack_map(pk, 3);
+	mc_rpc_pack_str(pk, "time");
+	msgpack_pack_int64(pk, in->time);
+	rpc_pack_kv(pk, "trigger", in->trigger);
+	mc_rpc_pack_str(pk, "evidence");
+	msgpack_pack_array(pk, (uint32_t)in->nevidence);
+	for (i = 0; i < in->nevidence; i++)
+		mc_rpc_pack_str(pk, in->evidence[i]);
+}
+
+/* What the shim in the running process reported, or nil. */
+static void
+rpc_pack_shim(msgpack_packer *pk, const struct job *j)
+{
+	const struct shim_seen	*s = j->shim;
+
+	mc_rpc_pack_str(pk, "shim");
+	if (s == NULL) {
+		msgpack_pack_nil(pk);
+		return;
+	}
+	msgpack_pack_map(pk, 6);
+	rpc_pack_kv(pk, "state", s->state);
+	rpc_pack_kv(pk, "class", strcmp(s->klass, "-") ? s->klass : NULL);
+	rpc_pack_kv(pk, "hooked", strcmp(s->hooked, "-") ? s->hooked : NULL);
+	mc_rpc_pack_str(pk, "family_max");
+	msgpack_pack_int64(pk, s->family_max);
+	mc_rpc_pack_str(pk, "threadgroup_memory");
+	msgpack_pack_int64(pk, s->threadgroup_memory);
+	rpc_pack_kv(pk, "reason", strcmp(s->reason, "-") ? s->reason : NULL);
+}
+
+/* One job's status map (DESIGN §6.6). */
+void
+rpc_pack_job(msgpack_packer *pk, const struct job *j)
+{
+	const struct profile	*p = j->profile;
+	const struct override	*o = state_get(&j->daemon->state, j->name,
+	    false);
+
+	msgpack_pack_map(pk, 19);
+	rpc_pack_kv(pk, "name", j->name);
+	rpc_pack_kv(pk, "label", j->label);
+	rpc_pack_kv(pk, "state", job_state_name(j->state));
+	rpc_pack_kv(pk, "next_state", job_state_name(job_next_state(j->daemon,
+	    j)));
+	rpc_pack_kv(pk, "desired", job_desired(j->daemon, j));
+	rpc_pack_kv(pk, "profile", p ? p->name : NULL);
+	/* Set to run unlocked: what was asked, not what runs now. */
+	mc_rpc_pack_str(pk, "unlocked");
+	if (job_runs_unlocked(j))
+		msgpack_pack_true(pk);
+	else
+		msgpack_pack_false(pk);
+	mc_rpc_pack_str(pk, "pid");
+	if (j->pid > 0)
+		msgpack_pack_int64(pk, j->pid);
+	else
+		msgpack_pack_nil(pk);
+	rpc_pack_kv(pk, "last_exit", strcmp(j->last_exit, "(never exited)") ?
+	    j->last_exit : NULL);
+	rpc_pack_kv(pk, "reason", j->reason);
+	mc_rpc_pack_str(pk, "errors");
+	rpc_pack_strings(pk, &j->errors);
+	mc_rpc_pack_str(pk, "warnings");
+	rpc_pack_strings(pk, &j->warnings);
+	rpc_pack_kv(pk, "file", j->file ? j->file : "");
+	rpc_pack_kv(pk, "note", j->note);
+	rpc_pack_incident(pk, "reverted", o ? &o->reverted : NULL);
+	rpc_pack_incident(pk, "failed", o ? &o->failed : NULL);
+	rpc_pack_shim(pk, j);
+	mc_rpc_pack_str(pk, "stderr_path");
+	if (j->spec != NULL && j->spec->stderr_path != NULL)
+		mc_rpc_pack_str(pk, j->spec->stderr_path);
+	else {
+		char	path[PATH_MAX];
+
+		mc_fmt(path, sizeof path, "%s/%s.err.log",
+		    j->daemon->paths.logs, j->name);
+		mc_rpc_pack_str(pk, path);
+	}
+	mc_rpc_pack_str(pk, "values");
+	if (j->state != JOB_UNLOCKED || p == NULL) {
+		msgpack_pack_nil(pk);
+		return;
+	}
+	msgpack_pack_map(pk, 3);
+	mc_rpc_pack_str(pk, "apple_family_max");
+	msgpack_pack_uint64(pk, p->family_max);
+	mc_rpc_pack_str(pk, "threadgroup_memory");
+	msgpack_pack_uint64(pk, p->threadgroup_memory);
+	mc_rpc_pack_str(pk, "working_set");
+	msgpack_pack_uint64(pk, p->working_set);
+}
+
+/* Tell subscribers: {type, job, request} (request: the change's method). */
+void
+rpc_event_change(struct mcd *d, const struct job *j, const char *type,
+    const char *request)
+{
+	msgpack_sbuffer	sb;
+	msgpack_packer	pk;
+
+	if (d->conns == NULL)
+		return;
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	msgpack_pack_map(&pk, 3);
+	rpc_pack_kv(&pk, "type", type);
+	mc_rpc_pack_str(&pk, "job");
+	rpc_pack_job(&pk, j);
+	rpc_pack_kv(&pk, "request", request);
+	server_broadcast(d, &sb);
+}
+
+void
+rpc_event(struct mcd *d, const struct job *j, const char *type)
+{
+	rpc_event_change(d, j, type, NULL);
+}
+
+/* jansson value -> msgpack, for the probe's report. */
+void
+rpc_pack_json(msgpack_packer *pk, json_t *v)
+{
+	const char	*key;
+	json_t		*item;
+	size_t		 i;
+
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		msgpack_pack_map(pk, (uint32_t)json_object_size(v));
+		json_object_foreach(v, key, item) {
+			mc_rpc_pack_str(pk, key);
+			rpc_pack_json(pk, item);
+		}
+		break;
+	case JSON_ARRAY:
+		msgpack_pack_array(pk, (uint32_t)json_array_size(v));
+		json_array_foreach(v, i, item)
+			rpc_pack_json(pk, item);
+		break;
+	case JSON_STRING:
+		mc_rpc_pack_str(pk, json_string_value(v));
+		break;
+	case JSON_INTEGER:
+		msgpack_pack_int64(pk, json_integer_value(v));
+		break;
+	case JSON_REAL:
+		msgpack_pack_double(pk, json_real_value(v));
+		break;
+	case JSON_TRUE:
+		msgpack_pack_true(pk);
+		break;
+	case JSON_FALSE:
+		msgpack_pack_false(pk);
+		break;
+	default:
+		msgpack_pack_nil(pk);
+	}
+}
+
+/* The managed settings in force: {force_stock, allowed, default, error}. */
+void
+rpc_pack_managed(msgpack_packer *pk, const struct managed *m)
+{
+	size_t	i;
+
+	mc_rpc_pack_str(pk, "managed");
+	if (!m->present) {
+		msgpack_pack_nil(pk);
+		return;
+	}
+	msgpack_pack_map(pk, 4);
+	mc_rpc_pack_str(pk, "force_stock");
+	if (m->force_stock || m->error[0] != '\0')
+		msgpack_pack_true(pk);
+	else
+		msgpack_pack_false(pk);
+	mc_rpc_pack_str(pk, "allowed_profiles");
+	if (!m->has_allowed)
+		msgpack_pack_nil(pk);
+	else {
+		msgpack_pack_array(pk, (uint32_t)m->nallowed);
+		for (i = 0; i < m->nallowed; i++)
+			mc_rpc_pack_str(pk, m->allowed[i]);
+	}
+	rpc_pack_kv(pk, "default_profile", m->default_profile);
+	rpc_pack_kv(pk, "error", m->error);
+}
