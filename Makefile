@@ -53,7 +53,8 @@ TEST_BINS	:= $(O)/tests/test_shim_config $(O)/tests/test_shim_inject \
 		   $(O)/tests/test_daemon_e2e $(O)/tests/test_launchctl_sim \
 		   $(O)/tests/test_faults $(O)/tests/test_abuse \
 		   $(O)/tests/test_hostile $(O)/tests/test_rpc_clients \
-		   $(O)/tests/test_inject_judge $(O)/tests/test_edges
+		   $(O)/tests/test_inject_judge $(O)/tests/test_edges \
+		   $(O)/tests/test_lifecycle
 SIM_LIB		:= $(O)/tests/libmtlsim.so
 SIM_OVERBROAD	:= $(O)/tests/overbroad/libmtlsim.so
 SIM_KERNEL	:= $(O)/tests/mtlsim_kernel.o
@@ -70,7 +71,8 @@ DAEMON_SRC	:= daemon/metalcapd.c daemon/paths.c daemon/log.c \
 		   daemon/state.c daemon/launchd.c daemon/job.c \
 		   daemon/reconcile.c daemon/server.c daemon/rpc.c daemon/rpc_pack.c \
 		   daemon/scan.c daemon/tail.c daemon/gate.c daemon/watch.c \
-		   daemon/managed.c daemon/fleet.c daemon/dirwatch.c
+		   daemon/managed.c daemon/fleet.c daemon/dirwatch.c \
+		   daemon/lifecycle.c
 ifeq ($(UNAME),Darwin)
 PLATFORM_SRC	:= daemon/platform_darwin.c
 else
@@ -242,6 +244,11 @@ $(O)/tests/test_faults: tests/fault/test_faults.c $(HARNESS_DEPS) \
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Itests/support -Icommon $< \
 	    $(HARNESS) common/mc_rpc.c common/mc_util.c -o $@ -lcmocka -ljansson \
 	    -lmsgpackc $(LDFLAGS_SAN)
+
+$(O)/tests/test_lifecycle: tests/unit/test_lifecycle.c daemon/lifecycle.c \
+    daemon/job.c daemon/mcd.h | need-deps $(O)/tests
+	$(CC) $(CFLAGS_C) -Icommon -Idaemon $< daemon/lifecycle.c \
+	    -o $@ -lcmocka $(LDFLAGS_SAN)
 
 # Real macOS binaries from npm (scripts/npm-macho-fixtures.sh).
 $(O)/tests/test_inject_judge: tests/macho/test_inject_judge.c \

@@ -18,25 +18,6 @@
 #include "mc_util.h"
 #include "mcd.h"
 
-static const char *const job_state_names[] = {
-	[JOB_PENDING] = "pending",
-	[JOB_STOCK] = "stock",
-	[JOB_PROBING] = "probing",
-	[JOB_UNLOCKED] = "unlocked",
-	[JOB_REVERTED] = "reverted",
-	[JOB_BLOCKED] = "blocked",
-	[JOB_FAILED] = "failed",
-	[JOB_INVALID] = "invalid",
-	[JOB_ERROR] = "error",
-	[JOB_STOPPED] = "stopped",
-};
-
-const char *
-job_state_name(enum job_state s)
-{
-	return job_state_names[s];
-}
-
 struct job *
 job_find(struct mcd *d, const char *name)
 {
@@ -148,32 +129,45 @@ job_desired(struct mcd *d, const struct job *j)
 }
 
 /*
- * The state the job is moving to: what it settles in once launchd has
- * the change, as far as the daemon knows now (a probe still to run is
+ * The facts lifecycle_settle decides on, as the job stands; the probe's
+ * verdict comes from the caller.  Call job_effective first.
+ */
+void
+job_facts(struct mcd *d, const struct job *j, bool verdict_known,
+    bool verdict_fails, struct lifecycle_facts *f)
+{
+	const struct override	*o = state_get(&d->state, j->name, false);
+
+	f->valid = j->spec != NULL;
+	f->stopped = o != NULL && o->stopped;
+	f->failed = o != NULL && o->failed.set;
+	f->reverted = o != NULL && o->reverted.set;
+	f->wants_unlocked = j->unlocked;
+	f->managed = j->managed_note[0] != '\0';
+	f->profile_exists = j->profile != NULL;
+	f->profile_ok = j->profile != NULL && j->profile->error[0] == '\0';
+	f->profile_unlocks = j->profile != NULL && j->profile->family_max != 0;
+	f->verdict_known = verdict_known;
+	f->verdict_fails = verdict_fails;
+	f->blocked = j->state == JOB_BLOCKED || j->blocked;
+}
+
+/*
+ * The state the job is moving to: where it settles once launchd has the
+ * change, as far as the daemon knows now (a probe still to run is
  * "probing"; a process that turns out not to carry the shim, "blocked",
  * is learnt only once it runs).  Call job_effective first.
  */
 enum job_state
 job_next_state(struct mcd *d, const struct job *j)
 {
-	const struct override	*o = state_get(&d->state, j->name, false);
-	const struct gate_entry	*v;
+	const struct gate_entry	*v = j->profile != NULL ?
+	    gate_peek(d, j->profile) : NULL;
+	struct lifecycle_facts	 f;
+	enum lifecycle_why	 why;
 
-	if (j->spec == NULL)
-		return JOB_INVALID;
-	if (o != NULL && o->stopped)
-		return JOB_STOPPED;
-	if (o != NULL && o->failed.set)
-		return JOB_FAILED;
-	if (o != NULL && o->reverted.set)
-		return JOB_REVERTED;
-	if (!job_runs_unlocked(j))
-		return JOB_STOCK;
-	if ((v = gate_peek(d, j->profile)) == NULL)
-		return JOB_PROBING;
-	if (v->status == GATE_FAIL)
-		return JOB_REVERTED;
-	return j->state == JOB_BLOCKED ? JOB_BLOCKED : JOB_UNLOCKED;
+	job_facts(d, j, v != NULL, v != NULL && v->status == GATE_FAIL, &f);
+	return lifecycle_settle(&f, &why);
 }
 
 /* Resolve overrides and the profile into what the job should run with. */

@@ -364,6 +364,40 @@ struct job {
 	struct shim_seen	*shim;		/* its report; NULL: none yet */
 };
 
+/* --- lifecycle.c ---------------------------------------------------------------- */
+
+/* What is known of a job, for where it settles. */
+struct lifecycle_facts {
+	bool	valid;			/* its file parsed */
+	bool	stopped;		/* by request */
+	bool	failed;			/* given up: an incident */
+	bool	reverted;		/* back to stock: an incident */
+	bool	wants_unlocked;		/* after overrides and managed */
+	bool	managed;		/* managed settings made it stock */
+	bool	profile_exists;
+	bool	profile_ok;		/* its file is valid */
+	bool	profile_unlocks;	/* a family above stock */
+	bool	verdict_known;		/* the probe's verdict is in */
+	bool	verdict_fails;
+	bool	blocked;		/* its process dropped the shim */
+};
+
+/* Which words the reason takes. */
+enum lifecycle_why {
+	LC_WHY_NONE,
+	LC_WHY_STOPPED,
+	LC_WHY_INCIDENT,	/* the revert's or failure's evidence */
+	LC_WHY_NO_PROFILE,
+	LC_WHY_BAD_PROFILE,
+	LC_WHY_MANAGED,
+	LC_WHY_PROBING,
+	LC_WHY_BLOCKED,
+	LC_WHY_PARTIAL,		/* unlocked: a partial verdict's note, if any */
+};
+
+enum job_state lifecycle_settle(const struct lifecycle_facts *,
+	    enum lifecycle_why *);
+
 const char *job_state_name(enum job_state);
 struct job *job_find(struct mcd *, const char *name);
 void	job_rescan(struct mcd *);
@@ -375,6 +409,8 @@ void	reconcile_after(struct mcd *, struct job *, uint64_t ms);
 void	job_set_state(struct mcd *, struct job *, enum job_state,
 	    const char *reason);
 void	job_effective(struct mcd *, struct job *);
+void	job_facts(struct mcd *, const struct job *, bool verdict_known,
+	    bool verdict_fails, struct lifecycle_facts *);
 int	job_save_state(struct mcd *, char *why, size_t whylen);
 bool	job_runs_unlocked(const struct job *);
 const char *job_desired(struct mcd *, const struct job *);

@@ -122,38 +122,57 @@ reconcile_incident_text(struct mcd *d, const struct incident *in, char *buf,
 	    in->nevidence ? in->evidence[0] : "");
 }
 
-/* The state (and its reason) once launchd has the job as desired. */
+/* The state (lifecycle_settle's) and its reason, once launchd has it. */
 static void
 reconcile_settle(struct mcd *d, struct job *j)
 {
 	const struct override	*o = state_get(&d->state, j->name, false);
+	struct lifecycle_facts	 f;
+	enum lifecycle_why	 why;
+	enum job_state		 s;
 	char			 reason[MCD_ERR_LEN];
+	const char		*text = NULL;
 
 	j->failures = 0;
-	if (o != NULL && o->stopped) {
-		job_set_state(d, j, JOB_STOPPED, "stopped by request");
-	} else if (o != NULL && o->failed.set) {
-		reconcile_incident_text(d, &o->failed, reason, sizeof reason);
-		job_set_state(d, j, JOB_FAILED, reason);
-	} else if (o != NULL && o->reverted.set) {
-		reconcile_incident_text(d, &o->reverted, reason, sizeof reason);
-		job_set_state(d, j, JOB_REVERTED, reason);
-	} else if (j->probing) {
-		job_set_state(d, j, JOB_PROBING, "probing the profile before "
-		    "running it unlocked");
-	} else if (j->blocked && job_runs_unlocked(j)) {
-		/* Blocked is about a process started with the shim. */
-		job_set_state(d, j, JOB_BLOCKED, j->reason);
-	} else if (j->unlocked && j->profile == NULL) {
-		job_set_state(d, j, JOB_STOCK, "the profile does not exist: "
-		    "running stock");
-	} else if (j->unlocked && j->profile->error[0] != '\0') {
-		job_set_state(d, j, JOB_STOCK, j->profile->error);
-	} else if (j->unlocked && j->profile->family_max != 0) {
-		job_set_state(d, j, JOB_UNLOCKED, j->note);
-	} else
-		job_set_state(d, j, JOB_STOCK, j->managed_note[0] ?
-		    j->managed_note : NULL);
+	/* The gate has turned a failed verdict into a revert already. */
+	job_facts(d, j, !j->probing, false, &f);
+	f.blocked = j->blocked;
+	s = lifecycle_settle(&f, &why);
+	switch (why) {
+	case LC_WHY_STOPPED:
+		text = "stopped by request";
+		break;
+	case LC_WHY_INCIDENT:
+		reconcile_incident_text(d, s == JOB_FAILED ? &o->failed :
+		    &o->reverted, reason, sizeof reason);
+		text = reason;
+		break;
+	case LC_WHY_NO_PROFILE:
+		text = "the profile does not exist: running stock";
+		break;
+	case LC_WHY_BAD_PROFILE:
+		text = j->profile->error;
+		break;
+	case LC_WHY_MANAGED:
+		text = j->managed_note;
+		break;
+	case LC_WHY_PROBING:
+		text = "probing the profile before running it unlocked";
+		break;
+	case LC_WHY_BLOCKED:
+		text = j->reason;
+		break;
+	case LC_WHY_PARTIAL:
+		text = j->note;
+		break;
+	case LC_WHY_NONE:
+		/* The file turned invalid while a step was in flight. */
+		if (s == JOB_INVALID)
+			text = j->errors.count ? j->errors.items[0] :
+			    "invalid job file";
+		break;
+	}
+	job_set_state(d, j, s, text);
 }
 
 /*
