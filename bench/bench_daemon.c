@@ -149,10 +149,10 @@ main(int argc, char **argv)
 {
 	static long long	 lat[JOBS_TIMED], rtt[STATUS_CALLS];
 	static long long	 rev[REVERTS];
-	struct mc_rpc_decoder	 dec;
+	struct mc_client	 cl;
 	long long		 t0, total;
 	pid_t			 daemon;
-	int			 i, fd, tries;
+	int			 i, tries;
 
 	if (argc != 2) {
 		fprintf(stderr, "usage: bench_daemon BUILD_DIR\n");
@@ -160,7 +160,7 @@ main(int argc, char **argv)
 	}
 	bench_setup(argv[1]);
 	daemon = bench_start_daemon();
-	fd = bench_connect();
+	bench_connect(&cl);
 	for (i = 0; i < JOBS_TIMED; i++) {
 		t0 = now_ns(CLOCK_REALTIME);
 		put_job(i);
@@ -169,9 +169,8 @@ main(int argc, char **argv)
 	}
 	for (; i < JOBS_TOTAL; i++)
 		put_job(i);
-	mc_rpc_decoder_init(&dec, MC_MAX_REPLY);
 	/* Measured once all of them run unlocked: not their start-up. */
-	for (tries = 0; bench_count_state(fd, &dec, "unlocked") < JOBS_TOTAL &&
+	for (tries = 0; bench_count_state(&cl, "unlocked") < JOBS_TOTAL &&
 	    tries < 3000; tries++)
 		usleep(10000);
 	sleep(1);
@@ -179,7 +178,7 @@ main(int argc, char **argv)
 	total = now_ns(CLOCK_MONOTONIC);
 	for (i = 0; i < STATUS_CALLS; i++) {
 		t0 = now_ns(CLOCK_MONOTONIC);
-		bench_status(fd, &dec, (uint32_t)i + 2, NULL);
+		bench_status(&cl, NULL);
 		rtt[i] = now_ns(CLOCK_MONOTONIC) - t0;
 	}
 	total = now_ns(CLOCK_MONOTONIC) - total;

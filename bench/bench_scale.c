@@ -76,25 +76,24 @@ put_jobs(int n)
 	}
 }
 
-/* Start the daemon; ns until it answers status.  *fd stays connected. */
+/* Start the daemon; ns until it answers status.  *cl stays connected. */
 static long long
-start_timed(pid_t *pid, int *fd, struct mc_rpc_decoder *dec)
+start_timed(pid_t *pid, struct mc_client *cl)
 {
 	long long	t0 = now_ns(CLOCK_MONOTONIC);
 
 	*pid = bench_start_daemon();
-	*fd = bench_connect();
-	mc_rpc_decoder_init(dec, MC_MAX_REPLY);
-	bench_status(*fd, dec, 1, "bench-0");
+	bench_connect(cl);
+	bench_status(cl, "bench-0");
 	return now_ns(CLOCK_MONOTONIC) - t0;
 }
 
 static void
-settle(int fd, struct mc_rpc_decoder *dec, int n)
+settle(struct mc_client *cl, int n)
 {
 	int	tries;
 
-	for (tries = 0; bench_count_state(fd, dec, "stock") < (uint32_t)n; tries++) {
+	for (tries = 0; bench_count_state(cl, "stock") < (uint32_t)n; tries++) {
 		if (tries == 3000) {
 			fprintf(stderr, "bench_scale: %d jobs never settled\n",
 			    n);
@@ -106,7 +105,7 @@ settle(int fd, struct mc_rpc_decoder *dec, int n)
 
 /* 5000 status calls of all jobs (job NULL) or one: p50 and p99, in us. */
 static void
-status_latency(int fd, struct mc_rpc_decoder *dec, const char *job,
+status_latency(struct mc_client *cl, const char *job,
     double *p50, double *p99)
 {
 	static long long	rtt[CALLS];
@@ -115,7 +114,7 @@ status_latency(int fd, struct mc_rpc_decoder *dec, const char *job,
 
 	for (i = 0; i < CALLS; i++) {
 		t0 = now_ns(CLOCK_MONOTONIC);
-		bench_status(fd, dec, (uint32_t)i + 2, job);
+		bench_status(cl, job);
 		rtt[i] = now_ns(CLOCK_MONOTONIC) - t0;
 	}
 	qsort(rtt, CALLS, sizeof rtt[0], cmp_ll);
@@ -136,19 +135,17 @@ status_clients(int k)
 		exit(1);
 	for (i = 0; i < k; i++) {
 		if ((kids[i] = fork()) == 0) {
-			struct mc_rpc_decoder	dec;
-			int			fd = bench_connect();
+			struct mc_client	cl;
 			long long		end;
 
-			mc_rpc_decoder_init(&dec, MC_MAX_REPLY);
+			bench_connect(&cl);
 			count = 0;
 			if (read(go[0], &c, 1) != 1)
 				_exit(1);
 			end = now_ns(CLOCK_MONOTONIC) +
 			    (long long)(CLIENT_S * 1e9);
-			while (now_ns(CLOCK_MONOTONIC) < end)
-				bench_status(fd, &dec, (uint32_t)++count,
-				    "bench-0");
+			for (; now_ns(CLOCK_MONOTONIC) < end; count++)
+				bench_status(&cl, "bench-0");
 			if (write(done[1], &count, sizeof count) !=
 			    (ssize_t)sizeof count)
 				_exit(1);
@@ -175,7 +172,7 @@ status_clients(int k)
 int
 main(int argc, char **argv)
 {
-	struct mc_rpc_decoder	 dec;
+	struct mc_client	 cl;
 	double			 v[RUNS], p50[RUNS], p99[RUNS], w[RUNS];
 	double			 rss100 = 0, rss1000 = 0;
 	const char		*idle_env = getenv("BENCH_IDLE_S");
@@ -184,7 +181,7 @@ main(int argc, char **argv)
 	long long		 ticks, wakeups;
 	size_t			 z, c;
 	pid_t			 pid;
-	int			 fd, r;
+	int			 r;
 	struct summary		 s;
 
 	if (argc != 2) {
@@ -198,11 +195,10 @@ main(int argc, char **argv)
 	for (z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
 		put_jobs(sizes[z]);
 		for (r = 0; r < RUNS; r++) {
-			v[r] = start_timed(&pid, &fd, &dec) / 1e6;
-			settle(fd, &dec, sizes[z]);
+			v[r] = start_timed(&pid, &cl) / 1e6;
+			settle(&cl, sizes[z]);
 			if (r < RUNS - 1) {
-				close(fd);
-				mc_rpc_decoder_free(&dec);
+				mc_client_close(&cl);
 				bench_stop_daemon(pid);
 			}
 		}
@@ -244,14 +240,14 @@ main(int argc, char **argv)
 			    (double)wakeups, (double)wakeups }, "", NULL, true);
 			/* Status with 100 jobs. */
 			for (r = 0; r < RUNS; r++)
-				status_latency(fd, &dec, NULL, &p50[r], &p99[r]);
+				status_latency(&cl, NULL, &p50[r], &p99[r]);
 			record("status of 100 jobs, p50", summarize(p50, RUNS),
 			    "us", NULL, true);
 			s = summarize(p99, RUNS);
 			record("status of 100 jobs, p99", s, "us", "< 1000 us",
 			    s.median < 1000);
 			for (r = 0; r < RUNS; r++)
-				status_latency(fd, &dec, "bench-0", &p50[r],
+				status_latency(&cl, "bench-0", &p50[r],
 				    &p99[r]);
 			record("status of one job, p50", summarize(p50, RUNS),
 			    "us", NULL, true);
@@ -270,8 +266,7 @@ main(int argc, char **argv)
 				    s.median >= 20000);
 			}
 		}
-		close(fd);
-		mc_rpc_decoder_free(&dec);
+		mc_client_close(&cl);
 		bench_stop_daemon(pid);
 	}
 	v[0] = (rss1000 - rss100) / 900 * 1024;

@@ -115,70 +115,56 @@ bench_stop_daemon(pid_t pid)
 	waitpid(pid, NULL, 0);
 }
 
-int
-bench_connect(void)
+/* Connect as metalcapctl does, waiting up to 5 s for the daemon. */
+void
+bench_connect(struct mc_client *c)
 {
-	struct sockaddr_un	sun = { .sun_family = AF_UNIX };
-	int			fd, i;
+	char	path[128];
+	int	i;
 
-	snprintf(sun.sun_path, sizeof sun.sun_path, "%s/metalcapd.sock",
-	    bench_home);
+	snprintf(path, sizeof path, "%s/metalcapd.sock", bench_home);
 	for (i = 0; i < 5000; i++) {
-		fd = socket(AF_UNIX, SOCK_STREAM, 0);
-		if (connect(fd, (struct sockaddr *)&sun, sizeof sun) == 0)
-			return fd;
-		close(fd);
+		if (mc_client_open(c, path, 10) == 0)
+			return;
 		usleep(1000);
 	}
-	fprintf(stderr, "bench: metalcapd did not start\n");
+	fprintf(stderr, "bench: %s\n", c->error);
 	exit(1);
 }
 
-/* status [job]; the answer in *m (pointing into dec). */
+/* status [job]; the answer in *m (pointing into the client's decoder). */
 static void
-bench_status_reply(int fd, struct mc_rpc_decoder *dec, uint32_t id,
-    const char *job, struct mc_rpc_message *m)
+bench_status_reply(struct mc_client *c, const char *job,
+    struct mc_rpc_message *m)
 {
-	msgpack_sbuffer		 sb;
-	msgpack_packer		 pk;
-	const char		*why;
-	static char		 buf[65536];
-	ssize_t			 n;
+	char *const	params[] = { (char *)job, NULL };
 
-	msgpack_sbuffer_init(&sb);
-	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	mc_rpc_pack_request(&pk, id, MC_M_STATUS, job ? 1 : 0);
-	if (job != NULL)
-		mc_rpc_pack_str(&pk, job);
-	if (write(fd, sb.data, sb.size) != (ssize_t)sb.size)
+	if (mc_client_call(c, MC_M_STATUS, params, NULL, NULL, m) !=
+	    MC_CLIENT_OK) {
+		fprintf(stderr, "bench: status: %s\n", c->error);
 		exit(1);
-	msgpack_sbuffer_destroy(&sb);
-	while (mc_rpc_next(dec, m, &why) != MC_RPC_OK) {
-		if ((n = read(fd, buf, sizeof buf)) <= 0)
-			exit(1);
-		mc_rpc_feed(dec, buf, (size_t)n);
 	}
 }
 
 uint32_t
-bench_status(int fd, struct mc_rpc_decoder *dec, uint32_t id, const char *job)
+bench_status(struct mc_client *c, const char *job)
 {
 	struct mc_rpc_message	m;
 
-	bench_status_reply(fd, dec, id, job, &m);
+	bench_status_reply(c, job, &m);
 	return m.result.type == MSGPACK_OBJECT_ARRAY ?
 	    m.result.via.array.size : 0;
 }
 
 /* How many jobs status lists in state. */
 uint32_t
-bench_count_state(int fd, struct mc_rpc_decoder *dec, const char *state)
+bench_count_state(struct mc_client *c, const char *state)
 {
 	struct mc_rpc_message	m;
 	char			s[32];
 	uint32_t		i, count = 0;
 
-	bench_status_reply(fd, dec, 1, NULL, &m);
+	bench_status_reply(c, NULL, &m);
 	for (i = 0; m.result.type == MSGPACK_OBJECT_ARRAY &&
 	    i < m.result.via.array.size; i++)
 		if (mc_rpc_str(mc_rpc_map_get(&m.result.via.array.ptr[i],

@@ -11,7 +11,7 @@
 #include <sys/types.h>
 #include <time.h>
 
-#include "mc_rpc.h"
+#include "mc_client.h"
 #include "proc.h"
 
 extern char	bench_home[64], bench_build[1024];
@@ -22,14 +22,12 @@ void		bench_setup(const char *build_dir);
 void		bench_cleanup(void);
 pid_t		bench_start_daemon(void);
 void		bench_stop_daemon(pid_t);
-int		bench_connect(void);
+void		bench_connect(struct mc_client *);
 /* status [job]: the number of jobs answered. */
-uint32_t	bench_status(int fd, struct mc_rpc_decoder *, uint32_t id,
-		    const char *job);
+uint32_t	bench_status(struct mc_client *, const char *job);
 
 /* How many jobs status lists in state. */
-uint32_t	bench_count_state(int fd, struct mc_rpc_decoder *,
-		    const char *state);
+uint32_t	bench_count_state(struct mc_client *, const char *state);
 
 /* Median and spread of n samples (sorted in place). */
 struct summary {
