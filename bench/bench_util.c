@@ -1,7 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 
 #include <dirent.h>
