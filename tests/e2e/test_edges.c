@@ -32,15 +32,6 @@
 static const char failure_line[] = "ggml_metal_library_compile_pipeline: "
     "failed to compile pipeline: base = 'kernel_mul_mm_f16_f32'\n";
 
-static void
-append_log(const char *job, const char *text)
-{
-	char	path[256];
-
-	snprintf(path, sizeof path, "%s/logs/%s.err.log", home, job);
-	write_file(path, "a", text);
-}
-
 /*
  * A revert is persisted: with the device healed and the daemon killed,
  * a fresh probe would pass, so only the saved revert keeps the job stock.
@@ -54,7 +45,7 @@ test_revert_persisted_device_healed(void **state)
 	(void)state;
 	put_job("llama", "");
 	wait_state("llama", "unlocked", 0, 5.0);
-	append_log("llama", failure_line);
+	append_job_log("llama", failure_line);
 	wait_state("llama", "reverted", 0, 5.0);
 	set_device(NULL);
 	kill_daemon(SIGKILL);
@@ -94,7 +85,7 @@ test_failure_line_while_blocked(void **state)
 	(void)state;
 	put_restricted_job();
 	wait_state("restricted", "blocked", 0, 5.0);
-	append_log("restricted", failure_line);
+	append_job_log("restricted", failure_line);
 	wait_state("restricted", "reverted", -1, 5.0);
 	assert_field_has("restricted", "reason", "pipeline failure");
 }

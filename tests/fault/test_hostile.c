@@ -103,7 +103,7 @@ static void
 test_regex_bombs(void **state)
 {
 	struct child_result	*r;
-	char			 line[400], path[256];
+	char			 line[400];
 	double			 cpu;
 	int			 code;
 
@@ -122,8 +122,7 @@ test_regex_bombs(void **state)
 	/* 300 characters that make a backtracking matcher suffer. */
 	memset(line, 'a', 300);
 	strcpy(line + 300, "!\n");
-	snprintf(path, sizeof path, "%s/logs/fine.err.log", home);
-	write_file(path, "a", line);
+	append_job_log("fine", line);
 	cpu = daemon_cpu_over(1000);
 	assert_responsive("regex bombs");
 	r = ctl(&code, "status", "fine", NULL, NULL);
@@ -378,14 +377,12 @@ static void
 test_control_characters(void **state)
 {
 	struct child_result	*r;
-	char			 path[256];
 	int			 code;
 
 	(void)state;
 	put_job("llama", "");
 	wait_state("llama", "unlocked", 0, 5.0);
-	snprintf(path, sizeof path, "%s/logs/llama.err.log", home);
-	write_file(path, "a", "ggml_metal_init: error: \x1b]0;pwned\x07\x1b[2J"
+	append_job_log("llama", "ggml_metal_init: error: \x1b]0;pwned\x07\x1b[2J"
 	    "\xff\xfe broken\n");
 	wait_state("llama", "reverted", 0, 10.0);
 	r = ctl(&code, "status", NULL, NULL, NULL);
@@ -406,7 +403,7 @@ test_control_characters(void **state)
 static void
 test_evidence_cut_in_utf8(void **state)
 {
-	char	path[256], line[1024], cmd[768];
+	char	line[1024], cmd[768];
 	size_t	n;
 
 	(void)state;
@@ -420,8 +417,7 @@ test_evidence_cut_in_utf8(void **state)
 		line[n++] = (char)0xa9;
 	}
 	strcpy(line + n, "\n");
-	snprintf(path, sizeof path, "%s/logs/llama.err.log", home);
-	write_file(path, "a", line);
+	append_job_log("llama", line);
 	wait_state("llama", "reverted", 0, 10.0);
 	sleep_ms(300);
 	/* Independent readers: Python's json and plistlib. */

@@ -214,6 +214,15 @@ write_file(const char *path, const char *mode, const char *text)
 	fclose(f);
 }
 
+void
+append_job_log(const char *job, const char *text)
+{
+	char	path[256];
+
+	snprintf(path, sizeof path, "%s/logs/%s.err.log", home, job);
+	write_file(path, "a", text);
+}
+
 /* Write a job file elsewhere and rename it in, as editors and tools do. */
 void
 put_job(const char *name, const char *extra)

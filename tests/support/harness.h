@@ -51,6 +51,8 @@ long		 wait_state(const char *name, const char *state, long not_pid,
 bool		 environ_has(long pid, const char *prefix);
 
 /* Files: job files are renamed into jobs.d, as editors do. */
+/* Append text to the job's stderr log, home/logs/JOB.err.log. */
+void		 append_job_log(const char *job, const char *text);
 void		 write_file(const char *path, const char *mode,
 		    const char *text);
 void		 put_job(const char *name, const char *extra);
