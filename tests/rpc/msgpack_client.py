@@ -11,14 +11,9 @@ import sys
 
 import msgpack
 
+from checks import check, finish
+
 SOCK, JOB = sys.argv[1], sys.argv[2]
-failures = []
-
-
-def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + what)
-    if not ok:
-        failures.append(what)
 
 
 class Conn:
@@ -181,6 +176,4 @@ check(c.next() is None, "bytes that are not msgpack close the connection")
 # --- and the daemon serves a new one -------------------------------------
 check(Conn().alive(), "a new connection is served")
 
-if failures:
-    print("%d failed" % len(failures))
-    sys.exit(1)
+finish()

@@ -12,14 +12,9 @@ import sys
 from pynvim import socket_session
 from pynvim.api.common import NvimError, decode_if_bytes
 
+from checks import check, finish
+
 SOCK, JOB = sys.argv[1], sys.argv[2]
-failures = []
-
-
-def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + what)
-    if not ok:
-        failures.append(what)
 
 
 # socket_session() opens with a nvim_set_client_info notification whose
@@ -71,6 +66,4 @@ check(requests == ["disable", "enable", "profile.set", "stop", "start",
                    "restart"], "change events: %s" % requests)
 session.close()
 
-if failures:
-    print("%d failed" % len(failures))
-    sys.exit(1)
+finish()
