@@ -133,8 +133,7 @@ bool	probe_answer(const struct probe_answers *, long family);
 
 /* CPU references, exported for their unit tests. */
 float	probe_ref_simd_sum(unsigned width);
-void	probe_ref_matmul8(const float *a, const float *b, float *c);
-void	probe_ref_matmul32(const float *a, const float *b, float *c);
+void	probe_ref_matmul(int n, const float *a, const float *b, float *c);
 float	probe_ref_bf16(float x);
 
 /* --- report (probe_report.c) --------------------------------------------- */

@@ -223,32 +223,18 @@ probe_ref_simd_sum(unsigned width)
 	return (float)width * (float)(width + 1) / 2.0f;
 }
 
+/* C = A x B for n x n matrices (row-major), summed in double. */
 void
-probe_ref_matmul8(const float *a, const float *b, float *c)
+probe_ref_matmul(int n, const float *a, const float *b, float *c)
 {
 	int	i, j, k;
 	double	acc;
 
-	for (i = 0; i < 8; i++)
-		for (j = 0; j < 8; j++) {
-			for (acc = 0, k = 0; k < 8; k++)
-				acc += (double)a[i * 8 + k] * b[k * 8 + j];
-			c[i * 8 + j] = (float)acc;
-		}
-}
-
-/* C = A x B for 32 x 32 matrices (row-major). */
-void
-probe_ref_matmul32(const float *a, const float *b, float *c)
-{
-	int	i, j, k;
-	double	acc;
-
-	for (i = 0; i < 32; i++)
-		for (j = 0; j < 32; j++) {
-			for (acc = 0, k = 0; k < 32; k++)
-				acc += (double)a[i * 32 + k] * b[k * 32 + j];
-			c[i * 32 + j] = (float)acc;
+	for (i = 0; i < n; i++)
+		for (j = 0; j < n; j++) {
+			for (acc = 0, k = 0; k < n; k++)
+				acc += (double)a[i * n + k] * b[k * n + j];
+			c[i * n + j] = (float)acc;
 		}
 }
 
@@ -353,7 +339,7 @@ probe_check_simd_mm(const struct probe_context *ctx, struct probe_result *r)
 	}
 	if (!probe_run(ctx, &d, r))
 		return;
-	probe_ref_matmul8(a, b, want);
+	probe_ref_matmul(8, a, b, want);
 	probe_compare(r, c, want, 64);
 }
 
@@ -443,7 +429,7 @@ probe_mm_tg(const struct probe_context *ctx, struct probe_result *r,
 	}
 	if (!probe_run(ctx, &d, r))
 		return;
-	probe_ref_matmul32(a, b, want);
+	probe_ref_matmul(32, a, b, want);
 	probe_compare(r, c, want, 1024);
 }
 

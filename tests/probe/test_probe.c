@@ -112,7 +112,7 @@ test_cpu_references(void **state)
 			a[i * 8 + j] = 1.0f;
 			b[i * 8 + j] = (float)j;
 		}
-	probe_ref_matmul8(a, b, c);
+	probe_ref_matmul(8, a, b, c);
 	for (i = 0; i < 8; i++)
 		for (j = 0; j < 8; j++)
 			assert_float_equal(c[i * 8 + j], 8.0f * (float)j, 0);
@@ -124,7 +124,7 @@ test_cpu_references(void **state)
 			id[i] = i / 32 == i % 32 ? 1.0f : 0.0f;
 			m[i] = (float)(i % 13) - 6.0f;
 		}
-		probe_ref_matmul32(id, m, out);
+		probe_ref_matmul(32, id, m, out);
 		for (i = 0; i < 1024; i++)
 			assert_float_equal(out[i], m[i], 0);
 	}
