@@ -122,13 +122,23 @@ scan_bound(const char *p, uint64_t *copies)
 	return end;
 }
 
+/* The last atom repeated: it and what it holds become copies states. */
+static void
+scan_repeat(struct scan_budget *b, uint64_t copies)
+{
+	uint64_t	grown = b->last[b->depth] * copies;
+
+	b->sum[b->depth] += grown - b->last[b->depth];
+	b->last[b->depth] = grown;
+}
+
 /* Why a job's signature pattern is refused, or NULL. */
 const char *
 scan_refused(const char *re)
 {
 	struct scan_budget	 b;
 	const char		*p, *end;
-	uint64_t		 copies, grown;
+	uint64_t		 copies;
 
 	if (strlen(re) > SCAN_PATTERN_MAX)
 		return "longer than " SCAN_STR(SCAN_PATTERN_MAX) " bytes";
@@ -169,11 +179,12 @@ scan_refused(const char *re)
 				return "a repetition count over "
 				    SCAN_STR(SCAN_REPEAT_MAX);
 			p = end;
-			grown = b.last[b.depth] * copies;
-			b.sum[b.depth] += grown - b.last[b.depth];
-			b.last[b.depth] = grown;
+			scan_repeat(&b, copies);
 			break;
-		case '*': case '+': case '?': case '|': case '^': case '$':
+		case '+':	/* glibc compiles x+ as x x*: two copies */
+			scan_repeat(&b, 2);
+			break;
+		case '*': case '?': case '|': case '^': case '$':
 			break;
 		default:
 			scan_atom(&b, 1);

@@ -277,6 +277,11 @@ test_signature_budget(void **state)
 		if (scan_refused(fine[i]) != NULL)
 			fail_msg("%s refused: %s", fine[i], scan_refused(fine[i]));
 	assert_non_null(scan_refused("([a-z]{1,50}){1,50}"));
+	/* Found by fuzz_signature: glibc doubles the tree for each '+'
+	 * (x+ is x x*), so stacked pluses took regcomp past 2 GiB. */
+	assert_non_null(scan_refused(">>>>++++++++++++++++++++++++++++++++"
+	    "++>>>>[[."));
+	assert_null(scan_refused("srv +error: +.+$"));
 }
 
 /* Programs that cannot be a workload, without blocking on any of them. */
