@@ -72,7 +72,7 @@ DAEMON_SRC	:= daemon/metalcapd.c daemon/paths.c daemon/log.c \
 		   daemon/reconcile.c daemon/server.c daemon/rpc.c daemon/rpc_pack.c \
 		   daemon/scan.c daemon/tail.c daemon/gate.c daemon/watch.c \
 		   daemon/managed.c daemon/fleet.c daemon/dirwatch.c \
-		   daemon/lifecycle.c
+		   daemon/lifecycle.c daemon/driver.c
 ifeq ($(UNAME),Darwin)
 PLATFORM_SRC	:= daemon/platform_darwin.c
 else
@@ -215,7 +215,8 @@ $(O)/tests/test_probe: tests/probe/test_probe.c tests/support/child.c \
 
 DAEMON_UNITS	:= daemon/jobfile.c daemon/render.c daemon/state.c daemon/paths.c \
 		   $(PLATFORM_SRC) \
-		   daemon/profile.c daemon/log.c daemon/scan.c daemon/tail.c
+		   daemon/profile.c daemon/log.c daemon/scan.c daemon/tail.c \
+		   daemon/lifecycle.c
 $(O)/tests/test_daemon: tests/unit/test_daemon.c $(DAEMON_UNITS) \
     profiles/*.plist daemon/mcd.h $(COMMON_SRC) common/*.h $(SIM_TOOLS) | $(O)/tests
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) -DMC_TEST_FIXTURES='"$(abspath $(FIXTURES))"' \

@@ -23,9 +23,17 @@
 #define RESCAN_DEBOUNCE_MS	10
 
 static void
+dirwatch_emit(struct mcd *d, enum lifecycle_event type)
+{
+	struct mcd_event	ev = { .type = type };
+
+	d->emit(d, &ev);
+}
+
+static void
 dirwatch_rescan_cb(uv_timer_t *t)
 {
-	job_rescan(t->data);
+	dirwatch_emit(t->data, LC_EV_RESCAN);
 }
 
 /* Directory events are only hints: rescan once things settle. */
@@ -48,7 +56,7 @@ dirwatch_reports_cb(uv_fs_event_t *h, const char *file, int events,
 	(void)file;
 	(void)events;
 	(void)status;
-	watch_reports_changed(h->data);
+	dirwatch_emit(h->data, LC_EV_REPORTS);
 }
 
 static int

@@ -169,13 +169,15 @@ fleet_init(struct mcd *d)
 	fleet_instance_id(d);
 	uv_timer_init(d->loop, &d->fleet_timer);
 	d->fleet_timer.data = d;
-	fleet_changed(d);
+	fleet_observe(d, NULL, NULL);
 }
 
-/* Something changed: rewrite the status file soon. */
+/* Something changed (any job, anything): rewrite the status file soon. */
 void
-fleet_changed(struct mcd *d)
+fleet_observe(struct mcd *d, const struct job *j, const char *what)
 {
+	(void)j;
+	(void)what;
 	if (d->fleet_timer.data == NULL)
 		return;		/* before fleet_init (unit tests) */
 	if (!uv_is_active((uv_handle_t *)&d->fleet_timer))

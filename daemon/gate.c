@@ -200,11 +200,11 @@ gate_done(struct mcd *d, const struct launchctl_result *r, void *arg)
 	struct gate_entry	*e = arg;
 	struct gate_waiter	*w, *next;
 	const struct profile	*p = profile_find(&d->profiles, e->profile);
+	struct mcd_event	 ev = { .job = NULL };
 
 	gate_judge(e, e->family != 0, r);
 	e->done = true;
 	e->time = (long)time(NULL);
-	fleet_changed(d);
 	log_info("probe of profile %s: %s%s%s", e->profile,
 	    e->status == GATE_PASS ? "pass" : e->status == GATE_PARTIAL ?
 	    "partial" : "FAIL", e->reason[0] ? ": " : "", e->reason);
@@ -222,7 +222,11 @@ gate_done(struct mcd *d, const struct launchctl_result *r, void *arg)
 		w->fn(d, e, w->arg);
 		free(w);
 	}
-	reconcile_all(d);
+	/* The jobs on this profile hear the verdict. */
+	ev.profile = e->profile;
+	ev.type = e->status == GATE_PASS ? LC_EV_PROBE_PASS :
+	    e->status == GATE_PARTIAL ? LC_EV_PROBE_PARTIAL : LC_EV_PROBE_FAIL;
+	d->emit(d, &ev);
 }
 
 /* Start a probe of profile p (or note that one more is wanted). */

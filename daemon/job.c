@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The job table: one entry per file in the job directories, kept in step
- * with them by rescans.  A rescan re-reads only files whose bytes changed,
- * and hands changed, new and vanished jobs to the reconciler.
+ * with them by scans.  A scan re-reads only files whose bytes changed and
+ * marks what it found (file_changed, removed); the driver acts on that.
+ * The table stores jobs and calls into nothing that acts on them.
  */
 #include <sys/stat.h>
 
@@ -35,10 +36,10 @@ job_timer_closed(uv_handle_t *h)
 	free(h);
 }
 
+/* Free a job whose watch is stopped (watch_stop) and timer unused. */
 void
 job_free(struct job *j)
 {
-	watch_stop(j);
 	jobfile_free(j->spec);
 	diag_clear(&j->errors);
 	diag_clear(&j->warnings);
@@ -49,7 +50,7 @@ job_free(struct job *j)
 	free(j);
 }
 
-/* Drop a job whose file is gone and whose agent is booted out. */
+/* Drop a job whose file is gone, booted out, no longer watched. */
 void
 job_forget(struct mcd *d, struct job *j)
 {
@@ -63,47 +64,6 @@ job_forget(struct mcd *d, struct job *j)
 			break;
 		}
 	job_free(j);
-}
-
-void
-job_set_state(struct mcd *d, struct job *j, enum job_state s,
-    const char *reason)
-{
-	char	kept[sizeof j->reason];
-	bool	changed;
-
-	/* The reason is kept cut to its field: compare what is kept. */
-	mc_text(kept, sizeof kept, reason ? reason : "");
-	changed = j->state != s || strcmp(j->reason, kept) != 0;
-
-	j->state = s;
-	memcpy(j->reason, kept, sizeof j->reason);
-	if (changed) {
-		log_info("job %s: %s%s%s", j->name, job_state_name(s),
-		    reason && *reason ? ": " : "", reason ? reason : "");
-		rpc_event(d, j, "state");
-	}
-	/* The status file shows state and pid: rewrite it only for those. */
-	if (changed || j->pid != j->fleet_pid) {
-		j->fleet_pid = j->pid;
-		fleet_changed(d);
-	}
-}
-
-/*
- * Save the overrides.  A revert or failure that could not be saved is
- * still in force in memory (state_unsaved says so, and status shows it),
- * and the next save, whoever makes it, writes it too.
- */
-int
-job_save_state(struct mcd *d, char *why, size_t whylen)
-{
-	if (state_save(&d->state, why, whylen) == -1) {
-		d->state_unsaved = true;
-		return -1;
-	}
-	d->state_unsaved = false;
-	return 0;
 }
 
 /* Will the job's agent carry the shim, as things stand? */
@@ -126,48 +86,6 @@ job_desired(struct mcd *d, const struct job *j)
 	if (o != NULL && o->stopped)
 		return "stopped";
 	return job_runs_unlocked(j) ? "unlocked" : "stock";
-}
-
-/*
- * The facts lifecycle_settle decides on, as the job stands; the probe's
- * verdict comes from the caller.  Call job_effective first.
- */
-void
-job_facts(struct mcd *d, const struct job *j, bool verdict_known,
-    bool verdict_fails, struct lifecycle_facts *f)
-{
-	const struct override	*o = state_get(&d->state, j->name, false);
-
-	f->valid = j->spec != NULL;
-	f->stopped = o != NULL && o->stopped;
-	f->failed = o != NULL && o->failed.set;
-	f->reverted = o != NULL && o->reverted.set;
-	f->wants_unlocked = j->unlocked;
-	f->managed = j->managed_note[0] != '\0';
-	f->profile_exists = j->profile != NULL;
-	f->profile_ok = j->profile != NULL && j->profile->error[0] == '\0';
-	f->profile_unlocks = j->profile != NULL && j->profile->family_max != 0;
-	f->verdict_known = verdict_known;
-	f->verdict_fails = verdict_fails;
-	f->blocked = j->state == JOB_BLOCKED || j->blocked;
-}
-
-/*
- * The state the job is moving to: where it settles once launchd has the
- * change, as far as the daemon knows now (a probe still to run is
- * "probing"; a process that turns out not to carry the shim, "blocked",
- * is learnt only once it runs).  Call job_effective first.
- */
-enum job_state
-job_next_state(struct mcd *d, const struct job *j)
-{
-	const struct gate_entry	*v = j->profile != NULL ?
-	    gate_peek(d, j->profile) : NULL;
-	struct lifecycle_facts	 f;
-	enum lifecycle_why	 why;
-
-	job_facts(d, j, v != NULL, v != NULL && v->status == GATE_FAIL, &f);
-	return lifecycle_settle(&f, &why);
 }
 
 /* Resolve overrides and the profile into what the job should run with. */
@@ -273,6 +191,7 @@ job_refresh_file(struct mcd *d, const char *dir, const char *entry)
 	if (hash == j->file_hash && j->file != NULL && strcmp(j->file, path) == 0)
 		return;
 	j->file_hash = hash;
+	j->file_changed = true;
 	free(j->file);
 	j->file = strdup(path);
 	jobfile_free(j->spec);
@@ -322,27 +241,25 @@ job_scan_dir(struct mcd *d, const char *dir)
 	closedir(dp);
 }
 
-/* Re-read profiles and job directories; reconcile whatever changed. */
+/*
+ * Read the job folders into the table: each job is marked removed (its
+ * file is gone) or file_changed (read anew).  The profile table may have
+ * been rebuilt: call after profile_load_all.
+ */
 void
-job_rescan(struct mcd *d)
+job_scan(struct mcd *d)
 {
 	size_t	i;
 
-	managed_load(d);
-	profile_load_all(&d->profiles, d->paths.profiles);
-	/* The profile table was rebuilt: no job may point into the old one. */
+	/* No job may point into the old profile table. */
 	for (i = 0; i < d->njobs; i++) {
 		job_effective(d, d->jobs[i]);
 		d->jobs[i]->seen = false;
+		d->jobs[i]->file_changed = false;
 	}
 	job_scan_dir(d, d->paths.managed_jobs);
 	job_scan_dir(d, d->paths.jobs);
 	for (i = 0; i < d->njobs; i++)
 		if (!d->jobs[i]->seen)
 			d->jobs[i]->removed = true;
-	reconcile_all(d);
-	dirwatch_rearm(d);
-	/* Reading many job files leaves a high-water mark in the heap. */
-	if (d->njobs >= 64)
-		platform_release_memory();
 }

@@ -1,10 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Where a job settles: one pure function of what is known about it, with
- * no I/O and no call into the rest of the daemon.  The reconciler uses it
- * once launchd has the job as desired (reconcile_settle), and status uses
- * it to say where a job is going (job_next_state), so the two cannot
- * disagree.  Read top to bottom, the first row that matches wins:
+ * A job's lifecycle, in one place: the states, the events that move a job
+ * between them, and what the daemon does on each.  Two pure functions, no
+ * I/O and no call into the rest of the daemon:
+ *
+ * lifecycle_step (state, event, facts) -> (next state, actions) reads the
+ * table below, one row per transition, first match wins.  driver.c builds
+ * the facts, carries out the actions and feeds their results back in.
+ *
+ * lifecycle_settle is where a job comes to rest once launchd has it as
+ * rendered (the LAUNCHD_OK row), and what status calls its next state.
+ * Read top to bottom, the first line that matches wins:
  *
  *   file invalid                              invalid
  *   stopped by request                        stopped
@@ -17,7 +23,9 @@
  *   its process dropped the shim              blocked
  *   otherwise                                 unlocked
  *
- * tests/unit/test_lifecycle.c checks every combination of the facts.
+ * tests/unit/test_lifecycle.c checks every state by every event and every
+ * combination of the facts; metalcapd(8) prints the table, checked
+ * against this one by that test.
  */
 #include "mcd.h"
 
@@ -34,10 +42,170 @@ static const char *const lifecycle_names[] = {
 	[JOB_STOPPED] = "stopped",
 };
 
+static const char *const lifecycle_event_names[] = {
+	[LC_EV_FILE_CHANGED] = "file-changed",
+	[LC_EV_FILE_REMOVED] = "file-removed",
+	[LC_EV_ENABLE] = "enable",
+	[LC_EV_DISABLE] = "disable",
+	[LC_EV_PROFILE] = "profile",
+	[LC_EV_START] = "start",
+	[LC_EV_STOP] = "stop",
+	[LC_EV_RESTART] = "restart",
+	[LC_EV_PROBE_PASS] = "probe-pass",
+	[LC_EV_PROBE_PARTIAL] = "probe-partial",
+	[LC_EV_PROBE_FAIL] = "probe-fail",
+	[LC_EV_STARTED] = "started",
+	[LC_EV_GONE] = "gone",
+	[LC_EV_EXIT_CODE] = "exit-code",
+	[LC_EV_EXIT_SIGNAL] = "exit-signal",
+	[LC_EV_EXIT_JETSAM] = "exit-jetsam",
+	[LC_EV_FAILURE_LINE] = "failure-line",
+	[LC_EV_HEALTH_OK] = "health-ok",
+	[LC_EV_HEALTH_FAIL] = "health-fail",
+	[LC_EV_SHIM_HOOKED] = "shim-hooked",
+	[LC_EV_SHIM_STOCK] = "shim-stock",
+	[LC_EV_SHIM_ABSENT] = "shim-absent",
+	[LC_EV_MANAGED] = "managed",
+	[LC_EV_LAUNCHD_OK] = "launchd-ok",
+	[LC_EV_LAUNCHD_ERROR] = "launchd-error",
+	[LC_EV_LAUNCHD_GONE] = "launchd-gone",
+};
+
+static const char *const lifecycle_action_names[LC_ACTION_BITS] = {
+	"persist", "notify", "probe", "kickstart", "render", "bootstrap",
+	"bootout",
+};
+
+/* The facts a row may ask for, each one line of lifecycle_guard_holds. */
+enum lifecycle_guard {
+	LG_ANY,
+	LG_INVALID,
+	LG_HELD,
+	LG_NEEDS_PROBE,
+	LG_PROBE_FAILS,
+	LG_SHIM_AT_RISK,
+	LG_LOOP_WITH_SHIM,
+	LG_LOOP,
+	LG_RUNS_UNLOCKED,
+	LG_COUNT,
+};
+
+static const char *const lifecycle_guard_texts[LG_COUNT] = {
+	[LG_ANY] = "",
+	[LG_INVALID] = "file invalid",
+	[LG_HELD] = "stopped or failed",
+	[LG_NEEDS_PROBE] = "would unlock, no verdict",
+	[LG_PROBE_FAILS] = "would unlock, verdict fails",
+	[LG_SHIM_AT_RISK] = "may carry the shim, no incident",
+	[LG_LOOP_WITH_SHIM] = "crash loop, may carry the shim",
+	[LG_LOOP] = "crash loop, not failed",
+	[LG_RUNS_UNLOCKED] = "its agent carries the shim",
+};
+
+#define EV(e)		(UINT64_C(1) << (e))
+#define ST(s)		(1u << (s))
+#define ALL		0xffffffffu
+#define REQUESTS	(EV(LC_EV_ENABLE) | EV(LC_EV_DISABLE) | \
+			 EV(LC_EV_PROFILE) | EV(LC_EV_START) | EV(LC_EV_STOP))
+#define CONVERGE	(EV(LC_EV_FILE_CHANGED) | EV(LC_EV_MANAGED) | \
+			 EV(LC_EV_PROBE_PASS) | EV(LC_EV_PROBE_PARTIAL) | \
+			 EV(LC_EV_PROBE_FAIL))
+#define EXITS		(EV(LC_EV_EXIT_CODE) | EV(LC_EV_EXIT_SIGNAL) | \
+			 EV(LC_EV_EXIT_JETSAM))
+#define EVIDENCE	(EV(LC_EV_FAILURE_LINE) | EV(LC_EV_HEALTH_FAIL))
+#define SHIM_MISSING	(EV(LC_EV_SHIM_STOCK) | EV(LC_EV_SHIM_ABSENT))
+#define UP		(LC_RENDER | LC_BOOTSTRAP)
+#define INCIDENT	(LC_PERSIST | LC_NOTIFY)
+
+/*
+ * The table.  A request is saved before anything is done for it; while
+ * its file is invalid the last good agent keeps running; an unlocked
+ * profile never runs before the gate passed it; evidence of a failed
+ * Metal pipeline reverts only a process that may carry the shim; a crash
+ * loop in stock gives the job up.
+ */
+static const struct lifecycle_row lifecycle_table[] = {
+	/* events          states  guard  next  actions  why */
+	{ EV(LC_EV_FILE_REMOVED), ALL, LG_ANY, LC_SAME, LC_BOOTOUT,
+	    LC_WHY_NONE },
+	{ REQUESTS, ALL, LG_INVALID, JOB_INVALID, LC_PERSIST | LC_NOTIFY,
+	    LC_WHY_INVALID },
+	{ REQUESTS, ALL, LG_HELD, LC_SAME, LC_PERSIST | LC_RENDER |
+	    LC_BOOTOUT, LC_WHY_NONE },
+	{ REQUESTS, ALL, LG_NEEDS_PROBE, JOB_PROBING, LC_PERSIST | LC_PROBE |
+	    LC_NOTIFY, LC_WHY_PROBING },
+	{ REQUESTS, ALL, LG_PROBE_FAILS, JOB_REVERTED, INCIDENT | UP,
+	    LC_WHY_INCIDENT },
+	{ REQUESTS, ALL, LG_ANY, LC_SAME, LC_PERSIST | UP, LC_WHY_NONE },
+	{ CONVERGE, ALL, LG_INVALID, JOB_INVALID, LC_NOTIFY, LC_WHY_INVALID },
+	{ CONVERGE, ALL, LG_HELD, LC_SAME, LC_RENDER | LC_BOOTOUT,
+	    LC_WHY_NONE },
+	{ CONVERGE, ALL, LG_NEEDS_PROBE, JOB_PROBING, LC_PROBE | LC_NOTIFY,
+	    LC_WHY_PROBING },
+	{ CONVERGE, ALL, LG_PROBE_FAILS, JOB_REVERTED, INCIDENT | UP,
+	    LC_WHY_INCIDENT },
+	{ CONVERGE, ALL, LG_ANY, LC_SAME, UP, LC_WHY_NONE },
+	{ EV(LC_EV_RESTART), ALL, LG_HELD, LC_SAME, 0, LC_WHY_NONE },
+	{ EV(LC_EV_RESTART), ALL, LG_ANY, LC_SAME, LC_KICKSTART,
+	    LC_WHY_NONE },
+	{ EV(LC_EV_STARTED), ALL, LG_ANY, LC_SAME, LC_NOTIFY, LC_WHY_NONE },
+	{ EV(LC_EV_GONE), ALL, LG_ANY, LC_SAME, LC_BOOTSTRAP, LC_WHY_NONE },
+	{ EXITS, ALL, LG_LOOP_WITH_SHIM, JOB_REVERTED, INCIDENT | UP,
+	    LC_WHY_INCIDENT },
+	{ EXITS, ALL, LG_LOOP, JOB_FAILED, INCIDENT | LC_BOOTOUT,
+	    LC_WHY_INCIDENT },
+	{ EXITS, ALL, LG_ANY, LC_SAME, 0, LC_WHY_NONE },
+	{ EVIDENCE, ALL, LG_SHIM_AT_RISK, JOB_REVERTED, INCIDENT | UP,
+	    LC_WHY_INCIDENT },
+	{ EVIDENCE | EV(LC_EV_HEALTH_OK), ALL, LG_ANY, LC_SAME, 0,
+	    LC_WHY_NONE },
+	{ EV(LC_EV_SHIM_HOOKED), ST(JOB_BLOCKED), LG_ANY, JOB_UNLOCKED,
+	    LC_NOTIFY, LC_WHY_PARTIAL },
+	{ EV(LC_EV_SHIM_HOOKED), ALL, LG_ANY, LC_SAME, LC_NOTIFY,
+	    LC_WHY_NONE },
+	{ SHIM_MISSING, ALL, LG_RUNS_UNLOCKED, JOB_BLOCKED, LC_NOTIFY,
+	    LC_WHY_EVENT },
+	{ SHIM_MISSING, ALL, LG_ANY, LC_SAME, 0, LC_WHY_NONE },
+	{ EV(LC_EV_LAUNCHD_OK), ALL, LG_PROBE_FAILS, JOB_REVERTED,
+	    INCIDENT | UP, LC_WHY_INCIDENT },
+	{ EV(LC_EV_LAUNCHD_OK), ALL, LG_ANY, LC_SETTLE, LC_NOTIFY,
+	    LC_WHY_NONE },
+	{ EV(LC_EV_LAUNCHD_ERROR), ALL, LG_ANY, JOB_ERROR, LC_NOTIFY,
+	    LC_WHY_EVENT },
+	{ EV(LC_EV_LAUNCHD_GONE), ALL, LG_ANY, LC_SAME, LC_NOTIFY,
+	    LC_WHY_NONE },
+};
+
 const char *
 job_state_name(enum job_state s)
 {
 	return lifecycle_names[s];
+}
+
+const char *
+lifecycle_event_name(enum lifecycle_event e)
+{
+	return lifecycle_event_names[e];
+}
+
+const char *
+lifecycle_action_name(unsigned bit)
+{
+	return bit < LC_ACTION_BITS ? lifecycle_action_names[bit] : "?";
+}
+
+const char *
+lifecycle_guard_text(int guard)
+{
+	return guard >= 0 && guard < LG_COUNT ? lifecycle_guard_texts[guard] :
+	    "?";
+}
+
+const struct lifecycle_row *
+lifecycle_rows(size_t *count)
+{
+	*count = sizeof lifecycle_table / sizeof lifecycle_table[0];
+	return lifecycle_table;
 }
 
 
@@ -67,4 +235,64 @@ lifecycle_settle(const struct lifecycle_facts *f, enum lifecycle_why *why)
 	if (f->blocked)
 		return (*why = LC_WHY_BLOCKED, JOB_BLOCKED);
 	return (*why = LC_WHY_PARTIAL, JOB_UNLOCKED);
+}
+
+static bool
+lifecycle_guard_holds(int guard, const struct lifecycle_facts *f)
+{
+	enum lifecycle_why	why;
+	bool			open = !f->reverted && !f->failed;
+
+	switch (guard) {
+	case LG_INVALID:
+		return !f->valid;
+	case LG_HELD:
+		return f->stopped || f->failed;
+	case LG_NEEDS_PROBE:
+		return lifecycle_settle(f, &why) == JOB_PROBING;
+	case LG_PROBE_FAILS:
+		return !f->reverted &&
+		    lifecycle_settle(f, &why) == JOB_REVERTED;
+	case LG_SHIM_AT_RISK:
+		return f->carries_shim && open;
+	case LG_LOOP_WITH_SHIM:
+		return f->crash_loop && f->carries_shim && open;
+	case LG_LOOP:
+		return f->crash_loop && !f->failed;
+	case LG_RUNS_UNLOCKED:
+		return f->wants_unlocked && f->profile_ok &&
+		    f->profile_unlocks;
+	default:
+		return true;
+	}
+}
+
+/* Where an event takes a job in state s, and what is done for it. */
+void
+lifecycle_step(enum job_state s, enum lifecycle_event e,
+    const struct lifecycle_facts *f, struct lifecycle_step *out)
+{
+	const struct lifecycle_row	*r = lifecycle_table;
+	const struct lifecycle_row	*end = r + sizeof lifecycle_table /
+	    sizeof lifecycle_table[0];
+
+	for (; r < end; r++)
+		if ((r->events & EV(e)) && (r->states & ST(s)) &&
+		    lifecycle_guard_holds(r->guard, f))
+			break;
+	/* The last rows of each event match anything: never reached. */
+	if (r == end) {
+		out->next = s;
+		out->actions = 0;
+		out->why = LC_WHY_NONE;
+		out->row = NULL;
+		return;
+	}
+	out->row = r;
+	out->actions = r->actions;
+	out->why = r->why;
+	if (r->next == LC_SETTLE)
+		out->next = lifecycle_settle(f, &out->why);
+	else
+		out->next = r->next == LC_SAME ? s : (enum job_state)r->next;
 }

@@ -67,6 +67,8 @@ void	log_open(const char *file, bool to_stderr);
 void	log_info(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	log_warnx(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	log_debug(const char *, ...) __attribute__((format(printf, 1, 2)));
+struct job;
+void	log_observe(struct mcd *, const struct job *, const char *what);
 
 /* --- profile.c -------------------------------------------------------------- */
 
@@ -131,7 +133,7 @@ void	jobfile_free(struct job_spec *);
 /* --- fleet.c ------------------------------------------------------------------ */
 
 void	fleet_init(struct mcd *);
-void	fleet_changed(struct mcd *);
+void	fleet_observe(struct mcd *, const struct job *, const char *what);
 
 /* --- managed.c --------------------------------------------------------------- */
 
@@ -335,6 +337,7 @@ struct job {
 	char			 launchd_state[32];
 	bool			 seen;		/* in the last rescan */
 	bool			 removed;	/* file gone: tear down */
+	bool			 file_changed;	/* read anew by the last scan */
 	/* reconcile machinery */
 	bool			 busy;
 	bool			 dirty;
@@ -366,7 +369,58 @@ struct job {
 
 /* --- lifecycle.c ---------------------------------------------------------------- */
 
-/* What is known of a job, for where it settles. */
+/*
+ * What can happen to a job.  The evidence sources (dirwatch.c, watch.c,
+ * gate.c, reconcile.c's launchctl results) and the requests (rpc.c) hand
+ * these to the driver (driver.c) through struct mcd's emit pointer.
+ */
+enum lifecycle_event {
+	LC_EV_FILE_CHANGED,	/* its file is new or its bytes changed */
+	LC_EV_FILE_REMOVED,
+	LC_EV_ENABLE,		/* the requests */
+	LC_EV_DISABLE,
+	LC_EV_PROFILE,
+	LC_EV_START,
+	LC_EV_STOP,
+	LC_EV_RESTART,
+	LC_EV_PROBE_PASS,	/* the verdict on its profile */
+	LC_EV_PROBE_PARTIAL,
+	LC_EV_PROBE_FAIL,
+	LC_EV_STARTED,		/* launchd gave a new pid */
+	LC_EV_GONE,		/* that pid exited: how, launchd will say */
+	LC_EV_EXIT_CODE,	/* launchd: exited with a non-zero status */
+	LC_EV_EXIT_SIGNAL,	/* ... killed by a signal */
+	LC_EV_EXIT_JETSAM,	/* ... killed by the kernel for memory */
+	LC_EV_FAILURE_LINE,	/* its stderr matched a failure signature */
+	LC_EV_HEALTH_OK,
+	LC_EV_HEALTH_FAIL,
+	LC_EV_SHIM_HOOKED,	/* the shim's report: overrides in place */
+	LC_EV_SHIM_STOCK,	/* ... loaded but stayed stock */
+	LC_EV_SHIM_ABSENT,	/* no report in time: injection dropped */
+	LC_EV_MANAGED,		/* managed settings or profiles were reread */
+	LC_EV_LAUNCHD_OK,	/* launchd has the job as rendered */
+	LC_EV_LAUNCHD_ERROR,	/* launchctl failed; it is retried */
+	LC_EV_LAUNCHD_GONE,	/* booted out for good: its file is gone */
+	LC_EV_COUNT,
+	/* Not a job's: the driver turns them into the events above. */
+	LC_EV_RESCAN = LC_EV_COUNT,	/* a watched folder changed */
+	LC_EV_REPORTS,		/* the shim's report folder changed */
+};
+
+/* What the driver does for a step, in this order. */
+enum lifecycle_action {
+	LC_PERSIST	= 1 << 0,	/* save the overrides (and an incident) */
+	LC_NOTIFY	= 1 << 1,	/* tell the observers the job changed */
+	LC_PROBE	= 1 << 2,	/* get the gate's verdict on its profile */
+	LC_KICKSTART	= 1 << 3,	/* launchctl kickstart -k */
+	LC_RENDER	= 1 << 4,	/* write its agent as things now stand */
+	LC_BOOTSTRAP	= 1 << 5,	/* launchd runs that agent (replacing
+					   a changed one) and gives its pid */
+	LC_BOOTOUT	= 1 << 6,	/* launchd lets go of it */
+	LC_ACTION_BITS	= 7,
+};
+
+/* What is known of a job, for where it goes. */
 struct lifecycle_facts {
 	bool	valid;			/* its file parsed */
 	bool	stopped;		/* by request */
@@ -380,6 +434,8 @@ struct lifecycle_facts {
 	bool	verdict_known;		/* the probe's verdict is in */
 	bool	verdict_fails;
 	bool	blocked;		/* its process dropped the shim */
+	bool	carries_shim;		/* its process may have the shim */
+	bool	crash_loop;		/* this exit completes a crash loop */
 };
 
 /* Which words the reason takes. */
@@ -393,44 +449,100 @@ enum lifecycle_why {
 	LC_WHY_PROBING,
 	LC_WHY_BLOCKED,
 	LC_WHY_PARTIAL,		/* unlocked: a partial verdict's note, if any */
+	LC_WHY_INVALID,		/* the file's first error */
+	LC_WHY_EVENT,		/* the event's own words (launchctl, shim) */
+};
+
+#define LC_SAME		(-1)	/* a row's next: the state it is in */
+#define LC_SETTLE	(-2)	/* ... where lifecycle_settle says */
+
+/* One transition: first row that matches wins. */
+struct lifecycle_row {
+	uint64_t	 events;	/* 1 << event, or'd */
+	unsigned	 states;	/* 1 << state, or'd */
+	int		 guard;		/* enum in lifecycle.c */
+	int		 next;		/* a job_state, LC_SAME or LC_SETTLE */
+	unsigned	 actions;
+	enum lifecycle_why why;
+};
+
+struct lifecycle_step {
+	enum job_state		next;
+	unsigned		actions;
+	enum lifecycle_why	why;
+	const struct lifecycle_row *row;
 };
 
 enum job_state lifecycle_settle(const struct lifecycle_facts *,
 	    enum lifecycle_why *);
+void	lifecycle_step(enum job_state, enum lifecycle_event,
+	    const struct lifecycle_facts *, struct lifecycle_step *);
+const struct lifecycle_row *lifecycle_rows(size_t *count);
+const char *lifecycle_event_name(enum lifecycle_event);
+const char *lifecycle_action_name(unsigned bit);
+const char *lifecycle_guard_text(int guard);
+
+/* An event as a source hands it over; only the fields it needs are set. */
+struct mcd_event {
+	enum lifecycle_event	 type;
+	struct job		*job;		/* NULL: PROBE_*, RESCAN, REPORTS */
+	const char		*profile;	/* PROBE_*: the profile judged */
+	const char		*trigger;	/* an incident's first words */
+	const char *const	*evidence;
+	int			 nevidence;
+	const char		*reason;	/* LAUNCHD_ERROR, SHIM_* */
+	const char		*last_exit;	/* EXIT_*: launchd's words */
+	int			 signal;
+	long			 count;		/* EXIT_*: exits since last seen */
+};
+typedef void (*mcd_emit_fn)(struct mcd *, const struct mcd_event *);
+
+/* An observer of "job changed": what is "state", "revert", "failed",
+ * "removed", or NULL when only its facts (pid, shim report) changed. */
+typedef void (*mcd_observer_fn)(struct mcd *, const struct job *,
+    const char *what);
+#define MCD_OBSERVERS_MAX	4
+
+/* --- job.c: the job table --------------------------------------------------- */
 
 const char *job_state_name(enum job_state);
 struct job *job_find(struct mcd *, const char *name);
-void	job_rescan(struct mcd *);
+void	job_scan(struct mcd *);
 void	job_free(struct job *);
 void	job_forget(struct mcd *, struct job *);
-void	reconcile(struct mcd *, struct job *);
-void	reconcile_all(struct mcd *);
-void	reconcile_after(struct mcd *, struct job *, uint64_t ms);
-void	job_set_state(struct mcd *, struct job *, enum job_state,
-	    const char *reason);
 void	job_effective(struct mcd *, struct job *);
-void	job_facts(struct mcd *, const struct job *, bool verdict_known,
-	    bool verdict_fails, struct lifecycle_facts *);
-int	job_save_state(struct mcd *, char *why, size_t whylen);
 bool	job_runs_unlocked(const struct job *);
 const char *job_desired(struct mcd *, const struct job *);
-enum job_state job_next_state(struct mcd *, const struct job *);
+
+/* --- driver.c: events in, actions out ------------------------------------------- */
+
+void	driver_emit(struct mcd *, const struct mcd_event *);
+int	driver_request(struct mcd *, struct job *, enum lifecycle_event,
+	    char *why, size_t whylen);
+void	driver_rescan(struct mcd *);
+void	driver_facts(struct mcd *, const struct job *,
+	    struct lifecycle_facts *);
+enum job_state driver_next_state(struct mcd *, const struct job *);
+int	driver_save(struct mcd *, char *why, size_t whylen);
+
+/* --- reconcile.c: launchd made to match ------------------------------------------ */
+
+void	reconcile(struct mcd *, struct job *);
+void	reconcile_after(struct mcd *, struct job *, uint64_t ms);
 
 /* --- watch.c ------------------------------------------------------------------ */
 
+#define WATCH_EVIDENCE_LEN	256
+
 struct job_watch;
 void	watch_begin_tail(struct mcd *, struct job *);
-void	watch_started(struct mcd *, struct job *);
+int	watch_started(struct mcd *, struct job *);
 void	watch_stop(struct job *);
-bool	watch_exited(struct mcd *, struct job *, const char *last_exit,
-	    int signal, long count);
+bool	watch_count_exits(struct job *, const char *last_exit, int signal,
+	    long count, char evidence[2][WATCH_EVIDENCE_LEN]);
 void	watch_unwatch_pid(struct job *);
 void	watch_reports_changed(struct mcd *);
 void	watch_parse_marker(struct shim_seen *, const char *line);
-void	job_revert(struct mcd *, struct job *, const char *trigger,
-	    const char *const *evidence, int nevidence);
-void	job_fail(struct mcd *, struct job *, const char *trigger,
-	    const char *const *evidence, int nevidence);
 
 /* --- server.c / rpc.c --------------------------------------------------------- */
 
@@ -458,7 +570,7 @@ void	conn_ref(struct conn *);
 void	conn_unref(struct conn *);
 void	server_broadcast(struct mcd *, msgpack_sbuffer *);
 void	rpc_dispatch(struct conn *, const struct mc_rpc_message *);
-void	rpc_event(struct mcd *, const struct job *, const char *what);
+void	rpc_observe(struct mcd *, const struct job *, const char *what);
 
 /* --- rpc_pack.c ---------------------------------------------------------------- */
 
@@ -506,6 +618,12 @@ struct mcd {
 	bool			 state_unsaved;	/* memory ahead of the file */
 	int			 lock_fd;	/* state/metalcapd.lock, held */
 	uv_signal_t		 sighup, sigusr1, sigusr2;
+	/* The seams: sources hand events up, observers hear of changes. */
+	mcd_emit_fn		 emit;
+	mcd_observer_fn		 observers[MCD_OBSERVERS_MAX];
+	size_t			 nobservers;
+	void			(*dispatch)(struct conn *,
+				    const struct mc_rpc_message *);
 };
 
 /* --- dirwatch.c -------------------------------------------------------------- */

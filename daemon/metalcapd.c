@@ -98,9 +98,24 @@ on_other_signal(uv_signal_t *s, int signum)
 
 	if (signum == SIGHUP) {
 		log_info("SIGHUP: rescanning the job and profile folders");
-		job_rescan(d);
+		driver_rescan(d);
 	} else
 		log_info("signal %d ignored", signum);
+}
+
+/*
+ * Data flows one way: the sources hand events to the driver, the driver
+ * tells the observers, the server hands requests to rpc.c.  None of
+ * them names the one above it; this is where they are joined.
+ */
+static void
+connect_seams(struct mcd *d)
+{
+	d->emit = driver_emit;
+	d->observers[d->nobservers++] = log_observe;
+	d->observers[d->nobservers++] = rpc_observe;
+	d->observers[d->nobservers++] = fleet_observe;
+	d->dispatch = rpc_dispatch;
 }
 
 static void
@@ -300,6 +315,7 @@ main(int argc, char **argv)
 	if (state_load(&d->state, d->paths.state, why, sizeof why) == -1)
 		log_warnx("%s", why);
 	snprintf(d->domain, sizeof d->domain, "gui/%ld", (long)getuid());
+	connect_seams(d);
 	if (server_start(d, why, sizeof why) == -1) {
 		fprintf(stderr, "metalcapd: %s\n", why);
 		log_warnx("%s", why);
@@ -310,7 +326,7 @@ main(int argc, char **argv)
 	dirwatch_start(d);
 	start_signals(d);
 	fleet_init(d);
-	job_rescan(d);
+	driver_rescan(d);
 	uv_run(d->loop, UV_RUN_DEFAULT);
 	return 0;
 }

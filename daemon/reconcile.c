@@ -3,10 +3,13 @@
  * The reconciler: make launchd's view of one job match the desired one.
  *
  * Desired = job file + profile + persisted overrides, rendered into a
- * LaunchAgent.  Each job runs at most one reconcile at a time, as a chain
- * of launchctl calls; a request that arrives meanwhile marks the job dirty
- * and runs once more afterwards.  Every step is idempotent, so a daemon
- * restart simply reconciles again and changes nothing that is right.
+ * LaunchAgent.  The driver (driver.c) asks for a reconcile; each job runs
+ * at most one at a time, as a chain of launchctl calls; a request that
+ * arrives meanwhile marks the job dirty and runs once more afterwards.
+ * Every step is idempotent, so a daemon restart simply reconciles again
+ * and changes nothing that is right.  What launchd answers goes back to
+ * the driver as events (launchd-ok, -error, -gone, started, exit-*):
+ * nothing here decides a job's state.
  *
  * launchctl's answers (launchd.md §1.3-1.4): bootstrap 5/37 = already
  * loaded or still draining after a bootout (retry); 119 = disabled (enable,
@@ -51,6 +54,16 @@ static void
 reconcile_agent_path(struct mcd *d, struct job *j, char *buf, size_t len)
 {
 	mc_fmt(buf, len, "%s/%s.plist", d->paths.agents, j->label);
+}
+
+/* Hand what launchd said to the driver. */
+static void
+reconcile_emit(struct mcd *d, struct job *j, enum lifecycle_event type,
+    const char *reason)
+{
+	struct mcd_event	ev = { .type = type, .job = j, .reason = reason };
+
+	d->emit(d, &ev);
 }
 
 /* launchctl VERB <domain>/<label>, answered to cb. */
@@ -104,78 +117,6 @@ reconcile_should_run(const struct job *j)
 }
 
 /*
- * "trigger: first evidence" for a revert or failure, and whether it is
- * only in memory: the state folder could not be written (a full disk),
- * so a daemon restart would forget it.  Each settle tries the save again.
- */
-static void
-reconcile_incident_text(struct mcd *d, const struct incident *in, char *buf,
-    size_t len)
-{
-	char	why[256];
-
-	if (d->state_unsaved && job_save_state(d, why, sizeof why) == -1) {
-		snprintf(buf, len, "%s (not saved yet: %s)", in->trigger, why);
-		return;
-	}
-	snprintf(buf, len, "%s%s%s", in->trigger, in->nevidence ? ": " : "",
-	    in->nevidence ? in->evidence[0] : "");
-}
-
-/* The state (lifecycle_settle's) and its reason, once launchd has it. */
-static void
-reconcile_settle(struct mcd *d, struct job *j)
-{
-	const struct override	*o = state_get(&d->state, j->name, false);
-	struct lifecycle_facts	 f;
-	enum lifecycle_why	 why;
-	enum job_state		 s;
-	char			 reason[MCD_ERR_LEN];
-	const char		*text = NULL;
-
-	j->failures = 0;
-	/* The gate has turned a failed verdict into a revert already. */
-	job_facts(d, j, !j->probing, false, &f);
-	f.blocked = j->blocked;
-	s = lifecycle_settle(&f, &why);
-	switch (why) {
-	case LC_WHY_STOPPED:
-		text = "stopped by request";
-		break;
-	case LC_WHY_INCIDENT:
-		reconcile_incident_text(d, s == JOB_FAILED ? &o->failed :
-		    &o->reverted, reason, sizeof reason);
-		text = reason;
-		break;
-	case LC_WHY_NO_PROFILE:
-		text = "the profile does not exist: running stock";
-		break;
-	case LC_WHY_BAD_PROFILE:
-		text = j->profile->error;
-		break;
-	case LC_WHY_MANAGED:
-		text = j->managed_note;
-		break;
-	case LC_WHY_PROBING:
-		text = "probing the profile before running it unlocked";
-		break;
-	case LC_WHY_BLOCKED:
-		text = j->reason;
-		break;
-	case LC_WHY_PARTIAL:
-		text = j->note;
-		break;
-	case LC_WHY_NONE:
-		/* The file turned invalid while a step was in flight. */
-		if (s == JOB_INVALID)
-			text = j->errors.count ? j->errors.items[0] :
-			    "invalid job file";
-		break;
-	}
-	job_set_state(d, j, s, text);
-}
-
-/*
  * launchd may come round (a hung launchctl, a label still held, a session
  * that appears): try again, 1 s after the first failure, doubling to a
  * minute.  Timers run only while a job is in error.
@@ -194,6 +135,14 @@ reconcile_retry(struct mcd *d, struct job *j)
 	    RETRY_MAX_MS);
 }
 
+/* launchd has the job as the driver wants it. */
+static void
+reconcile_settle(struct mcd *d, struct job *j)
+{
+	j->failures = 0;
+	reconcile_emit(d, j, LC_EV_LAUNCHD_OK, NULL);
+}
+
 /* launchctl failed in a way retrying at once will not fix. */
 static void
 reconcile_error(struct mcd *d, struct job *j, const char *what,
@@ -204,7 +153,7 @@ reconcile_error(struct mcd *d, struct job *j, const char *what,
 	snprintf(reason, sizeof reason, "launchctl %s failed (%d): %.*s", what,
 	    r->code, (int)strcspn(r->err, "\n"), r->err[0] ? r->err :
 	    "no message");
-	job_set_state(d, j, JOB_ERROR, reason);
+	reconcile_emit(d, j, LC_EV_LAUNCHD_ERROR, reason);
 	reconcile_finish(d, j);
 	reconcile_retry(d, j);
 }
@@ -218,9 +167,9 @@ reconcile_no_gui(struct mcd *d, struct job *j,
 	    strncmp(d->domain, "gui/", 4) != 0)
 		return false;
 	if (!d->background_ok) {
-		job_set_state(d, j, JOB_ERROR, "no GUI session for this user: "
-		    "log in, or allow Background in the job template's "
-		    "LimitLoadToSessionType");
+		reconcile_emit(d, j, LC_EV_LAUNCHD_ERROR, "no GUI session for "
+		    "this user: log in, or allow Background in the job "
+		    "template's LimitLoadToSessionType");
 		reconcile_finish(d, j);
 		reconcile_retry(d, j);
 		return true;
@@ -228,40 +177,6 @@ reconcile_no_gui(struct mcd *d, struct job *j,
 	snprintf(d->domain, sizeof d->domain, "user/%ld", (long)getuid());
 	log_info("no GUI session: using the %s domain", d->domain);
 	reconcile_later(d, j, reconcile_print, 0);
-	return true;
-}
-
-/*
- * The probe gate: an unlocked job's profile must have passed the probe.
- * Returns false while a probe runs (reconcile_all runs when the verdict is
- * in).
- */
-static bool
-reconcile_gate(struct mcd *d, struct job *j)
-{
-	const struct gate_entry	*v;
-	const char		*evidence[1];
-
-	j->drop_tg = false;
-	j->note[0] = '\0';
-	j->probing = false;
-	if (!j->unlocked || j->profile == NULL || j->profile->family_max == 0 ||
-	    j->profile->error[0] != '\0')
-		return true;
-	if ((v = gate_verdict(d, j->profile)) == NULL) {
-		j->probing = true;
-		return false;
-	}
-	if (v->status == GATE_FAIL) {
-		evidence[0] = v->reason;
-		job_revert(d, j, "probe", evidence, 1);
-		job_effective(d, j);
-		return true;
-	}
-	if (v->status == GATE_PARTIAL) {
-		j->drop_tg = true;
-		mc_text(j->note, sizeof j->note, v->reason);
-	}
 	return true;
 }
 
@@ -340,7 +255,7 @@ reconcile_render(struct mcd *d, struct job *j)
 	    reconcile_loaded_hash(d, j) != j->rendered_hash;
 	if (j->changed && mc_write_atomic(path, xml, len, 0644, why,
 	    sizeof why) == -1) {
-		job_set_state(d, j, JOB_ERROR, why);
+		reconcile_emit(d, j, LC_EV_LAUNCHD_ERROR, why);
 		rc = -1;
 	}
 	free(old);
@@ -362,9 +277,8 @@ reconcile_removed_cb(struct mcd *d, const struct launchctl_result *r,
 	reconcile_loaded_path(d, j, path, sizeof path);
 	unlink(path);
 	log_info("job %s: removed", j->name);
-	rpc_event(d, j, "removed");
 	j->busy = false;
-	job_forget(d, j);
+	reconcile_emit(d, j, LC_EV_LAUNCHD_GONE, NULL);
 }
 
 static void
@@ -388,24 +302,16 @@ reconcile_start(struct mcd *d, struct job *j)
 		reconcile_launchctl(d, j, "bootout", reconcile_removed_cb);
 		return;
 	}
-	if (j->spec == NULL) {
-		/* The last good agent, if any, keeps running. */
-		job_set_state(d, j, JOB_INVALID, j->errors.count ?
-		    j->errors.items[0] : "invalid job file");
+	/*
+	 * Invalid: the last good agent, if any, keeps running.  Waiting for
+	 * the gate: whatever runs keeps running, and a new job waits (a probe
+	 * takes milliseconds) rather than start stock and restart.
+	 */
+	if (j->spec == NULL || j->probing) {
 		reconcile_finish(d, j);
 		return;
 	}
 	job_effective(d, j);
-	if (!reconcile_gate(d, j)) {
-		/*
-		 * Whatever runs keeps running; a new job waits (a probe takes
-		 * milliseconds) rather than start stock and restart.
-		 */
-		job_set_state(d, j, JOB_PROBING, "probing the profile before "
-		    "running it unlocked");
-		reconcile_finish(d, j);
-		return;
-	}
 	if (reconcile_render(d, j) == -1) {
 		reconcile_finish(d, j);
 		return;
@@ -575,6 +481,29 @@ reconcile_bootstrap(struct mcd *d, struct job *j)
 	launchctl_run(d, args, reconcile_bootstrap_cb, j);
 }
 
+/*
+ * Exits launchd counted since we last looked, told by how the last one
+ * ended.  launchd's words for a jetsam kill are not in our sources, so
+ * such a kill is told as the signal it is.
+ */
+static void
+reconcile_exited(struct mcd *d, struct job *j, const struct launchd_seen *seen,
+    long count)
+{
+	struct mcd_event	ev = { .job = j, .last_exit = seen->last_exit,
+	    .signal = seen->signal, .count = count };
+
+	if (seen->signal != 0)
+		ev.type = LC_EV_EXIT_SIGNAL;
+	else if (seen->last_exit[0] != '\0' &&
+	    strcmp(seen->last_exit, "0") != 0 &&
+	    strcmp(seen->last_exit, "(never exited)") != 0)
+		ev.type = LC_EV_EXIT_CODE;
+	else
+		return;
+	d->emit(d, &ev);
+}
+
 /* Learn pid and last exit; a job just started may need a moment. */
 static void
 reconcile_refresh_cb(struct mcd *d, const struct launchctl_result *r,
@@ -611,7 +540,10 @@ reconcile_refresh_cb(struct mcd *d, const struct launchctl_result *r,
 		long	n = finished - j->runs_counted;
 
 		j->runs_counted = finished;
-		if (watch_exited(d, j, seen.last_exit, seen.signal, n)) {
+		bool	was_dirty = j->dirty;
+
+		reconcile_exited(d, j, &seen, n);
+		if (j->dirty && !was_dirty) {
 			/* A revert or failure is queued: let it run. */
 			reconcile_finish(d, j);
 			return;
@@ -629,8 +561,8 @@ reconcile_refresh_cb(struct mcd *d, const struct launchctl_result *r,
 		return;
 	}
 	reconcile_settle(d, j);
-	if (j->pid > 0)
-		watch_started(d, j);
+	if (j->pid > 0 && j->pid != j->watched_pid)
+		reconcile_emit(d, j, LC_EV_STARTED, NULL);
 	reconcile_finish(d, j);
 }
 
@@ -692,20 +624,4 @@ reconcile_after(struct mcd *d, struct job *j, uint64_t ms)
 {
 	if (reconcile_claim(j))
 		reconcile_later(d, j, reconcile_start_later, ms);
-}
-
-void
-reconcile_all(struct mcd *d)
-{
-	size_t		  i, n = d->njobs;
-	struct job	**snap;
-
-	if (n == 0)
-		return;
-	/* reconcile may remove jobs: walk a snapshot. */
-	snap = malloc(n * sizeof *snap);
-	memcpy(snap, d->jobs, n * sizeof *snap);
-	for (i = 0; i < n; i++)
-		reconcile(d, snap[i]);
-	free(snap);
 }

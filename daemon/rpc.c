@@ -170,20 +170,22 @@ rpc_undo(struct mcd *d, struct job *j, const struct override *before)
 	job_effective(d, j);
 }
 
-/* Persist an override, then reconcile and answer with the job. */
+/*
+ * Hand the changed override to the driver, which saves it before acting
+ * on it, and answer with the job.
+ */
 static void
-rpc_commit(struct rpc_call *call, struct job *j)
+rpc_commit(struct rpc_call *call, struct job *j, enum lifecycle_event type)
 {
 	struct mcd	*d = call->conn->daemon;
 	char		 why[256];
 
-	if (job_save_state(d, why, sizeof why) == -1) {
+	if (driver_request(d, j, type, why, sizeof why) == -1) {
 		log_warnx("%s", why);
 		rpc_undo(d, j, &call->before);
 		rpc_error(call, MC_E_IO, "could not save the change: %s", why);
 		return;
 	}
-	reconcile(d, j);
 	rpc_changed(call, j);
 }
 
@@ -356,12 +358,12 @@ rpc_enable_probed(struct mcd *d, const struct gate_entry *e, void *arg)
 		memset(&o->failed, 0, sizeof o->failed);
 		o->unlocked = 1;
 		snprintf(o->profile, sizeof o->profile, "%s", l->profile);
-		if (job_save_state(d, why, sizeof why) == -1) {
+		/* A failed job was booted out: ask launchd afresh. */
+		j->loaded = false;
+		if (driver_request(d, j, LC_EV_ENABLE, why, sizeof why) == -1) {
 			rpc_undo(d, j, &before);
 			mc_rpc_pack_response_error(&pk, l->msgid, MC_E_IO, why);
 		} else {
-			j->loaded = false;
-			reconcile(d, j);
 			job_effective(d, j);
 			mc_rpc_pack_response_ok(&pk, l->msgid);
 			rpc_pack_job(&pk, j);
@@ -417,7 +419,7 @@ rpc_enable(struct rpc_call *call)
 	o->unlocked = 1;
 	snprintf(o->profile, sizeof o->profile, "%s", profile);
 	gate_invalidate(call->conn->daemon, profile);
-	rpc_commit(call, j);
+	rpc_commit(call, j, LC_EV_ENABLE);
 }
 
 static void
@@ -428,7 +430,7 @@ rpc_disable(struct rpc_call *call)
 	if (j == NULL)
 		return;
 	rpc_override(call, j)->unlocked = 0;
-	rpc_commit(call, j);
+	rpc_commit(call, j, LC_EV_DISABLE);
 }
 
 static void
@@ -444,7 +446,7 @@ rpc_profile_set(struct rpc_call *call)
 	o = rpc_override(call, j);
 	snprintf(o->profile, sizeof o->profile, "%s", profile);
 	gate_invalidate(call->conn->daemon, profile);
-	rpc_commit(call, j);
+	rpc_commit(call, j, LC_EV_PROFILE);
 }
 
 static void
@@ -484,9 +486,7 @@ rpc_set_stopped(struct rpc_call *call, bool stopped)
 	if (j == NULL)
 		return;
 	rpc_override(call, j)->stopped = stopped;
-	/* Make the next reconcile ask launchd again. */
-	j->loaded = false;
-	rpc_commit(call, j);
+	rpc_commit(call, j, stopped ? LC_EV_STOP : LC_EV_START);
 }
 
 static void
@@ -502,37 +502,20 @@ rpc_stop(struct rpc_call *call)
 }
 
 static void
-rpc_restart_cb(struct mcd *d, const struct launchctl_result *r, void *arg)
-{
-	struct job	*j = arg;
-
-	if (r->code != 0)
-		log_warnx("job %s: kickstart -k failed (%d): %s", j->name,
-		    r->code, r->err);
-	j->loaded = false;
-	reconcile(d, j);
-}
-
-static void
 rpc_restart(struct rpc_call *call)
 {
-	struct mcd	*d = call->conn->daemon;
 	struct job	*j = rpc_job(call, 0);
-	char		 target[256];
-	const char	*args[] = { "kickstart", "-k", target, NULL };
 
 	if (j == NULL)
 		return;
-	snprintf(target, sizeof target, "%s/%s", d->domain, j->label);
-	watch_unwatch_pid(j);	/* our kill is not a crash */
-	launchctl_run(d, args, rpc_restart_cb, j);
+	driver_request(call->conn->daemon, j, LC_EV_RESTART, NULL, 0);
 	rpc_changed(call, j);
 }
 
 static void
 rpc_reload(struct rpc_call *call)
 {
-	job_rescan(call->conn->daemon);
+	driver_rescan(call->conn->daemon);
 	rpc_ok(call);
 	msgpack_pack_true(&call->pk);
 }

@@ -89,7 +89,7 @@ rpc_pack_job(msgpack_packer *pk, const struct job *j)
 	rpc_pack_kv(pk, "name", j->name);
 	rpc_pack_kv(pk, "label", j->label);
 	rpc_pack_kv(pk, "state", job_state_name(j->state));
-	rpc_pack_kv(pk, "next_state", job_state_name(job_next_state(j->daemon,
+	rpc_pack_kv(pk, "next_state", job_state_name(driver_next_state(j->daemon,
 	    j)));
 	rpc_pack_kv(pk, "desired", job_desired(j->daemon, j));
 	rpc_pack_kv(pk, "profile", p ? p->name : NULL);
@@ -160,10 +160,12 @@ rpc_event_change(struct mcd *d, const struct job *j, const char *type,
 	server_broadcast(d, &sb);
 }
 
+/* The observer: subscribers hear of states, reverts, failures, removals. */
 void
-rpc_event(struct mcd *d, const struct job *j, const char *type)
+rpc_observe(struct mcd *d, const struct job *j, const char *what)
 {
-	rpc_event_change(d, j, type, NULL);
+	if (what != NULL)
+		rpc_event_change(d, j, what, NULL);
 }
 
 /* jansson value -> msgpack, for the probe's report. */

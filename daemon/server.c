@@ -253,7 +253,7 @@ conn_dispatch(struct conn *c)
 	while (!c->closing && c->pending_writes < MC_MAX_OUTSTANDING) {
 		st = mc_rpc_next(&c->decoder, &m, &why);
 		if (st == MC_RPC_OK && m.type == MC_MSG_REQUEST)
-			rpc_dispatch(c, &m);
+			c->daemon->dispatch(c, &m);
 		else if (st == MC_RPC_BADREQUEST)
 			conn_refuse(c, m.msgid, why);
 		else if (st == MC_RPC_IGNORED)

@@ -2,10 +2,10 @@
 /*
  * The safety loop while a job runs: proof of injection (the shim's report
  * for the pid launchd gave), its stderr followed for failure signatures,
- * its exits watched for a crash loop, and its health check.  Any of these
- * showing a failed Metal pipeline while the job is unlocked sends it back
- * to stock, persisted with the evidence; a job that crash-loops in stock
- * too is given up (failed) instead of being respawned forever.
+ * its exits counted for a crash loop, and its health check.  What they
+ * find goes to the driver as events (struct mcd's emit); the lifecycle
+ * table decides what follows: a failed Metal pipeline in an unlocked job
+ * sends it back to stock, a crash loop in stock gives it up.
  */
 #include <sys/stat.h>
 
@@ -139,101 +139,19 @@ watch_stop(struct job *j)
 	uv_close((uv_handle_t *)&w->log_more, watch_handle_closed);
 }
 
-/*
- * Could the process carry the shim?  Broad on purpose, for failure lines,
- * health checks and crashes: a job set stock may still run the injected
- * process until launchd has the new agent.
- */
-static bool
-watch_unlocked(const struct job *j)
-{
-	return j->state == JOB_UNLOCKED || j->state == JOB_BLOCKED ||
-	    (j->unlocked && j->profile != NULL && j->profile->family_max != 0);
-}
-
-/* --- reverting ------------------------------------------------------------- */
-
-static void
-watch_incident(struct incident *in, const char *trigger,
-    const char *const *evidence, int n)
-{
-	int	i;
-
-	memset(in, 0, sizeof *in);
-	in->set = true;
-	in->time = (long)time(NULL);
-	/* Log lines are anyone's bytes: kept as whole UTF-8 characters. */
-	mc_text(in->trigger, sizeof in->trigger, trigger);
-	for (i = 0; i < n && i < EVIDENCE_MAX; i++)
-		mc_text(in->evidence[in->nevidence++], sizeof in->evidence[0],
-		    evidence[i]);
-}
-
-static void
-watch_persist(struct mcd *d)
-{
-	char	why[256];
-
-	if (job_save_state(d, why, sizeof why) == -1)
-		log_warnx("%s; the job stays stock, kept in memory until the "
-		    "state can be saved", why);
-}
-
-/* Say so at once; launchd catches up with the reconcile. */
-static void
-watch_say(struct mcd *d, struct job *j, enum job_state s,
-    const struct incident *in)
-{
-	char	reason[MCD_ERR_LEN];
-
-	if (d->state_unsaved)
-		snprintf(reason, sizeof reason, "%s (not saved yet: the state "
-		    "folder cannot be written; kept in memory)", in->trigger);
-	else
-		snprintf(reason, sizeof reason, "%s%s%s", in->trigger,
-		    in->nevidence ? ": " : "", in->nevidence ?
-		    in->evidence[0] : "");
-	job_set_state(d, j, s, reason);
-}
-
-/* Back to stock, with the evidence; one reconcile does the rest. */
-void
-job_revert(struct mcd *d, struct job *j, const char *trigger,
-    const char *const *evidence, int n)
-{
-	struct override	*o = state_get(&d->state, j->name, true);
-
-	if (o->reverted.set || o->failed.set)
-		return;
-	watch_incident(&o->reverted, trigger, evidence, n);
-	o->revert_count++;
-	watch_persist(d);
-	log_warnx("job %s: reverted to stock: %s: %s", j->name, trigger,
-	    n > 0 ? evidence[0] : "");
-	watch_say(d, j, JOB_REVERTED, &o->reverted);
-	rpc_event(d, j, "revert");
-	reconcile(d, j);
-}
-
-/* Crashing in stock too: stop it instead of respawning it forever. */
-void
-job_fail(struct mcd *d, struct job *j, const char *trigger,
-    const char *const *evidence, int n)
-{
-	struct override	*o = state_get(&d->state, j->name, true);
-
-	if (o->failed.set)
-		return;
-	watch_incident(&o->failed, trigger, evidence, n);
-	watch_persist(d);
-	log_warnx("job %s: failed, no more restarts: %s", j->name, trigger);
-	watch_say(d, j, JOB_FAILED, &o->failed);
-	rpc_event(d, j, "failed");
-	j->loaded = false;
-	reconcile(d, j);
-}
-
 /* --- the log ---------------------------------------------------------------- */
+
+static void
+watch_emit(struct mcd *d, struct job *j, enum lifecycle_event type,
+    const char *trigger, const char *const *evidence, int n,
+    const char *reason)
+{
+	struct mcd_event	ev = { .type = type, .job = j,
+	    .trigger = trigger, .evidence = evidence, .nevidence = n,
+	    .reason = reason };
+
+	d->emit(d, &ev);
+}
 
 static void
 watch_log_line(void *arg, const char *line)
@@ -244,8 +162,7 @@ watch_log_line(void *arg, const char *line)
 
 	if (j->scan == NULL || (what = scan_line(j->scan, line)) == NULL)
 		return;
-	if (watch_unlocked(j))
-		job_revert(j->daemon, j, what, evidence, 1);
+	watch_emit(j->daemon, j, LC_EV_FAILURE_LINE, what, evidence, 1, NULL);
 }
 
 /*
@@ -394,20 +311,15 @@ watch_check_marker(struct mcd *d, struct job *j)
 	if (j->shim == NULL)
 		j->shim = malloc(sizeof *j->shim);
 	watch_parse_marker(j->shim, line);
-	fleet_changed(d);
 	if (j->watch != NULL)
 		uv_timer_stop(&j->watch->marker_timer);
 	if (strcmp(j->shim->state, "hooked") == 0) {
-		if (j->blocked) {
-			j->blocked = false;
-			job_set_state(d, j, JOB_UNLOCKED, j->note);
-		}
+		watch_emit(d, j, LC_EV_SHIM_HOOKED, NULL, NULL, 0, NULL);
 		return true;
 	}
-	j->blocked = true;
 	snprintf(line, sizeof line, "the shim loaded into pid %ld but stayed "
 	    "stock: %s", j->pid, j->shim->reason);
-	job_set_state(d, j, JOB_BLOCKED, line);
+	watch_emit(d, j, LC_EV_SHIM_STOCK, NULL, NULL, 0, line);
 	return true;
 }
 
@@ -423,12 +335,11 @@ watch_marker_timeout(uv_timer_t *t)
 		return;
 	if (j->pid <= 0 || kill((pid_t)j->pid, 0) != 0)
 		return;		/* it exited: the crash-loop watch has it */
-	j->blocked = true;
 	snprintf(reason, sizeof reason, "no report from the shim in pid %ld "
 	    "within %d ms: the injection was dropped (a hardened-runtime, "
 	    "SIP-protected or setuid/setgid program, or a wrapper script)",
 	    j->pid, j->daemon->marker_timeout_ms);
-	job_set_state(j->daemon, j, JOB_BLOCKED, reason);
+	watch_emit(j->daemon, j, LC_EV_SHIM_ABSENT, NULL, NULL, 0, reason);
 }
 
 void
@@ -463,13 +374,8 @@ watch_pid_gone(struct pid_watch *p)
 	log_debug("job %s: pid %ld exited", j->name, j->pid);
 	uv_timer_stop(&w->marker_timer);
 	uv_timer_stop(&w->health_timer);
-	/*
-	 * launchd knows how it ended: ask (a moment later: it records the
-	 * exit after reaping), then look for the next pid.
-	 */
-	j->pid = 0;
-	j->loaded = false;
-	reconcile_after(j->daemon, j, 100);
+	/* launchd knows how it ended: the driver asks. */
+	watch_emit(j->daemon, j, LC_EV_GONE, NULL, NULL, 0, NULL);
 }
 
 static void
@@ -517,23 +423,19 @@ watch_pid(struct mcd *d, struct job_watch *w, long pid)
 }
 
 /*
- * Count an abnormal exit; a loop of them reverts (or, in stock, fails).
- * True when that happened.
+ * Count count abnormal exits, the last one as launchd told it; true when
+ * they make a crash loop (the job file's CrashLoop, or 3 in 60 s).  The
+ * evidence says so, for the incident.
  */
 bool
-watch_exited(struct mcd *d, struct job *j, const char *last_exit, int sig,
-    long count)
+watch_count_exits(struct job *j, const char *last_exit, int sig, long count,
+    char ev[2][WATCH_EVIDENCE_LEN])
 {
 	plist_t		 loop = j->spec ? j->spec->crash_loop : NULL;
 	uint64_t	 max = CRASH_MAX_EXITS, window = CRASH_WINDOW_S;
-	char		 ev[EVIDENCE_MAX][256];
-	const char	*evp[EVIDENCE_MAX];
 	long		 now = (long)time(NULL);
 	int		 i, n = 0;
 
-	if (sig == 0 && (last_exit[0] == '\0' || strcmp(last_exit, "0") == 0 ||
-	    strcmp(last_exit, "(never exited)") == 0))
-		return false;
 	if (loop != NULL) {
 		plist_t v;
 
@@ -554,23 +456,17 @@ watch_exited(struct mcd *d, struct job *j, const char *last_exit, int sig,
 		if (now - j->exits[i] < (long)window)
 			n++;
 	if (sig != 0)
-		snprintf(ev[1], sizeof ev[1], "last: signal %d", sig);
+		snprintf(ev[1], WATCH_EVIDENCE_LEN, "last: signal %d", sig);
 	else
-		snprintf(ev[1], sizeof ev[1], "last: exit status %s", last_exit);
+		snprintf(ev[1], WATCH_EVIDENCE_LEN, "last: exit status %s",
+		    last_exit);
+	snprintf(ev[0], WATCH_EVIDENCE_LEN, "%d abnormal exits within %llu s",
+	    n, (unsigned long long)window);
 	log_info("job %s: exited abnormally (%s), %d in %llu s", j->name,
 	    ev[1] + 6, n, (unsigned long long)window);
 	if (n < (int)max)
 		return false;
-	snprintf(ev[0], sizeof ev[0], "%d abnormal exits within %llu s", n,
-	    (unsigned long long)window);
-	evp[0] = ev[0];
-	evp[1] = ev[1];
 	j->nexits = 0;
-	if (watch_unlocked(j) && !state_get(&d->state, j->name,
-	    true)->reverted.set)
-		job_revert(d, j, "crash loop", evp, 2);
-	else
-		job_fail(d, j, "crash loop in stock", evp, 2);
 	return true;
 }
 
@@ -584,8 +480,12 @@ watch_health_done(struct mcd *d, const struct launchctl_result *r, void *arg)
 	const char	*evp[2] = { ev[0], ev[1] };
 
 	free(arg);
-	if (j == NULL || r->code == 0)
+	if (j == NULL)
 		return;
+	if (r->code == 0) {
+		watch_emit(d, j, LC_EV_HEALTH_OK, NULL, NULL, 0, NULL);
+		return;
+	}
 	/* -1: it timed out or could not run; r->err says which. */
 	if (r->code == -1)
 		snprintf(ev[0], sizeof ev[0], "%.*s", (int)strcspn(r->err, "\n"),
@@ -596,8 +496,8 @@ watch_health_done(struct mcd *d, const struct launchctl_result *r, void *arg)
 	snprintf(ev[1], sizeof ev[1], "%.*s", (int)strcspn(r->err, "\n"),
 	    r->code == -1 ? "" : r->err);
 	log_warnx("job %s: health check failed: %s", j->name, ev[0]);
-	if (watch_unlocked(j))
-		job_revert(d, j, "health check", evp, ev[1][0] ? 2 : 1);
+	watch_emit(d, j, LC_EV_HEALTH_FAIL, "health check", evp,
+	    ev[1][0] ? 2 : 1, NULL);
 }
 
 static void
@@ -627,8 +527,11 @@ watch_health_due(uv_timer_t *t)
 		free(argv[i]);
 }
 
-/* A (new) process: watch its exit, its shim report and its health. */
-void
+/*
+ * A (new) process: watch its exit, its shim report and its health.  -1
+ * (errno) when it cannot be watched: ESRCH, it is gone already.
+ */
+int
 watch_started(struct mcd *d, struct job *j)
 {
 	struct job_watch	*w;
@@ -636,7 +539,7 @@ watch_started(struct mcd *d, struct job *j)
 	uint64_t		 delay = 0;
 
 	if (j->pid <= 0 || j->pid == j->watched_pid)
-		return;
+		return 0;
 	log_debug("job %s: watching pid %ld", j->name, j->pid);
 	w = watch_get(d, j);
 	watch_stop_pid(w);
@@ -644,16 +547,8 @@ watch_started(struct mcd *d, struct job *j)
 	free(j->shim);
 	j->shim = NULL;
 	j->blocked = false;
-	if (watch_pid(d, w, j->pid) == -1) {
-		/* Gone already, or not watchable: ask launchd again soon. */
-		if (errno != ESRCH)
-			log_warnx("job %s: cannot watch pid %ld: %s", j->name,
-			    j->pid, strerror(errno));
-		j->pid = 0;
-		j->loaded = false;
-		reconcile_after(d, j, errno == ESRCH ? 100 : 2000);
-		return;
-	}
+	if (watch_pid(d, w, j->pid) == -1)
+		return -1;
 	/* Only a process started with the shim owes a report. */
 	if (job_runs_unlocked(j) && !watch_check_marker(d, j))
 		uv_timer_start(&w->marker_timer, watch_marker_timeout,
@@ -665,4 +560,5 @@ watch_started(struct mcd *d, struct job *j)
 		uv_timer_start(&w->health_timer, watch_health_due,
 		    delay * 1000, 0);
 	}
+	return 0;
 }

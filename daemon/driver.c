@@ -1,0 +1,486 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The driver: the one place a job's state changes.  Every event about a
+ * job comes here, from the evidence sources through struct mcd's emit
+ * pointer (dirwatch.c, watch.c, gate.c, and reconcile.c's launchctl
+ * results) or from a request (rpc.c, driver_request).  The driver gathers
+ * the job's facts, asks lifecycle_step where the job goes, and carries
+ * out the row's actions in one order: persist, notify, probe, kickstart,
+ * then render, bootstrap or bootout (one reconcile).  What those find out
+ * comes back as events.
+ *
+ * Observers (the log, RPC subscribers, the fleet status file) hear of
+ * every change through the pointers in struct mcd; nothing here knows
+ * who they are.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "mc_util.h"
+#include "mcd.h"
+
+#define GONE_ASK_MS		100	/* launchd records an exit after reaping */
+#define UNWATCHABLE_ASK_MS	2000
+
+static void
+driver_notify(struct mcd *d, const struct job *j, const char *what)
+{
+	size_t	i;
+
+	for (i = 0; i < d->nobservers; i++)
+		d->observers[i](d, j, what);
+}
+
+/*
+ * Save the overrides.  A revert or failure that could not be saved is
+ * still in force in memory (state_unsaved says so, and status shows it),
+ * and the next save, whoever makes it, writes it too.
+ */
+int
+driver_save(struct mcd *d, char *why, size_t whylen)
+{
+	if (state_save(&d->state, why, whylen) == -1) {
+		d->state_unsaved = true;
+		return -1;
+	}
+	d->state_unsaved = false;
+	return 0;
+}
+
+static void
+driver_set_state(struct mcd *d, struct job *j, enum job_state s,
+    const char *reason)
+{
+	char	kept[sizeof j->reason];
+	bool	changed;
+
+	/* The reason is kept cut to its field: compare what is kept. */
+	mc_text(kept, sizeof kept, reason ? reason : "");
+	changed = j->state != s || strcmp(j->reason, kept) != 0;
+	j->state = s;
+	memcpy(j->reason, kept, sizeof j->reason);
+	/* The status file shows state and pid: tell for those only. */
+	if (changed || j->pid != j->fleet_pid) {
+		j->fleet_pid = j->pid;
+		driver_notify(d, j, changed ? "state" : NULL);
+	}
+}
+
+/* The facts lifecycle_step decides on, as the job stands now. */
+void
+driver_facts(struct mcd *d, const struct job *j, struct lifecycle_facts *f)
+{
+	const struct override	*o = state_get(&d->state, j->name, false);
+	const struct gate_entry	*v = j->profile != NULL ?
+	    gate_peek(d, j->profile) : NULL;
+
+	memset(f, 0, sizeof *f);
+	f->valid = j->spec != NULL;
+	f->stopped = o != NULL && o->stopped;
+	f->failed = o != NULL && o->failed.set;
+	f->reverted = o != NULL && o->reverted.set;
+	f->wants_unlocked = j->unlocked;
+	f->managed = j->managed_note[0] != '\0';
+	f->profile_exists = j->profile != NULL;
+	f->profile_ok = j->profile != NULL && j->profile->error[0] == '\0';
+	f->profile_unlocks = j->profile != NULL && j->profile->family_max != 0;
+	f->verdict_known = v != NULL;
+	f->verdict_fails = v != NULL && v->status == GATE_FAIL;
+	f->blocked = j->state == JOB_BLOCKED || j->blocked;
+	/*
+	 * Broad on purpose, for evidence: a job just set stock may run the
+	 * injected process until launchd has the new agent.
+	 */
+	f->carries_shim = j->state == JOB_UNLOCKED ||
+	    j->state == JOB_BLOCKED || (j->unlocked && f->profile_unlocks);
+}
+
+/*
+ * Where the job is going, as far as the daemon knows now: where it
+ * settles once launchd has it (a process that turns out not to carry the
+ * shim, "blocked", is learnt only once it runs).
+ */
+enum job_state
+driver_next_state(struct mcd *d, const struct job *j)
+{
+	struct lifecycle_facts	f;
+	enum lifecycle_why	why;
+
+	driver_facts(d, j, &f);
+	return lifecycle_settle(&f, &why);
+}
+
+/* "trigger: first evidence", or that it is not saved (a full disk). */
+static void
+driver_incident_text(struct mcd *d, const struct incident *in, char *buf,
+    size_t len)
+{
+	char	why[256];
+
+	/* Each telling tries the save again. */
+	if (d->state_unsaved && driver_save(d, why, sizeof why) == -1) {
+		snprintf(buf, len, "%s (not saved yet: %s)", in->trigger, why);
+		return;
+	}
+	snprintf(buf, len, "%s%s%s", in->trigger, in->nevidence ? ": " : "",
+	    in->nevidence ? in->evidence[0] : "");
+}
+
+static void
+driver_incident_set(struct incident *in, const char *trigger,
+    const char *const *evidence, int n)
+{
+	int	i;
+
+	memset(in, 0, sizeof *in);
+	in->set = true;
+	in->time = (long)time(NULL);
+	/* Log lines are anyone's bytes: kept as whole UTF-8 characters. */
+	mc_text(in->trigger, sizeof in->trigger, trigger);
+	for (i = 0; i < n && i < EVIDENCE_MAX; i++)
+		mc_text(in->evidence[in->nevidence++], sizeof in->evidence[0],
+		    evidence[i]);
+}
+
+/* Record a revert or a failure with its evidence, and save it. */
+static void
+driver_record(struct mcd *d, struct job *j, enum job_state next,
+    const struct mcd_event *ev)
+{
+	struct override	*o = state_get(&d->state, j->name, true);
+	char		 why[256];
+
+	if (next == JOB_FAILED) {
+		driver_incident_set(&o->failed, ev->trigger, ev->evidence,
+		    ev->nevidence);
+		log_warnx("job %s: failed, no more restarts: %s", j->name,
+		    ev->trigger);
+	} else {
+		driver_incident_set(&o->reverted, ev->trigger, ev->evidence,
+		    ev->nevidence);
+		o->revert_count++;
+		log_warnx("job %s: reverted to stock: %s: %s", j->name,
+		    ev->trigger, ev->nevidence > 0 ? ev->evidence[0] : "");
+	}
+	if (driver_save(d, why, sizeof why) == -1)
+		log_warnx("%s; the job stays stock, kept in memory until the "
+		    "state can be saved", why);
+}
+
+/* The words for a new state. */
+static const char *
+driver_reason(struct mcd *d, struct job *j, const struct lifecycle_step *st,
+    const struct mcd_event *ev, char *buf, size_t len)
+{
+	const struct override	*o = state_get(&d->state, j->name, false);
+
+	switch (st->why) {
+	case LC_WHY_STOPPED:
+		return "stopped by request";
+	case LC_WHY_INCIDENT:
+		if (o == NULL)
+			return "";
+		driver_incident_text(d, st->next == JOB_FAILED ? &o->failed :
+		    &o->reverted, buf, len);
+		return buf;
+	case LC_WHY_NO_PROFILE:
+		return "the profile does not exist: running stock";
+	case LC_WHY_BAD_PROFILE:
+		return j->profile->error;
+	case LC_WHY_MANAGED:
+		return j->managed_note;
+	case LC_WHY_PROBING:
+		return "probing the profile before running it unlocked";
+	case LC_WHY_BLOCKED:
+		return j->reason;
+	case LC_WHY_PARTIAL:
+		return j->note;
+	case LC_WHY_INVALID:
+		return j->errors.count ? j->errors.items[0] :
+		    "invalid job file";
+	case LC_WHY_EVENT:
+		return ev->reason != NULL ? ev->reason : "";
+	case LC_WHY_NONE:
+		break;
+	}
+	return "";
+}
+
+/* What an event tells of the job before it is judged. */
+static void
+driver_absorb(struct mcd *d, struct job *j, struct mcd_event *ev,
+    struct lifecycle_facts *f, char evidence[2][WATCH_EVIDENCE_LEN],
+    const char *evp[2])
+{
+	const struct gate_entry	*v;
+
+	switch (ev->type) {
+	case LC_EV_GONE:
+		j->pid = 0;
+		j->loaded = false;
+		break;
+	case LC_EV_START:
+	case LC_EV_STOP:
+		/* Make the reconcile ask launchd again. */
+		j->loaded = false;
+		break;
+	case LC_EV_EXIT_CODE:
+	case LC_EV_EXIT_SIGNAL:
+	case LC_EV_EXIT_JETSAM:
+		f->crash_loop = watch_count_exits(j, ev->last_exit, ev->signal,
+		    ev->count, evidence);
+		evp[0] = evidence[0];
+		evp[1] = evidence[1];
+		ev->evidence = evp;
+		ev->nevidence = 2;
+		/* Revert or failure, the row decides: see driver_step. */
+		ev->trigger = "crash loop";
+		break;
+	default:
+		break;
+	}
+	/* A revert the gate calls for carries the verdict as evidence. */
+	if (ev->trigger == NULL && j->profile != NULL &&
+	    (v = gate_peek(d, j->profile)) != NULL && v->status == GATE_FAIL) {
+		ev->trigger = "probe";
+		evp[0] = v->reason;
+		ev->evidence = evp;
+		ev->nevidence = 1;
+	}
+}
+
+/* A partial verdict keeps the family override only. */
+static void
+driver_partial(struct mcd *d, struct job *j)
+{
+	const struct gate_entry	*v;
+
+	j->drop_tg = false;
+	j->note[0] = '\0';
+	if (job_runs_unlocked(j) && (v = gate_peek(d, j->profile)) != NULL &&
+	    v->status == GATE_PARTIAL) {
+		j->drop_tg = true;
+		mc_text(j->note, sizeof j->note, v->reason);
+	}
+}
+
+static void
+driver_kickstart_cb(struct mcd *d, const struct launchctl_result *r,
+    void *arg)
+{
+	struct job	*j = job_find(d, arg);
+
+	if (j != NULL && r->code != 0)
+		log_warnx("job %s: kickstart -k failed (%d): %s", j->name,
+		    r->code, r->err);
+	free(arg);
+	if (j == NULL || j->removed)
+		return;
+	j->loaded = false;
+	reconcile(d, j);
+}
+
+static void
+driver_kickstart(struct mcd *d, struct job *j)
+{
+	char		 target[256];
+	const char	*args[] = { "kickstart", "-k", target, NULL };
+
+	snprintf(target, sizeof target, "%s/%s", d->domain, j->label);
+	watch_unwatch_pid(j);	/* our kill is not a crash */
+	launchctl_run(d, args, driver_kickstart_cb, strdup(j->name));
+}
+
+/* A new pid: follow it, or, if it cannot be followed, ask launchd soon. */
+static void
+driver_started(struct mcd *d, struct job *j)
+{
+	int	err;
+
+	if (watch_started(d, j) == 0)
+		return;
+	if ((err = errno) != ESRCH)
+		log_warnx("job %s: cannot watch pid %ld: %s", j->name, j->pid,
+		    strerror(err));
+	j->pid = 0;
+	j->loaded = false;
+	reconcile_after(d, j, err == ESRCH ? GONE_ASK_MS : UNWATCHABLE_ASK_MS);
+}
+
+/* Carry out the row's actions; -1 only when a request cannot be saved. */
+static int
+driver_act(struct mcd *d, struct job *j, const struct lifecycle_step *st,
+    const struct mcd_event *ev, char *why, size_t whylen)
+{
+	const bool	 incident = st->row != NULL &&
+	    st->row->why == LC_WHY_INCIDENT && (st->actions & LC_PERSIST);
+	char		 reason[MCD_ERR_LEN], spare[256];
+
+	if (st->actions & LC_PERSIST) {
+		if (incident)
+			driver_record(d, j, st->next, ev);
+		else if (driver_save(d, why ? why : spare, why ? whylen :
+		    sizeof spare) == -1)
+			return -1;
+	}
+	if (st->next == JOB_BLOCKED)
+		j->blocked = true;
+	else if (ev->type == LC_EV_SHIM_HOOKED)
+		j->blocked = false;
+	if (st->row != NULL && st->row->next != LC_SAME)
+		driver_set_state(d, j, st->next, driver_reason(d, j, st, ev,
+		    reason, sizeof reason));
+	else if (st->actions & LC_NOTIFY) {
+		j->fleet_pid = j->pid;
+		driver_notify(d, j, NULL);
+	}
+	if (incident) {
+		job_effective(d, j);
+		driver_notify(d, j, st->next == JOB_FAILED ? "failed" :
+		    "revert");
+	}
+	if (ev->type == LC_EV_STARTED)
+		driver_started(d, j);
+	if (st->actions & LC_PROBE) {
+		j->probing = true;
+		gate_verdict(d, j->profile);
+	}
+	if (st->actions & LC_KICKSTART)
+		driver_kickstart(d, j);
+	if (st->actions & (LC_RENDER | LC_BOOTSTRAP | LC_BOOTOUT)) {
+		j->probing = false;
+		if (st->next == JOB_FAILED)
+			j->loaded = false;
+		driver_partial(d, j);
+		if (ev->type == LC_EV_GONE)
+			reconcile_after(d, j, GONE_ASK_MS);
+		else
+			reconcile(d, j);
+	}
+	return 0;
+}
+
+/* One event for one job, start to end. */
+static int
+driver_step(struct mcd *d, struct job *j, const struct mcd_event *event,
+    char *why, size_t whylen)
+{
+	struct mcd_event	 ev = *event;
+	struct lifecycle_facts	 f;
+	struct lifecycle_step	 st;
+	char			 evidence[2][WATCH_EVIDENCE_LEN];
+	const char		*evp[2];
+
+	job_effective(d, j);
+	driver_facts(d, j, &f);
+	driver_absorb(d, j, &ev, &f, evidence, evp);
+	lifecycle_step(j->state, ev.type, &f, &st);
+	if (f.crash_loop && st.next == JOB_FAILED)
+		ev.trigger = "crash loop in stock";
+	log_debug("job %s: %s: %s -> %s", j->name,
+	    lifecycle_event_name(ev.type), job_state_name(j->state),
+	    job_state_name(st.next));
+	return driver_act(d, j, &st, &ev, why, whylen);
+}
+
+/* A request for a job (rpc.c); -1 and why if it could not be saved. */
+int
+driver_request(struct mcd *d, struct job *j, enum lifecycle_event type,
+    char *why, size_t whylen)
+{
+	struct mcd_event	ev = { .type = type, .job = j };
+
+	return driver_step(d, j, &ev, why, whylen);
+}
+
+/*
+ * Hand an event to each job that takes it (which: the event it is for
+ * that job, or -1).  A step may end a job (one never given to launchd is
+ * forgotten at once): walk a snapshot, and let a job end only itself.
+ */
+static void
+driver_each(struct mcd *d, struct mcd_event *ev,
+    int (*which)(const struct job *, const struct mcd_event *))
+{
+	size_t		  i, n = d->njobs;
+	struct job	**snap;
+	struct mcd_event  one;
+	int		  type;
+
+	if (n == 0)
+		return;
+	snap = malloc(n * sizeof *snap);
+	memcpy(snap, d->jobs, n * sizeof *snap);
+	for (i = 0; i < n; i++) {
+		if ((type = which(snap[i], ev)) == -1)
+			continue;
+		one = *ev;
+		one.type = (enum lifecycle_event)type;
+		one.job = snap[i];
+		driver_step(d, snap[i], &one, NULL, 0);
+	}
+	free(snap);
+}
+
+/* A verdict concerns the jobs that use the profile judged. */
+static int
+driver_verdict_for(const struct job *j, const struct mcd_event *ev)
+{
+	return j->profile != NULL && strcmp(j->profile->name,
+	    ev->profile) == 0 ? (int)ev->type : -1;
+}
+
+/* After a scan: gone, read anew, or to check against new settings. */
+static int
+driver_scanned(const struct job *j, const struct mcd_event *ev)
+{
+	(void)ev;
+	return j->removed ? LC_EV_FILE_REMOVED : j->file_changed ?
+	    LC_EV_FILE_CHANGED : LC_EV_MANAGED;
+}
+
+/* Re-read profiles, managed settings and job folders; act on each job. */
+void
+driver_rescan(struct mcd *d)
+{
+	struct mcd_event	ev = { .type = LC_EV_MANAGED };
+
+	managed_load(d);
+	profile_load_all(&d->profiles, d->paths.profiles);
+	job_scan(d);
+	driver_each(d, &ev, driver_scanned);
+	dirwatch_rearm(d);
+	/* Reading many job files leaves a high-water mark in the heap. */
+	if (d->njobs >= 64)
+		platform_release_memory();
+}
+
+/* The emit seam: what the sources and launchctl results hand over. */
+void
+driver_emit(struct mcd *d, const struct mcd_event *event)
+{
+	struct mcd_event	ev = *event;
+
+	switch (ev.type) {
+	case LC_EV_RESCAN:
+		driver_rescan(d);
+		return;
+	case LC_EV_REPORTS:
+		watch_reports_changed(d);
+		return;
+	case LC_EV_LAUNCHD_GONE:
+		driver_step(d, ev.job, &ev, NULL, 0);
+		driver_notify(d, ev.job, "removed");
+		job_forget(d, ev.job);
+		return;
+	default:
+		break;
+	}
+	if (ev.job == NULL)
+		driver_each(d, &ev, driver_verdict_for);
+	else
+		driver_step(d, ev.job, &ev, NULL, 0);
+}
