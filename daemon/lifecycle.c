@@ -165,7 +165,7 @@ static const struct lifecycle_row lifecycle_table[] = {
 	    LC_WHY_NONE },
 	{ SHIM_MISSING, ALL, LG_RUNS_UNLOCKED, JOB_BLOCKED, LC_NOTIFY,
 	    LC_WHY_EVENT },
-	{ SHIM_MISSING, ALL, LG_ANY, LC_SAME, 0, LC_WHY_NONE },
+	{ SHIM_MISSING, ALL, LG_ANY, LC_SAME, LC_NOTIFY, LC_WHY_NONE },
 	{ EV(LC_EV_LAUNCHD_OK), ALL, LG_PROBE_FAILS, JOB_REVERTED,
 	    INCIDENT | UP, LC_WHY_INCIDENT },
 	{ EV(LC_EV_LAUNCHD_OK), ALL, LG_ANY, LC_SETTLE, LC_NOTIFY,
@@ -260,8 +260,8 @@ lifecycle_guard_holds(int guard, const struct lifecycle_facts *f)
 	case LG_LOOP:
 		return f->crash_loop && !f->failed;
 	case LG_RUNS_UNLOCKED:
-		return f->wants_unlocked && f->profile_ok &&
-		    f->profile_unlocks;
+		return f->wants_unlocked && f->profile_exists &&
+		    f->profile_ok && f->profile_unlocks;
 	default:
 		return true;
 	}

@@ -626,6 +626,10 @@ struct mcd {
 				    const struct mc_rpc_message *);
 };
 
+/* --- seams.c ------------------------------------------------------------------ */
+
+void	seams_connect(struct mcd *);
+
 /* --- dirwatch.c -------------------------------------------------------------- */
 
 void	dirwatch_start(struct mcd *);

@@ -103,21 +103,6 @@ on_other_signal(uv_signal_t *s, int signum)
 		log_info("signal %d ignored", signum);
 }
 
-/*
- * Data flows one way: the sources hand events to the driver, the driver
- * tells the observers, the server hands requests to rpc.c.  None of
- * them names the one above it; this is where they are joined.
- */
-static void
-connect_seams(struct mcd *d)
-{
-	d->emit = driver_emit;
-	d->observers[d->nobservers++] = log_observe;
-	d->observers[d->nobservers++] = rpc_observe;
-	d->observers[d->nobservers++] = fleet_observe;
-	d->dispatch = rpc_dispatch;
-}
-
 static void
 start_signals(struct mcd *d)
 {
@@ -315,7 +300,7 @@ main(int argc, char **argv)
 	if (state_load(&d->state, d->paths.state, why, sizeof why) == -1)
 		log_warnx("%s", why);
 	snprintf(d->domain, sizeof d->domain, "gui/%ld", (long)getuid());
-	connect_seams(d);
+	seams_connect(d);
 	if (server_start(d, why, sizeof why) == -1) {
 		fprintf(stderr, "metalcapd: %s\n", why);
 		log_warnx("%s", why);

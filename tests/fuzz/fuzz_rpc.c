@@ -53,6 +53,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 		abort();
 	state_load(&d.state, d.paths.state, why, sizeof why);
 	snprintf(d.domain, sizeof d.domain, "gui/%ld", (long)getuid());
+	seams_connect(&d);
 	if (server_start(&d, why, sizeof why) == -1)
 		abort();
 	uv_timer_init(d.loop, &d.rescan_timer);
@@ -60,7 +61,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	fuzz_write_file(path, "jobs.d/llama.plist", (const uint8_t *)job,
 	    sizeof job - 1);
 	fleet_init(&d);
-	job_rescan(&d);
+	driver_rescan(&d);
 	uv_run(d.loop, UV_RUN_NOWAIT);
 	return 0;
 }
