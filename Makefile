@@ -225,7 +225,7 @@ $(O)/tests/test_daemon: tests/unit/test_daemon.c $(DAEMON_UNITS) \
 	    $(LDFLAGS_SAN)
 
 HARNESS		:= tests/support/harness.c tests/support/child.c \
-		   tests/support/proc.c
+		   tests/support/proc.c common/mc_client.c
 HARNESS_DEPS	:= $(HARNESS) tests/support/*.h $(DAEMON) $(CLIENT) \
 		   $(TEMPLATE) $(SHIM_LIB) $(SIM_TOOLS)
 

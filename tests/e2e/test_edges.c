@@ -35,7 +35,7 @@ static const char failure_line[] = "ggml_metal_library_compile_pipeline: "
 /*
  * A revert is persisted: with the device healed and the daemon killed,
  * a fresh probe would pass, so only the saved revert keeps the job stock.
- * Kills: job_revert without watch_persist.
+ * Kills: a revert recorded but not saved (driver_record).
  */
 static void
 test_revert_persisted_device_healed(void **state)

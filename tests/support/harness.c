@@ -28,6 +28,7 @@
 
 #include "child.h"
 #include "harness.h"
+#include "mc_client.h"
 #include "mc_rpc.h"
 #include "protocol.h"
 
@@ -583,29 +584,25 @@ pipeline_probes(int fd, uint32_t n, uint32_t *busy, uint32_t *ok,
 	msgpack_sbuffer_destroy(&sb);
 }
 
-/* A well-behaved client's status round trip in ms; -1 if refused. */
+/*
+ * A well-behaved client's status round trip in ms, through the client
+ * library metalcapctl uses; -1 if refused.
+ */
 double
 status_rtt_ms(void)
 {
-	struct mc_rpc_decoder	 dec;
+	struct mc_client	 cl;
 	struct mc_rpc_message	 m;
-	msgpack_sbuffer		 sb;
-	msgpack_packer		 pk;
+	char			 sock[512];
 	double			 start = now_s(), ms = -1;
-	int			 fd = try_connect();
 
-	if (fd == -1)
+	snprintf(sock, sizeof sock, "%s/metalcapd.sock", home);
+	if (mc_client_open(&cl, sock, 10) != 0)
 		return -1;
-	msgpack_sbuffer_init(&sb);
-	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	mc_rpc_pack_request(&pk, 1, MC_M_STATUS, 0);
-	mc_rpc_decoder_init(&dec, MC_MAX_REPLY);
-	if (raw_exchange(fd, sb.data, sb.size, &dec, &m) == 0 &&
-	    m.type == MC_MSG_RESPONSE && m.error.type == MSGPACK_OBJECT_NIL)
+	if (mc_client_call(&cl, MC_M_STATUS, NULL, NULL, NULL, &m) ==
+	    MC_CLIENT_OK)
 		ms = (now_s() - start) * 1000;
-	mc_rpc_decoder_free(&dec);
-	msgpack_sbuffer_destroy(&sb);
-	close(fd);
+	mc_client_close(&cl);
 	return ms;
 }
 
