@@ -51,10 +51,13 @@ SHIM_LIB	:= $(O)/lib/libmetalcap.$(SHLIB)
 TEST_BINS	:= $(O)/tests/test_shim_config $(O)/tests/test_shim_inject \
 		   $(O)/tests/test_probe $(O)/tests/test_daemon \
 		   $(O)/tests/test_daemon_e2e $(O)/tests/test_launchctl_sim \
-		   $(O)/tests/test_faults $(O)/tests/test_abuse \
+		   $(O)/tests/test_faults $(O)/tests/test_io_faults \
+		   $(O)/tests/test_abuse \
 		   $(O)/tests/test_hostile $(O)/tests/test_rpc_clients \
 		   $(O)/tests/test_inject_judge $(O)/tests/test_edges \
-		   $(O)/tests/test_lifecycle $(O)/tests/test_mc_client
+		   $(O)/tests/test_lifecycle $(O)/tests/test_mc_client \
+		   $(O)/tests/test_protocol $(O)/tests/test_files \
+		   $(O)/tests/test_fleet_e2e
 SIM_LIB		:= $(O)/tests/libmtlsim.so
 SIM_OVERBROAD	:= $(O)/tests/overbroad/libmtlsim.so
 SIM_KERNEL	:= $(O)/tests/mtlsim_kernel.o
@@ -178,10 +181,12 @@ $(O)/tests/fake-llama: tests/sim/fake-llama.m $(SIM_LIB) | $(O)/tests
 $(O)/tests/late-metal: tests/sim/late-metal.c | need-deps $(O)/tests
 	$(CC) $(CFLAGS_C) $< -o $@ -lobjc -ldl $(LDFLAGS_SAN)
 
-$(O)/tests/launchctl-sim: tests/sim/launchctl-sim.c common/mc_plist.c common/mc_util.c \
-    common/mc_plist.h | need-deps $(O)/tests
-	$(CC) $(CFLAGS_C) -Icommon $< common/mc_plist.c common/mc_util.c -o $@ -lplist-2.0 \
-	    $(LDFLAGS_SAN)
+LAUNCHCTL_SIM	:= tests/sim/launchctl-sim.c tests/sim/sim_store.c \
+		   tests/sim/sim_supervise.c
+$(O)/tests/launchctl-sim: $(LAUNCHCTL_SIM) tests/sim/launchctl-sim.h \
+    common/mc_plist.c common/mc_util.c common/mc_plist.h | need-deps $(O)/tests
+	$(CC) $(CFLAGS_C) -Icommon $(LAUNCHCTL_SIM) common/mc_plist.c \
+	    common/mc_util.c -o $@ -lplist-2.0 $(LDFLAGS_SAN)
 
 # --- tests ---------------------------------------------------------------
 
@@ -217,10 +222,13 @@ DAEMON_UNITS	:= daemon/jobfile.c daemon/render.c daemon/state.c daemon/paths.c \
 		   $(PLATFORM_SRC) \
 		   daemon/profile.c daemon/log.c daemon/scan.c daemon/tail.c \
 		   daemon/lifecycle.c
-$(O)/tests/test_daemon: tests/unit/test_daemon.c $(DAEMON_UNITS) \
-    profiles/*.plist daemon/mcd.h $(COMMON_SRC) common/*.h $(SIM_TOOLS) | $(O)/tests
+# The daemon's pure parts, the RPC framing, and files others write.
+$(O)/tests/test_daemon $(O)/tests/test_protocol $(O)/tests/test_files: \
+    $(O)/tests/test_%: tests/unit/test_%.c tests/unit/unit.c tests/unit/unit.h \
+    $(DAEMON_UNITS) profiles/*.plist daemon/mcd.h $(COMMON_SRC) common/*.h \
+    $(SIM_TOOLS) | $(O)/tests
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) -DMC_TEST_FIXTURES='"$(abspath $(FIXTURES))"' \
-	    -Icommon -Idaemon $< $(DAEMON_UNITS) \
+	    -Icommon -Idaemon -Itests/unit $< tests/unit/unit.c $(DAEMON_UNITS) \
 	    $(COMMON_SRC) -o $@ -lcmocka -luv -lplist-2.0 -lmsgpackc \
 	    $(LDFLAGS_SAN)
 
@@ -229,7 +237,8 @@ HARNESS		:= tests/support/harness.c tests/support/child.c \
 HARNESS_DEPS	:= $(HARNESS) tests/support/*.h $(DAEMON) $(CLIENT) \
 		   $(TEMPLATE) $(SHIM_LIB) $(SIM_TOOLS)
 
-$(O)/tests/test_daemon_e2e: tests/e2e/test_daemon_e2e.c $(HARNESS_DEPS) \
+$(O)/tests/test_daemon_e2e $(O)/tests/test_fleet_e2e: \
+    $(O)/tests/test_%: tests/e2e/test_%.c $(HARNESS_DEPS) \
     pkg/profiles/*.mobileconfig pkg/fleet/* | $(O)/tests
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Itests/support -Icommon $< \
 	    $(HARNESS) common/mc_rpc.c common/mc_util.c -o $@ -lcmocka -ljansson \
@@ -240,7 +249,8 @@ $(O)/tests/test_edges: tests/e2e/test_edges.c $(HARNESS_DEPS) | $(O)/tests
 	    $(HARNESS) common/mc_rpc.c common/mc_util.c -o $@ -lcmocka -ljansson \
 	    -lmsgpackc $(LDFLAGS_SAN)
 
-$(O)/tests/test_faults: tests/fault/test_faults.c $(HARNESS_DEPS) \
+$(O)/tests/test_faults $(O)/tests/test_io_faults: \
+    $(O)/tests/test_%: tests/fault/test_%.c $(HARNESS_DEPS) \
     tests/fault/launchctl-fault tests/fault/probe-fault | $(O)/tests
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Itests/support -Icommon $< \
 	    $(HARNESS) common/mc_rpc.c common/mc_util.c -o $@ -lcmocka -ljansson \
@@ -358,7 +368,8 @@ check-asan:
 
 # The tests that drive metalcapd, with the daemon under Valgrind memcheck
 # (it sees inside libuv, which ASan cannot); its errors fail the test.
-VALGRIND_TESTS	:= $(O)/tests/test_daemon_e2e $(O)/tests/test_hostile \
+VALGRIND_TESTS	:= $(O)/tests/test_daemon_e2e $(O)/tests/test_fleet_e2e \
+		   $(O)/tests/test_hostile \
 		   $(O)/tests/test_rpc_clients
 check-valgrind: $(VALGRIND_TESTS) | need-deps
 	MC_TEST_VALGRIND=1 MC_TEST_TIME_SCALE=8 \
@@ -371,7 +382,7 @@ mutate: | need-deps
 
 # The long fault run docs/RELIABILITY.md reports: 50 kill -9 rounds and
 # every documented launchctl code (make test runs 3 rounds and 4 codes).
-faults: $(O)/tests/test_faults $(O)/tests/test_abuse
+faults: $(O)/tests/test_faults $(O)/tests/test_io_faults $(O)/tests/test_abuse
 	MC_FAULT_ROUNDS=50 MC_FAULT_FULL=1 scripts/run-tests.sh $^
 
 # Each target for FUZZ_SECONDS (default 300); make test runs FUZZ_SMOKE.

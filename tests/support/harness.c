@@ -148,6 +148,24 @@ assert_field_has(const char *name, const char *key, const char *text)
 	json_decref(j);
 }
 
+/* Write job k's file, with MARK=mark in its environment. */
+void
+edit_job(int k, const char *mark)
+{
+	char	tmp[256], path[256], body[4096];
+
+	snprintf(tmp, sizeof tmp, "%s/.j%d.tmp", home, k);
+	snprintf(path, sizeof path, "%s/jobs.d/j%d.plist", home, k);
+	snprintf(body, sizeof body, "<?xml version=\"1.0\"?><plist "
+	    "version=\"1.0\"><dict><key>ProgramArguments</key><array><string>"
+	    FAKE_LLAMA "</string></array><key>EnvironmentVariables</key><dict>"
+	    "<key>MTLSIM_SWITCHES</key><string>%s</string><key>MARK</key>"
+	    "<string>%s</string></dict></dict></plist>\n",
+	    switches + strlen("MTLSIM_SWITCHES="), mark);
+	write_file(tmp, "w", body);
+	assert_int_equal(rename(tmp, path), 0);
+}
+
 /*
  * Poll until the job is in state (with a pid, if running) and its pid
  * differs from not_pid; returns the pid, or fails after timeout seconds.
@@ -158,14 +176,15 @@ wait_state(const char *name, const char *state, long not_pid, double timeout)
 	double	 start = now_s();
 	json_t	*j;
 	long	 pid;
-	char	 last[64] = "none";
+	char	 last[400] = "none";
 
 	timeout *= time_scale();
 	while (now_s() - start < timeout) {
 		if ((j = job_status(name)) != NULL) {
 			pid = pid_of(j);
-			snprintf(last, sizeof last, "%s/%ld", str_of(j, "state"),
-			    pid);
+			/* The reason too: a wrong state says why in the log. */
+			snprintf(last, sizeof last, "%s/%ld: %s", str_of(j,
+			    "state"), pid, str_of(j, "reason"));
 			if (strcmp(str_of(j, "state"), state) == 0 &&
 			    (pid > 0 || strcmp(state, "stopped") == 0 ||
 			    strcmp(state, "invalid") == 0 ||

@@ -46,6 +46,7 @@ const char	*str_of(json_t *j, const char *key);
 long		 pid_of(json_t *j);
 void		 assert_field_has(const char *name, const char *key,
 		    const char *text);
+void		 edit_job(int k, const char *mark);
 long		 wait_state(const char *name, const char *state, long not_pid,
 		    double timeout);
 bool		 environ_has(long pid, const char *prefix);

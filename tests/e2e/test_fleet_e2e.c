@@ -1,0 +1,327 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * End to end, for administrators: managed settings (ForceStock, allowed
+ * profiles, a default, an unusable file) over the real metalcapd and
+ * metalcapctl, and the fleet status file and Jamf extension attribute
+ * read back.  launchd and the device are SIMULATED, as in
+ * test_daemon_e2e.c.
+ */
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <pwd.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "child.h"
+#include "harness.h"
+#include "protocol.h"
+
+/* The computer-level managed preferences, or a user's (user != NULL). */
+static void
+write_managed(const char *user, const char *keys)
+{
+	char	path[256], text[1024];
+
+	snprintf(path, sizeof path, "%s/managed", home);
+	mkdir(path, 0755);
+	if (user != NULL) {
+		snprintf(path, sizeof path, "%s/managed/%s", home, user);
+		mkdir(path, 0755);
+	}
+	snprintf(path, sizeof path, "%s/managed/%s%sorg.metalcap.plist", home,
+	    user ? user : "", user ? "/" : "");
+	snprintf(text, sizeof text, "<plist version=\"1.0\"><dict>%s</dict>"
+	    "</plist>\n", keys);
+	write_file(path, "w", text);
+}
+
+static void
+test_managed_settings(void **state)
+{
+	char			 path[256];
+	struct child_result	*r;
+	long			 pid;
+	int			 code;
+
+	(void)state;
+	put_job("llama", "");
+	pid = wait_state("llama", "unlocked", 0, 2.0);
+	/* Written by an MDM at any time: seen without a reload, both ways. */
+	write_managed(NULL, "<key>ForceStock</key><true/>");
+	pid = wait_state("llama", "stock", pid, 3.0);
+	snprintf(path, sizeof path, "%s/managed/org.metalcap.plist", home);
+	assert_int_equal(unlink(path), 0);
+	pid = wait_state("llama", "unlocked", pid, 3.0);
+	/* AllowedProfiles: another profile is refused, naming the key. */
+	write_managed(NULL, "<key>AllowedProfiles</key><array><string>apple9"
+	    "</string></array>");
+	ctl(&code, "reload", NULL, NULL, NULL);
+	r = ctl(&code, "profile", "llama", "apple7", NULL);
+	assert_int_equal(code, 1);
+	assert_non_null(strstr(r->err, "EMANAGED"));
+	assert_non_null(strstr(r->err, "AllowedProfiles"));
+	r = ctl(&code, "enable", "llama", "--profile", "apple7");
+	assert_int_equal(code, 1);
+	assert_non_null(strstr(r->err, "AllowedProfiles"));
+	/*
+	 * ForceStock, pushed to this user's managed preferences over the
+	 * computer's: the job goes stock, and a local enable is refused.
+	 */
+	write_managed(getpwuid(getuid())->pw_name,
+	    "<key>ForceStock</key><true/>");
+	ctl(&code, "reload", NULL, NULL, NULL);
+	pid = wait_state("llama", "stock", pid, 3.0);
+	assert_false(environ_has(pid, "LD_PRELOAD="));
+	assert_field_has("llama", "reason", "managed setting ForceStock");
+	r = ctl(&code, "enable", "llama", NULL, NULL);
+	assert_int_equal(code, 1);
+	assert_non_null(strstr(r->err, "EMANAGED"));
+	assert_non_null(strstr(r->err, "ForceStock"));
+}
+
+/*
+ * Policy fails safe: a managed file that exists but cannot be used (cut
+ * short, a link, ForceStock of the wrong type) means stock for every job,
+ * with the reason in status and in hello; and an allowed profile name
+ * runs only as shipped, never with a user's values for that name.
+ */
+static void
+test_managed_fails_safe(void **state)
+{
+	static const char *const broken[] = {
+		"<plist version=\"1.0\"><dict><key>ForceStock</key><fal",
+		"<plist version=\"1.0\"><dict><key>ForceStock</key>"
+		    "<integer>1</integer></dict></plist>\n",
+		"<plist version=\"1.0\"><dict><key>AllowedProfiles</key>"
+		    "<string>apple9</string></dict></plist>\n",
+	};
+	char		 path[256], target[256], profile[256];
+	struct child_result *r;
+	long		 pid;
+	size_t		 i;
+	int		 code;
+
+	(void)state;
+	put_job("llama", "");
+	pid = wait_state("llama", "unlocked", 0, 2.0);
+	snprintf(path, sizeof path, "%s/managed/org.metalcap.plist", home);
+	write_managed(NULL, "");
+	for (i = 0; i < sizeof broken / sizeof broken[0]; i++) {
+		write_file(path, "w", broken[i]);
+		ctl(&code, "reload", NULL, NULL, NULL);
+		pid = wait_state("llama", "stock", pid, 3.0);
+		assert_false(environ_has(pid, "LD_PRELOAD="));
+		assert_field_has("llama", "reason", "managed settings unusable");
+		r = ctl(&code, "enable", "llama", NULL, NULL);
+		assert_int_equal(code, 1);
+		assert_non_null(strstr(r->err, "managed settings cannot be "
+		    "used"));
+		r = ctl(&code, "--json", "doctor", NULL, NULL);
+		assert_non_null(strstr(r->out, "org.metalcap.plist"));
+		/* Fixed: unlocked again. */
+		write_managed(NULL, "");
+		ctl(&code, "reload", NULL, NULL, NULL);
+		pid = wait_state("llama", "unlocked", pid, 3.0);
+	}
+	/* A link in the file's place is not followed: stock. */
+	snprintf(target, sizeof target, "%s/elsewhere.plist", home);
+	write_file(target, "w", "<plist version=\"1.0\"><dict/></plist>\n");
+	unlink(path);
+	assert_int_equal(symlink(target, path), 0);
+	ctl(&code, "reload", NULL, NULL, NULL);
+	pid = wait_state("llama", "stock", pid, 3.0);
+	assert_field_has("llama", "reason", "symbolic link");
+	unlink(path);
+	/* AllowedProfiles names the shipped apple7, not a user's apple7. */
+	write_managed(NULL, "<key>AllowedProfiles</key><array><string>apple7"
+	    "</string></array>");
+	snprintf(profile, sizeof profile, "%s/profiles.d/apple7.plist", home);
+	write_file(profile, "w", "<plist version=\"1.0\"><dict><key>"
+	    "AppleFamilyMax</key><integer>1999</integer></dict></plist>\n");
+	ctl(&code, "reload", NULL, NULL, NULL);
+	r = ctl(&code, "profile", "llama", "apple7", NULL);
+	assert_int_equal(code, 1);
+	assert_non_null(strstr(r->err, "only the shipped one is allowed"));
+	pid = wait_state("llama", "stock", 0, 3.0);
+	assert_false(environ_has(pid, "METALCAP_APPLE_FAMILY_MAX=1999"));
+	unlink(profile);
+	ctl(&code, "reload", NULL, NULL, NULL);
+	r = ctl(&code, "profile", "llama", "apple7", NULL);
+	assert_int_equal(code, 0);
+	pid = wait_state("llama", "unlocked", pid, 5.0);
+	assert_true(environ_has(pid, "METALCAP_APPLE_FAMILY_MAX=1007"));
+}
+
+/*
+ * The example configuration profile in pkg/profiles/, as an MDM would
+ * deliver it: its forced settings become the managed preferences.
+ */
+static void
+test_managed_example_profile(void **state)
+{
+	char			 cmd[2048];
+	struct child_result	*r;
+	int			 code;
+
+	(void)state;
+	snprintf(cmd, sizeof cmd, "mkdir -p %s/managed && python3 -c '\n"
+	    "import plistlib\n"
+	    "p = plistlib.load(open(\"%s/pkg/profiles/"
+	    "org.metalcap.settings.mobileconfig\", \"rb\"))\n"
+	    "c = p[\"PayloadContent\"][0][\"PayloadContent\"]\n"
+	    "s = c[\"org.metalcap\"][\"Forced\"][0][\"mcx_preference_settings\"]\n"
+	    "plistlib.dump(s, open(\"%s/managed/org.metalcap.plist\", \"wb\"))\n"
+	    "'", home, MC_TEST_SOURCE, home);
+	assert_int_equal(system(cmd), 0);
+	put_job("llama", "");
+	wait_state("llama", "unlocked", 0, 2.0);
+	assert_field_has("llama", "profile", "apple9");
+	r = ctl(&code, "profile", "llama", "apple7", NULL);
+	assert_int_equal(code, 1);
+	assert_non_null(strstr(r->err, "EMANAGED"));
+	assert_non_null(strstr(r->err, "AllowedProfiles"));
+}
+
+/*
+ * status.plist holds what status.json holds (nulls left out), and the
+ * osquery queries in pkg/fleet/ run in SQLite, osquery's SQL engine, over
+ * tables shaped as osquery's users and plist tables, filled from it.
+ */
+static void
+check_status_plist(void)
+{
+	char	script[4096], path[512], cmd[600];
+
+	snprintf(script, sizeof script,
+	    "import json, plistlib, sqlite3\n"
+	    "def strip(v):\n"
+	    "    if isinstance(v, dict):\n"
+	    "        return {k: strip(x) for k, x in v.items() if x is not None}\n"
+	    "    if isinstance(v, list):\n"
+	    "        return [strip(x) for x in v]\n"
+	    "    return v\n"
+	    "j = json.load(open('%s/state/status.json'))\n"
+	    "p = plistlib.load(open('%s/state/status.plist', 'rb'))\n"
+	    "assert strip(j) == p, (j, p)\n"
+	    "db = sqlite3.connect(':memory:')\n"
+	    "db.execute('CREATE TABLE users (username, directory)')\n"
+	    "db.execute('CREATE TABLE plist (key, subkey, value, path)')\n"
+	    "db.execute(\"INSERT INTO users VALUES ('alice', '/h')\")\n"
+	    "path = '/h/Library/Application Support/metalcap/state/status.plist'\n"
+	    "for k in ('version', 'instance_id', 'updated'):\n"
+	    "    db.execute(\"INSERT INTO plist VALUES (?, '', ?, ?)\",\n"
+	    "        (k, str(p[k]), path))\n"
+	    "for i, job in enumerate(p['jobs']):\n"
+	    "    db.execute(\"INSERT INTO plist VALUES ('jobs', ?, ?, ?)\",\n"
+	    "        ('%%d/state' %% i, job['state'], path))\n"
+	    "q = open('%s/pkg/fleet/metalcap.sql').read().split(';')\n"
+	    "rows = db.execute(q[0]).fetchall()\n"
+	    "assert rows == [('alice', p['version'], p['instance_id'],\n"
+	    "    str(p['updated']))], rows\n"
+	    "rows = db.execute(q[1]).fetchall()\n"
+	    "assert rows == [('alice', '0/state', 'unlocked')], rows\n",
+	    home, home, MC_TEST_SOURCE);
+	snprintf(path, sizeof path, "%s/check_status_plist.py", home);
+	write_file(path, "w", script);
+	snprintf(cmd, sizeof cmd, "python3 %s", path);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* pkg/fleet's extension attribute, over a user folder holding the file. */
+static void
+check_jamf_ea(void)
+{
+	char			 dir[512], cmd[2048];
+	struct child_result	 r;
+	char			*env[CHILD_ENV_MAX];
+	char			 users[600], ctlvar[600];
+	const char		*extra[] = { users, ctlvar, NULL };
+	const char		*argv[] = { "/bin/sh", MC_TEST_SOURCE
+	    "/pkg/fleet/metalcap-jamf-ea.sh", NULL };
+
+	snprintf(dir, sizeof dir, "%s/Users/alice/Library/Application Support/"
+	    "metalcap/state", home);
+	snprintf(cmd, sizeof cmd, "mkdir -p '%s' && cp %s/state/status.json "
+	    "'%s'/", dir, home, dir);
+	assert_int_equal(system(cmd), 0);
+	snprintf(users, sizeof users, "METALCAP_USERS=%s/Users", home);
+	snprintf(ctlvar, sizeof ctlvar, "METALCAPCTL=%s", CTL);
+	child_env(env, extra);
+	assert_int_equal(child_run(argv, env, &r), 0);
+	assert_string_equal(r.out, "<result>alice: ok version=" MC_VERSION
+	    " jobs=1 unlocked=1</result>\n");
+}
+
+/* The status file, read by Python's json module, agrees with status. */
+static void
+test_status_file(void **state)
+{
+	char			 cmd[2048], script[1024];
+	struct child_result	*r;
+	int			 code;
+
+	(void)state;
+	put_job("llama", "");
+	wait_state("llama", "unlocked", 0, 2.0);
+	sleep_ms(300);
+	r = ctl(&code, "--json", "status", NULL, NULL);
+	assert_int_equal(code, 0);
+	snprintf(script, sizeof script, "%s/status.out", home);
+	write_file(script, "w", r->out);
+	snprintf(cmd, sizeof cmd, "python3 -c '\n"
+	    "import json, sys\n"
+	    "f = json.load(open(\"%s/state/status.json\"))\n"
+	    "s = json.load(open(\"%s/status.out\"))\n"
+	    "assert len(f[\"instance_id\"]) == 32, f\n"
+	    "assert f[\"protocol\"] >= 2 and f[\"version\"], f\n"
+	    "a = {j[\"name\"]: j for j in f[\"jobs\"]}\n"
+	    "for j in s:\n"
+	    "    k = a[j[\"name\"]]\n"
+	    "    for key in (\"state\", \"profile\", \"pid\"):\n"
+	    "        assert k[key] == j[key], (key, k, j)\n"
+	    "    assert k[\"seen\"][\"family_max\"] == 1009, k\n"
+	    "    assert k[\"last_probe\"][\"verdict\"] == \"pass\", k\n"
+	    "    assert k[\"reverts\"] == 0, k\n"
+	    "'", home, home);
+	assert_int_equal(system(cmd), 0);
+	check_status_plist();
+	/* The one-line summary, and the Jamf extension attribute over it. */
+	r = ctl(&code, "report", NULL, NULL, NULL);
+	assert_int_equal(code, 0);
+	assert_string_equal(r->out, "ok version=" MC_VERSION
+	    " jobs=1 unlocked=1\n");
+	check_jamf_ea();
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_managed_example_profile,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_managed_fails_safe, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_managed_settings, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_status_file, setup,
+		    teardown),
+	};
+
+	/* MC_TEST_ONLY=pattern runs the matching tests (make mutate). */
+	if (getenv("MC_TEST_ONLY") != NULL)
+		cmocka_set_test_filter(getenv("MC_TEST_ONLY"));
+	return cmocka_run_group_tests_name("fleet e2e", tests, NULL, NULL);
+}

@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * SIMULATOR of launchd's records: one plist per registered service under
+ * $LAUNCHCTL_SIM_DIR/services, read and written under one lock, and the
+ * disabled store.
+ */
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <plist/plist.h>
+
+#include "mc_plist.h"
+#include "launchctl-sim.h"
+
+const char	*sim_dir;
+int		 sim_lock_fd = -1;
+
+void
+sim_lock(void)
+{
+	char	path[4096];
+
+	snprintf(path, sizeof path, "%s/lock", sim_dir);
+	if (sim_lock_fd == -1)
+		sim_lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	flock(sim_lock_fd, LOCK_EX);
+}
+
+void
+sim_unlock(void)
+{
+	flock(sim_lock_fd, LOCK_UN);
+}
+
+bool
+sim_root(void)
+{
+	const char	*v = getenv("LAUNCHCTL_SIM_AS_ROOT");
+
+	return v != NULL && strcmp(v, "1") == 0;
+}
+
+void
+sim_service_path(const char *label, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/services/%s.plist", sim_dir, label);
+}
+
+
+/*
+ * The registration record of label, or NULL.  A booted-out job whose
+ * supervisor is gone (it may have died between its last check and the
+ * SIGTERM) has finished draining: drop it.
+ */
+plist_t
+sim_load(const char *label)
+{
+	char	path[4096], why[256];
+	plist_t	rec;
+
+	sim_service_path(label, path, sizeof path);
+	if (mc_plist_read_file(path, &rec, why, sizeof why) == -1)
+		return NULL;
+	if (mc_plist_bool(rec, "Draining", false) &&
+	    !sim_alive(sim_int(rec, "Supervisor", 0))) {
+		unlink(path);
+		plist_free(rec);
+		return NULL;
+	}
+	return rec;
+}
+
+void
+sim_save(const char *label, plist_t rec)
+{
+	char	path[4096], why[256];
+
+	sim_service_path(label, path, sizeof path);
+	mc_plist_write_atomic(path, rec, 0644, why, sizeof why);
+}
+
+void
+sim_set_int(plist_t rec, const char *key, long long v)
+{
+	plist_dict_set_item(rec, key, plist_new_uint((uint64_t)v));
+}
+
+long long
+sim_int(plist_t rec, const char *key, long long fallback)
+{
+	plist_t		node = plist_dict_get_item(rec, key);
+	uint64_t	v;
+
+	if (node == NULL || plist_get_node_type(node) != PLIST_UINT)
+		return fallback;
+	plist_get_uint_val(node, &v);
+	return (long long)v;
+}
+
+void
+sim_set_str(plist_t rec, const char *key, const char *v)
+{
+	plist_dict_set_item(rec, key, plist_new_string(v));
+}
+
+/* Run fn on the fresh record of label under the lock, and save it. */
+void
+sim_update(const char *label, void (*fn)(plist_t, void *), void *arg)
+{
+	plist_t	rec;
+
+	sim_lock();
+	if ((rec = sim_load(label)) != NULL) {
+		fn(rec, arg);
+		sim_save(label, rec);
+		plist_free(rec);
+	}
+	sim_unlock();
+}
+
+/*
+ * A detached supervisor is reaped by whoever adopts it, perhaps late: a
+ * zombie answers kill(pid, 0) but is dead all the same.
+ */
+bool
+sim_alive(long long pid)
+{
+	char	path[64], buf[256], *p;
+	FILE	*f;
+	bool	alive;
+
+	if (pid <= 0 || kill((pid_t)pid, 0) != 0)
+		return false;
+	snprintf(path, sizeof path, "/proc/%lld/stat", pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return true;
+	alive = fgets(buf, sizeof buf, f) == NULL ||
+	    (p = strrchr(buf, ')')) == NULL || p[1] == '\0' || p[2] != 'Z';
+	fclose(f);
+	return alive;
+}
+
+/* --- disabled store ------------------------------------------------------ */
+
+plist_t
+sim_disabled_store(void)
+{
+	char	path[4096], why[256];
+	plist_t	store;
+
+	snprintf(path, sizeof path, "%s/disabled.plist", sim_dir);
+	if (mc_plist_read_file(path, &store, why, sizeof why) == -1)
+		store = plist_new_dict();
+	return store;
+}
+
+bool
+sim_is_disabled(const char *label)
+{
+	plist_t	store = sim_disabled_store();
+	bool	v = mc_plist_bool(store, label, false);
+
+	plist_free(store);
+	return v;
+}
+
+int
+sim_set_disabled(const char *target, bool disabled)
+{
+	const char	*label = strrchr(target, '/');
+	char		 path[4096], why[256];
+	plist_t		 store;
+
+	if (label == NULL || strncmp(target, "gui/", 4) != 0 ||
+	    strchr(target + 4, '/') == NULL) {
+		if (strncmp(target, "user/", 5) != 0 || label == NULL) {
+			fprintf(stderr, "Unrecognized target specifier.\n");
+			return EX_USAGE_CODE;
+		}
+	}
+	sim_lock();
+	store = sim_disabled_store();
+	plist_dict_set_item(store, label + 1, plist_new_bool(disabled));
+	snprintf(path, sizeof path, "%s/disabled.plist", sim_dir);
+	mc_plist_write_atomic(path, store, 0644, why, sizeof why);
+	plist_free(store);
+	sim_unlock();
+	return 0;
+}
+

@@ -1,0 +1,366 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * SIMULATOR of launchd's part in running a job: a detached supervisor per
+ * registered service that starts the program, records its pid and exits,
+ * restarts it per KeepAlive and stops it on bootout.
+ */
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <plist/plist.h>
+
+#include "mc_plist.h"
+#include "launchctl-sim.h"
+
+extern char **environ;
+
+/* --- the supervisor (launchd's part) ------------------------------------- */
+
+static volatile sig_atomic_t	sup_stop, sup_restart;
+
+static void
+sup_on_term(int sig)
+{
+	(void)sig;
+	sup_stop = 1;
+}
+
+static void
+sup_on_usr1(int sig)
+{
+	(void)sig;
+	sup_restart = 1;
+}
+
+/* The program's environment: launchd's few defaults plus the plist's. */
+static char **
+sup_environment(plist_t job)
+{
+	static const char *const pass[] = { "HOME=", "USER=", "LOGNAME=",
+	    "TMPDIR=", "ASAN_OPTIONS=", "UBSAN_OPTIONS=", "LSAN_OPTIONS=" };
+	plist_t			 vars = plist_dict_get_item(job,
+	    "EnvironmentVariables");
+	plist_dict_iter		 it = NULL;
+	char			**env, *key, *val;
+	plist_t			 node;
+	size_t			 n = 0, i, cap = 64;
+	char			**e;
+
+	env = calloc(cap, sizeof *env);
+	env[n++] = strdup("PATH=/usr/bin:/bin:/usr/sbin:/sbin");
+	for (e = environ; *e != NULL; e++)
+		for (i = 0; i < sizeof pass / sizeof pass[0]; i++)
+			if (strncmp(*e, pass[i], strlen(pass[i])) == 0 &&
+			    n < cap - 1)
+				env[n++] = strdup(*e);
+	if (vars != NULL && plist_get_node_type(vars) == PLIST_DICT)
+		plist_dict_new_iter(vars, &it);
+	while (it != NULL && n < cap - 1) {
+		key = NULL;
+		plist_dict_next_item(vars, it, &key, &node);
+		if (key == NULL)
+			break;
+		val = NULL;
+		if (plist_get_node_type(node) == PLIST_STRING)
+			plist_get_string_val(node, &val);
+		if (val != NULL) {
+			const char *name = strcmp(key,
+			    "DYLD_INSERT_LIBRARIES") == 0 ? "LD_PRELOAD" : key;
+			size_t len = strlen(name) + strlen(val) + 2;
+
+			env[n] = malloc(len);
+			snprintf(env[n++], len, "%s=%s", name, val);
+		}
+		free(key);
+		free(val);
+	}
+	free(it);
+	env[n] = NULL;
+	return env;
+}
+
+static char **
+sup_arguments(plist_t job)
+{
+	plist_t		 args = plist_dict_get_item(job, "ProgramArguments");
+	uint32_t	 n = plist_array_get_size(args), i;
+	char		**argv = calloc(n + 1, sizeof *argv);
+
+	for (i = 0; i < n; i++)
+		plist_get_string_val(plist_array_get_item(args, i), &argv[i]);
+	return argv;
+}
+
+/* Open a log file for fd; -1 when it cannot be opened. */
+static int
+sup_log(plist_t job, const char *key, int fd)
+{
+	char	*path = mc_plist_string(job, key);
+	int	 lfd;
+
+	if (path == NULL)
+		return 0;
+	lfd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+	free(path);
+	if (lfd == -1)
+		return -1;
+	dup2(lfd, fd);
+	close(lfd);
+	return 0;
+}
+
+struct sup_exit {
+	int	status;
+	pid_t	pid;
+	bool	config_error;
+};
+
+static void
+sup_record_start(plist_t rec, void *arg)
+{
+	pid_t	pid = *(pid_t *)arg;
+
+	sim_set_int(rec, "PID", pid);
+	sim_set_int(rec, "Runs", sim_int(rec, "Runs", 0) + 1);
+	sim_set_str(rec, "State", "running");
+}
+
+static void
+sup_record_exit(plist_t rec, void *arg)
+{
+	struct sup_exit	*x = arg;
+	char		 text[64];
+
+	plist_dict_remove_item(rec, "PID");
+	if (x->config_error)
+		sim_set_str(rec, "LastExit", "78: EX_CONFIG");
+	else if (WIFEXITED(x->status)) {
+		snprintf(text, sizeof text, "%d", WEXITSTATUS(x->status));
+		sim_set_str(rec, "LastExit", text);
+		plist_dict_remove_item(rec, "LastSignal");
+	} else {
+		sim_set_int(rec, "LastSignal", WTERMSIG(x->status));
+	}
+	sim_set_int(rec, "WaitStatus", x->config_error ? 78 << 8 : x->status);
+	sim_set_str(rec, "State", sup_stop ? "SIGTERMed" : "not running");
+}
+
+static void
+sup_record_state(plist_t rec, void *arg)
+{
+	sim_set_str(rec, "State", arg);
+}
+
+/* Start the program; 0 and *pid, or -1 when its logs cannot be opened. */
+static int
+sup_spawn(plist_t job, pid_t *pid)
+{
+	char	*cwd = mc_plist_string(job, "WorkingDirectory");
+	int	 fds[2], err = 0;
+
+	if (pipe(fds) == -1)
+		return -1;
+	if ((*pid = fork()) == 0) {
+		char **argv = sup_arguments(job), **env = sup_environment(job);
+
+		close(fds[0]);
+		fcntl(fds[1], F_SETFD, FD_CLOEXEC);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGUSR1, SIG_DFL);
+		setpgid(0, 0);
+		if (sup_log(job, "StandardOutPath", 1) == -1 ||
+		    sup_log(job, "StandardErrorPath", 2) == -1) {
+			err = 78;
+			write(fds[1], &err, sizeof err);
+			_exit(78);
+		}
+		if (cwd != NULL && chdir(cwd) == -1)
+			_exit(78);
+		execve(argv[0], argv, env);
+		err = errno;
+		write(fds[1], &err, sizeof err);
+		_exit(127);
+	}
+	free(cwd);
+	close(fds[1]);
+	if (read(fds[0], &err, sizeof err) != (ssize_t)sizeof err)
+		err = 0;
+	close(fds[0]);
+	return err == 78 ? -1 : 0;
+}
+
+/* Send SIGTERM, then SIGKILL after the exit timeout; reap. */
+static int
+sup_terminate(pid_t pid, long timeout_s)
+{
+	int	status = 0, i;
+
+	kill(-pid, SIGTERM);
+	for (i = 0; i < timeout_s * 20; i++) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return status;
+		usleep(50000);
+	}
+	kill(-pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	return status;
+}
+
+static bool
+sup_should_restart(plist_t job, int status)
+{
+	plist_t	keep = plist_dict_get_item(job, "KeepAlive");
+
+	if (keep == NULL)
+		return false;
+	if (plist_get_node_type(keep) == PLIST_BOOLEAN)
+		return mc_plist_bool(job, "KeepAlive", false);
+	if (plist_get_node_type(keep) != PLIST_DICT)
+		return false;
+	if (WIFSIGNALED(status) && mc_plist_bool(keep, "Crashed", false))
+		return true;
+	if (plist_dict_get_item(keep, "SuccessfulExit") != NULL)
+		return mc_plist_bool(keep, "SuccessfulExit", true) ==
+		    (WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	return false;
+}
+
+/* Is the job still registered?  Its state directory may be gone. */
+static bool
+sup_registered(const char *label)
+{
+	char	path[4096];
+
+	sim_service_path(label, path, sizeof path);
+	return access(path, F_OK) == 0;
+}
+
+/* Sleep up to ms, waking early for a stop or restart request. */
+static void
+sup_sleep(long ms)
+{
+	while (ms > 0 && !sup_stop && !sup_restart) {
+		usleep(50000);
+		ms -= 50;
+	}
+}
+
+static void
+sup_unregister(const char *label)
+{
+	char	path[4096];
+	long	drain = getenv("LAUNCHCTL_SIM_DRAIN_MS") ?
+	    atol(getenv("LAUNCHCTL_SIM_DRAIN_MS")) : 300;
+
+	usleep((useconds_t)drain * 1000);
+	sim_lock();
+	sim_service_path(label, path, sizeof path);
+	unlink(path);
+	sim_unlock();
+}
+
+static void
+sup_run(const char *label, plist_t job)
+{
+	/* The switch wins over the plist, so tests need not wait 10 s. */
+	long		 throttle = getenv("LAUNCHCTL_SIM_THROTTLE") ?
+	    atol(getenv("LAUNCHCTL_SIM_THROTTLE")) :
+	    sim_int(job, "ThrottleInterval", 10);
+	long		 exit_timeout = sim_int(job, "ExitTimeOut", 5);
+	struct sup_exit	 x;
+	pid_t		 pid = -1;
+
+	for (;;) {
+		sup_restart = 0;
+		memset(&x, 0, sizeof x);
+		if (!sup_registered(label))
+			return;
+		if (sup_spawn(job, &pid) == -1) {
+			x.config_error = true;
+			if (pid > 0)
+				waitpid(pid, NULL, 0);
+			sim_update(label, sup_record_exit, &x);
+			break;
+		}
+		sim_update(label, sup_record_start, &pid);
+		while (waitpid(pid, &x.status, 0) == -1) {
+			if (errno != EINTR)
+				break;
+			if (sup_stop || sup_restart) {
+				x.status = sup_terminate(pid, exit_timeout);
+				break;
+			}
+		}
+		sim_update(label, sup_record_exit, &x);
+		if (sup_stop)
+			break;
+		if (sup_restart)
+			continue;
+		if (!sup_should_restart(job, x.status))
+			break;
+		sim_update(label, sup_record_state, "spawn scheduled");
+		sup_sleep(throttle * 1000);
+		if (sup_stop)
+			break;
+	}
+	if (sup_stop)
+		sup_unregister(label);
+}
+
+/* Detach a supervisor for label; records its pid. */
+void
+sim_supervise(const char *label, plist_t job)
+{
+	pid_t	pid;
+	int	fd;
+
+	if ((pid = fork()) != 0) {
+		if (pid > 0)
+			waitpid(pid, NULL, 0);
+		return;
+	}
+	setsid();
+	if (fork() != 0)
+		_exit(0);
+	fd = open("/dev/null", O_RDWR);
+	dup2(fd, 0);
+	dup2(fd, 1);
+	dup2(fd, 2);
+	if (sim_lock_fd != -1)
+		close(sim_lock_fd);
+	sim_lock_fd = -1;
+	{
+		struct sigaction sa = { .sa_handler = sup_on_term };
+
+		sigaction(SIGTERM, &sa, NULL);
+		sa.sa_handler = sup_on_usr1;
+		sigaction(SIGUSR1, &sa, NULL);
+	}
+	{
+		pid_t	 self = getpid();
+		plist_t	 rec;
+
+		sim_lock();
+		if ((rec = sim_load(label)) != NULL) {
+			sim_set_int(rec, "Supervisor", self);
+			sim_save(label, rec);
+			plist_free(rec);
+		}
+		sim_unlock();
+	}
+	sup_run(label, job);
+	_exit(0);
+}
+

@@ -1,0 +1,433 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests of what metalcapd reads that others write: property lists
+ * at and past their limits (NUL bytes, size, nesting bombs), job logs
+ * followed through rotation and over-long lines, and real llama.cpp and
+ * MLX stderr scanned for failure signatures.
+ */
+#include <sys/stat.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "mc_plist.h"
+#include "mcd.h"
+#include "unit.h"
+
+/* Each real log's lines through the scanner: what fires, and how often. */
+static int
+scan_file(const struct scan *sc, const char *name, const char **first)
+{
+	char	 path[512], line[8192];
+	FILE	*f;
+	int	 hits = 0;
+
+	snprintf(path, sizeof path, "%s/%s", MC_TEST_FIXTURES, name);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	*first = NULL;
+	while (fgets(line, sizeof line, f) != NULL) {
+		const char *what = scan_line(sc, line);
+
+		if (what != NULL && hits++ == 0)
+			*first = what;
+	}
+	fclose(f);
+	return hits;
+}
+
+static void
+test_scan_real_logs(void **state)
+{
+	struct scan	*sc = scan_new(NULL);
+	const char	*what;
+	plist_t		 extra;
+
+	(void)state;
+	/* No false alarm on the healthy runs. */
+	assert_int_equal(scan_file(sc, "llama-stock-guest.stderr", &what), 0);
+	assert_int_equal(scan_file(sc, "llama-unlocked-guest.stderr", &what), 0);
+	assert_int_equal(scan_file(sc, "llama-bare-metal-host.stderr", &what),
+	    0);
+	/* The MLX failure is caught; the over-broad profile recognised. */
+	assert_int_equal(scan_file(sc, "mlx-overbroad-profile-failure.stderr",
+	    &what), 2);
+	assert_string_equal(what, "residency set failure");
+	assert_true(scan_file(sc, "llama-overbroad-profile.stderr", &what) > 0);
+	assert_string_equal(what, "over-broad profile");
+	/* ggml's lazy pipeline failure, and capability lines that are not. */
+	assert_string_equal(scan_line(sc, "ggml_metal_library_compile_pipeline: "
+	    "failed to compile pipeline: base = 'kernel_mul_mm_f16_f32', name "
+	    "= 'kernel_mul_mm_f16_f32'"), "pipeline failure");
+	assert_null(scan_line(sc, "ggml_metal_device_init: simdgroup matrix "
+	    "mul. = false"));
+	assert_null(scan_line(sc, "ggml_metal_init: skipping kernel_mul_mm "
+	    "(not supported)"));
+	scan_free(sc);
+	/* A job's own signatures add to the built-ins. */
+	extra = plist_new_array();
+	plist_array_append_item(extra, plist_new_string("^FATAL: gpu [0-9]+"));
+	sc = scan_new(extra);
+	assert_string_equal(scan_line(sc, "FATAL: gpu 0 lost"),
+	    "job failure signature");
+	assert_null(scan_line(sc, "note: FATAL: gpu 0 lost"));
+	scan_free(sc);
+	plist_free(extra);
+}
+
+struct tail_lines {
+	char	text[8192];
+	int	count;
+};
+
+static void
+tail_collect(void *arg, const char *line)
+{
+	struct tail_lines	*l = arg;
+	size_t			 n = strlen(l->text);
+
+	snprintf(l->text + n, sizeof l->text - n, "%.40s|", line);
+	l->count++;
+}
+
+static void
+append(const char *path, const char *text)
+{
+	FILE	*f = fopen(path, "a");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void
+test_tail(void **state)
+{
+	struct tail		*t = calloc(1, sizeof *t);
+	struct tail_lines	 l = { "", 0 };
+	char			 path[256], moved[256], *big;
+
+	(void)state;
+	snprintf(path, sizeof path, "%s/job.err.log", tmpdir);
+	snprintf(moved, sizeof moved, "%s/job.err.log.1", tmpdir);
+	append(path, "old line before we started\n");
+	tail_start(t, path);
+	tail_read(t, tail_collect, &l);
+	assert_int_equal(l.count, 0);		/* from the end */
+	append(path, "one\ntw");
+	tail_read(t, tail_collect, &l);
+	assert_string_equal(l.text, "one|");	/* a partial line waits */
+	append(path, "o\n");
+	tail_read(t, tail_collect, &l);
+	tail_read(t, tail_collect, &l);		/* nothing twice */
+	assert_string_equal(l.text, "one|two|");
+	/* Truncated: read again from the start. */
+	truncate(path, 0);
+	append(path, "three\n");
+	tail_read(t, tail_collect, &l);
+	assert_string_equal(l.text, "one|two|three|");
+	/* Rotated: the old file's rest first, then the new file. */
+	append(path, "four\n");
+	assert_int_equal(rename(path, moved), 0);
+	append(moved, "five\n");
+	append(path, "six\n");
+	tail_read(t, tail_collect, &l);
+	assert_string_equal(l.text, "one|two|three|four|five|six|");
+	/* A huge line is cut, not buffered whole. */
+	big = malloc(TAIL_LINE_MAX * 4 + 2);
+	memset(big, 'x', TAIL_LINE_MAX * 4);
+	big[TAIL_LINE_MAX * 4] = '\n';
+	big[TAIL_LINE_MAX * 4 + 1] = '\0';
+	append(path, big);
+	append(path, "seven\n");
+	tail_read(t, tail_collect, &l);
+	assert_int_equal(l.count, 8);
+	assert_non_null(strstr(l.text, "six|xxxx"));
+	assert_non_null(strstr(l.text, "|seven|"));
+	/* A flood is read a budget at a time, nothing lost. */
+	l.count = 0;
+	l.text[0] = '\0';
+	memset(big, 'y', 99);
+	big[99] = '\n';
+	big[100] = '\0';
+	{
+		FILE	*f = fopen(path, "a");
+		int	 i, turns = 0;
+
+		for (i = 0; i < 10000; i++)	/* 1 MB: four budgets */
+			fputs(big, f);
+		fclose(f);
+		while (tail_read(t, tail_collect, &l))
+			turns++;
+		assert_int_equal(turns, 1000000 / TAIL_BUDGET);
+		assert_int_equal(l.count, 10000);
+	}
+	free(big);
+	tail_stop(t);
+	free(t);
+}
+
+/*
+ * Found by fuzz_jobfile and fuzz_profile: a binary plist whose UTF-16 key
+ * holds a NUL made libplist assert (abort) when the key was read.  Now the
+ * file is refused, naming why, and nothing else is touched.
+ */
+static void
+test_plist_nul_refused(void **state)
+{
+	char		 path[512], why[256];
+	plist_t		 root;
+	struct diag	 errors = { 0 }, warnings = { 0 };
+	const char	*files[] = { "jobfile/utf16-nul-in-key",
+	    "profile/utf16-nul-in-key" };
+	size_t		 i;
+
+	(void)state;
+	for (i = 0; i < sizeof files / sizeof files[0]; i++) {
+		snprintf(path, sizeof path, "%s/tests/fuzz/regressions/%s",
+		    MC_TEST_SOURCE, files[i]);
+		assert_int_equal(mc_plist_read_file(path, &root, why,
+		    sizeof why), -1);
+		assert_string_equal(why, "has a string or key with a NUL "
+		    "character in it");
+		assert_null(root);
+	}
+	assert_null(jobfile_load(path, &errors, &warnings));
+	assert_int_equal(errors.count, 1);
+	assert_non_null(strstr(errors.items[0], "NUL character"));
+	diag_clear(&errors);
+	diag_clear(&warnings);
+}
+
+/* The last line tail passed, whole. */
+static void
+tail_keep(void *arg, const char *line)
+{
+	snprintf(arg, TAIL_LINE_MAX + 2, "%s", line);
+}
+
+/*
+ * A log line of exactly TAIL_LINE_MAX bytes is passed whole; one byte
+ * more and it is cut to that length (a signature at its very end is then
+ * lost, as documented).
+ */
+static void
+test_tail_line_edge(void **state)
+{
+	struct tail	*t = calloc(1, sizeof *t);
+	char		 path[256], *line = malloc(TAIL_LINE_MAX + 3);
+	char		*seen = calloc(1, TAIL_LINE_MAX + 2);
+	int		 extra;
+
+	(void)state;
+	snprintf(path, sizeof path, "%s/edge.err.log", tmpdir);
+	append(path, "");
+	tail_start(t, path);
+	for (extra = 0; extra < 2; extra++) {
+		memset(line, 'x', TAIL_LINE_MAX + (size_t)extra);
+		memcpy(line + TAIL_LINE_MAX + extra - 2, "ZZ", 2);
+		strcpy(line + TAIL_LINE_MAX + extra, "\n");
+		append(path, line);
+		tail_read(t, tail_keep, seen);
+		assert_int_equal(strlen(seen), TAIL_LINE_MAX);
+		assert_int_equal(strcmp(seen + TAIL_LINE_MAX - 2, "ZZ") == 0,
+		    extra == 0);
+	}
+	tail_stop(t);
+	free(t);
+	free(line);
+	free(seen);
+}
+
+/*
+ * A property-list file of exactly MC_PLIST_MAX_FILE bytes is read; one
+ * byte more is refused, naming the limit.
+ */
+static void
+test_plist_size_edge(void **state)
+{
+	static const char	head[] = "<plist version=\"1.0\"><string>";
+	static const char	tail[] = "</string></plist>";
+	char			path[256], why[256], *body;
+	size_t			len, pad;
+	plist_t			root;
+	FILE			*f;
+	int			extra;
+
+	(void)state;
+	snprintf(path, sizeof path, "%s/big.plist", tmpdir);
+	body = malloc(MC_PLIST_MAX_FILE + 2);
+	for (extra = 0; extra < 2; extra++) {
+		len = MC_PLIST_MAX_FILE + (size_t)extra;
+		pad = len - strlen(head) - strlen(tail);
+		memcpy(body, head, strlen(head));
+		memset(body + strlen(head), 'a', pad);
+		memcpy(body + strlen(head) + pad, tail, strlen(tail));
+		assert_non_null(f = fopen(path, "w"));
+		assert_int_equal(fwrite(body, 1, len, f), len);
+		fclose(f);
+		if (extra == 0) {
+			assert_int_equal(mc_plist_read_file(path, &root, why,
+			    sizeof why), 0);
+			plist_free(root);
+		} else {
+			assert_int_equal(mc_plist_read_file(path, &root, why,
+			    sizeof why), -1);
+			assert_string_equal(why, "is larger than 1048576 bytes");
+		}
+	}
+	free(body);
+}
+
+/*
+ * A binary plist of depth objects: each an array naming the next one fan
+ * times, the last true.  It expands to fan^(depth-1) values; the same
+ * bytes in Python's plistlib give nested lists (checked by hand).
+ */
+static char *
+bplist_chain(unsigned depth, unsigned fan, size_t *len)
+{
+	size_t	 cap = 8 + (size_t)depth * (1 + 4 * fan + 4) + 32, n = 8, i;
+	char	*b = malloc(cap), *table;
+	size_t	*offs = calloc(depth, sizeof *offs);
+	unsigned k, f;
+
+	memcpy(b, "bplist00", 8);
+	for (k = 0; k < depth; k++) {
+		offs[k] = n;
+		if (k + 1 == depth) {
+			b[n++] = 0x09;
+			continue;
+		}
+		b[n++] = (char)(0xa0 | fan);
+		for (f = 0; f < fan; f++)
+			for (i = 0; i < 4; i++)
+				b[n++] = (char)((k + 1) >> (24 - 8 * i));
+	}
+	table = b + n;
+	for (k = 0; k < depth; k++)
+		for (i = 0; i < 4; i++)
+			b[n++] = (char)(offs[k] >> (24 - 8 * i));
+	memset(b + n, 0, 32);
+	b[n + 6] = 4;
+	b[n + 7] = 4;
+	for (i = 0; i < 8; i++) {
+		b[n + 8 + i] = (char)((uint64_t)depth >> (56 - 8 * i));
+		b[n + 24 + i] = (char)((uint64_t)(table - b) >> (56 - 8 * i));
+	}
+	*len = n + 32;
+	free(offs);
+	return b;
+}
+
+static char *
+xml_nested(unsigned depth, size_t *len)
+{
+	const char	*head = "<?xml version=\"1.0\"?><plist version=\"1.0\">";
+	char		*b = malloc(strlen(head) + depth * 15 + 16), *p;
+	unsigned	 k;
+
+	p = b + sprintf(b, "%s", head);
+	for (k = 0; k < depth; k++)
+		p += sprintf(p, "<array>");
+	for (k = 0; k < depth; k++)
+		p += sprintf(p, "</array>");
+	p += sprintf(p, "</plist>");
+	*len = (size_t)(p - b);
+	return b;
+}
+
+/*
+ * Bounded work per plist: nesting and expanded size are refused from the
+ * bytes, before libplist (which recurses and expands shared references
+ * without a limit of its own) sees them; plists within the limits parse.
+ */
+static void
+test_plist_bombs(void **state)
+{
+	static const struct { unsigned depth, fan; const char *why; } bin[] = {
+		{ 40000, 1, "refused: nested deeper than 32 levels" },
+		{ 33, 1, "refused: nested deeper than 32 levels" },
+		{ 25, 2, "refused: more than 262144 values (a shared "
+		    "reference counts each time)" },
+		{ 32, 1, NULL },	/* the deepest allowed */
+		{ 10, 2, NULL },	/* 1023 values, shared */
+	};
+	char		 why[256], *b;
+	size_t		 len, i;
+	plist_t		 root;
+
+	(void)state;
+	for (i = 0; i < sizeof bin / sizeof bin[0]; i++) {
+		b = bplist_chain(bin[i].depth, bin[i].fan, &len);
+		if (bin[i].why == NULL) {
+			if (mc_plist_read_memory(b, len, &root, why,
+			    sizeof why) != 0)
+				fail_msg("depth %u fan %u: %s", bin[i].depth,
+				    bin[i].fan, why);
+			plist_free(root);
+		} else {
+			assert_int_equal(mc_plist_read_memory(b, len, &root,
+			    why, sizeof why), -1);
+			assert_string_equal(why, bin[i].why);
+			assert_null(root);
+		}
+		free(b);
+	}
+	b = xml_nested(30000, &len);
+	assert_int_equal(mc_plist_read_memory(b, len, &root, why, sizeof why),
+	    -1);
+	assert_string_equal(why, "refused: nested deeper than 32 levels");
+	free(b);
+	b = xml_nested(32, &len);
+	assert_int_equal(mc_plist_read_memory(b, len, &root, why, sizeof why),
+	    0);
+	plist_free(root);
+	free(b);
+	/* Entities are refused whatever libplist would do with them. */
+	b = strdup("<?xml version=\"1.0\"?><!DOCTYPE plist [<!ENTITY a "
+	    "\"aaaa\">]><plist version=\"1.0\"><string>&a;</string></plist>");
+	assert_int_equal(mc_plist_read_memory(b, strlen(b), &root, why,
+	    sizeof why), -1);
+	assert_string_equal(why, "refused: an XML entity or internal DTD "
+	    "subset");
+	free(b);
+	/* A reference past the objects, and a trailer that lies. */
+	b = bplist_chain(3, 1, &len);
+	b[9] = 7;	/* object 0 names object 0x07000000+1 */
+	assert_int_equal(mc_plist_read_memory(b, len, &root, why, sizeof why),
+	    -1);
+	assert_string_equal(why, "refused: a binary plist reference to no "
+	    "object");
+	b[len - 32 + 6] = 9;	/* offset size 9 */
+	assert_int_equal(mc_plist_read_memory(b, len, &root, why, sizeof why),
+	    -1);
+	assert_string_equal(why, "refused: a binary plist with a malformed "
+	    "trailer");
+	free(b);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_scan_real_logs),
+		cmocka_unit_test_setup_teardown(test_tail, setup, teardown),
+		cmocka_unit_test(test_plist_nul_refused),
+		cmocka_unit_test(test_plist_bombs),
+		cmocka_unit_test_setup_teardown(test_tail_line_edge, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_plist_size_edge, setup,
+		    teardown),
+	};
+
+	unit_start();
+	return cmocka_run_group_tests_name("files", tests, NULL, NULL);
+}
