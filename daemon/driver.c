@@ -290,7 +290,10 @@ driver_kickstart(struct mcd *d, struct job *j)
 	const char	*args[] = { "kickstart", "-k", target, NULL };
 
 	snprintf(target, sizeof target, "%s/%s", d->domain, j->label);
-	watch_unwatch_pid(j);	/* our kill is not a crash */
+	/* Our kill is not a crash: neither its pid's end nor launchd's count. */
+	watch_unwatch_pid(j);
+	if (j->pid > 0)
+		j->own_stops++;
 	launchctl_run(d, args, driver_kickstart_cb, strdup(j->name));
 }
 

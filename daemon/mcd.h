@@ -357,6 +357,7 @@ struct job {
 	char			 note[256];	/* a partial verdict's reason */
 	bool			 blocked;	/* no shim marker */
 	long			 runs_counted;	/* runs whose exit we judged */
+	long			 own_stops;	/* exits our kickstart -k caused */
 	long			 watched_pid;
 	long			 fleet_pid;	/* pid in the status file */
 	struct job_watch	*watch;

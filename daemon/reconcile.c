@@ -475,6 +475,7 @@ reconcile_bootstrap(struct mcd *d, struct job *j)
 	log_info("job %s: bootstrap %s", j->name, d->domain);
 	j->watched_pid = 0;
 	j->runs_counted = 0;	/* a new registration counts from zero */
+	j->own_stops = 0;
 	if (job_runs_unlocked(j))
 		watch_begin_tail(d, j);
 	reconcile_agent_path(d, j, path, sizeof path);
@@ -492,7 +493,12 @@ reconcile_exited(struct mcd *d, struct job *j, const struct launchd_seen *seen,
 {
 	struct mcd_event	ev = { .job = j, .last_exit = seen->last_exit,
 	    .signal = seen->signal, .count = count };
+	long			ours = j->own_stops < count ? j->own_stops : count;
 
+	/* Exits our restarts caused are no one's fault (the last is ours). */
+	j->own_stops -= ours;
+	if ((ev.count -= ours) == 0)
+		return;
 	if (seen->signal != 0)
 		ev.type = LC_EV_EXIT_SIGNAL;
 	else if (seen->last_exit[0] != '\0' &&

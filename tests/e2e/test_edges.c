@@ -260,6 +260,36 @@ test_clients_edge(void **state)
 }
 
 /*
+ * Restarting is not crashing: kickstart -k ends the process with SIGTERM,
+ * and a program that dies of it (Python and MLX servers do; fake-llama
+ * exits 0) must not count as an abnormal exit.  Four restarts in a
+ * minute leave the job running, not "failed: crash loop in stock".
+ */
+static void
+test_restarts_are_not_crashes(void **state)
+{
+	json_t	*j;
+	long	pid;
+	int	code, i;
+
+	(void)state;
+	put_job("sleeper", "<key>ProgramArguments</key><array><string>"
+	    "/bin/sleep</string><string>1000</string></array><key>Unlocked"
+	    "</key><false/>");
+	pid = wait_state("sleeper", "stock", 0, 5.0);
+	for (i = 0; i < 4; i++) {
+		ctl(&code, "restart", "sleeper", NULL, NULL);
+		assert_int_equal(code, 0);
+		pid = wait_state("sleeper", "stock", pid, 10.0);
+	}
+	sleep_ms(1500);
+	assert_field_has("sleeper", "state", "stock");
+	j = job_status("sleeper");
+	assert_true(pid_of(j) > 0);
+	json_decref(j);
+}
+
+/*
  * Probe replies owed to one connection: 64 are taken, the 65th is told to
  * wait (EBUSY).  All 65 arrive in one read, long before a probe is done.
  * The queue of written replies has the same bound, but a kernel socket
@@ -288,6 +318,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(
 		    test_revert_persisted_device_healed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_crash_loop_exact_count,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_restarts_are_not_crashes,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failure_line_while_blocked,
 		    setup, teardown),
