@@ -239,6 +239,16 @@ driver_absorb(struct mcd *d, struct job *j, struct mcd_event *ev,
 		/* Revert or failure, the row decides: see driver_step. */
 		ev->trigger = "crash loop";
 		break;
+	case LC_EV_SPAWN_FAILED:
+		watch_spawn_cause(d, j, evidence[0], WATCH_EVIDENCE_LEN);
+		snprintf(evidence[1], WATCH_EVIDENCE_LEN, "launchd: last exit "
+		    "code = %s", ev->last_exit);
+		evp[0] = evidence[0];
+		evp[1] = evidence[1];
+		ev->evidence = evp;
+		ev->nevidence = 2;
+		ev->trigger = "cannot spawn";
+		break;
 	default:
 		break;
 	}

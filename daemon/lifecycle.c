@@ -59,6 +59,7 @@ static const char *const lifecycle_event_names[] = {
 	[LC_EV_EXIT_CODE] = "exit-code",
 	[LC_EV_EXIT_SIGNAL] = "exit-signal",
 	[LC_EV_EXIT_JETSAM] = "exit-jetsam",
+	[LC_EV_SPAWN_FAILED] = "spawn-failed",
 	[LC_EV_FAILURE_LINE] = "failure-line",
 	[LC_EV_HEALTH_OK] = "health-ok",
 	[LC_EV_HEALTH_FAIL] = "health-fail",
@@ -87,6 +88,7 @@ enum lifecycle_guard {
 	LG_LOOP_WITH_SHIM,
 	LG_LOOP,
 	LG_RUNS_UNLOCKED,
+	LG_NOT_FAILED,
 	LG_COUNT,
 };
 
@@ -100,6 +102,7 @@ static const char *const lifecycle_guard_texts[LG_COUNT] = {
 	[LG_LOOP_WITH_SHIM] = "crash loop, may carry the shim",
 	[LG_LOOP] = "crash loop, not failed",
 	[LG_RUNS_UNLOCKED] = "its agent carries the shim",
+	[LG_NOT_FAILED] = "not failed",
 };
 
 #define EV(e)		(UINT64_C(1) << (e))
@@ -122,7 +125,7 @@ static const char *const lifecycle_guard_texts[LG_COUNT] = {
  * its file is invalid the last good agent keeps running; an unlocked
  * profile never runs before the gate passed it; evidence of a failed
  * Metal pipeline reverts only a process that may carry the shim; a crash
- * loop in stock gives the job up.
+ * loop in stock, or a program launchd cannot start, gives the job up.
  */
 static const struct lifecycle_row lifecycle_table[] = {
 	/* events          states  guard  next  actions  why */
@@ -155,6 +158,10 @@ static const struct lifecycle_row lifecycle_table[] = {
 	{ EXITS, ALL, LG_LOOP, JOB_FAILED, INCIDENT | LC_BOOTOUT,
 	    LC_WHY_INCIDENT },
 	{ EXITS, ALL, LG_ANY, LC_SAME, 0, LC_WHY_NONE },
+	/* launchd could not start it: no profile is to blame. */
+	{ EV(LC_EV_SPAWN_FAILED), ALL, LG_NOT_FAILED, JOB_FAILED,
+	    INCIDENT | LC_BOOTOUT, LC_WHY_INCIDENT },
+	{ EV(LC_EV_SPAWN_FAILED), ALL, LG_ANY, LC_SAME, 0, LC_WHY_NONE },
 	{ EVIDENCE, ALL, LG_SHIM_AT_RISK, JOB_REVERTED, INCIDENT | UP,
 	    LC_WHY_INCIDENT },
 	{ EVIDENCE | EV(LC_EV_HEALTH_OK), ALL, LG_ANY, LC_SAME, 0,
@@ -259,6 +266,8 @@ lifecycle_guard_holds(int guard, const struct lifecycle_facts *f)
 		return f->crash_loop && f->carries_shim && open;
 	case LG_LOOP:
 		return f->crash_loop && !f->failed;
+	case LG_NOT_FAILED:
+		return !f->failed;
 	case LG_RUNS_UNLOCKED:
 		return f->wants_unlocked && f->profile_exists &&
 		    f->profile_ok && f->profile_unlocks;

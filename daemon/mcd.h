@@ -392,6 +392,7 @@ enum lifecycle_event {
 	LC_EV_EXIT_CODE,	/* launchd: exited with a non-zero status */
 	LC_EV_EXIT_SIGNAL,	/* ... killed by a signal */
 	LC_EV_EXIT_JETSAM,	/* ... killed by the kernel for memory */
+	LC_EV_SPAWN_FAILED,	/* ... never started: 78: EX_CONFIG */
 	LC_EV_FAILURE_LINE,	/* its stderr matched a failure signature */
 	LC_EV_HEALTH_OK,
 	LC_EV_HEALTH_FAIL,
@@ -541,6 +542,8 @@ int	watch_started(struct mcd *, struct job *);
 void	watch_stop(struct job *);
 bool	watch_count_exits(struct job *, const char *last_exit, int signal,
 	    long count, char evidence[2][WATCH_EVIDENCE_LEN]);
+void	watch_spawn_cause(struct mcd *, const struct job *, char *buf,
+	    size_t len);
 void	watch_unwatch_pid(struct job *);
 void	watch_reports_changed(struct mcd *);
 void	watch_parse_marker(struct shim_seen *, const char *line);

@@ -501,6 +501,8 @@ reconcile_exited(struct mcd *d, struct job *j, const struct launchd_seen *seen,
 		return;
 	if (seen->signal != 0)
 		ev.type = LC_EV_EXIT_SIGNAL;
+	else if (strtol(seen->last_exit, NULL, 10) == 78)
+		ev.type = LC_EV_SPAWN_FAILED;	/* "78: EX_CONFIG" */
 	else if (seen->last_exit[0] != '\0' &&
 	    strcmp(seen->last_exit, "0") != 0 &&
 	    strcmp(seen->last_exit, "(never exited)") != 0)
@@ -518,6 +520,7 @@ reconcile_refresh_cb(struct mcd *d, const struct launchctl_result *r,
 	struct job		*j = arg;
 	struct launchd_seen	 seen;
 	long			 finished;
+	bool			 unrecorded = false;
 
 	if (r->code == 113) {
 		j->loaded = false;
@@ -539,15 +542,19 @@ reconcile_refresh_cb(struct mcd *d, const struct launchctl_result *r,
 	 * caught them by pid), judged by the last exit status.
 	 */
 	finished = seen.runs - (seen.pid > 0 ? 1 : 0);
-	/* launchd may not have recorded the exit yet: look again later. */
-	if (strcmp(seen.last_exit, "(never exited)") == 0 && seen.signal == 0)
+	/*
+	 * launchd may not have recorded the exit yet (a run counted, no pid,
+	 * no exit): look again soon, whether or not it should be running.
+	 */
+	if (strcmp(seen.last_exit, "(never exited)") == 0 && seen.signal == 0) {
+		unrecorded = finished > j->runs_counted;
 		finished = j->runs_counted;
+	}
 	if (finished > j->runs_counted) {
 		long	n = finished - j->runs_counted;
-
-		j->runs_counted = finished;
 		bool	was_dirty = j->dirty;
 
+		j->runs_counted = finished;
 		reconcile_exited(d, j, &seen, n);
 		if (j->dirty && !was_dirty) {
 			/* A revert or failure is queued: let it run. */
@@ -561,7 +568,8 @@ reconcile_refresh_cb(struct mcd *d, const struct launchctl_result *r,
 	 * just exited, or throttled): look again, quickly at first.  A
 	 * request that came meanwhile goes first.
 	 */
-	if (j->pid == 0 && reconcile_should_run(j) && !j->dirty) {
+	if (j->pid == 0 && (reconcile_should_run(j) || unrecorded) &&
+	    !j->dirty) {
 		reconcile_later(d, j, reconcile_refresh,
 		    ++j->retries <= PID_POLLS ? RETRY_MS : 2000);
 		return;

@@ -195,13 +195,65 @@ watch_log_event(uv_fs_event_t *h, const char *file, int events, int status)
 }
 
 static const char *
-watch_log_path(struct mcd *d, struct job *j, char *buf, size_t len)
+watch_log_path(struct mcd *d, const struct job *j, char *buf, size_t len)
 {
 	if (j->spec != NULL && j->spec->stderr_path != NULL)
 		mc_fmt(buf, len, "%s", j->spec->stderr_path);
 	else
 		mc_fmt(buf, len, "%s/%s.err.log", d->paths.logs, j->name);
 	return buf;
+}
+
+/* Could the job's log be opened for appending, as launchd must? */
+static int
+watch_log_writable(const char *path)
+{
+	char	dir[PATH_MAX];
+
+	if (access(path, F_OK) == 0)
+		return access(path, W_OK);
+	snprintf(dir, sizeof dir, "%s", path);
+	return access(dirname(dir), W_OK);
+}
+
+/*
+ * Why launchd could not start the job (78: EX_CONFIG), as far as the
+ * daemon, running as the same user, can see: its program, a log folder,
+ * or its working directory.
+ */
+void
+watch_spawn_cause(struct mcd *d, const struct job *j, char *buf, size_t len)
+{
+	char		 path[PATH_MAX];
+	const char	*cwd = j->spec != NULL ? j->spec->working_dir : NULL;
+
+	if (j->spec == NULL) {
+		snprintf(buf, len, "its job file is invalid");
+		return;
+	}
+	if (access(j->spec->argv[0], X_OK) == -1) {
+		snprintf(buf, len, "program %s: %s", j->spec->argv[0],
+		    strerror(errno));
+		return;
+	}
+	watch_log_path(d, j, path, sizeof path);
+	if (watch_log_writable(path) == -1) {
+		snprintf(buf, len, "log %s: %s", path, strerror(errno));
+		return;
+	}
+	if (j->spec->stdout_path != NULL &&
+	    watch_log_writable(j->spec->stdout_path) == -1) {
+		snprintf(buf, len, "log %s: %s", j->spec->stdout_path,
+		    strerror(errno));
+		return;
+	}
+	if (cwd != NULL && access(cwd, X_OK) == -1) {
+		snprintf(buf, len, "working directory %s: %s", cwd,
+		    strerror(errno));
+		return;
+	}
+	snprintf(buf, len, "launchd could not set it up to run (no cause "
+	    "found from here: see its own log)");
 }
 
 /*

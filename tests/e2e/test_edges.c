@@ -290,6 +290,39 @@ test_restarts_are_not_crashes(void **state)
 }
 
 /*
+ * A job launchd cannot start is given up with the cause named, and no
+ * profile is blamed though it is unlocked.  launchd answers a log it
+ * cannot open, or a program gone since the file was checked, with
+ * 78: EX_CONFIG and retries for ever (launchd.md §2); this used to end
+ * as "reverted: crash loop" (the simulator said 127) or not at all.
+ */
+static void
+test_spawn_failure_named(void **state)
+{
+	char	prog[256], extra[600];
+	int	code;
+
+	(void)state;
+	put_job("nolog", "<key>StandardErrorPath</key><string>/nonexistent/"
+	    "logs/err.log</string>");
+	wait_state("nolog", "failed", -1, 10.0);
+	assert_field_has("nolog", "reason", "cannot spawn: log /nonexistent/"
+	    "logs/err.log: No such file or directory");
+	/* Checked when the file was read, gone when launchd starts it. */
+	snprintf(prog, sizeof prog, "%s/llama-server", home);
+	assert_int_equal(link(FAKE_LLAMA, prog), 0);
+	snprintf(extra, sizeof extra, "<key>ProgramArguments</key><array>"
+	    "<string>%s</string></array><key>RunAtLoad</key><false/>"
+	    "<key>KeepAlive</key><false/>", prog);
+	put_job("gone", extra);
+	wait_state("gone", "unlocked", -1, 10.0);
+	unlink(prog);
+	ctl(&code, "restart", "gone", NULL, NULL);
+	wait_state("gone", "failed", -1, 10.0);
+	assert_field_has("gone", "reason", "cannot spawn: program ");
+}
+
+/*
  * Probe replies owed to one connection: 64 are taken, the 65th is told to
  * wait (EBUSY).  All 65 arrive in one read, long before a probe is done.
  * The queue of written replies has the same bound, but a kernel socket
@@ -320,6 +353,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_crash_loop_exact_count,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restarts_are_not_crashes,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_spawn_failure_named,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failure_line_while_blocked,
 		    setup, teardown),

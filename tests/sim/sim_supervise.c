@@ -180,18 +180,22 @@ sup_spawn(plist_t job, pid_t *pid)
 		signal(SIGTERM, SIG_DFL);
 		signal(SIGUSR1, SIG_DFL);
 		setpgid(0, 0);
+		/*
+		 * xpcproxy sets the job up and execs it; whatever fails on
+		 * the way (a log it cannot open, a working directory, the
+		 * program itself) ends it with EX_CONFIG (launchd.md §2,
+		 * StandardOutPath row).
+		 */
 		if (sup_log(job, "StandardOutPath", 1) == -1 ||
-		    sup_log(job, "StandardErrorPath", 2) == -1) {
+		    sup_log(job, "StandardErrorPath", 2) == -1 ||
+		    (cwd != NULL && chdir(cwd) == -1))
 			err = 78;
-			write(fds[1], &err, sizeof err);
-			_exit(78);
+		else {
+			execve(argv[0], argv, env);
+			err = 78;
 		}
-		if (cwd != NULL && chdir(cwd) == -1)
-			_exit(78);
-		execve(argv[0], argv, env);
-		err = errno;
 		write(fds[1], &err, sizeof err);
-		_exit(127);
+		_exit(78);
 	}
 	free(cwd);
 	close(fds[1]);
@@ -288,14 +292,15 @@ sup_run(const char *label, plist_t job)
 		if (!sup_registered(label))
 			return;
 		if (sup_spawn(job, &pid) == -1) {
+			/* A run that never got going: counted, and retried
+			 * as any exit is (launchd keeps trying, throttled). */
 			x.config_error = true;
+			sim_update(label, sup_record_start, &pid);
 			if (pid > 0)
-				waitpid(pid, NULL, 0);
-			sim_update(label, sup_record_exit, &x);
-			break;
-		}
-		sim_update(label, sup_record_start, &pid);
-		while (waitpid(pid, &x.status, 0) == -1) {
+				waitpid(pid, &x.status, 0);
+		} else
+			sim_update(label, sup_record_start, &pid);
+		while (!x.config_error && waitpid(pid, &x.status, 0) == -1) {
 			if (errno != EINTR)
 				break;
 			if (sup_stop || sup_restart) {

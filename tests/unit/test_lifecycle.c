@@ -220,6 +220,10 @@ check_step(enum job_state s, enum lifecycle_event e,
 			PROMISE(st.next == JOB_FAILED &&
 			    (st.actions & LC_BOOTOUT));
 	}
+	/* A program launchd cannot start is given up, never reverted. */
+	if (e == LC_EV_SPAWN_FAILED)
+		PROMISE(f->failed ? st.next == s && st.actions == 0 :
+		    st.next == JOB_FAILED && (st.actions & LC_BOOTOUT));
 	if (e == LC_EV_LAUNCHD_OK)
 		PROMISE(st.next == settles || (st.next == JOB_REVERTED &&
 		    !f->reverted && (st.actions & LC_PERSIST)));
@@ -334,6 +338,10 @@ static const struct expect expected_steps[LC_EV_COUNT] = {
 	    { "reverted",	"persist notify render bootstrap" },
 	    { "failed",	"persist notify bootout" },
 	    { "=",		"" } } },
+	{ LC_EV_SPAWN_FAILED, {
+	    { "failed",		"persist notify bootout" },
+	    { "failed",		"persist notify bootout" },
+	    { "failed",		"persist notify bootout" } } },
 	{ LC_EV_FAILURE_LINE, {
 	    { "reverted",	"persist notify render bootstrap" },
 	    { "=",		"" },
