@@ -112,8 +112,16 @@ reconcile_should_run(const struct job *j)
 	keep = j->spec->keep_alive;
 	if (keep != NULL && plist_get_node_type(keep) == PLIST_BOOLEAN)
 		plist_get_bool_val(keep, &on);
-	return j->spec->run_at_load || keep == NULL || on ||
-	    plist_get_node_type(keep) == PLIST_DICT;
+	/*
+	 * A KeepAlive dictionary starts the job at load with SuccessfulExit
+	 * or Crashed in it (launchd's semaphoreitem_setup); its other
+	 * conditions (PathState, OtherJobEnabled) may or may not hold, and
+	 * the job's pid is not waited for.
+	 */
+	if (keep != NULL && plist_get_node_type(keep) == PLIST_DICT)
+		on = plist_dict_get_item(keep, "SuccessfulExit") != NULL ||
+		    plist_dict_get_item(keep, "Crashed") != NULL;
+	return j->spec->run_at_load || keep == NULL || on;
 }
 
 /*

@@ -323,6 +323,31 @@ test_spawn_failure_named(void **state)
 }
 
 /*
+ * A KeepAlive dictionary starts a job at load with SuccessfulExit in it
+ * (launchd.plist(5)), and with a PathState only while its path stands as
+ * wanted (launchd's job_import ends in job_dispatch, which checks it).
+ * The simulator used to start any dictionary at load.
+ */
+static void
+test_keepalive_dictionary(void **state)
+{
+	json_t	*j;
+
+	(void)state;
+	put_job("onpath", "<key>RunAtLoad</key><false/><key>KeepAlive</key>"
+	    "<dict><key>PathState</key><dict><key>/nonexistent/ready</key>"
+	    "<true/></dict></dict>");
+	put_job("onexit", "<key>RunAtLoad</key><false/><key>KeepAlive</key>"
+	    "<dict><key>SuccessfulExit</key><false/></dict>");
+	wait_state("onexit", "unlocked", 0, 10.0);
+	wait_state("onpath", "unlocked", -1, 10.0);
+	sleep_ms(1000);
+	j = job_status("onpath");
+	assert_int_equal(pid_of(j), 0);
+	json_decref(j);
+}
+
+/*
  * Probe replies owed to one connection: 64 are taken, the 65th is told to
  * wait (EBUSY).  All 65 arrive in one read, long before a probe is done.
  * The queue of written replies has the same bound, but a kernel socket
@@ -355,6 +380,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_restarts_are_not_crashes,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_spawn_failure_named,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_keepalive_dictionary,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failure_line_while_blocked,
 		    setup, teardown),

@@ -105,11 +105,8 @@ sim_fail_5(const char *verb)
 static bool
 sim_wants_run(plist_t job)
 {
-	plist_t	keep = plist_dict_get_item(job, "KeepAlive");
-
 	return mc_plist_bool(job, "RunAtLoad", false) ||
-	    (keep != NULL && (plist_get_node_type(keep) == PLIST_DICT ||
-	    mc_plist_bool(job, "KeepAlive", false)));
+	    sim_keepalive(job, true, 0);
 }
 
 static int

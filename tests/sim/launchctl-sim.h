@@ -32,5 +32,6 @@ void	sim_set_str(plist_t rec, const char *key, const char *v);
 void	sim_unlock(void);
 void	sim_update(const char *label, void (*fn)(plist_t, void *), void *arg);
 void	sim_supervise(const char *label, plist_t job);
+bool	sim_keepalive(plist_t job, bool at_load, int status);
 
 #endif

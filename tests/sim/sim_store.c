@@ -152,6 +152,93 @@ sim_alive(long long pid)
 	return alive;
 }
 
+/* Does each path of a PathState dictionary stand as wanted? */
+static bool
+sim_path_state(plist_t paths)
+{
+	plist_dict_iter	 it = NULL;
+	char		*path = NULL;
+	plist_t		 want;
+	struct stat	 sb;
+	bool		 any = false;
+
+	if (plist_get_node_type(paths) != PLIST_DICT)
+		return false;
+	plist_dict_new_iter(paths, &it);
+	while (!any) {
+		plist_dict_next_item(paths, it, &path, &want);
+		if (path == NULL)
+			break;
+		any = (stat(path, &sb) == 0) == (plist_get_node_type(want) ==
+		    PLIST_BOOLEAN && mc_plist_bool(paths, path, false));
+		free(path);
+		path = NULL;
+	}
+	free(it);
+	return any;
+}
+
+/*
+ * Should launchd keep the job running: at load (status unused), or after
+ * a run that ended with status?  launchd ORs the KeepAlive dictionary's
+ * conditions (launchd.plist(5)).  At load, SuccessfulExit and Crashed of
+ * either value start the job (core.c semaphoreitem_setup sets
+ * start_pending for both; the man page documents it for SuccessfulExit
+ * only), PathState and OtherJobEnabled only if their condition already
+ * holds (job_import ends with job_dispatch); NetworkState "is no longer
+ * implemented".  A crash is one of the signals job_reap names: ILL, ABRT,
+ * FPE, BUS, SEGV, SYS, TRAP (TERM and KILL are not).
+ */
+bool
+sim_keepalive(plist_t job, bool at_load, int status)
+{
+	plist_t		keep = plist_dict_get_item(job, "KeepAlive"), v;
+	bool		good = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+	int		sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+	bool		crashed = sig == SIGILL || sig == SIGABRT ||
+	    sig == SIGFPE || sig == SIGBUS || sig == SIGSEGV ||
+	    sig == SIGSYS || sig == SIGTRAP;
+	plist_t		other;
+
+	if (keep == NULL)
+		return false;
+	if (plist_get_node_type(keep) == PLIST_BOOLEAN)
+		return mc_plist_bool(job, "KeepAlive", false);
+	if (plist_get_node_type(keep) != PLIST_DICT)
+		return false;
+	if ((v = plist_dict_get_item(keep, "SuccessfulExit")) != NULL &&
+	    (at_load || mc_plist_bool(keep, "SuccessfulExit", true) == good))
+		return true;
+	if ((v = plist_dict_get_item(keep, "Crashed")) != NULL &&
+	    (at_load || mc_plist_bool(keep, "Crashed", true) == crashed))
+		return true;
+	if ((v = plist_dict_get_item(keep, "PathState")) != NULL &&
+	    sim_path_state(v))
+		return true;
+	if ((other = plist_dict_get_item(keep, "OtherJobEnabled")) != NULL &&
+	    plist_get_node_type(other) == PLIST_DICT) {
+		plist_dict_iter	 it = NULL;
+		char		*label = NULL;
+		plist_t		 want, rec;
+		bool		 hit = false;
+
+		plist_dict_new_iter(other, &it);
+		while (!hit) {
+			plist_dict_next_item(other, it, &label, &want);
+			if (label == NULL)
+				break;
+			rec = sim_load(label);
+			hit = (rec != NULL) == mc_plist_bool(other, label, false);
+			plist_free(rec);
+			free(label);
+			label = NULL;
+		}
+		free(it);
+		return hit;
+	}
+	return false;
+}
+
 /* --- disabled store ------------------------------------------------------ */
 
 plist_t

@@ -225,20 +225,7 @@ sup_terminate(pid_t pid, long timeout_s)
 static bool
 sup_should_restart(plist_t job, int status)
 {
-	plist_t	keep = plist_dict_get_item(job, "KeepAlive");
-
-	if (keep == NULL)
-		return false;
-	if (plist_get_node_type(keep) == PLIST_BOOLEAN)
-		return mc_plist_bool(job, "KeepAlive", false);
-	if (plist_get_node_type(keep) != PLIST_DICT)
-		return false;
-	if (WIFSIGNALED(status) && mc_plist_bool(keep, "Crashed", false))
-		return true;
-	if (plist_dict_get_item(keep, "SuccessfulExit") != NULL)
-		return mc_plist_bool(keep, "SuccessfulExit", true) ==
-		    (WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	return false;
+	return sim_keepalive(job, false, status);
 }
 
 /* Is the job still registered?  Its state directory may be gone. */
