@@ -221,7 +221,7 @@ $(O)/tests/test_probe: tests/probe/test_probe.c tests/support/child.c \
 DAEMON_UNITS	:= daemon/jobfile.c daemon/render.c daemon/state.c daemon/paths.c \
 		   $(PLATFORM_SRC) \
 		   daemon/profile.c daemon/log.c daemon/scan.c daemon/tail.c \
-		   daemon/lifecycle.c
+		   daemon/lifecycle.c daemon/launchd.c
 # The daemon's pure parts, the RPC framing, and files others write.
 $(O)/tests/test_daemon $(O)/tests/test_protocol $(O)/tests/test_files: \
     $(O)/tests/test_%: tests/unit/test_%.c tests/unit/unit.c tests/unit/unit.h \

@@ -304,6 +304,7 @@ driver_kickstart(struct mcd *d, struct job *j)
 	watch_unwatch_pid(j);
 	if (j->pid > 0)
 		j->own_stops++;
+	j->kicked = true;
 	launchctl_run(d, args, driver_kickstart_cb, strdup(j->name));
 }
 

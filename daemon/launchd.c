@@ -254,32 +254,66 @@ launchctl_run(struct mcd *d, const char *const *args, launchctl_cb cb,
 	lc_next(d);
 }
 
+/*
+ * The service's own "key = value" lines: launchd nests blocks ("resource
+ * coalition = {", "endpoints = {") with keys of their own, a state among
+ * them (tests/fixtures/launchctl-print).  Its own keys are those at the
+ * depth of the first key line: inside the "LABEL = {" header, or at the
+ * top of an excerpt without one.
+ */
+static const char *
+launchctl_own_key(const char *line, int *depth, int *top)
+{
+	size_t	len = strcspn(line, "\n");
+
+	while (*line == '\t' || *line == ' ')
+		line++, len--;
+	if (*line == '}') {
+		(*depth)--;
+		return NULL;
+	}
+	if (len > 0 && line[len - 1] == '{') {
+		(*depth)++;
+		return NULL;
+	}
+	if (strstr(line, " = ") == NULL || strstr(line, " = ") > line + len)
+		return NULL;
+	if (*top == -1)
+		*top = *depth;
+	return *depth == *top ? line : NULL;
+}
+
 /* Pull pid, runs, last exit and state out of `launchctl print` output. */
 bool
 launchctl_parse_print(const char *out, struct launchd_seen *seen)
 {
-	const char	*p, *colon;
+	const char	*p, *key, *colon;
 	bool		 any = false;
+	int		 depth = 0, top = -1;
 
 	memset(seen, 0, sizeof *seen);
 	for (p = out; p != NULL && *p != '\0'; p = strchr(p, '\n'),
 	    p = p ? p + 1 : NULL) {
-		while (*p == '\t' || *p == ' ')
-			p++;
-		if (strncmp(p, "pid = ", 6) == 0)
-			seen->pid = strtol(p + 6, NULL, 10);
-		else if (strncmp(p, "runs = ", 7) == 0)
-			seen->runs = strtol(p + 7, NULL, 10);
-		else if (strncmp(p, "last exit code = ", 17) == 0)
+		if ((key = launchctl_own_key(p, &depth, &top)) == NULL)
+			continue;
+		if (strncmp(key, "pid = ", 6) == 0)
+			seen->pid = strtol(key + 6, NULL, 10);
+		else if (strncmp(key, "runs = ", 7) == 0)
+			seen->runs = strtol(key + 7, NULL, 10);
+		else if (strncmp(key, "last exit code = ", 17) == 0)
 			snprintf(seen->last_exit, sizeof seen->last_exit, "%.*s",
-			    (int)strcspn(p + 17, "\n"), p + 17);
-		else if (strncmp(p, "last terminating signal = ", 26) == 0) {
-			/* "Abort trap: 6" */
-			colon = strchr(p, ':');
+			    (int)strcspn(key + 17, "\n"), key + 17);
+		else if (strncmp(key, "last terminating signal = ", 26) == 0) {
+			/* "Terminated: 15" */
+			colon = strchr(key, ':');
 			seen->signal = colon ? atoi(colon + 1) : 0;
-		} else if (strncmp(p, "state = ", 8) == 0)
+		} else if (strncmp(key, "last exit reason = ", 19) == 0)
+			/* "JETSAM_REASON_MEMORY_IDLE_EXIT" */
+			snprintf(seen->exit_reason, sizeof seen->exit_reason,
+			    "%.*s", (int)strcspn(key + 19, " \n"), key + 19);
+		else if (strncmp(key, "state = ", 8) == 0)
 			snprintf(seen->state, sizeof seen->state, "%.*s",
-			    (int)strcspn(p + 8, "\n"), p + 8);
+			    (int)strcspn(key + 8, "\n"), key + 8);
 		else
 			continue;
 		any = true;

@@ -286,7 +286,8 @@ struct launchd_seen {
 	long	pid;		/* 0: not running */
 	long	runs;
 	int	signal;		/* last terminating signal, 0: none */
-	char	last_exit[64];
+	char	last_exit[64];	/* "" when the last run ended otherwise */
+	char	exit_reason[64];	/* "last exit reason": JETSAM_..., "" */
 	char	state[32];
 };
 bool	launchctl_parse_print(const char *out, struct launchd_seen *);
@@ -358,6 +359,7 @@ struct job {
 	bool			 blocked;	/* no shim marker */
 	long			 runs_counted;	/* runs whose exit we judged */
 	long			 own_stops;	/* exits our kickstart -k caused */
+	bool			 kicked;	/* kickstarted: a run is coming */
 	long			 watched_pid;
 	long			 fleet_pid;	/* pid in the status file */
 	struct job_watch	*watch;

@@ -492,8 +492,10 @@ reconcile_bootstrap(struct mcd *d, struct job *j)
 
 /*
  * Exits launchd counted since we last looked, told by how the last one
- * ended.  launchd's words for a jetsam kill are not in our sources, so
- * such a kill is told as the signal it is.
+ * ended: a signal ("last terminating signal"), a kill with a reason and
+ * no exit code ("last exit reason = JETSAM_REASON_...", or OS_REASON_...
+ * for dyld and code signing), or an exit code (78: EX_CONFIG, it never
+ * started).
  */
 static void
 reconcile_exited(struct mcd *d, struct job *j, const struct launchd_seen *seen,
@@ -509,7 +511,11 @@ reconcile_exited(struct mcd *d, struct job *j, const struct launchd_seen *seen,
 		return;
 	if (seen->signal != 0)
 		ev.type = LC_EV_EXIT_SIGNAL;
-	else if (strtol(seen->last_exit, NULL, 10) == 78)
+	else if (seen->exit_reason[0] != '\0') {
+		ev.type = strncmp(seen->exit_reason, "JETSAM", 6) == 0 ?
+		    LC_EV_EXIT_JETSAM : LC_EV_EXIT_CODE;
+		ev.last_exit = seen->exit_reason;
+	} else if (strtol(seen->last_exit, NULL, 10) == 78)
 		ev.type = LC_EV_SPAWN_FAILED;	/* "78: EX_CONFIG" */
 	else if (seen->last_exit[0] != '\0' &&
 	    strcmp(seen->last_exit, "0") != 0 &&
@@ -563,6 +569,7 @@ reconcile_refresh_cb(struct mcd *d, const struct launchctl_result *r,
 		bool	was_dirty = j->dirty;
 
 		j->runs_counted = finished;
+		j->kicked = false;
 		reconcile_exited(d, j, &seen, n);
 		if (j->dirty && !was_dirty) {
 			/* A revert or failure is queued: let it run. */
@@ -576,8 +583,11 @@ reconcile_refresh_cb(struct mcd *d, const struct launchctl_result *r,
 	 * just exited, or throttled): look again, quickly at first.  A
 	 * request that came meanwhile goes first.
 	 */
-	if (j->pid == 0 && (reconcile_should_run(j) || unrecorded) &&
-	    !j->dirty) {
+	/* A kickstarted run shows in launchd a moment later. */
+	if (seen.pid > 0 || j->retries > PID_POLLS)
+		j->kicked = false;
+	if (j->pid == 0 && (reconcile_should_run(j) || unrecorded ||
+	    j->kicked) && !j->dirty) {
 		reconcile_later(d, j, reconcile_refresh,
 		    ++j->retries <= PID_POLLS ? RETRY_MS : 2000);
 		return;

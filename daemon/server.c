@@ -359,12 +359,21 @@ server_accept(uv_stream_t *server, int status)
  * for the daemon's life and gone with it however it ends.  The socket is
  * not the lock: two daemons starting at once both found no one answering
  * on it, and the one that exited first unlinked the other's socket.
+ *
+ * A daemon killed while it was starting a child leaves the lock, and its
+ * listening socket, with that child until it execs (both close on exec):
+ * for those milliseconds the lock is held and a connect even succeeds.
+ * So a held lock is tried again for SERVER_LOCK_WAIT_MS before this
+ * daemon gives way; a live daemon holds it for good.
  */
+#define SERVER_LOCK_WAIT_MS	2000
+#define SERVER_LOCK_POLL_MS	20
+
 static int
 server_lock(struct mcd *d, char *why, size_t whylen)
 {
 	char	path[PATH_MAX];
-	int	fd;
+	int	fd, waited = 0;
 
 	if (mc_fmt(path, sizeof path, "%s/metalcapd.lock", d->paths.state) ==
 	    -1 || (fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
@@ -372,6 +381,11 @@ server_lock(struct mcd *d, char *why, size_t whylen)
 		snprintf(why, whylen, "cannot open the lock file %s: %s", path,
 		    strerror(errno));
 		return -1;
+	}
+	while (flock(fd, LOCK_EX | LOCK_NB) == -1 && errno == EWOULDBLOCK &&
+	    waited < SERVER_LOCK_WAIT_MS) {
+		usleep(SERVER_LOCK_POLL_MS * 1000);
+		waited += SERVER_LOCK_POLL_MS;
 	}
 	if (flock(fd, LOCK_EX | LOCK_NB) == -1) {
 		snprintf(why, whylen, errno == EWOULDBLOCK ? "another metalcapd "

@@ -509,9 +509,11 @@ watch_count_exits(struct job *j, const char *last_exit, int sig, long count,
 			n++;
 	if (sig != 0)
 		snprintf(ev[1], WATCH_EVIDENCE_LEN, "last: signal %d", sig);
-	else
+	else if (last_exit[0] >= '0' && last_exit[0] <= '9')
 		snprintf(ev[1], WATCH_EVIDENCE_LEN, "last: exit status %s",
 		    last_exit);
+	else	/* launchd's reason: JETSAM_REASON_... */
+		snprintf(ev[1], WATCH_EVIDENCE_LEN, "last: %s", last_exit);
 	snprintf(ev[0], WATCH_EVIDENCE_LEN, "%d abnormal exits within %llu s",
 	    n, (unsigned long long)window);
 	log_info("job %s: exited abnormally (%s), %d in %llu s", j->name,

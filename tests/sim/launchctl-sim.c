@@ -362,8 +362,33 @@ sim_signal_name(int sig)
 	case SIGABRT:	return "Abort trap";
 	case SIGSEGV:	return "Segmentation fault";
 	case SIGINT:	return "Interrupt";
+	case SIGBUS:	return "Bus error";
+	case SIGILL:	return "Illegal instruction";
+	case SIGFPE:	return "Floating point exception";
+	case SIGTRAP:	return "Trace/BPT trap";
+	case SIGHUP:	return "Hangup";
+	case SIGPIPE:	return "Broken pipe";
 	default:	return "Signal";
 	}
+}
+
+/* How the last run ended: one of three lines, or "(never exited)". */
+static void
+sim_print_last_run(plist_t rec)
+{
+	char	*s;
+
+	if ((s = mc_plist_string(rec, "ExitReason")) != NULL)
+		printf("\tlast exit reason = %s\n", s);
+	else if (sim_int(rec, "LastSignal", 0) > 0)
+		printf("\tlast terminating signal = %s: %lld\n",
+		    sim_signal_name((int)sim_int(rec, "LastSignal", 0)),
+		    sim_int(rec, "LastSignal", 0));
+	else if ((s = mc_plist_string(rec, "LastExit")) != NULL)
+		printf("\tlast exit code = %s\n", s);
+	else
+		printf("\tlast exit code = (never exited)\n");
+	free(s);
 }
 
 static int
@@ -428,14 +453,17 @@ sim_print(int argc, char **argv)
 	printf("\truns = %lld\n", sim_int(rec, "Runs", 0));
 	if (pid > 0 && sim_alive(pid))
 		printf("\tpid = %lld\n", pid);
-	s = mc_plist_string(rec, "LastExit");
-	printf("\tlast exit code = %s\n", s ? s : "(never exited)");
-	free(s);
-	if (sim_int(rec, "LastSignal", 0) > 0)
-		printf("\tlast terminating signal = %s: %lld\n",
-		    sim_signal_name((int)sim_int(rec, "LastSignal", 0)),
-		    sim_int(rec, "LastSignal", 0));
-	printf("\tspawn type = interactive (4)\n}\n");
+	sim_print_last_run(rec);
+	/* A running service's coalitions, each with a state of its own
+	 * (wazuh#30799 in tests/fixtures/launchctl-print). */
+	if (pid > 0 && sim_alive(pid))
+		printf("\n\tresource coalition = {\n\t\tID = %lld\n\t\ttype = "
+		    "resource\n\t\tstate = active\n\t\tactive count = 1\n"
+		    "\t\tname = %s\n\t}\n\n\tjetsam coalition = {\n\t\tID = "
+		    "%lld\n\t\ttype = jetsam\n\t\tstate = active\n\t\tactive "
+		    "count = 1\n\t\tname = %s\n\t}\n", pid, label, pid + 1,
+		    label);
+	printf("\n\tspawn type = interactive (4)\n}\n");
 	plist_free(rec);
 	return 0;
 }
@@ -551,11 +579,45 @@ sim_trace(int argc, char **argv)
 }
 
 static void
+sim_mark_jetsam(plist_t rec, void *arg)
+{
+	(void)arg;
+	/* iPadOS 18.5's words for a process over its limit (GhostVT, in
+	 * tests/fixtures/launchctl-print/README.md). */
+	sim_set_str(rec, "KillReason", "JETSAM_REASON_MEMORY_PERPROCESSLIMIT");
+}
+
+/*
+ * Not launchctl's: the kernel's memory killer, for tests.  The job's
+ * process dies of SIGKILL and print tells the run's end as launchd does
+ * for jetsam: a "last exit reason", no exit code.
+ */
+static int
+sim_jetsam(int argc, char **argv)
+{
+	char		 domain[128];
+	const char	*label;
+	plist_t		 rec;
+	long long	 pid;
+
+	if (argc != 1 || (label = sim_target_label(argv[0], domain,
+	    sizeof domain)) == NULL || (rec = sim_load(label)) == NULL)
+		return 113;
+	pid = sim_int(rec, "PID", 0);
+	plist_free(rec);
+	if (pid <= 0 || !sim_alive(pid))
+		return 3;
+	sim_update(label, sim_mark_jetsam, NULL);
+	kill((pid_t)pid, SIGKILL);
+	return 0;
+}
+
+static void
 sim_usage(void)
 {
 	fprintf(stderr, "Usage: launchctl <subcommand> ... | help "
 	    "[subcommand]\n(simulator: bootstrap bootout enable disable "
-	    "kickstart print print-disabled list)\n");
+	    "kickstart print print-disabled list; for tests: sim-jetsam)\n");
 }
 
 int
@@ -590,6 +652,8 @@ main(int argc, char **argv)
 		return sim_print(argc, argv + 2);
 	if (strcmp(argv[1], "print-disabled") == 0)
 		return sim_print_disabled(argc, argv + 2);
+	if (strcmp(argv[1], "sim-jetsam") == 0)
+		return sim_jetsam(argc, argv + 2);
 	if (strcmp(argv[1], "list") == 0)
 		return sim_list(argc, argv + 2);
 	fprintf(stderr, "Unrecognized subcommand: %s\n", argv[1]);

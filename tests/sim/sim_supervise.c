@@ -141,17 +141,30 @@ static void
 sup_record_exit(plist_t rec, void *arg)
 {
 	struct sup_exit	*x = arg;
-	char		 text[64];
+	char		 text[64], *reason;
 
+	/*
+	 * How the run ended, as print says it: an exit code, or a signal
+	 * and no exit code, or a kill with launchd's reason and neither
+	 * (tests/fixtures/launchctl-print).  Each replaces the others.
+	 */
 	plist_dict_remove_item(rec, "PID");
-	if (x->config_error)
-		sim_set_str(rec, "LastExit", "78: EX_CONFIG");
-	else if (WIFEXITED(x->status)) {
-		snprintf(text, sizeof text, "%d", WEXITSTATUS(x->status));
-		sim_set_str(rec, "LastExit", text);
-		plist_dict_remove_item(rec, "LastSignal");
+	plist_dict_remove_item(rec, "LastExit");
+	plist_dict_remove_item(rec, "LastSignal");
+	if ((reason = mc_plist_string(rec, "KillReason")) != NULL) {
+		sim_set_str(rec, "ExitReason", reason);
+		plist_dict_remove_item(rec, "KillReason");
+		free(reason);
 	} else {
-		sim_set_int(rec, "LastSignal", WTERMSIG(x->status));
+		plist_dict_remove_item(rec, "ExitReason");
+		if (x->config_error)
+			sim_set_str(rec, "LastExit", "78: EX_CONFIG");
+		else if (WIFEXITED(x->status)) {
+			snprintf(text, sizeof text, "%d",
+			    WEXITSTATUS(x->status));
+			sim_set_str(rec, "LastExit", text);
+		} else
+			sim_set_int(rec, "LastSignal", WTERMSIG(x->status));
 	}
 	sim_set_int(rec, "WaitStatus", x->config_error ? 78 << 8 : x->status);
 	sim_set_str(rec, "State", sup_stop ? "SIGTERMed" : "not running");

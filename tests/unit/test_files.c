@@ -2,8 +2,9 @@
 /*
  * Unit tests of what metalcapd reads that others write: property lists
  * at and past their limits (NUL bytes, size, nesting bombs), job logs
- * followed through rotation and over-long lines, and real llama.cpp and
- * MLX stderr scanned for failure signatures.
+ * followed through rotation and over-long lines, real llama.cpp and
+ * MLX stderr scanned for failure signatures, and real `launchctl print`
+ * output read for pid, runs, state and how the last run ended.
  */
 #include <sys/stat.h>
 
@@ -414,10 +415,72 @@ test_plist_bombs(void **state)
 	free(b);
 }
 
+/*
+ * launchctl print as real Macs wrote it (tests/fixtures/launchctl-print,
+ * each file's source in its README): the service's own state, not a
+ * coalition's or an endpoint's; a signal, a jetsam reason or an exit
+ * code, whichever the last run ended with.
+ */
+static const struct {
+	const char	*file;
+	long		 pid, runs;
+	int		 signal;
+	const char	*state, *last_exit, *reason;
+} print_fixtures[] = {
+	{ "wazuh-30799-running-coalitions.txt", 297, 1, 0, "running",
+	    "(never exited)", "" },
+	{ "wazuh-agent-569-not-running.txt", 0, 1, 0, "not running", "0", "" },
+	{ "egress-guard-jetsam-idle-exit.txt", 0, 1, 0, "not running", "",
+	    "JETSAM_REASON_MEMORY_IDLE_EXIT" },
+	{ "macwsguide-signal-spawn-scheduled.txt", 0, 105, 10,
+	    "spawn scheduled", "", "" },
+	{ "agenix-308-spawn-scheduled.txt", 0, 640, 0, "spawn scheduled", "0",
+	    "" },
+	{ "pylaunchd-1-nested-endpoints.txt", 0, 882, 0, "not running", "0",
+	    "" },
+	{ "wazuh-packages-2206-mojave-running.txt", 1486, 3, 0, "running",
+	    "0", "" },
+	{ "skhd-30-ex-config.txt", 0, 0, 0, "", "78: EX_CONFIG", "" },
+};
+
+static void
+test_launchctl_print_fixtures(void **state)
+{
+	struct launchd_seen	 seen;
+	char			 path[512], *text;
+	size_t			 i, len;
+	FILE			*f;
+
+	(void)state;
+	for (i = 0; i < sizeof print_fixtures / sizeof print_fixtures[0];
+	    i++) {
+		snprintf(path, sizeof path, MC_TEST_SOURCE "/tests/fixtures/"
+		    "launchctl-print/%s", print_fixtures[i].file);
+		assert_non_null(f = fopen(path, "r"));
+		text = calloc(1, 65536);
+		len = fread(text, 1, 65535, f);
+		fclose(f);
+		assert_true(len > 0);
+		assert_true(launchctl_parse_print(text, &seen));
+		free(text);
+		if (seen.pid != print_fixtures[i].pid ||
+		    seen.runs != print_fixtures[i].runs ||
+		    seen.signal != print_fixtures[i].signal ||
+		    strcmp(seen.state, print_fixtures[i].state) != 0 ||
+		    strcmp(seen.last_exit, print_fixtures[i].last_exit) != 0 ||
+		    strcmp(seen.exit_reason, print_fixtures[i].reason) != 0)
+			fail_msg("%s: pid %ld runs %ld signal %d state '%s' "
+			    "last exit '%s' reason '%s'", print_fixtures[i].file,
+			    seen.pid, seen.runs, seen.signal, seen.state,
+			    seen.last_exit, seen.exit_reason);
+	}
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_launchctl_print_fixtures),
 		cmocka_unit_test(test_scan_real_logs),
 		cmocka_unit_test_setup_teardown(test_tail, setup, teardown),
 		cmocka_unit_test(test_plist_nul_refused),
