@@ -360,6 +360,7 @@ struct job {
 	long			 runs_counted;	/* runs whose exit we judged */
 	long			 own_stops;	/* exits our kickstart -k caused */
 	bool			 kicked;	/* kickstarted: a run is coming */
+	uint64_t		 gone_by;	/* loop ms a bootout must be done by */
 	long			 watched_pid;
 	long			 fleet_pid;	/* pid in the status file */
 	struct job_watch	*watch;

@@ -29,7 +29,16 @@
 #include "mcd.h"
 
 #define RETRY_MS	200
-#define MAX_RETRIES	50	/* 10 s of a draining label */
+#define MAX_RETRIES	50	/* 10 s of a label still held at bootstrap */
+/*
+ * A booted-out label stays until its process exits: SIGTERM at once,
+ * SIGKILL after the agent's ExitTimeOut (5 s when it has none), then
+ * launchd's cleanup (launchd.md; core.c job_stop, and a real bootout's
+ * log: "scheduling cleanup in 5 sec after sending Terminated: 15").
+ */
+#define EXIT_TIMEOUT_DEFAULT_S	5
+#define EXIT_TIMEOUT_MAX_S	600	/* 0 is "infinity": wait this long */
+#define CLEANUP_S		10
 #define PID_POLLS	25	/* 5 s for a started job to show a pid */
 #define RETRY_FIRST_MS	1000	/* after launchctl errors: then doubling */
 #define RETRY_MAX_MS	60000
@@ -392,9 +401,29 @@ reconcile_bootout_cb(struct mcd *d, const struct launchctl_result *r,
 	reconcile_wait_gone(d, j);
 }
 
+/* By when must the job's label be gone after a bootout sent now? */
+static uint64_t
+reconcile_gone_by(struct mcd *d, struct job *j)
+{
+	char		 path[PATH_MAX], why[256];
+	plist_t		 agent = NULL, v;
+	uint64_t	 s = EXIT_TIMEOUT_DEFAULT_S;
+
+	reconcile_agent_path(d, j, path, sizeof path);
+	if (mc_plist_read_file(path, &agent, why, sizeof why) == 0 &&
+	    (v = plist_dict_get_item(agent, "ExitTimeOut")) != NULL &&
+	    plist_get_node_type(v) == PLIST_UINT)
+		plist_get_uint_val(v, &s);
+	plist_free(agent);
+	if (s == 0 || s > EXIT_TIMEOUT_MAX_S)
+		s = EXIT_TIMEOUT_MAX_S;
+	return uv_now(d->loop) + (s + CLEANUP_S) * 1000;
+}
+
 static void
 reconcile_bootout(struct mcd *d, struct job *j)
 {
+	j->gone_by = reconcile_gone_by(d, j);
 	watch_unwatch_pid(j);
 	reconcile_launchctl(d, j, "bootout", reconcile_bootout_cb);
 }
@@ -409,10 +438,11 @@ reconcile_wait_cb(struct mcd *d, const struct launchctl_result *r, void *arg)
 		reconcile_enable(d, j);
 		return;
 	}
-	if (++j->retries > MAX_RETRIES) {
+	if (uv_now(d->loop) > j->gone_by) {
 		reconcile_error(d, j, "bootout (the job did not go away)", r);
 		return;
 	}
+	++j->retries;
 	/* Usually gone within milliseconds: look soon, then back off. */
 	reconcile_later(d, j, reconcile_wait_gone, j->retries < 4 ?
 	    (uint64_t)10 << j->retries : RETRY_MS);

@@ -415,6 +415,35 @@ test_lock_held_briefly(void **state)
 }
 
 /*
+ * An edit of a job whose server takes 13 s to stop: launchd keeps the
+ * label until the process exits (SIGKILL only after the agent's
+ * ExitTimeOut, 30 s in the template), and metalcapd waits as long.  It
+ * used to give up after about 10 s: "error: launchctl bootout (the job
+ * did not go away)".
+ */
+static void
+test_slow_server_edit(void **state)
+{
+	const char	*slow = "<key>ProgramArguments</key><array><string>"
+	    FAKE_LLAMA "</string><string>--term-delay</string><string>13000"
+	    "</string></array>";
+	char		 extra[512];
+	long		 pid;
+
+	(void)state;
+	put_job("slow", slow);
+	pid = wait_state("slow", "unlocked", 0, 5.0);
+	snprintf(extra, sizeof extra, "%s<key>EnvironmentVariables</key><dict>"
+	    "<key>EDITED</key><string>1</string></dict>", slow);
+	put_job("slow", extra);
+	wait_state("slow", "unlocked", pid, 25.0);
+	/* And never an error on the way. */
+	snprintf(extra, sizeof extra, "grep -q 'slow: error' %s/logs/"
+	    "metalcapd.log", home);
+	assert_int_not_equal(system(extra), 0);
+}
+
+/*
  * Probe replies owed to one connection: 64 are taken, the 65th is told to
  * wait (EBUSY).  All 65 arrive in one read, long before a probe is done.
  * The queue of written replies has the same bound, but a kernel socket
@@ -453,6 +482,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_jetsam_kills_count,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lock_held_briefly,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_slow_server_edit,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failure_line_while_blocked,
 		    setup, teardown),

@@ -9,9 +9,10 @@
  * start, as llama-server does, and one more per request (SIGUSR1).
  * Otherwise it serves (sleeps) until SIGTERM or SIGINT.
  *
- *   fake-llama [--once] [--exit-after MS CODE]
+ *   fake-llama [--once] [--exit-after MS CODE] [--term-delay MS]
  *     --once         exit 0 after the warm-up instead of serving
  *     --exit-after   exit with CODE after MS of serving (a crashing server)
+ *     --term-delay   take MS to shut down after SIGTERM (a slow server)
  */
 #include <objc/runtime.h>
 #include <signal.h>
@@ -181,7 +182,7 @@ main(int argc, char **argv)
 {
 	FakeLlamaDevice	*dev;
 	bool		 once = false;
-	long		 exit_ms = -1, exit_code = 0;
+	long		 exit_ms = -1, exit_code = 0, term_ms = 0;
 	int		 i;
 
 	for (i = 1; i < argc; i++) {
@@ -190,9 +191,11 @@ main(int argc, char **argv)
 		else if (strcmp(argv[i], "--exit-after") == 0 && i + 2 < argc) {
 			exit_ms = atol(argv[++i]);
 			exit_code = atol(argv[++i]);
-		} else {
+		} else if (strcmp(argv[i], "--term-delay") == 0 && i + 1 < argc)
+			term_ms = atol(argv[++i]);
+		else {
 			fprintf(stderr, "usage: fake-llama [--once] "
-			    "[--exit-after MS CODE]\n");
+			    "[--exit-after MS CODE] [--term-delay MS]\n");
 			return 2;
 		}
 	}
@@ -219,6 +222,9 @@ main(int argc, char **argv)
 				return 1;
 		}
 	}
+	/* Finishing requests, flushing caches: a server's slow goodbye. */
+	if (fake_stop && term_ms > 0)
+		usleep((useconds_t)term_ms * 1000);
 	object_dispose(dev);
 	return 0;
 }
