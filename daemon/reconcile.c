@@ -238,6 +238,20 @@ reconcile_mark_loaded(struct mcd *d, struct job *j)
 		log_warnx("job %s: %s", j->name, why);
 }
 
+/*
+ * Would launchd take the agent file?  It refuses one that is group- or
+ * world-writable or owned by another user (launchctl(1)); written anew,
+ * ours is neither.
+ */
+static bool
+reconcile_agent_ok(const char *path)
+{
+	struct stat	sb;
+
+	return stat(path, &sb) == 0 && !(sb.st_mode & (S_IWGRP | S_IWOTH)) &&
+	    (sb.st_uid == 0 || sb.st_uid == geteuid());
+}
+
 /* Render the agent and write it if it differs from what is installed. */
 static int
 reconcile_render(struct mcd *d, struct job *j)
@@ -267,7 +281,7 @@ reconcile_render(struct mcd *d, struct job *j)
 	}
 	/* Never 0, which means "nothing loaded". */
 	j->rendered_hash = mc_fnv1a(MC_FNV_START, xml, len) | 1;
-	j->changed = old == NULL || oldlen != len ||
+	j->changed = old == NULL || oldlen != len || !reconcile_agent_ok(path) ||
 	    memcmp(old, xml, len) != 0 ||
 	    reconcile_loaded_hash(d, j) != j->rendered_hash;
 	if (j->changed && mc_write_atomic(path, xml, len, 0644, why,
@@ -481,9 +495,11 @@ reconcile_bootstrap_cb(struct mcd *d, const struct launchctl_result *r,
     void *arg)
 {
 	struct job	*j = arg;
+	char		 path[PATH_MAX];
 
 	if (reconcile_no_gui(d, j, r))
 		return;
+	reconcile_agent_path(d, j, path, sizeof path);
 	switch (r->code) {
 	case 0:
 		j->loaded = true;
@@ -491,7 +507,14 @@ reconcile_bootstrap_cb(struct mcd *d, const struct launchctl_result *r,
 		reconcile_mark_loaded(d, j);
 		reconcile_refresh(d, j);
 		return;
-	case 5:		/* non-root: loaded, draining, or disabled */
+	case 5:		/* non-root: loaded, draining, disabled, or refused */
+		if (!reconcile_agent_ok(path)) {
+			reconcile_error(d, j, "bootstrap (the agent file is "
+			    "group- or world-writable or not ours, and launchd "
+			    "refuses it)", r);
+			return;
+		}
+		/* FALLTHROUGH */
 	case 37:	/* root: already bootstrapped */
 	case 119:	/* root: disabled */
 		if (++j->retries <= MAX_RETRIES) {

@@ -444,6 +444,31 @@ test_slow_server_edit(void **state)
 }
 
 /*
+ * launchd refuses an agent file that is group- or world-writable
+ * (launchctl(1)); the simulator took it.  metalcapd writes its agents
+ * 0644, and one whose mode was changed behind its back is written anew
+ * before the next bootstrap instead of being retried 50 times as a label
+ * still draining.
+ */
+static void
+test_agent_mode_repaired(void **state)
+{
+	char	agent[256];
+	int	code;
+
+	(void)state;
+	put_job("llama", "");
+	wait_state("llama", "unlocked", 0, 5.0);
+	snprintf(agent, sizeof agent, "%s/agents/org.metalcap.job.llama.plist",
+	    home);
+	assert_int_equal(chmod(agent, 0666), 0);
+	ctl(&code, "stop", "llama", NULL, NULL);
+	wait_state("llama", "stopped", 0, 5.0);
+	ctl(&code, "start", "llama", NULL, NULL);
+	wait_state("llama", "unlocked", 0, 5.0);
+}
+
+/*
  * Probe replies owed to one connection: 64 are taken, the 65th is told to
  * wait (EBUSY).  All 65 arrive in one read, long before a probe is done.
  * The queue of written replies has the same bound, but a kernel socket
@@ -484,6 +509,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_lock_held_briefly,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_slow_server_edit,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_agent_mode_repaired,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failure_line_while_blocked,
 		    setup, teardown),

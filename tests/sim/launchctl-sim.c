@@ -112,10 +112,25 @@ sim_wants_run(plist_t job)
 static int
 sim_bootstrap_one(const char *domain, const char *path)
 {
+	struct stat	 sb;
 	char	 why[256], *label;
 	plist_t	 job, rec, args;
 	int	 rc = 0;
 
+	/*
+	 * launchctl(1): "Configuration files must disallow group and world
+	 * writes", and an agent must be owned by the user loading it (or
+	 * root).  Root is told why; anyone else gets error 5, and the log
+	 * says "Caller specified a plist with bad ownership/permissions".
+	 */
+	if (stat(path, &sb) == 0 && ((sb.st_mode & (S_IWGRP | S_IWOTH)) ||
+	    (sb.st_uid != 0 && sb.st_uid != getuid()))) {
+		if (!sim_root())
+			return sim_fail_5("Bootstrap");
+		fprintf(stderr, "Bootstrap failed: 122: Path had bad "
+		    "ownership/permissions\n");
+		return 122;
+	}
 	if (mc_plist_read_file(path, &job, why, sizeof why) == -1) {
 		if (access(path, F_OK) == -1) {
 			fprintf(stderr, "Bootstrap failed: 2: No such file or "
