@@ -55,6 +55,10 @@ static const struct {
 	    "ggml_metal_init\\(\\) failed|error: failed to allocate context" },
 	{ "over-broad profile", "MTLGPUFamilyApple(1[1-9]|[2-9][0-9])|"
 	    "MTLGPUFamilyCommon[4-9]" },
+	/* dyld aborts a process whose inserted library will not load
+	 * (dyld's loadInsertedLibraries; proxychains-ng#530). */
+	{ "shim could not load", "terminating because inserted dylib '.*' "
+	    "could not be loaded" },
 };
 
 /*

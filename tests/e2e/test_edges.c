@@ -469,6 +469,25 @@ test_agent_mode_repaired(void **state)
 }
 
 /*
+ * A shim dyld will not load into the workload (an arm64e program, an
+ * arm64 shim) ends the process at launch, dyld's lines on its stderr.
+ * The probe, our own program, took the shim, so the gate passed: the job
+ * is reverted from that line, with it as evidence, not after a crash loop
+ * and not left "blocked" as glibc's ignored LD_PRELOAD would have it.
+ */
+static void
+test_shim_rejected_by_dyld(void **state)
+{
+	(void)state;
+	kill_daemon(SIGTERM);
+	daemon_env = "LAUNCHCTL_SIM_DYLD_ARCH=arm64e";
+	start_daemon();
+	put_job("llama", "");
+	wait_state("llama", "reverted", -1, 10.0);
+	assert_field_has("llama", "reason", "shim could not load: dyld[");
+}
+
+/*
  * Probe replies owed to one connection: 64 are taken, the 65th is told to
  * wait (EBUSY).  All 65 arrive in one read, long before a probe is done.
  * The queue of written replies has the same bound, but a kernel socket
@@ -511,6 +530,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_slow_server_edit,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_agent_mode_repaired,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_shim_rejected_by_dyld,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failure_line_while_blocked,
 		    setup, teardown),

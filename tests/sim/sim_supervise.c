@@ -44,6 +44,46 @@ sup_on_usr1(int sig)
 	sup_restart = 1;
 }
 
+/*
+ * dyld, before main: each inserted library must load, or the process is
+ * ended with SIGABRT after two lines on stderr (dyld's
+ * loadInsertedLibraries and halt; proxychains-ng#530 for the words).
+ * Here "loads" is "is an ELF file we can read";
+ * LAUNCHCTL_SIM_DYLD_ARCH=arm64e plays a workload of another architecture
+ * than the library's, which no file check can see.
+ */
+static void
+sup_dyld(plist_t job)
+{
+	plist_t		 env = plist_dict_get_item(job, "EnvironmentVariables");
+	char		*list = env ? mc_plist_string(env, "DYLD_INSERT_LIBRARIES") :
+	    NULL, *path, *save = NULL, magic[4];
+	const char	*arch = getenv("LAUNCHCTL_SIM_DYLD_ARCH");
+	const char	*why = NULL;
+	int		 fd;
+
+	for (path = list ? strtok_r(list, ":", &save) : NULL; path != NULL;
+	    path = strtok_r(NULL, ":", &save)) {
+		if ((fd = open(path, O_RDONLY)) == -1)
+			why = "(no such file)";
+		else if (read(fd, magic, 4) != 4 || memcmp(magic, "\177ELF", 4))
+			why = "(not a mach-o file)";
+		else if (arch != NULL)
+			why = "(mach-o file, but is an incompatible architecture "
+			    "(have 'arm64', need 'arm64e'))";
+		if (fd != -1)
+			close(fd);
+		if (why != NULL) {
+			fprintf(stderr, "dyld[%d]: terminating because inserted "
+			    "dylib '%s' could not be loaded: tried: '%s' %s\n"
+			    "dyld[%d]: tried: '%s' %s\n", (int)getpid(), path,
+			    path, why, (int)getpid(), path, why);
+			abort();
+		}
+	}
+	free(list);
+}
+
 /* The program's environment: launchd's few defaults plus the plist's. */
 static char **
 sup_environment(plist_t job)
@@ -204,6 +244,7 @@ sup_spawn(plist_t job, pid_t *pid)
 		    (cwd != NULL && chdir(cwd) == -1))
 			err = 78;
 		else {
+			sup_dyld(job);
 			execve(argv[0], argv, env);
 			err = 78;
 		}
