@@ -488,6 +488,34 @@ test_shim_rejected_by_dyld(void **state)
 }
 
 /*
+ * A pipeline the probe never compiles can fail in the workload alone:
+ * the device fails ggml's flash-attention kernel, by its real name.  The
+ * probe passes, the job starts unlocked, its warm-up compiles the kernel
+ * and ggml says so on stderr; the log line reverts it.  (fake-llama used
+ * to dispatch only the probe's own checks, so the two always failed
+ * together.)
+ */
+static void
+test_workload_kernel_probe_never_runs(void **state)
+{
+	char	cmd[512];
+	long	pid;
+
+	(void)state;
+	set_device("MTLSIM_FAIL=kernel_flash_attn_ext_f16_dk128_dv128:compile");
+	put_job("llama", "");
+	pid = wait_state("llama", "reverted", 0, 10.0);
+	assert_field_has("llama", "reason", "pipeline failure: ggml_metal_"
+	    "library_compile_pipeline: failed to compile pipeline: base = "
+	    "'kernel_flash_attn_ext_f16_dk128_dv128'");
+	snprintf(cmd, sizeof cmd, "grep -q 'probe of profile apple9: pass' "
+	    "%s/logs/metalcapd.log", home);
+	assert_int_equal(system(cmd), 0);
+	/* Stock, the workload takes the path without that kernel. */
+	assert_false(environ_has(pid, "LD_PRELOAD="));
+}
+
+/*
  * Probe replies owed to one connection: 64 are taken, the 65th is told to
  * wait (EBUSY).  All 65 arrive in one read, long before a probe is done.
  * The queue of written replies has the same bound, but a kernel socket
@@ -533,6 +561,8 @@ main(void)
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shim_rejected_by_dyld,
 		    setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_workload_kernel_probe_never_runs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failure_line_while_blocked,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_enable_probes_afresh,

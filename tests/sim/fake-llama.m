@@ -128,6 +128,15 @@ fake_graph(FakeLlamaDevice *dev)
 	if (bfloat && fake_kernel(dev, "bfloat", "kernel_mul_mv_bf16_f32",
 	    "probe_bf16"))
 		return 1;
+	/*
+	 * A kernel no probe check compiles, dispatched under ggml's own name
+	 * (ggml-metal.metal's host_name): the device can fail it alone, as
+	 * a real one fails what the probe never looked at.  ggml takes the
+	 * flash-attention path where simdgroup matrices are supported.
+	 */
+	if (matrix && fake_kernel(dev, "kernel_flash_attn_ext_f16_dk128_dv128",
+	    "kernel_flash_attn_ext_f16_dk128_dv128", "probe_simd_sum"))
+		return 1;
 	return fake_kernel(dev, "threadgroup_32k", "kernel_soft_max_f32",
 	    "probe_tg_mem");
 }

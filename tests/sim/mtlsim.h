@@ -27,7 +27,10 @@
  *                                 but addresses N apart share storage
  *                                 (32768: the documented limit)
  *   MTLSIM_FAIL also takes the ggml-shaped checks by name: simd_reduction,
- *                                 mul_mm_half, mul_mm_bfloat
+ *                                 mul_mm_half, mul_mm_bfloat; and ggml
+ *                                 kernels only the workload dispatches,
+ *                                 by ggml's name:
+ *                                 kernel_flash_attn_ext_f16_dk128_dv128
  *
  * Every switch can also be set in the file named by MTLSIM_SWITCHES, one
  * NAME=VALUE a line, read at each device creation and dispatch; the file
