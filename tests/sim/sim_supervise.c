@@ -84,12 +84,41 @@ sup_dyld(plist_t job)
 	free(list);
 }
 
-/* The program's environment: launchd's few defaults plus the plist's. */
+/*
+ * What launchd gives every job, whoever asked for it: every signal's
+ * default disposition and an empty mask (launchd 842 runtime_fork resets
+ * them; a caller's ignored SIGPIPE would otherwise survive exec), and the
+ * default umask 022 unless the plist has Umask (Apple HT201684).  The
+ * caller's raised descriptor limit still passes: launchd's own is not
+ * in our sources.
+ */
+static void
+sup_context(void)
+{
+	sigset_t	none;
+	int		sig;
+
+	for (sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			signal(sig, SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	umask(022);
+}
+
+/*
+ * The program's environment: launchd's few defaults plus the plist's
+ * (launchd 842 job_postfork_become_user sets HOME, USER, LOGNAME, SHELL,
+ * TMPDIR; PATH defaults to /usr/bin:/bin:/usr/sbin:/sbin).  Nothing of
+ * the caller's passes but those, and the sanitizers' options for the
+ * tests' own builds.
+ */
 static char **
 sup_environment(plist_t job)
 {
 	static const char *const pass[] = { "HOME=", "USER=", "LOGNAME=",
-	    "TMPDIR=", "ASAN_OPTIONS=", "UBSAN_OPTIONS=", "LSAN_OPTIONS=" };
+	    "SHELL=", "TMPDIR=", "ASAN_OPTIONS=", "UBSAN_OPTIONS=",
+	    "LSAN_OPTIONS=" };
 	plist_t			 vars = plist_dict_get_item(job,
 	    "EnvironmentVariables");
 	plist_dict_iter		 it = NULL;
@@ -230,8 +259,9 @@ sup_spawn(plist_t job, pid_t *pid)
 
 		close(fds[0]);
 		fcntl(fds[1], F_SETFD, FD_CLOEXEC);
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGUSR1, SIG_DFL);
+		sup_context();
+		if (plist_dict_get_item(job, "Umask") != NULL)
+			umask((mode_t)sim_int(job, "Umask", 022));
 		setpgid(0, 0);
 		/*
 		 * xpcproxy sets the job up and execs it; whatever fails on

@@ -4,9 +4,11 @@
  * it promises (exit codes, texts, asynchronous bootout, the disabled store,
  * print/list formats, KeepAlive, log files, the injection variable).
  */
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -21,6 +23,7 @@
 
 #define SIM	MC_TEST_BUILD "/tests/launchctl-sim"
 #define LABEL	"org.metalcap.job.t"
+#define LIB	MC_TEST_BUILD "/tests/libmtlsim.so"
 
 static char	dir[64], simvar[128], gui[32], target[96];
 
@@ -243,9 +246,10 @@ test_logs_and_environment(void **state)
 
 	(void)state;
 	snprintf(log, sizeof log, "%s/out.log", dir);
+	/* An inserted library that loads (dyld would refuse a missing one). */
 	snprintf(extra, sizeof extra, "<key>RunAtLoad</key><true/><key>"
 	    "StandardOutPath</key><string>%s</string><key>EnvironmentVariables"
-	    "</key><dict><key>DYLD_INSERT_LIBRARIES</key><string>/x/shim.so"
+	    "</key><dict><key>DYLD_INSERT_LIBRARIES</key><string>" LIB
 	    "</string><key>MC_TEST</key><string>1</string></dict>", log);
 	assert_int_equal(sim(&r, NULL, "bootstrap", gui, plist("/usr/bin/env",
 	    NULL, extra), NULL), 0);
@@ -254,7 +258,7 @@ test_logs_and_environment(void **state)
 	assert_non_null(f);
 	buf[fread(buf, 1, sizeof buf - 1, f)] = '\0';
 	fclose(f);
-	assert_non_null(strstr(buf, "LD_PRELOAD=/x/shim.so\n"));
+	assert_non_null(strstr(buf, "LD_PRELOAD=" LIB "\n"));
 	assert_non_null(strstr(buf, "MC_TEST=1\n"));
 	assert_null(strstr(buf, "DYLD_INSERT_LIBRARIES"));
 	sim(&r, NULL, "bootout", target, NULL, NULL);
@@ -264,6 +268,73 @@ test_logs_and_environment(void **state)
 	    "30", "<key>RunAtLoad</key><true/><key>StandardErrorPath</key>"
 	    "<string>/nonexistent/dir/err.log</string>"), NULL), 0);
 	wait_print(&r, "\tlast exit code = 78: EX_CONFIG\n");
+}
+
+/*
+ * dyld ends a process whose inserted library will not load, before main,
+ * with SIGABRT and its two lines on stderr (glibc would go on without).
+ */
+static void
+test_inserted_library_missing(void **state)
+{
+	struct child_result	r;
+	char			extra[512], log[128], buf[4096] = "";
+	FILE			*f;
+
+	(void)state;
+	snprintf(log, sizeof log, "%s/err.log", dir);
+	snprintf(extra, sizeof extra, "<key>RunAtLoad</key><true/><key>"
+	    "StandardErrorPath</key><string>%s</string><key>"
+	    "EnvironmentVariables</key><dict><key>DYLD_INSERT_LIBRARIES</key>"
+	    "<string>/x/shim.dylib</string></dict>", log);
+	assert_int_equal(sim(&r, NULL, "bootstrap", gui, plist("/bin/sleep",
+	    "30", extra), NULL), 0);
+	wait_print(&r, "\tlast terminating signal = Abort trap: 6\n");
+	assert_non_null(f = fopen(log, "r"));
+	buf[fread(buf, 1, sizeof buf - 1, f)] = '\0';
+	fclose(f);
+	assert_non_null(strstr(buf, "]: terminating because inserted dylib "
+	    "'/x/shim.dylib' could not be loaded: tried: '/x/shim.dylib' (no "
+	    "such file)\n"));
+}
+
+/*
+ * A job gets launchd's context, not its caller's: default signal
+ * dispositions (an ignored one survives exec) and umask 022.
+ */
+static void
+test_job_context(void **state)
+{
+	struct child_result	r;
+	char			extra[512], log[128], script[128], buf[4096] = "";
+	const char		*p;
+	FILE			*f;
+	mode_t			old;
+
+	(void)state;
+	snprintf(script, sizeof script, "%s/context.sh", dir);
+	assert_non_null(f = fopen(script, "w"));
+	fputs("#!/bin/sh\numask\ngrep SigIgn /proc/self/status\n", f);
+	fclose(f);
+	assert_int_equal(chmod(script, 0755), 0);
+	old = umask(077);
+	signal(SIGPIPE, SIG_IGN);
+	snprintf(log, sizeof log, "%s/out.log", dir);
+	snprintf(extra, sizeof extra, "<key>RunAtLoad</key><true/><key>"
+	    "StandardOutPath</key><string>%s</string><key>StandardErrorPath"
+	    "</key><string>%s</string>", log, log);
+	assert_int_equal(sim(&r, NULL, "bootstrap", gui, plist(script, NULL,
+	    extra), NULL), 0);
+	signal(SIGPIPE, SIG_DFL);
+	umask(old);
+	wait_print(&r, "\tlast exit code = 0\n");
+	assert_non_null(f = fopen(log, "r"));
+	buf[fread(buf, 1, sizeof buf - 1, f)] = '\0';
+	fclose(f);
+	/* SIGPIPE (13) not ignored; glibc's own 32 and 33 are not ours. */
+	if (strstr(buf, "0022\n") == NULL || (p = strstr(buf, "SigIgn:\t")) ==
+	    NULL || (strtoull(p + 8, NULL, 16) & (1ULL << (SIGPIPE - 1))) != 0)
+		fail_msg("the job's context: %s", buf);
 }
 
 static void
@@ -301,6 +372,10 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_logs_and_environment,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kickstart, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inserted_library_missing,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_job_context, setup,
+		    teardown),
 	};
 
 	return cmocka_run_group_tests_name("launchctl simulator", tests, NULL,
