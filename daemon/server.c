@@ -363,17 +363,34 @@ server_accept(uv_stream_t *server, int status)
  * A daemon killed while it was starting a child leaves the lock, and its
  * listening socket, with that child until it execs (both close on exec):
  * for those milliseconds the lock is held and a connect even succeeds.
- * So a held lock is tried again for SERVER_LOCK_WAIT_MS before this
- * daemon gives way; a live daemon holds it for good.
+ * The holder writes its pid into the lock file: a held lock whose pid
+ * is alive is a live daemon, and this one gives way at once; one whose
+ * pid is gone (or not written yet) is tried again for up to
+ * SERVER_LOCK_WAIT_MS.
  */
 #define SERVER_LOCK_WAIT_MS	2000
 #define SERVER_LOCK_POLL_MS	20
 
+/* Is the pid written in the lock file a running process? */
+static bool
+server_holder_alive(int fd)
+{
+	char	buf[32];
+	ssize_t	n;
+	long	pid;
+
+	if ((n = pread(fd, buf, sizeof buf - 1, 0)) <= 0)
+		return false;
+	buf[n] = '\0';
+	pid = strtol(buf, NULL, 10);
+	return pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
+}
+
 static int
 server_lock(struct mcd *d, char *why, size_t whylen)
 {
-	char	path[PATH_MAX];
-	int	fd, waited = 0;
+	char	path[PATH_MAX], pid[32];
+	int	fd, n, waited = 0;
 
 	if (mc_fmt(path, sizeof path, "%s/metalcapd.lock", d->paths.state) ==
 	    -1 || (fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
@@ -383,7 +400,7 @@ server_lock(struct mcd *d, char *why, size_t whylen)
 		return -1;
 	}
 	while (flock(fd, LOCK_EX | LOCK_NB) == -1 && errno == EWOULDBLOCK &&
-	    waited < SERVER_LOCK_WAIT_MS) {
+	    waited < SERVER_LOCK_WAIT_MS && !server_holder_alive(fd)) {
 		usleep(SERVER_LOCK_POLL_MS * 1000);
 		waited += SERVER_LOCK_POLL_MS;
 	}
@@ -395,6 +412,9 @@ server_lock(struct mcd *d, char *why, size_t whylen)
 		close(fd);
 		return -1;
 	}
+	n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+	if (ftruncate(fd, 0) == -1 || pwrite(fd, pid, (size_t)n, 0) != n)
+		log_warnx("cannot write %s: %s", path, strerror(errno));
 	d->lock_fd = fd;
 	return 0;
 }
