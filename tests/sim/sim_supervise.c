@@ -323,6 +323,15 @@ sup_registered(const char *label)
 }
 
 /* Sleep up to ms, waking early for a stop or restart request. */
+static long
+sup_now_ms(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 static void
 sup_sleep(long ms)
 {
@@ -356,12 +365,14 @@ sup_run(const char *label, plist_t job)
 	long		 exit_timeout = sim_int(job, "ExitTimeOut", 5);
 	struct sup_exit	 x;
 	pid_t		 pid = -1;
+	long		 started, ran;
 
 	for (;;) {
 		sup_restart = 0;
 		memset(&x, 0, sizeof x);
 		if (!sup_registered(label))
 			return;
+		started = sup_now_ms();
 		if (sup_spawn(job, &pid) == -1) {
 			/* A run that never got going: counted, and retried
 			 * as any exit is (launchd keeps trying, throttled). */
@@ -386,8 +397,18 @@ sup_run(const char *label, plist_t job)
 			continue;
 		if (!sup_should_restart(job, x.status))
 			break;
+		/*
+		 * The throttle counts from the start: a run shorter than
+		 * ThrottleInterval waits out the rest, a longer one restarts
+		 * at once (launchd 842 job_start: respawn_delta =
+		 * min_run_time - td; "Service only ran for 3 seconds.
+		 * Pushing respawn out by 7 seconds.").
+		 */
+		ran = sup_now_ms() - started;
+		if (ran >= throttle * 1000)
+			continue;
 		sim_update(label, sup_record_state, "spawn scheduled");
-		sup_sleep(throttle * 1000);
+		sup_sleep(throttle * 1000 - ran);
 		if (sup_stop)
 			break;
 	}

@@ -57,8 +57,9 @@ sim(struct child_result *r, const char *extra_env, const char *a1,
     const char *a2, const char *a3, const char *a4)
 {
 	const char	*argv[] = { SIM, a1, a2, a3, a4, NULL };
-	const char	*extra[] = { simvar, "LAUNCHCTL_SIM_THROTTLE=1",
-	    extra_env, NULL };
+	/* The first of a name wins: a test's own switch goes before. */
+	const char	*extra[] = { simvar, extra_env != NULL ? extra_env :
+	    "LAUNCHCTL_SIM_THROTTLE=1", "LAUNCHCTL_SIM_THROTTLE=1", NULL };
 	char		*env[CHILD_ENV_MAX];
 
 	child_env(env, extra);
@@ -299,6 +300,44 @@ test_inserted_library_missing(void **state)
 }
 
 /*
+ * The throttle counts from the last start: a job that ran longer than
+ * ThrottleInterval is started again at once (launchd 842 job_start).  A
+ * 4 s run with a 3 s throttle: the second start comes at about 4 s, not
+ * 7 s as when the simulator counted from the exit.
+ */
+static void
+test_throttle_from_start(void **state)
+{
+	struct child_result	r;
+	char			script[128];
+	FILE			*f;
+	struct timespec		t0, t1;
+	double			took;
+	int			i;
+
+	(void)state;
+	snprintf(script, sizeof script, "%s/crash.sh", dir);
+	assert_non_null(f = fopen(script, "w"));
+	fputs("#!/bin/sh\nsleep 4\nexit 1\n", f);
+	fclose(f);
+	assert_int_equal(chmod(script, 0755), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(sim(&r, "LAUNCHCTL_SIM_THROTTLE=3", "bootstrap", gui,
+	    plist(script, NULL, "<key>KeepAlive</key><true/>"), NULL), 0);
+	for (i = 0; i < 300; i++) {
+		if (sim(&r, NULL, "print", target, NULL, NULL) == 0 &&
+		    strstr(r.out, "\truns = 2\n") != NULL)
+			break;
+		sleep_ms(30);
+	}
+	assert_true(i < 300);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	took = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+	if (took > 5.5)
+		fail_msg("second start after %.1f s", took);
+}
+
+/*
  * A job gets launchd's context, not its caller's: default signal
  * dispositions (an ignored one survives exec) and umask 022.
  */
@@ -375,6 +414,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_inserted_library_missing,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_job_context, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_throttle_from_start, setup,
 		    teardown),
 	};
 
