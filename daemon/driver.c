@@ -299,7 +299,8 @@ driver_kickstart(struct mcd *d, struct job *j)
 	char		 target[256];
 	const char	*args[] = { "kickstart", "-k", target, NULL };
 
-	snprintf(target, sizeof target, "%s/%s", d->domain, j->label);
+	snprintf(target, sizeof target, "%s/%s", j->domain[0] ? j->domain :
+	    d->domain, j->label);
 	/* Our kill is not a crash: neither its pid's end nor launchd's count. */
 	watch_unwatch_pid(j);
 	if (j->pid > 0)
@@ -464,6 +465,7 @@ driver_rescan(struct mcd *d)
 
 	managed_load(d);
 	profile_load_all(&d->profiles, d->paths.profiles);
+	reconcile_prefer_gui(d);
 	job_scan(d);
 	driver_each(d, &ev, driver_scanned);
 	dirwatch_rearm(d);

@@ -361,6 +361,7 @@ struct job {
 	long			 own_stops;	/* exits our kickstart -k caused */
 	bool			 kicked;	/* kickstarted: a run is coming */
 	uint64_t		 gone_by;	/* loop ms a bootout must be done by */
+	char			 domain[32];	/* where it is loaded; "": not yet */
 	long			 watched_pid;
 	long			 fleet_pid;	/* pid in the status file */
 	struct job_watch	*watch;
@@ -534,6 +535,7 @@ int	driver_save(struct mcd *, char *why, size_t whylen);
 
 void	reconcile(struct mcd *, struct job *);
 void	reconcile_after(struct mcd *, struct job *, uint64_t ms);
+void	reconcile_prefer_gui(struct mcd *);
 
 /* --- watch.c ------------------------------------------------------------------ */
 

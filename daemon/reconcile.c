@@ -53,10 +53,22 @@ static void	reconcile_refresh(struct mcd *, struct job *);
 static void	reconcile_finish(struct mcd *, struct job *);
 static void	reconcile_start_later(struct mcd *, struct job *);
 
+/*
+ * The job's domain: where it was loaded, remembered across restarts in
+ * state/loaded (launchd keeps gui/UID and user/UID apart, so a job looked
+ * for in the wrong one is "not loaded" and would be loaded twice); the
+ * daemon's preferred one for a job not loaded anywhere yet.
+ */
+static const char *
+reconcile_domain(struct mcd *d, struct job *j)
+{
+	return j->domain[0] != '\0' ? j->domain : d->domain;
+}
+
 static void
 reconcile_target(struct mcd *d, struct job *j, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s/%s", d->domain, j->label);
+	snprintf(buf, len, "%s/%s", reconcile_domain(d, j), j->label);
 }
 
 static void
@@ -181,8 +193,10 @@ reconcile_no_gui(struct mcd *d, struct job *j,
     const struct launchctl_result *r)
 {
 	if ((r->code != 112 && r->code != 125) ||
-	    strncmp(d->domain, "gui/", 4) != 0)
+	    strncmp(reconcile_domain(d, j), "gui/", 4) != 0)
 		return false;
+	/* Nothing can be loaded in a domain that is not there. */
+	j->domain[0] = '\0';
 	if (!d->background_ok) {
 		reconcile_emit(d, j, LC_EV_LAUNCHD_ERROR, "no GUI session for "
 		    "this user: log in, or allow Background in the job "
@@ -191,8 +205,11 @@ reconcile_no_gui(struct mcd *d, struct job *j,
 		reconcile_retry(d, j);
 		return true;
 	}
-	snprintf(d->domain, sizeof d->domain, "user/%ld", (long)getuid());
-	log_info("no GUI session: using the %s domain", d->domain);
+	if (strncmp(d->domain, "user/", 5) != 0) {
+		snprintf(d->domain, sizeof d->domain, "user/%ld",
+		    (long)getuid());
+		log_info("no GUI session: using the %s domain", d->domain);
+	}
 	reconcile_later(d, j, reconcile_print, 0);
 	return true;
 }
@@ -209,31 +226,36 @@ reconcile_loaded_path(struct mcd *d, struct job *j, char *buf, size_t len)
 	mc_fmt(buf, len, "%s/loaded/%s", d->paths.state, j->label);
 }
 
+/* "HASH DOMAIN": what launchd was given, and where (the domain since
+ * 0.1: a file of the hash alone means the daemon's domain). */
 static uint64_t
 reconcile_loaded_hash(struct mcd *d, struct job *j)
 {
-	char		 path[PATH_MAX];
+	char		 path[PATH_MAX], domain[sizeof j->domain] = "";
 	unsigned long long v = 0;
 	FILE		*f;
 
 	reconcile_loaded_path(d, j, path, sizeof path);
 	if ((f = fopen(path, "r")) != NULL) {
-		if (fscanf(f, "%16llx", &v) != 1)
+		if (fscanf(f, "%16llx %31s", &v, domain) < 1)
 			v = 0;
 		fclose(f);
 	}
+	if (j->domain[0] == '\0' && (strncmp(domain, "gui/", 4) == 0 ||
+	    strncmp(domain, "user/", 5) == 0))
+		snprintf(j->domain, sizeof j->domain, "%s", domain);
 	return (uint64_t)v;
 }
 
 static void
 reconcile_mark_loaded(struct mcd *d, struct job *j)
 {
-	char	path[PATH_MAX], text[32], why[256];
+	char	path[PATH_MAX], text[64], why[256];
 	int	n;
 
 	reconcile_loaded_path(d, j, path, sizeof path);
-	n = snprintf(text, sizeof text, "%016llx\n",
-	    (unsigned long long)j->rendered_hash);
+	n = snprintf(text, sizeof text, "%016llx %s\n",
+	    (unsigned long long)j->rendered_hash, reconcile_domain(d, j));
 	if (mc_write_atomic(path, text, (size_t)n, 0644, why, sizeof why) == -1)
 		log_warnx("job %s: %s", j->name, why);
 }
@@ -483,10 +505,14 @@ reconcile_enable_cb(struct mcd *d, const struct launchctl_result *r,
 	reconcile_bootstrap(d, j);
 }
 
-/* Clear a disabled-store entry first, as Homebrew does (launchd.md §2). */
+/*
+ * Clear a disabled-store entry first, as Homebrew does (launchd.md §2).
+ * The job is loaded nowhere now: it goes to the daemon's domain.
+ */
 static void
 reconcile_enable(struct mcd *d, struct job *j)
 {
+	snprintf(j->domain, sizeof j->domain, "%s", d->domain);
 	reconcile_launchctl(d, j, "enable", reconcile_enable_cb);
 }
 
@@ -531,9 +557,9 @@ static void
 reconcile_bootstrap(struct mcd *d, struct job *j)
 {
 	char		 path[PATH_MAX];
-	const char	*args[] = { "bootstrap", d->domain, path, NULL };
+	const char	*args[] = { "bootstrap", j->domain, path, NULL };
 
-	log_info("job %s: bootstrap %s", j->name, d->domain);
+	log_info("job %s: bootstrap %s", j->name, j->domain);
 	j->watched_pid = 0;
 	j->runs_counted = 0;	/* a new registration counts from zero */
 	j->own_stops = 0;
@@ -688,6 +714,16 @@ reconcile_claim(struct job *j)
 }
 
 /* Bring one job to its desired state (or queue that, if it is busy). */
+/*
+ * New jobs go to the GUI domain again: someone may have logged in since
+ * the daemon fell back to user/UID.  A job loaded stays where it is.
+ */
+void
+reconcile_prefer_gui(struct mcd *d)
+{
+	snprintf(d->domain, sizeof d->domain, "gui/%ld", (long)getuid());
+}
+
 void
 reconcile(struct mcd *d, struct job *j)
 {

@@ -516,6 +516,45 @@ test_workload_kernel_probe_never_runs(void **state)
 }
 
 /*
+ * One domain per job, found again after a restart.  With no GUI session
+ * the job goes to user/UID; launchd keeps that apart from gui/UID, so a
+ * daemon restarted after someone logged in used to look for it in the
+ * GUI domain, not find it, and load a second copy there: two servers on
+ * one port.
+ */
+static void
+test_one_domain_per_job(void **state)
+{
+	char	 tmpl[256], path[256];
+	json_t	*j;
+	long	 pid;
+
+	(void)state;
+	kill_daemon(SIGTERM);
+	snprintf(tmpl, sizeof tmpl, "%s/template.plist", home);
+	write_file(tmpl, "w", "<plist version=\"1.0\"><dict><key>"
+	    "LimitLoadToSessionType</key><array><string>Aqua</string><string>"
+	    "Background</string></array></dict></plist>");
+	daemon_template = tmpl;
+	daemon_env = "LAUNCHCTL_SIM_NO_GUI=1";
+	start_daemon();
+	put_job("llama", "");
+	pid = wait_state("llama", "unlocked", 0, 5.0);
+	/* Someone logs in at the console; the daemon is restarted. */
+	kill_daemon(SIGTERM);
+	daemon_env = NULL;
+	start_daemon();
+	wait_state("llama", "unlocked", 0, 5.0);
+	sleep_ms(1500);
+	snprintf(path, sizeof path, "%s/services/gui/org.metalcap.job.llama."
+	    "plist", simdir);
+	assert_int_equal(access(path, F_OK), -1);
+	j = job_status("llama");
+	assert_int_equal(pid_of(j), pid);
+	json_decref(j);
+}
+
+/*
  * Probe replies owed to one connection: 64 are taken, the 65th is told to
  * wait (EBUSY).  All 65 arrive in one read, long before a probe is done.
  * The queue of written replies has the same bound, but a kernel socket
@@ -563,6 +602,8 @@ main(void)
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_workload_kernel_probe_never_runs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_one_domain_per_job, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_failure_line_while_blocked,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_enable_probes_afresh,

@@ -212,6 +212,7 @@ sim_bootstrap(int argc, char **argv)
 		    "[service-path, service-path2, ...]\n");
 		return EX_USAGE_CODE;
 	}
+	sim_use_domain(argv[0]);
 	if ((rc = sim_domain(argv[0], "Bootstrap")) != 0)
 		return rc;
 	for (i = 1; i < argc && rc == 0; i++)
@@ -228,6 +229,7 @@ sim_target_label(const char *target, char *domain, size_t len)
 	if (slash == NULL || (slash = strchr(slash + 1, '/')) == NULL)
 		return NULL;
 	snprintf(domain, len, "%.*s", (int)(slash - target), target);
+	sim_use_domain(domain);
 	return slash + 1;
 }
 
@@ -545,7 +547,8 @@ sim_list(int argc, char **argv)
 		plist_free(rec);
 		return 0;
 	}
-	snprintf(path, sizeof path, "%s/services", sim_dir);
+	/* The GUI domain's, for a user logged in at the console. */
+	snprintf(path, sizeof path, "%s/services/gui", sim_dir);
 	printf("PID\tStatus\tLabel\n");
 	if ((dir = opendir(path)) == NULL)
 		return 0;
@@ -647,6 +650,7 @@ main(int argc, char **argv)
 	snprintf(path, sizeof path, "%s/services", sim_dir);
 	mkdir(sim_dir, 0700);
 	mkdir(path, 0700);
+	sim_use_domain("gui/");
 	sim_trace(argc, argv);
 	if (argc < 2) {
 		sim_usage();

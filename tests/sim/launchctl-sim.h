@@ -32,6 +32,7 @@ void	sim_set_str(plist_t rec, const char *key, const char *v);
 void	sim_unlock(void);
 void	sim_update(const char *label, void (*fn)(plist_t, void *), void *arg);
 void	sim_supervise(const char *label, plist_t job);
+void	sim_use_domain(const char *domain);
 bool	sim_keepalive(plist_t job, bool at_load, int status);
 
 #endif

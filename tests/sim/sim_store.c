@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * SIMULATOR of launchd's records: one plist per registered service under
- * $LAUNCHCTL_SIM_DIR/services, read and written under one lock, and the
- * disabled store.
+ * $LAUNCHCTL_SIM_DIR/services/DOMAIN (gui, user or system), read and
+ * written under one lock, and the disabled store.
  */
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -25,6 +25,7 @@
 #include "launchctl-sim.h"
 
 const char	*sim_dir;
+static char	 sim_space[16] = "gui";	/* the command's domain */
 int		 sim_lock_fd = -1;
 
 void
@@ -55,7 +56,27 @@ sim_root(void)
 void
 sim_service_path(const char *label, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s/services/%s.plist", sim_dir, label);
+	snprintf(buf, len, "%s/services/%s/%s.plist", sim_dir, sim_space,
+	    label);
+}
+
+/*
+ * The domain a command's target names.  launchd keeps each domain's
+ * services apart: the GUI and user domains share Mach name lookups "But
+ * they still have discrete sets of services" (launchctl(1)), so a label
+ * bootstrapped into user/UID is not found in gui/UID.  The supervisor a
+ * command forks keeps its command's domain.
+ */
+void
+sim_use_domain(const char *domain)
+{
+	char	path[4096];
+
+	snprintf(sim_space, sizeof sim_space, "%s", strncmp(domain, "user/",
+	    5) == 0 ? "user" : strncmp(domain, "system", 6) == 0 ? "system" :
+	    "gui");
+	snprintf(path, sizeof path, "%s/services/%s", sim_dir, sim_space);
+	mkdir(path, 0700);
 }
 
 

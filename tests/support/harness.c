@@ -397,9 +397,11 @@ teardown(void **state)
 	    "%s/valgrind-* 2>/dev/null | xargs -r cat >&2; ! grep -q "
 	    "'ERROR SUMMARY: [1-9]' %s/valgrind-* 2>/dev/null", home, home);
 	sanitizer |= system(cmd) != 0;
-	snprintf(cmd, sizeof cmd, "for l in $(LAUNCHCTL_SIM_DIR=%s %s list | "
-	    "tail -n +2 | cut -f3); do LAUNCHCTL_SIM_DIR=%s %s bootout "
-	    "gui/$(id -u)/$l 2>/dev/null; done; sleep 0.5; rm -rf '%s'", simdir, SIM,
+	/* Every domain's jobs: the simulator keeps them apart. */
+	snprintf(cmd, sizeof cmd, "for f in %s/services/*/*.plist; do "
+	    "[ -e \"$f\" ] || continue; d=$(basename $(dirname \"$f\")); "
+	    "LAUNCHCTL_SIM_DIR=%s %s bootout $d/$(id -u)/$(basename \"$f\" "
+	    ".plist) 2>/dev/null; done; sleep 0.5; rm -rf '%s'", simdir,
 	    simdir, SIM, home);
 	return system(cmd) == 0 && !sanitizer ? 0 : -1;
 }
