@@ -32,7 +32,8 @@ struct mcd_paths {
 	char	managed_jobs[PATH_MAX];	/* read-only, may be "" */
 	char	profiles[PATH_MAX];
 	char	state[PATH_MAX];
-	char	agents[PATH_MAX];
+	char	agents[PATH_MAX];	/* the job agents we render */
+	char	login_agents[PATH_MAX];	/* what launchd loads at login */
 	char	logs[PATH_MAX];
 	char	socket[PATH_MAX];
 	char	shim[PATH_MAX];
@@ -56,6 +57,7 @@ void	paths_run_dir(const char *config, size_t sun_max, char *out,
 int	platform_default_dirs(char *config, char *state, char *runtime,
 	    char *logs, char *agents, size_t len);
 int	platform_self_dir(const char *argv0, char *dir, size_t len);
+void	platform_login_agents(const char *home, char *dir, size_t len);
 const char *platform_shim_name(void);
 const char *platform_inject_var(void);
 int	platform_pid_fd(long pid);

@@ -8,6 +8,7 @@
 #include <sys/resource.h>
 #include <sys/un.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -251,6 +252,38 @@ parse_args(int argc, char **argv, struct mcd *d, bool *foreground)
 	return 0;
 }
 
+/*
+ * Job agents an older metalcapd rendered into the folder launchd loads at
+ * login: gone, so a stopped or failed job cannot start again at the next
+ * login.  A job launchd has loaded from one keeps running; its next
+ * reconcile renders it where it belongs now and loads it from there.
+ */
+static void
+forget_login_agents(struct mcd *d)
+{
+	const char	*dir = d->paths.login_agents;
+	char		 path[PATH_MAX];
+	struct dirent	*de;
+	DIR		*dp;
+	size_t		 n, pre = strlen(MCD_LABEL_PREFIX);
+
+	if (dir[0] == '\0' || strcmp(dir, d->paths.agents) == 0 ||
+	    (dp = opendir(dir)) == NULL)
+		return;
+	while ((de = readdir(dp)) != NULL) {
+		n = strlen(de->d_name);
+		if (n <= pre + 6 || strncmp(de->d_name, MCD_LABEL_PREFIX, pre) !=
+		    0 || strcmp(de->d_name + n - 6, ".plist") != 0 ||
+		    mc_fmt(path, sizeof path, "%s/%s", dir, de->d_name) == -1)
+			continue;
+		if (unlink(path) == 0)
+			log_info("removed %s: job agents live in %s, which "
+			    "launchd does not load at login", path,
+			    d->paths.agents);
+	}
+	closedir(dp);
+}
+
 static int
 load_template(struct mcd *d)
 {
@@ -297,6 +330,7 @@ main(int argc, char **argv)
 	log_open(logfile, foreground);
 	if (load_template(d) == -1)
 		return 1;
+	forget_login_agents(d);
 	if (state_load(&d->state, d->paths.state, why, sizeof why) == -1)
 		log_warnx("%s", why);
 	snprintf(d->domain, sizeof d->domain, "gui/%ld", (long)getuid());

@@ -93,6 +93,8 @@ paths_init(struct mcd_paths *p, const char *home, const char *argv0,
 		paths_join(p->profiles, home, "profiles.d");
 		paths_join(p->state, home, "state");
 		paths_join(p->agents, home, "agents");
+		platform_login_agents(home, p->login_agents,
+		    sizeof p->login_agents);
 		paths_join(p->logs, home, "logs");
 		paths_join(p->socket, home, MC_SOCKET_NAME);
 		/* Stands in for /Library/Managed Preferences in tests. */
@@ -106,6 +108,9 @@ paths_init(struct mcd_paths *p, const char *home, const char *argv0,
 		paths_join(p->jobs, config, "jobs.d");
 		paths_join(p->profiles, config, "profiles.d");
 		snprintf(p->state, sizeof p->state, "%s", state);
+		if (getenv("HOME") != NULL)
+			platform_login_agents(getenv("HOME"), p->login_agents,
+			    sizeof p->login_agents);
 		paths_join(p->socket, run, MC_SOCKET_NAME);
 #ifdef __APPLE__
 		snprintf(p->managed_jobs, sizeof p->managed_jobs,

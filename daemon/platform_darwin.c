@@ -41,8 +41,21 @@ platform_default_dirs(char *config, char *state, char *runtime, char *logs,
 	 */
 	paths_run_dir(config, PLATFORM_SUN_PATH, runtime, len);
 	snprintf(logs, len, "%s/Library/Logs/metalcap", home);
-	snprintf(agents, len, "%s/Library/LaunchAgents", home);
+	/*
+	 * Not ~/Library/LaunchAgents, which launchd loads at login: a
+	 * stopped or failed job's agent there would start again, shim and
+	 * all, and go on starting after an uninstall (metalcapd(8), DESIGN).
+	 */
+	snprintf(agents, len, "%s/Library/Application Support/metalcap/agents",
+	    home);
 	return 0;
+}
+
+/* The folder launchd loads the user's agents from at login. */
+void
+platform_login_agents(const char *home, char *dir, size_t len)
+{
+	snprintf(dir, len, "%s/Library/LaunchAgents", home);
 }
 
 int

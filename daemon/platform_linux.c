@@ -46,6 +46,16 @@ platform_default_dirs(char *config, char *state, char *runtime, char *logs,
 	return 0;
 }
 
+/*
+ * The folder launchd would load at login; Linux has none, and the tests
+ * (--home) put one under their home for the simulator's login.
+ */
+void
+platform_login_agents(const char *home, char *dir, size_t len)
+{
+	snprintf(dir, len, "%s/Library/LaunchAgents", home);
+}
+
 int
 platform_self_dir(const char *argv0, char *dir, size_t len)
 {

@@ -11,6 +11,10 @@ DAEMON_LABEL=org.metalcap.metalcapd
 DAEMON_AGENT=Library/LaunchAgents/$DAEMON_LABEL.plist
 # shellcheck disable=SC2034
 JOB_PREFIX=org.metalcap.job.
+# Where metalcapd renders job agents, under a user's home: not
+# Library/LaunchAgents, which launchd loads at login (metalcapd(8)).
+# shellcheck disable=SC2034
+AGENTS="Library/Application Support/metalcap/agents"
 
 say() { echo "metalcap: $*"; }
 

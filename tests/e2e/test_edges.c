@@ -555,6 +555,59 @@ test_one_domain_per_job(void **state)
 }
 
 /*
+ * A stopped job does not come back at login.  launchd loads every plist
+ * in the user's LaunchAgents folder at login; metalcapd renders its job
+ * agents elsewhere, and removes those an older metalcapd left there when
+ * it starts.  Such a leftover used to start the stopped job again at the
+ * next login, shim included, and after an uninstall too.
+ */
+/* Is the job's label loaded in the simulated GUI domain? */
+static bool
+loaded_in_gui(const char *name)
+{
+	char	cmd[512];
+
+	snprintf(cmd, sizeof cmd, "%s %s print gui/%ld/org.metalcap.job.%s "
+	    ">/dev/null 2>&1", simvar, SIM, (long)getuid(), name);
+	return system(cmd) == 0;
+}
+
+static void
+test_stopped_job_not_started_at_login(void **state)
+{
+	char	dir[256], cmd[1024];
+	int	code, i;
+
+	(void)state;
+	put_job("llama", "");
+	wait_state("llama", "unlocked", 0, 5.0);
+	ctl(&code, "stop", "llama", NULL, NULL);
+	wait_state("llama", "stopped", 0, 5.0);
+	for (i = 0; i < 100 && loaded_in_gui("llama"); i++)
+		sleep_ms(50);	/* bootout returns before the label goes */
+	assert_false(loaded_in_gui("llama"));
+	/* What an older metalcapd left in the folder launchd loads. */
+	snprintf(dir, sizeof dir, "%s/Library/LaunchAgents", home);
+	snprintf(cmd, sizeof cmd, "mkdir -p %s && cp %s/agents/org.metalcap."
+	    "job.llama.plist %s/", dir, home, dir);
+	assert_int_equal(system(cmd), 0);
+	kill_daemon(SIGTERM);
+	start_daemon();
+	wait_state("llama", "stopped", 0, 5.0);
+	/*
+	 * The user logs out and in again, and launchd loads the folder
+	 * before metalcapd is up (or after metalcap was uninstalled).
+	 */
+	kill_daemon(SIGTERM);
+	snprintf(cmd, sizeof cmd, "%s %s sim-logout && %s %s sim-login %s",
+	    simvar, SIM, simvar, SIM, dir);
+	assert_int_equal(system(cmd), 0);
+	assert_false(loaded_in_gui("llama"));
+	start_daemon();
+	wait_state("llama", "stopped", 0, 5.0);
+}
+
+/*
  * Probe replies owed to one connection: 64 are taken, the 65th is told to
  * wait (EBUSY).  All 65 arrive in one read, long before a probe is done.
  * The queue of written replies has the same bound, but a kernel socket
@@ -604,6 +657,8 @@ main(void)
 		    test_workload_kernel_probe_never_runs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_one_domain_per_job, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_stopped_job_not_started_at_login, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failure_line_while_blocked,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_enable_probes_afresh,

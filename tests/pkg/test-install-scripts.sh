@@ -53,7 +53,10 @@ user_data() {
 	echo '{"jobs": []}' > "$h/Library/Application Support/metalcap/state/status.json"
 	echo "<plist/>" > "$h/Library/Application Support/metalcap/state/overrides.plist"
 	echo "llama log" > "$h/Library/Logs/metalcap/llama.err.log"
-	cp "$top/agent-template/job.plist" "$h/Library/LaunchAgents/org.metalcap.job.llama.plist"
+	mkdir -p "$h/Library/Application Support/metalcap/agents"
+	cp "$top/agent-template/job.plist" "$h/Library/Application Support/metalcap/agents/org.metalcap.job.llama.plist"
+	# An older metalcapd rendered them into the folder loaded at login.
+	cp "$top/agent-template/job.plist" "$h/Library/LaunchAgents/org.metalcap.job.old.plist"
 	echo "<plist/>" > "$h/Library/LaunchAgents/com.example.other.plist"
 }
 
@@ -120,7 +123,7 @@ installed_and_running() {
 
 upgrade_keeps_user_data_and_jobs() {
 	installed_and_running
-	agent_before=$(md5sum < "$T/Users/alice/Library/LaunchAgents/org.metalcap.job.llama.plist")
+	agent_before=$(md5sum < "$T/Users/alice/Library/Application Support/metalcap/agents/org.metalcap.job.llama.plist")
 	# launchd is still tearing the old daemon down for one bootout.
 	echo 1 > "$PKG_STUB_DIR/busy-org.metalcap.metalcapd"
 	: > "$PKG_STUB_DIR/calls"
@@ -132,7 +135,7 @@ upgrade_keeps_user_data_and_jobs() {
 	expect_loaded "$daemon"
 	expect_loaded "gui/501/org.metalcap.job.llama"
 	[ "$(home_snapshot)" = "$before" ] || fail "alice's files changed"
-	[ "$(md5sum < "$T/Users/alice/Library/LaunchAgents/org.metalcap.job.llama.plist")" = "$agent_before" ] ||
+	[ "$(md5sum < "$T/Users/alice/Library/Application Support/metalcap/agents/org.metalcap.job.llama.plist")" = "$agent_before" ] ||
 	    fail "the job's agent changed"
 	[ "$(grep -c "bootout $daemon" "$PKG_STUB_DIR/calls")" -ge 2 ] ||
 	    fail "no retry after 'in progress': $(cat "$PKG_STUB_DIR/calls")"
@@ -153,7 +156,8 @@ uninstall_removes_payload_keeps_user_data() {
 	    fail "uninstall failed: $out"
 	expect_unloaded "$daemon"
 	expect_unloaded "gui/501/org.metalcap.job.llama"
-	expect_gone "$T/Users/alice/Library/LaunchAgents/org.metalcap.job.llama.plist"
+	expect_gone "$T/Users/alice/Library/Application Support/metalcap/agents/org.metalcap.job.llama.plist"
+	expect_gone "$T/Users/alice/Library/LaunchAgents/org.metalcap.job.old.plist"
 	expect_file "$T/Users/alice/Library/LaunchAgents/com.example.other.plist"
 	[ "$(home_snapshot)" = "$before" ] || fail "alice's files changed"
 	expect_text "$out" "kept $T/Users/alice/Library/Application Support/metalcap"

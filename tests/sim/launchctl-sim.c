@@ -630,12 +630,80 @@ sim_jetsam(int argc, char **argv)
 	return 0;
 }
 
+/*
+ * Not launchctl's: a login, for tests.  launchd loads every plist in the
+ * user's LaunchAgents folder into the GUI domain, skipping disabled
+ * labels silently (launchd 842 launchctl: the overrides store; launchd-dev
+ * 2015-08: "if the job exists in that disabled list, launchd will refuse
+ * to load it"), and plists with bad ownership or modes (EnvPane#16).
+ */
+static int
+sim_login(int argc, char **argv)
+{
+	char		 gui[64], path[4096], why[256], *label;
+	struct dirent	*de;
+	plist_t		 job;
+	DIR		*dp;
+	size_t		 n;
+	int		 saved, devnull;
+
+	if (argc != 1 || (dp = opendir(argv[0])) == NULL)
+		return EX_USAGE_CODE;
+	snprintf(gui, sizeof gui, "gui/%ld", (long)getuid());
+	saved = dup(2);
+	devnull = open("/dev/null", O_WRONLY);
+	dup2(devnull, 2);	/* launchd tells no one at login */
+	while ((de = readdir(dp)) != NULL) {
+		n = strlen(de->d_name);
+		if (n <= 6 || strcmp(de->d_name + n - 6, ".plist") != 0)
+			continue;
+		snprintf(path, sizeof path, "%s/%s", argv[0], de->d_name);
+		if (mc_plist_read_file(path, &job, why, sizeof why) == -1)
+			continue;
+		label = mc_plist_string(job, "Label");
+		plist_free(job);
+		if (label != NULL && !sim_is_disabled(label))
+			sim_bootstrap_one(gui, path);
+		free(label);
+	}
+	closedir(dp);
+	dup2(saved, 2);
+	close(saved);
+	close(devnull);
+	return 0;
+}
+
+/* Not launchctl's: a logout, for tests; the GUI domain's jobs end. */
+static int
+sim_logout(void)
+{
+	char		 path[4096], target[256], *args[1] = { target };
+	struct dirent	*de;
+	DIR		*dp;
+	size_t		 n;
+
+	snprintf(path, sizeof path, "%s/services/gui", sim_dir);
+	if ((dp = opendir(path)) == NULL)
+		return 0;
+	while ((de = readdir(dp)) != NULL) {
+		n = strlen(de->d_name);
+		if (n <= 6 || strcmp(de->d_name + n - 6, ".plist") != 0)
+			continue;
+		snprintf(target, sizeof target, "gui/%ld/%.*s", (long)getuid(),
+		    (int)(n - 6), de->d_name);
+		sim_bootout(1, args);
+	}
+	closedir(dp);
+	return 0;
+}
+
 static void
 sim_usage(void)
 {
 	fprintf(stderr, "Usage: launchctl <subcommand> ... | help "
 	    "[subcommand]\n(simulator: bootstrap bootout enable disable "
-	    "kickstart print print-disabled list; for tests: sim-jetsam)\n");
+	    "kickstart print print-disabled list; for tests: sim-jetsam "
+	    "sim-login sim-logout)\n");
 }
 
 int
@@ -673,6 +741,10 @@ main(int argc, char **argv)
 		return sim_print_disabled(argc, argv + 2);
 	if (strcmp(argv[1], "sim-jetsam") == 0)
 		return sim_jetsam(argc, argv + 2);
+	if (strcmp(argv[1], "sim-login") == 0)
+		return sim_login(argc, argv + 2);
+	if (strcmp(argv[1], "sim-logout") == 0 && argc == 0)
+		return sim_logout();
 	if (strcmp(argv[1], "list") == 0)
 		return sim_list(argc, argv + 2);
 	fprintf(stderr, "Unrecognized subcommand: %s\n", argv[1]);
