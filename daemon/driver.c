@@ -90,6 +90,7 @@ driver_facts(struct mcd *d, const struct job *j, struct lifecycle_facts *f)
 	f->verdict_known = v != NULL;
 	f->verdict_fails = v != NULL && v->status == GATE_FAIL;
 	f->blocked = j->state == JOB_BLOCKED || j->blocked;
+	f->background_ok = d->background_ok;
 	/*
 	 * Broad on purpose, for evidence: a job just set stock may run the
 	 * injected process until launchd has the new agent.

@@ -70,6 +70,8 @@ static const char *const lifecycle_event_names[] = {
 	[LC_EV_LAUNCHD_OK] = "launchd-ok",
 	[LC_EV_LAUNCHD_ERROR] = "launchd-error",
 	[LC_EV_LAUNCHD_GONE] = "launchd-gone",
+	[LC_EV_REFUSED] = "refused",
+	[LC_EV_LOGOUT] = "logout",
 };
 
 static const char *const lifecycle_action_names[LC_ACTION_BITS] = {
@@ -89,6 +91,7 @@ enum lifecycle_guard {
 	LG_LOOP,
 	LG_RUNS_UNLOCKED,
 	LG_NOT_FAILED,
+	LG_BACKGROUND,
 	LG_COUNT,
 };
 
@@ -103,6 +106,7 @@ static const char *const lifecycle_guard_texts[LG_COUNT] = {
 	[LG_LOOP] = "crash loop, not failed",
 	[LG_RUNS_UNLOCKED] = "its agent carries the shim",
 	[LG_NOT_FAILED] = "not failed",
+	[LG_BACKGROUND] = "the template allows Background",
 };
 
 #define EV(e)		(UINT64_C(1) << (e))
@@ -181,6 +185,18 @@ static const struct lifecycle_row lifecycle_table[] = {
 	    LC_WHY_EVENT },
 	{ EV(LC_EV_LAUNCHD_GONE), ALL, LG_ANY, LC_SAME, LC_NOTIFY,
 	    LC_WHY_NONE },
+	/* Rendered anew before each bootstrap: a refusal that stays is
+	 * someone else's doing, and says so. */
+	{ EV(LC_EV_REFUSED), ALL, LG_ANY, JOB_ERROR, LC_NOTIFY, LC_WHY_EVENT },
+	/*
+	 * No GUI session (a logout, an SSH-only boot): the job moves to
+	 * user/UID where the template allows the Background session
+	 * (reconcile.c does the move), else it waits in error for a login.
+	 * A login needs no row: launchd then loads metalcapd's own agent,
+	 * and a daemon's start reconciles every job (file-changed).
+	 */
+	{ EV(LC_EV_LOGOUT), ALL, LG_BACKGROUND, LC_SAME, 0, LC_WHY_NONE },
+	{ EV(LC_EV_LOGOUT), ALL, LG_ANY, JOB_ERROR, LC_NOTIFY, LC_WHY_EVENT },
 };
 
 const char *
@@ -268,6 +284,8 @@ lifecycle_guard_holds(int guard, const struct lifecycle_facts *f)
 		return f->crash_loop && !f->failed;
 	case LG_NOT_FAILED:
 		return !f->failed;
+	case LG_BACKGROUND:
+		return f->background_ok;
 	case LG_RUNS_UNLOCKED:
 		return f->wants_unlocked && f->profile_exists &&
 		    f->profile_ok && f->profile_unlocks;

@@ -409,6 +409,8 @@ enum lifecycle_event {
 	LC_EV_LAUNCHD_OK,	/* launchd has the job as rendered */
 	LC_EV_LAUNCHD_ERROR,	/* launchctl failed; it is retried */
 	LC_EV_LAUNCHD_GONE,	/* booted out for good: its file is gone */
+	LC_EV_REFUSED,		/* launchd refused its agent file (mode, owner) */
+	LC_EV_LOGOUT,		/* its GUI domain is gone: no GUI session */
 	LC_EV_COUNT,
 	/* Not a job's: the driver turns them into the events above. */
 	LC_EV_RESCAN = LC_EV_COUNT,	/* a watched folder changed */
@@ -444,6 +446,7 @@ struct lifecycle_facts {
 	bool	blocked;		/* its process dropped the shim */
 	bool	carries_shim;		/* its process may have the shim */
 	bool	crash_loop;		/* this exit completes a crash loop */
+	bool	background_ok;		/* the template allows user/UID */
 };
 
 /* Which words the reason takes. */

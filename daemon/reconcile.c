@@ -174,17 +174,24 @@ reconcile_settle(struct mcd *d, struct job *j)
 
 /* launchctl failed in a way retrying at once will not fix. */
 static void
-reconcile_error(struct mcd *d, struct job *j, const char *what,
-    const struct launchctl_result *r)
+reconcile_fail(struct mcd *d, struct job *j, enum lifecycle_event type,
+    const char *what, const struct launchctl_result *r)
 {
 	char	reason[MCD_ERR_LEN];
 
 	snprintf(reason, sizeof reason, "launchctl %s failed (%d): %.*s", what,
 	    r->code, (int)strcspn(r->err, "\n"), r->err[0] ? r->err :
 	    "no message");
-	reconcile_emit(d, j, LC_EV_LAUNCHD_ERROR, reason);
+	reconcile_emit(d, j, type, reason);
 	reconcile_finish(d, j);
 	reconcile_retry(d, j);
+}
+
+static void
+reconcile_error(struct mcd *d, struct job *j, const char *what,
+    const struct launchctl_result *r)
+{
+	reconcile_fail(d, j, LC_EV_LAUNCHD_ERROR, what, r);
 }
 
 /* The gui domain is missing: use user/<uid> if the template allows it. */
@@ -197,10 +204,10 @@ reconcile_no_gui(struct mcd *d, struct job *j,
 		return false;
 	/* Nothing can be loaded in a domain that is not there. */
 	j->domain[0] = '\0';
+	reconcile_emit(d, j, LC_EV_LOGOUT, "no GUI session for this user: "
+	    "log in, or allow Background in the job template's "
+	    "LimitLoadToSessionType");
 	if (!d->background_ok) {
-		reconcile_emit(d, j, LC_EV_LAUNCHD_ERROR, "no GUI session for "
-		    "this user: log in, or allow Background in the job "
-		    "template's LimitLoadToSessionType");
 		reconcile_finish(d, j);
 		reconcile_retry(d, j);
 		return true;
@@ -533,11 +540,14 @@ reconcile_bootstrap_cb(struct mcd *d, const struct launchctl_result *r,
 		reconcile_mark_loaded(d, j);
 		reconcile_refresh(d, j);
 		return;
+	case 122:	/* root: "Path had bad ownership/permissions" */
+		reconcile_fail(d, j, LC_EV_REFUSED, "bootstrap", r);
+		return;
 	case 5:		/* non-root: loaded, draining, disabled, or refused */
 		if (!reconcile_agent_ok(path)) {
-			reconcile_error(d, j, "bootstrap (the agent file is "
-			    "group- or world-writable or not ours, and launchd "
-			    "refuses it)", r);
+			reconcile_fail(d, j, LC_EV_REFUSED, "bootstrap (the "
+			    "agent file is group- or world-writable or not "
+			    "ours, and launchd refuses it)", r);
 			return;
 		}
 		/* FALLTHROUGH */

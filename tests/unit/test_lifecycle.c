@@ -113,7 +113,7 @@ test_every_combination(void **state)
 
 /* --- the transition table ------------------------------------------------ */
 
-#define NSTEPFACTS	14
+#define NSTEPFACTS	15
 #define NSTATES		(JOB_STOPPED + 1)
 
 static void
@@ -122,6 +122,7 @@ step_facts_from_bits(unsigned bits, struct lifecycle_facts *f)
 	facts_from_bits(bits, f);
 	f->carries_shim = (bits >> 12) & 1;
 	f->crash_loop = (bits >> 13) & 1;
+	f->background_ok = (bits >> 14) & 1;
 }
 
 static bool
@@ -227,8 +228,12 @@ check_step(enum job_state s, enum lifecycle_event e,
 	if (e == LC_EV_LAUNCHD_OK)
 		PROMISE(st.next == settles || (st.next == JOB_REVERTED &&
 		    !f->reverted && (st.actions & LC_PERSIST)));
-	if (e == LC_EV_LAUNCHD_ERROR)
+	if (e == LC_EV_LAUNCHD_ERROR || e == LC_EV_REFUSED)
 		PROMISE(st.next == JOB_ERROR);
+	/* With no GUI session a job moves to user/UID if it may. */
+	if (e == LC_EV_LOGOUT)
+		PROMISE(f->background_ok ? st.next == s && st.actions == 0 :
+		    st.next == JOB_ERROR);
 	if ((e == LC_EV_SHIM_STOCK || e == LC_EV_SHIM_ABSENT))
 		PROMISE(runs ? st.next == JOB_BLOCKED : st.next == s);
 	if (e == LC_EV_RESTART)
@@ -382,6 +387,14 @@ static const struct expect expected_steps[LC_EV_COUNT] = {
 	    { "=",		"notify" },
 	    { "=",		"notify" },
 	    { "=",		"notify" } } },
+	{ LC_EV_REFUSED, {
+	    { "error",		"notify" },
+	    { "error",		"notify" },
+	    { "error",		"notify" } } },
+	{ LC_EV_LOGOUT, {
+	    { "error",		"notify" },
+	    { "error",		"notify" },
+	    { "error",		"notify" } } },
 };
 
 static void
