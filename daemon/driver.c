@@ -39,7 +39,7 @@ driver_notify(struct mcd *d, const struct job *j, const char *what)
  * still in force in memory (state_unsaved says so, and status shows it),
  * and the next save, whoever makes it, writes it too.
  */
-int
+static int
 driver_save(struct mcd *d, char *why, size_t whylen)
 {
 	if (state_save(&d->state, why, whylen) == -1) {
@@ -70,7 +70,7 @@ driver_set_state(struct mcd *d, struct job *j, enum job_state s,
 }
 
 /* The facts lifecycle_step decides on, as the job stands now. */
-void
+static void
 driver_facts(struct mcd *d, const struct job *j, struct lifecycle_facts *f)
 {
 	const struct override	*o = state_get(&d->state, j->name, false);

@@ -531,10 +531,7 @@ void	driver_emit(struct mcd *, const struct mcd_event *);
 int	driver_request(struct mcd *, struct job *, enum lifecycle_event,
 	    char *why, size_t whylen);
 void	driver_rescan(struct mcd *);
-void	driver_facts(struct mcd *, const struct job *,
-	    struct lifecycle_facts *);
 enum job_state driver_next_state(struct mcd *, const struct job *);
-int	driver_save(struct mcd *, char *why, size_t whylen);
 
 /* --- reconcile.c: launchd made to match ------------------------------------------ */
 
