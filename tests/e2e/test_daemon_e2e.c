@@ -247,7 +247,6 @@ test_other_uid_refused(void **state)
 static void
 test_no_gui_session(void **state)
 {
-	char	tmpl[256];
 	json_t	*j;
 	double	start;
 
@@ -268,11 +267,7 @@ test_no_gui_session(void **state)
 	json_decref(j);
 
 	kill_daemon(SIGTERM);
-	snprintf(tmpl, sizeof tmpl, "%s/template.plist", home);
-	write_file(tmpl, "w", "<plist version=\"1.0\"><dict><key>"
-	    "LimitLoadToSessionType</key><array><string>Aqua</string><string>"
-	    "Background</string></array></dict></plist>");
-	daemon_template = tmpl;
+	use_background_template();
 	start_daemon();
 	wait_state("llama", "unlocked", 0, 3.0);
 	assert_non_null(strstr(ctl(&(int){0}, "--json", "status", "llama",

@@ -525,17 +525,13 @@ test_workload_kernel_probe_never_runs(void **state)
 static void
 test_one_domain_per_job(void **state)
 {
-	char	 tmpl[256], path[256];
+	char	 path[256];
 	json_t	*j;
 	long	 pid;
 
 	(void)state;
 	kill_daemon(SIGTERM);
-	snprintf(tmpl, sizeof tmpl, "%s/template.plist", home);
-	write_file(tmpl, "w", "<plist version=\"1.0\"><dict><key>"
-	    "LimitLoadToSessionType</key><array><string>Aqua</string><string>"
-	    "Background</string></array></dict></plist>");
-	daemon_template = tmpl;
+	use_background_template();
 	daemon_env = "LAUNCHCTL_SIM_NO_GUI=1";
 	start_daemon();
 	put_job("llama", "");

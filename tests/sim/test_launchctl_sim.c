@@ -109,6 +109,17 @@ wait_print(struct child_result *r, const char *text)
 	fail_msg("print never showed '%s'", text);
 }
 
+/* A job's log, whole, into buf. */
+static void
+read_log(const char *path, char *buf, size_t len)
+{
+	FILE	*f = fopen(path, "r");
+
+	assert_non_null(f);
+	buf[fread(buf, 1, len - 1, f)] = '\0';
+	fclose(f);
+}
+
 static void
 test_bootstrap_print_and_loaded(void **state)
 {
@@ -243,7 +254,6 @@ test_logs_and_environment(void **state)
 {
 	struct child_result	r;
 	char			extra[512], log[128], buf[4096] = "";
-	FILE			*f;
 
 	(void)state;
 	snprintf(log, sizeof log, "%s/out.log", dir);
@@ -255,10 +265,7 @@ test_logs_and_environment(void **state)
 	assert_int_equal(sim(&r, NULL, "bootstrap", gui, plist("/usr/bin/env",
 	    NULL, extra), NULL), 0);
 	wait_print(&r, "\tlast exit code = 0\n");
-	f = fopen(log, "r");
-	assert_non_null(f);
-	buf[fread(buf, 1, sizeof buf - 1, f)] = '\0';
-	fclose(f);
+	read_log(log, buf, sizeof buf);
 	assert_non_null(strstr(buf, "LD_PRELOAD=" LIB "\n"));
 	assert_non_null(strstr(buf, "MC_TEST=1\n"));
 	assert_null(strstr(buf, "DYLD_INSERT_LIBRARIES"));
@@ -280,7 +287,6 @@ test_inserted_library_missing(void **state)
 {
 	struct child_result	r;
 	char			extra[512], log[128], buf[4096] = "";
-	FILE			*f;
 
 	(void)state;
 	snprintf(log, sizeof log, "%s/err.log", dir);
@@ -291,9 +297,7 @@ test_inserted_library_missing(void **state)
 	assert_int_equal(sim(&r, NULL, "bootstrap", gui, plist("/bin/sleep",
 	    "30", extra), NULL), 0);
 	wait_print(&r, "\tlast terminating signal = Abort trap: 6\n");
-	assert_non_null(f = fopen(log, "r"));
-	buf[fread(buf, 1, sizeof buf - 1, f)] = '\0';
-	fclose(f);
+	read_log(log, buf, sizeof buf);
 	assert_non_null(strstr(buf, "]: terminating because inserted dylib "
 	    "'/x/shim.dylib' could not be loaded: tried: '/x/shim.dylib' (no "
 	    "such file)\n"));
@@ -367,9 +371,7 @@ test_job_context(void **state)
 	signal(SIGPIPE, SIG_DFL);
 	umask(old);
 	wait_print(&r, "\tlast exit code = 0\n");
-	assert_non_null(f = fopen(log, "r"));
-	buf[fread(buf, 1, sizeof buf - 1, f)] = '\0';
-	fclose(f);
+	read_log(log, buf, sizeof buf);
 	/* SIGPIPE (13) not ignored; glibc's own 32 and 33 are not ours. */
 	if (strstr(buf, "0022\n") == NULL || (p = strstr(buf, "SigIgn:\t")) ==
 	    NULL || (strtoull(p + 8, NULL, 16) & (1ULL << (SIGPIPE - 1))) != 0)

@@ -529,6 +529,22 @@ other_uid_prefix(const char **prefix, size_t n, char *why, size_t whylen)
  * does not look for it (setuid and setgid it refuses before launch), so
  * only the missing report can show it.  Skips the test without root.
  */
+/*
+ * The daemon's next start uses a job template that allows the Background
+ * session, so jobs may go to user/UID when there is no GUI session.
+ */
+void
+use_background_template(void)
+{
+	static char	tmpl[256];
+
+	snprintf(tmpl, sizeof tmpl, "%s/template.plist", home);
+	write_file(tmpl, "w", "<plist version=\"1.0\"><dict><key>"
+	    "LimitLoadToSessionType</key><array><string>Aqua</string><string>"
+	    "Background</string></array></dict></plist>");
+	daemon_template = tmpl;
+}
+
 void
 put_restricted_job(void)
 {

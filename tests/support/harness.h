@@ -58,6 +58,7 @@ void		 write_file(const char *path, const char *mode,
 		    const char *text);
 void		 put_job(const char *name, const char *extra);
 void		 put_restricted_job(void);	/* skips without root */
+void		 use_background_template(void);
 void		 write_raw(const char *file, const char *body);
 
 /* The daemon under test, and cmocka setup/teardown around it. */
