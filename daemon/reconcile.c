@@ -233,8 +233,8 @@ reconcile_loaded_path(struct mcd *d, struct job *j, char *buf, size_t len)
 	mc_fmt(buf, len, "%s/loaded/%s", d->paths.state, j->label);
 }
 
-/* "HASH DOMAIN": what launchd was given, and where (the domain since
- * 0.1: a file of the hash alone means the daemon's domain). */
+/* "HASH DOMAIN": what launchd was given, and where (an older file has
+ * the hash alone: the daemon's domain). */
 static uint64_t
 reconcile_loaded_hash(struct mcd *d, struct job *j)
 {
