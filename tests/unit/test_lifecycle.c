@@ -547,7 +547,7 @@ man_table(void)
 			    strlen(when), "%s%s", when[0] ? ", " : "",
 			    lifecycle_guard_text(r->guard));
 		actions_text(r->actions, acts, sizeof acts);
-		next = r->next == LC_SAME ? "=" : r->next == LC_SETTLE ?
+		next = r->next == LC_SAME ? "\\&=" : r->next == LC_SETTLE ?
 		    "settle" : job_state_name((enum job_state)r->next);
 		fprintf(f, "T{\n%s\nT}\tT{\n%s\nT}\t%s\tT{\n%s\nT}\n", ev,
 		    when[0] ? when : "any", next, acts[0] ? acts : "\\(em");
