@@ -449,21 +449,28 @@ driver_verdict_for(const struct job *j, const struct mcd_event *ev)
 	    ev->profile) == 0 ? (int)ev->type : -1;
 }
 
-/* After a scan: gone, read anew, or to check against new settings. */
+/*
+ * After a scan: gone, read anew, or to check against new settings; the
+ * daemon's first scan is a login's (its own start).
+ */
 static int
 driver_scanned(const struct job *j, const struct mcd_event *ev)
 {
-	(void)ev;
-	return j->removed ? LC_EV_FILE_REMOVED : j->file_changed ?
-	    LC_EV_FILE_CHANGED : LC_EV_MANAGED;
+	if (j->removed)
+		return LC_EV_FILE_REMOVED;
+	if (ev->type == LC_EV_LOGIN)
+		return LC_EV_LOGIN;
+	return j->file_changed ? LC_EV_FILE_CHANGED : LC_EV_MANAGED;
 }
 
 /* Re-read profiles, managed settings and job folders; act on each job. */
 void
 driver_rescan(struct mcd *d)
 {
-	struct mcd_event	ev = { .type = LC_EV_MANAGED };
+	struct mcd_event	ev = { .type = d->scanned ? LC_EV_MANAGED :
+	    LC_EV_LOGIN };
 
+	d->scanned = true;
 	managed_load(d);
 	profile_load_all(&d->profiles, d->paths.profiles);
 	reconcile_prefer_gui(d);

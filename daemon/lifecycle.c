@@ -72,6 +72,7 @@ static const char *const lifecycle_event_names[] = {
 	[LC_EV_LAUNCHD_GONE] = "launchd-gone",
 	[LC_EV_REFUSED] = "refused",
 	[LC_EV_LOGOUT] = "logout",
+	[LC_EV_LOGIN] = "login",
 };
 
 static const char *const lifecycle_action_names[LC_ACTION_BITS] = {
@@ -115,6 +116,7 @@ static const char *const lifecycle_guard_texts[LG_COUNT] = {
 #define REQUESTS	(EV(LC_EV_ENABLE) | EV(LC_EV_DISABLE) | \
 			 EV(LC_EV_PROFILE) | EV(LC_EV_START) | EV(LC_EV_STOP))
 #define CONVERGE	(EV(LC_EV_FILE_CHANGED) | EV(LC_EV_MANAGED) | \
+			 EV(LC_EV_LOGIN) | \
 			 EV(LC_EV_PROBE_PASS) | EV(LC_EV_PROBE_PARTIAL) | \
 			 EV(LC_EV_PROBE_FAIL))
 #define EXITS		(EV(LC_EV_EXIT_CODE) | EV(LC_EV_EXIT_SIGNAL) | \
@@ -192,8 +194,9 @@ static const struct lifecycle_row lifecycle_table[] = {
 	 * No GUI session (a logout, an SSH-only boot): the job moves to
 	 * user/UID where the template allows the Background session
 	 * (reconcile.c does the move), else it waits in error for a login.
-	 * A login needs no row: launchd then loads metalcapd's own agent,
-	 * and a daemon's start reconciles every job (file-changed).
+	 * A login is metalcapd's own start (launchd loads only its agent):
+	 * each job is brought to the state it keeps, with the converging
+	 * rows above, so a stopped one stays booted out.
 	 */
 	{ EV(LC_EV_LOGOUT), ALL, LG_BACKGROUND, LC_SAME, 0, LC_WHY_NONE },
 	{ EV(LC_EV_LOGOUT), ALL, LG_ANY, JOB_ERROR, LC_NOTIFY, LC_WHY_EVENT },

@@ -411,6 +411,9 @@ enum lifecycle_event {
 	LC_EV_LAUNCHD_GONE,	/* booted out for good: its file is gone */
 	LC_EV_REFUSED,		/* launchd refused its agent file (mode, owner) */
 	LC_EV_LOGOUT,		/* its GUI domain is gone: no GUI session */
+	LC_EV_LOGIN,		/* metalcapd starts: launchd loads only its
+				   own agent at login, and it brings each job
+				   to its kept state */
 	LC_EV_COUNT,
 	/* Not a job's: the driver turns them into the events above. */
 	LC_EV_RESCAN = LC_EV_COUNT,	/* a watched folder changed */
@@ -629,6 +632,7 @@ struct mcd {
 	bool			 state_unsaved;	/* memory ahead of the file */
 	int			 lock_fd;	/* state/metalcapd.lock, held */
 	uv_signal_t		 sighup, sigusr1, sigusr2;
+	bool			 scanned;	/* the first rescan is done */
 	/* The seams: sources hand events up, observers hear of changes. */
 	mcd_emit_fn		 emit;
 	mcd_observer_fn		 observers[MCD_OBSERVERS_MAX];

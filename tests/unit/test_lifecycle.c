@@ -137,7 +137,7 @@ static bool
 is_converge(enum lifecycle_event e)
 {
 	return is_request(e) || e == LC_EV_FILE_CHANGED ||
-	    e == LC_EV_MANAGED || e == LC_EV_PROBE_PASS ||
+	    e == LC_EV_MANAGED || e == LC_EV_LOGIN || e == LC_EV_PROBE_PASS ||
 	    e == LC_EV_PROBE_PARTIAL || e == LC_EV_PROBE_FAIL;
 }
 
@@ -395,6 +395,10 @@ static const struct expect expected_steps[LC_EV_COUNT] = {
 	    { "error",		"notify" },
 	    { "error",		"notify" },
 	    { "error",		"notify" } } },
+	{ LC_EV_LOGIN, {
+	    { "=",		"render bootstrap" },
+	    { "=",		"render bootstrap" },
+	    { "probing",	"notify probe" } } },
 };
 
 static void
