@@ -57,7 +57,7 @@ TEST_BINS	:= $(O)/tests/test_shim_config $(O)/tests/test_shim_inject \
 		   $(O)/tests/test_inject_judge $(O)/tests/test_edges \
 		   $(O)/tests/test_lifecycle $(O)/tests/test_mc_client \
 		   $(O)/tests/test_protocol $(O)/tests/test_files \
-		   $(O)/tests/test_fleet_e2e
+		   $(O)/tests/test_fleet_e2e $(O)/tests/test_bench
 SIM_LIB		:= $(O)/tests/libmtlsim.so
 SIM_OVERBROAD	:= $(O)/tests/overbroad/libmtlsim.so
 SIM_KERNEL	:= $(O)/tests/mtlsim_kernel.o
@@ -266,6 +266,12 @@ $(O)/tests/test_lifecycle: tests/unit/test_lifecycle.c daemon/lifecycle.c \
 lifecycle-man: $(O)/tests/test_lifecycle
 	$(O)/tests/test_lifecycle --man > $(O)/lifecycle.man
 	python3 scripts/replace-block.py docs/metalcapd.8 $(O)/lifecycle.man
+
+# llama-bench's JSON, on Cua's raw files (tests/fixtures/real-bench).
+$(O)/tests/test_bench: tests/unit/test_bench.c common/mc_bench.c \
+    common/mc_bench.h | need-deps $(O)/tests
+	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Icommon $< common/mc_bench.c -o $@ \
+	    -lcmocka -ljansson -lm $(LDFLAGS_SAN)
 
 $(O)/tests/test_mc_client: tests/unit/test_mc_client.c common/mc_client.c \
     common/mc_rpc.c common/mc_util.c common/*.h | need-deps $(O)/tests

@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * llama-bench's JSON output (-o json: an array of one object per test,
+ * each with n_prompt, n_gen and samples_ts) read for a stock-against-
+ * unlocked comparison.  A run's identity is what must be equal for two
+ * runs to be compared: the model by its type, size and parameters (not
+ * its path, which differs between machines), the build, and the settings
+ * that change throughput.  Medians are of the samples, as Cua published.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "mc_bench.h"
+
+/* The keys of a run's identity, in the order they are written. */
+static const char *const mc_bench_identity_keys[] = {
+	"model_type", "model_size", "model_n_params", "build_commit",
+	"n_threads", "n_gpu_layers", "n_batch", "n_ubatch", "flash_attn",
+	"type_k", "type_v", "n_depth",
+};
+
+static int
+mc_bench_cmp(const void *a, const void *b)
+{
+	double	x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+double
+mc_bench_median(const double *v, size_t n)
+{
+	double	*s, m;
+
+	if (n == 0)
+		return 0;
+	s = malloc(n * sizeof *s);
+	memcpy(s, v, n * sizeof *s);
+	qsort(s, n, sizeof *s, mc_bench_cmp);
+	m = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+	free(s);
+	return m;
+}
+
+static void
+mc_bench_summarize(struct mc_bench_test *t)
+{
+	size_t	i;
+
+	t->median = mc_bench_median(t->samples, t->nsamples);
+	t->lo = t->hi = t->nsamples ? t->samples[0] : 0;
+	for (i = 1; i < t->nsamples; i++) {
+		if (t->samples[i] < t->lo)
+			t->lo = t->samples[i];
+		if (t->samples[i] > t->hi)
+			t->hi = t->samples[i];
+	}
+}
+
+/* "key=value, ..." of the identity keys; -1 when one is missing. */
+static int
+mc_bench_identity(json_t *o, char *buf, size_t len, char *why, size_t whylen)
+{
+	size_t	 i, n = 0;
+	json_t	*v;
+	char	*text;
+
+	buf[0] = '\0';
+	for (i = 0; i < sizeof mc_bench_identity_keys /
+	    sizeof mc_bench_identity_keys[0]; i++) {
+		if ((v = json_object_get(o, mc_bench_identity_keys[i])) ==
+		    NULL) {
+			snprintf(why, whylen, "no \"%s\"",
+			    mc_bench_identity_keys[i]);
+			return -1;
+		}
+		text = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+		n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s=%s",
+		    i ? ", " : "", mc_bench_identity_keys[i], text ? text : "");
+		free(text);
+	}
+	return 0;
+}
+
+static struct mc_bench_test *
+mc_bench_test_for(struct mc_bench_run *run, const char *name)
+{
+	struct mc_bench_test	*t = (struct mc_bench_test *)mc_bench_find(run,
+	    name);
+
+	if (t != NULL || run->ntests == MC_BENCH_TESTS_MAX)
+		return t;
+	t = &run->tests[run->ntests++];
+	memset(t, 0, sizeof *t);
+	snprintf(t->name, sizeof t->name, "%s", name);
+	return t;
+}
+
+const struct mc_bench_test *
+mc_bench_find(const struct mc_bench_run *run, const char *name)
+{
+	size_t	i;
+
+	for (i = 0; i < run->ntests; i++)
+		if (strcmp(run->tests[i].name, name) == 0)
+			return &run->tests[i];
+	return NULL;
+}
+
+/* One test object: its name from n_prompt and n_gen, its samples. */
+static int
+mc_bench_object(json_t *o, struct mc_bench_run *run, char *why, size_t whylen)
+{
+	json_t			*samples = json_object_get(o, "samples_ts"), *v;
+	json_int_t		 pp = json_integer_value(json_object_get(o,
+	    "n_prompt")), tg = json_integer_value(json_object_get(o, "n_gen"));
+	struct mc_bench_test	*t;
+	char			 name[64];
+	size_t			 i;
+
+	if (!json_is_array(samples) || json_array_size(samples) == 0) {
+		snprintf(why, whylen, "no \"samples_ts\" (llama-bench -o json)");
+		return -1;
+	}
+	if (pp > 99999999 || tg > 99999999) {
+		snprintf(why, whylen, "n_prompt or n_gen out of range");
+		return -1;
+	}
+	if (pp > 0 && tg > 0)
+		snprintf(name, sizeof name, "pp%lld+tg%lld", (long long)pp,
+		    (long long)tg);
+	else if (pp > 0)
+		snprintf(name, sizeof name, "pp%lld", (long long)pp);
+	else if (tg > 0)
+		snprintf(name, sizeof name, "tg%lld", (long long)tg);
+	else {
+		snprintf(why, whylen, "neither \"n_prompt\" nor \"n_gen\"");
+		return -1;
+	}
+	if ((t = mc_bench_test_for(run, name)) == NULL) {
+		snprintf(why, whylen, "more than %d tests", MC_BENCH_TESTS_MAX);
+		return -1;
+	}
+	json_array_foreach(samples, i, v) {
+		if (!json_is_number(v) || t->nsamples == MC_BENCH_SAMPLES_MAX) {
+			snprintf(why, whylen, "%s: samples_ts[%zu] is not a "
+			    "number, or one too many", name, i);
+			return -1;
+		}
+		t->samples[t->nsamples++] = json_number_value(v);
+	}
+	mc_bench_summarize(t);
+	return 0;
+}
+
+/* Read llama-bench's JSON into run; -1 and why (the field) if it is not. */
+int
+mc_bench_parse(const char *text, struct mc_bench_run *run, char *why,
+    size_t whylen)
+{
+	json_t		*doc, *o;
+	json_error_t	 err;
+	char		 identity[sizeof run->identity], what[256];
+	size_t		 i;
+	int		 rc = -1;
+
+	memset(run, 0, sizeof *run);
+	if ((doc = json_loads(text, 0, &err)) == NULL) {
+		snprintf(why, whylen, "not JSON: line %d: %s", err.line,
+		    err.text);
+		return -1;
+	}
+	if (!json_is_array(doc) || json_array_size(doc) == 0) {
+		snprintf(why, whylen, "not llama-bench -o json: expected an "
+		    "array of tests");
+		goto out;
+	}
+	json_array_foreach(doc, i, o) {
+		if (!json_is_object(o) || mc_bench_identity(o, identity,
+		    sizeof identity, what, sizeof what) == -1 ||
+		    mc_bench_object(o, run, what, sizeof what) == -1) {
+			snprintf(why, whylen, "test %zu: %s", i,
+			    json_is_object(o) ? what : "not an object");
+			goto out;
+		}
+		if (i == 0)
+			memcpy(run->identity, identity, sizeof identity);
+		else if (strcmp(run->identity, identity) != 0) {
+			snprintf(why, whylen, "test %zu: another model, build "
+			    "or settings than test 0", i);
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	json_decref(doc);
+	return rc;
+}
+
+/* Add another run of the same model, build and settings to into. */
+int
+mc_bench_merge(struct mc_bench_run *into, const struct mc_bench_run *run,
+    char *why, size_t whylen)
+{
+	const struct mc_bench_test	*t;
+	struct mc_bench_test		*u;
+	size_t				 i, k;
+
+	if (into->ntests == 0) {
+		*into = *run;
+		return 0;
+	}
+	if (strcmp(into->identity, run->identity) != 0) {
+		snprintf(why, whylen, "the runs differ: %s; against %s",
+		    into->identity, run->identity);
+		return -1;
+	}
+	for (i = 0; i < run->ntests; i++) {
+		t = &run->tests[i];
+		if ((u = mc_bench_test_for(into, t->name)) == NULL ||
+		    u->nsamples + t->nsamples > MC_BENCH_SAMPLES_MAX) {
+			snprintf(why, whylen, "%s: too many samples", t->name);
+			return -1;
+		}
+		for (k = 0; k < t->nsamples; k++)
+			u->samples[u->nsamples++] = t->samples[k];
+		mc_bench_summarize(u);
+	}
+	return 0;
+}

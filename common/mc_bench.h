@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * llama-bench's JSON (-o json) read into what a stock-against-unlocked
+ * comparison needs (mc_bench.c): per test, the median of its samples and
+ * their spread, and what must match for two runs to be compared.
+ */
+#ifndef MC_BENCH_H
+#define MC_BENCH_H
+
+#include <stddef.h>
+
+#define MC_BENCH_TESTS_MAX	16
+#define MC_BENCH_SAMPLES_MAX	1024
+
+struct mc_bench_test {
+	char	name[32];		/* "pp512", "tg128", "pp512+tg128" */
+	double	samples[MC_BENCH_SAMPLES_MAX];	/* tokens/s */
+	size_t	nsamples;
+	double	median, lo, hi;
+};
+
+struct mc_bench_run {
+	char			 identity[512];	/* model, build, settings */
+	struct mc_bench_test	 tests[MC_BENCH_TESTS_MAX];
+	size_t			 ntests;
+};
+
+int	mc_bench_parse(const char *json, struct mc_bench_run *, char *why,
+	    size_t whylen);
+int	mc_bench_merge(struct mc_bench_run *into, const struct mc_bench_run *,
+	    char *why, size_t whylen);
+const struct mc_bench_test *mc_bench_find(const struct mc_bench_run *,
+	    const char *name);
+double	mc_bench_median(const double *, size_t);
+
+#endif

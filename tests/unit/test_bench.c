@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * llama-bench's JSON read as a stock-against-unlocked comparison
+ * (common/mc_bench.c), on Cua's raw files (tests/fixtures/real-bench):
+ * the medians and ratios Cua published in its results.csv come out of
+ * the JSON again, and runs of another model, build or settings are not
+ * compared.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "mc_bench.h"
+
+#define BENCH	MC_TEST_SOURCE "/tests/fixtures/real-bench/"
+
+static char *
+slurp(const char *path)
+{
+	FILE	*f = fopen(path, "r");
+	char	*text = calloc(1, 1 << 20);
+
+	assert_non_null(f);
+	assert_true(fread(text, 1, (1 << 20) - 1, f) > 0);
+	fclose(f);
+	return text;
+}
+
+static void
+load(const char *file, struct mc_bench_run *run)
+{
+	char	*text = slurp(file), why[512];
+
+	if (mc_bench_parse(text, run, why, sizeof why) == -1)
+		fail_msg("%s: %s", file, why);
+	free(text);
+}
+
+/* Within the published figures' own rounding. */
+static void
+near(double got, double want, double tolerance, const char *what)
+{
+	if (fabs(got - want) > tolerance)
+		fail_msg("%s: %.6f, published %.6f", what, got, want);
+}
+
+struct published {
+	const char	*stock, *unlocked, *test;
+	double		 stock_median, unlocked_median, ratio;
+};
+
+/* From m1u-results.csv and gemma4-results.csv, as Cua wrote them. */
+static const struct published cua[] = {
+	{ "m1u-tiny-stock-minimal.json", "m1u-tiny-safe-shim-10x-final.json",
+	    "pp512", 431.8625, 4786.7, 11.0839 },
+	{ "m1u-tiny-stock-minimal.json", "m1u-tiny-safe-shim-10x-final.json",
+	    "tg128", 12.6307, 206.5965, 16.3567 },
+	{ "gemma4-stock-10x.json", "gemma4-safe-shim-10x.json",
+	    "pp512", 71.65675, 515.763, 7.197689 },
+	{ "gemma4-stock-10x.json", "gemma4-safe-shim-10x.json",
+	    "tg128", 3.41483, 49.66695, 14.544487 },
+};
+
+static void
+test_cua_published_ratios(void **state)
+{
+	struct mc_bench_run		 stock, unlocked, both;
+	const struct mc_bench_test	*s, *u;
+	char				 why[1024], path[512];
+	size_t				 i;
+
+	(void)state;
+	for (i = 0; i < sizeof cua / sizeof cua[0]; i++) {
+		snprintf(path, sizeof path, BENCH "%s", cua[i].stock);
+		load(path, &stock);
+		snprintf(path, sizeof path, BENCH "%s", cua[i].unlocked);
+		load(path, &unlocked);
+		assert_non_null(s = mc_bench_find(&stock, cua[i].test));
+		assert_non_null(u = mc_bench_find(&unlocked, cua[i].test));
+		assert_int_equal(s->nsamples, 10);
+		near(s->median, cua[i].stock_median, 5e-5, cua[i].stock);
+		near(u->median, cua[i].unlocked_median, 5e-5, cua[i].unlocked);
+		near(u->median / s->median, cua[i].ratio, 5e-5, cua[i].test);
+		assert_true(s->lo <= s->median && s->median <= s->hi);
+		/* The same model, build and settings: comparable. */
+		both = stock;
+		assert_int_equal(mc_bench_merge(&both, &unlocked, why,
+		    sizeof why), 0);
+	}
+}
+
+/* Runs of another build are not compared, and the reason says which. */
+static void
+test_other_build_refused(void **state)
+{
+	struct mc_bench_run	a, b;
+	char			*text, *p, why[2048];
+
+	(void)state;
+	load(BENCH "m1u-tiny-stock-minimal.json", &a);
+	text = slurp(BENCH "m1u-tiny-safe-shim-10x-final.json");
+	assert_non_null(strstr(text, "ee3d1b54c"));
+	while ((p = strstr(text, "ee3d1b54c")) != NULL)
+		memcpy(p, "0badc0de0", 9);
+	assert_int_equal(mc_bench_parse(text, &b, why, sizeof why), 0);
+	free(text);
+	assert_int_equal(mc_bench_merge(&a, &b, why, sizeof why), -1);
+	assert_non_null(strstr(why, "build_commit=\"0badc0de0\""));
+	/* Tiny Llama against Gemma: another model. */
+	load(BENCH "gemma4-stock-10x.json", &b);
+	assert_int_equal(mc_bench_merge(&a, &b, why, sizeof why), -1);
+	assert_non_null(strstr(why, "model_type"));
+}
+
+/* What is not llama-bench's JSON says what is missing. */
+static void
+test_not_llama_bench(void **state)
+{
+	struct mc_bench_run	run;
+	char			why[512];
+
+	(void)state;
+	assert_int_equal(mc_bench_parse("{", &run, why, sizeof why), -1);
+	assert_non_null(strstr(why, "not JSON"));
+	assert_int_equal(mc_bench_parse("{\"a\": 1}", &run, why, sizeof why),
+	    -1);
+	assert_non_null(strstr(why, "array of tests"));
+	assert_int_equal(mc_bench_parse("[{\"n_prompt\": 512}]", &run, why,
+	    sizeof why), -1);
+	assert_non_null(strstr(why, "test 0: no \"model_type\""));
+}
+
+static void
+test_median(void **state)
+{
+	const double	odd[] = { 3, 1, 2 }, even[] = { 4, 1, 3, 2 };
+
+	(void)state;
+	assert_true(mc_bench_median(odd, 3) == 2);
+	assert_true(mc_bench_median(even, 4) == 2.5);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cua_published_ratios),
+		cmocka_unit_test(test_other_build_refused),
+		cmocka_unit_test(test_not_llama_bench),
+		cmocka_unit_test(test_median),
+	};
+
+	return cmocka_run_group_tests_name("bench", tests, NULL, NULL);
+}
