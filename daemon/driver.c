@@ -321,6 +321,8 @@ driver_started(struct mcd *d, struct job *j)
 	if ((err = errno) != ESRCH)
 		log_warnx("job %s: cannot watch pid %ld: %s", j->name, j->pid,
 		    strerror(err));
+	/* Unwatched: the same pid seen again must be followed again. */
+	j->watched_pid = 0;
 	j->pid = 0;
 	j->loaded = false;
 	reconcile_after(d, j, err == ESRCH ? GONE_ASK_MS : UNWATCHABLE_ASK_MS);

@@ -330,7 +330,6 @@ main(int argc, char **argv)
 	log_open(logfile, foreground);
 	if (load_template(d) == -1)
 		return 1;
-	forget_login_agents(d);
 	if (state_load(&d->state, d->paths.state, why, sizeof why) == -1)
 		log_warnx("%s", why);
 	snprintf(d->domain, sizeof d->domain, "gui/%ld", (long)getuid());
@@ -342,6 +341,8 @@ main(int argc, char **argv)
 	}
 	log_info("metalcapd %s serving %s, jobs in %s", MC_VERSION,
 	    d->paths.socket, d->paths.jobs);
+	/* Only the daemon holding the lock cleans up. */
+	forget_login_agents(d);
 	dirwatch_start(d);
 	start_signals(d);
 	fleet_init(d);

@@ -52,6 +52,7 @@ static void	reconcile_bootstrap(struct mcd *, struct job *);
 static void	reconcile_refresh(struct mcd *, struct job *);
 static void	reconcile_finish(struct mcd *, struct job *);
 static void	reconcile_start_later(struct mcd *, struct job *);
+static void	reconcile_retry(struct mcd *, struct job *);
 
 /*
  * The job's domain: where it was loaded, remembered across restarts in
@@ -164,6 +165,24 @@ reconcile_retry(struct mcd *d, struct job *j)
 	    RETRY_MAX_MS);
 }
 
+/*
+ * After a failure: a request that came meanwhile runs now, else a retry
+ * with back-off.  reconcile() is the last thing done with the job: it may
+ * end it (a job never loaded is forgotten at once).
+ */
+static void
+reconcile_give_way(struct mcd *d, struct job *j)
+{
+	j->busy = false;
+	if (j->dirty) {
+		j->dirty = false;
+		j->failures++;
+		reconcile(d, j);
+		return;
+	}
+	reconcile_retry(d, j);
+}
+
 /* launchd has the job as the driver wants it. */
 static void
 reconcile_settle(struct mcd *d, struct job *j)
@@ -183,8 +202,7 @@ reconcile_fail(struct mcd *d, struct job *j, enum lifecycle_event type,
 	    r->code, (int)strcspn(r->err, "\n"), r->err[0] ? r->err :
 	    "no message");
 	reconcile_emit(d, j, type, reason);
-	reconcile_finish(d, j);
-	reconcile_retry(d, j);
+	reconcile_give_way(d, j);
 }
 
 static void
@@ -208,8 +226,7 @@ reconcile_no_gui(struct mcd *d, struct job *j,
 	    "log in, or allow Background in the job template's "
 	    "LimitLoadToSessionType");
 	if (!d->background_ok) {
-		reconcile_finish(d, j);
-		reconcile_retry(d, j);
+		reconcile_give_way(d, j);
 		return true;
 	}
 	if (strncmp(d->domain, "user/", 5) != 0) {
@@ -347,6 +364,8 @@ reconcile_start(struct mcd *d, struct job *j)
 	const struct override	*o;
 
 	j->retries = 0;
+	/* Where it was loaded, before anything goes to launchd about it. */
+	(void)reconcile_loaded_hash(d, j);
 	if (j->removed) {
 		char		path[PATH_MAX];
 		struct stat	sb;
