@@ -343,6 +343,9 @@ test: $(TEST_BINS) $(FUZZ_BINS) lint
 	    scripts/run-tests.sh $(TEST_BINS) $(SHELL_TESTS)
 
 lint: | need-deps
+	@# Every mutation still applies to the code it was written against.
+	@for p in tests/mutations/*.patch; do git apply --check "$$p" 2>/dev/null || \
+	    { echo "lint: $$p no longer applies: regenerate it"; exit 1; }; done
 	@# No circle of files in the daemon: data flows one way (seams.c).
 	@python3 scripts/check-layers.py $(CC) $(CFLAGS_C) -Icommon -Idaemon -- \
 	    $(DAEMON_SRC) $(PLATFORM_SRC)

@@ -349,6 +349,19 @@ reconcile_removed_cb(struct mcd *d, const struct launchctl_result *r,
 
 	(void)r;
 	watch_stop(j);
+	/*
+	 * Its file came back while the bootout was on its way (an editor
+	 * that deletes and writes anew): not gone, booted out; start again.
+	 */
+	if (!j->removed) {
+		j->loaded = false;
+		j->pid = 0;
+		j->watched_pid = 0;
+		j->busy = false;
+		j->dirty = false;
+		reconcile(d, j);
+		return;
+	}
 	reconcile_agent_path(d, j, path, sizeof path);
 	unlink(path);
 	reconcile_loaded_path(d, j, path, sizeof path);
