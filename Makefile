@@ -235,7 +235,7 @@ $(O)/tests/test_daemon $(O)/tests/test_protocol $(O)/tests/test_files: \
 HARNESS		:= tests/support/harness.c tests/support/child.c \
 		   tests/support/proc.c common/mc_client.c
 HARNESS_DEPS	:= $(HARNESS) tests/support/*.h $(DAEMON) $(CLIENT) \
-		   $(TEMPLATE) $(SHIM_LIB) $(SIM_TOOLS)
+		   $(TEMPLATE) $(SHIM_LIB) $(SIM_TOOLS) $(PROBE)
 
 $(O)/tests/test_daemon_e2e $(O)/tests/test_fleet_e2e: \
     $(O)/tests/test_%: tests/e2e/test_%.c $(HARNESS_DEPS) \
