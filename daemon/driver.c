@@ -69,13 +69,22 @@ driver_set_state(struct mcd *d, struct job *j, enum job_state s,
 	}
 }
 
+/*
+ * The gate's valid verdict on the job's profile, or NULL: looked up once
+ * a step (each look stats the shim and the probe).
+ */
+static const struct gate_entry *
+driver_verdict(struct mcd *d, const struct job *j)
+{
+	return j->profile != NULL ? gate_peek(d, j->profile) : NULL;
+}
+
 /* The facts lifecycle_step decides on, as the job stands now. */
 static void
-driver_facts(struct mcd *d, const struct job *j, struct lifecycle_facts *f)
+driver_facts(struct mcd *d, const struct job *j, const struct gate_entry *v,
+    struct lifecycle_facts *f)
 {
 	const struct override	*o = state_get(&d->state, j->name, false);
-	const struct gate_entry	*v = j->profile != NULL ?
-	    gate_peek(d, j->profile) : NULL;
 
 	memset(f, 0, sizeof *f);
 	f->valid = j->spec != NULL;
@@ -110,7 +119,7 @@ driver_next_state(struct mcd *d, const struct job *j)
 	struct lifecycle_facts	f;
 	enum lifecycle_why	why;
 
-	driver_facts(d, j, &f);
+	driver_facts(d, j, driver_verdict(d, j), &f);
 	return lifecycle_settle(&f, &why);
 }
 
@@ -212,12 +221,10 @@ driver_reason(struct mcd *d, struct job *j, const struct lifecycle_step *st,
 
 /* What an event tells of the job before it is judged. */
 static void
-driver_absorb(struct mcd *d, struct job *j, struct mcd_event *ev,
-    struct lifecycle_facts *f, char evidence[2][WATCH_EVIDENCE_LEN],
-    const char *evp[2])
+driver_absorb(struct mcd *d, struct job *j, const struct gate_entry *v,
+    struct mcd_event *ev, struct lifecycle_facts *f,
+    char evidence[2][WATCH_EVIDENCE_LEN], const char *evp[2])
 {
-	const struct gate_entry	*v;
-
 	switch (ev->type) {
 	case LC_EV_GONE:
 		j->pid = 0;
@@ -254,8 +261,7 @@ driver_absorb(struct mcd *d, struct job *j, struct mcd_event *ev,
 		break;
 	}
 	/* A revert the gate calls for carries the verdict as evidence. */
-	if (ev->trigger == NULL && j->profile != NULL &&
-	    (v = gate_peek(d, j->profile)) != NULL && v->status == GATE_FAIL) {
+	if (ev->trigger == NULL && v != NULL && v->status == GATE_FAIL) {
 		ev->trigger = "probe";
 		evp[0] = v->reason;
 		ev->evidence = evp;
@@ -265,14 +271,11 @@ driver_absorb(struct mcd *d, struct job *j, struct mcd_event *ev,
 
 /* A partial verdict keeps the family override only. */
 static void
-driver_partial(struct mcd *d, struct job *j)
+driver_partial(struct job *j, const struct gate_entry *v)
 {
-	const struct gate_entry	*v;
-
 	j->drop_tg = false;
 	j->note[0] = '\0';
-	if (job_runs_unlocked(j) && (v = gate_peek(d, j->profile)) != NULL &&
-	    v->status == GATE_PARTIAL) {
+	if (job_runs_unlocked(j) && v != NULL && v->status == GATE_PARTIAL) {
 		j->drop_tg = true;
 		mc_text(j->note, sizeof j->note, v->reason);
 	}
@@ -330,8 +333,9 @@ driver_started(struct mcd *d, struct job *j)
 
 /* Carry out the row's actions; -1 only when a request cannot be saved. */
 static int
-driver_act(struct mcd *d, struct job *j, const struct lifecycle_step *st,
-    const struct mcd_event *ev, char *why, size_t whylen)
+driver_act(struct mcd *d, struct job *j, const struct gate_entry *v,
+    const struct lifecycle_step *st, const struct mcd_event *ev, char *why,
+    size_t whylen)
 {
 	const bool	 incident = st->row != NULL &&
 	    st->row->why == LC_WHY_INCIDENT && (st->actions & LC_PERSIST);
@@ -372,7 +376,7 @@ driver_act(struct mcd *d, struct job *j, const struct lifecycle_step *st,
 		j->probing = false;
 		if (st->next == JOB_FAILED)
 			j->loaded = false;
-		driver_partial(d, j);
+		driver_partial(j, v);
 		if (ev->type == LC_EV_GONE)
 			reconcile_after(d, j, GONE_ASK_MS);
 		else
@@ -391,17 +395,19 @@ driver_step(struct mcd *d, struct job *j, const struct mcd_event *event,
 	struct lifecycle_step	 st;
 	char			 evidence[2][WATCH_EVIDENCE_LEN];
 	const char		*evp[2];
+	const struct gate_entry	*v;
 
 	job_effective(d, j);
-	driver_facts(d, j, &f);
-	driver_absorb(d, j, &ev, &f, evidence, evp);
+	v = driver_verdict(d, j);
+	driver_facts(d, j, v, &f);
+	driver_absorb(d, j, v, &ev, &f, evidence, evp);
 	lifecycle_step(j->state, ev.type, &f, &st);
 	if (f.crash_loop && st.next == JOB_FAILED)
 		ev.trigger = "crash loop in stock";
 	log_debug("job %s: %s: %s -> %s", j->name,
 	    lifecycle_event_name(ev.type), job_state_name(j->state),
 	    job_state_name(st.next));
-	return driver_act(d, j, &st, &ev, why, whylen);
+	return driver_act(d, j, v, &st, &ev, why, whylen);
 }
 
 /* A request for a job (rpc.c); -1 and why if it could not be saved. */

@@ -377,8 +377,12 @@ reconcile_start(struct mcd *d, struct job *j)
 	const struct override	*o;
 
 	j->retries = 0;
-	/* Where it was loaded, before anything goes to launchd about it. */
-	(void)reconcile_loaded_hash(d, j);
+	/*
+	 * Where it was loaded, before anything goes to launchd about it
+	 * (once: a render reads the file again only for its hash).
+	 */
+	if (j->domain[0] == '\0')
+		(void)reconcile_loaded_hash(d, j);
 	if (j->removed) {
 		char		path[PATH_MAX];
 		struct stat	sb;
