@@ -75,7 +75,8 @@ DAEMON_SRC	:= daemon/metalcapd.c daemon/paths.c daemon/log.c \
 		   daemon/reconcile.c daemon/server.c daemon/rpc.c daemon/rpc_pack.c \
 		   daemon/scan.c daemon/tail.c daemon/gate.c daemon/watch.c \
 		   daemon/managed.c daemon/fleet.c daemon/dirwatch.c \
-		   daemon/lifecycle.c daemon/driver.c daemon/seams.c
+		   daemon/lifecycle.c daemon/driver.c daemon/seams.c \
+		   daemon/gate_judge.c daemon/marker.c
 ifeq ($(UNAME),Darwin)
 PLATFORM_SRC	:= daemon/platform_darwin.c
 else
@@ -84,13 +85,18 @@ endif
 DAEMON_SRC	+= $(PLATFORM_SRC)
 # metalcapctl checks job files with the daemon's own rules (jobfile.c) and
 # finds its folders as the daemon does (paths.c).
+# exec and bench settle a profile as the daemon does (profile.c, managed.c,
+# gate_judge.c) and read the shim's report as it does (marker.c).
 CLIENT_PORTABLE	:= client/metalcapctl.c client/ctl_jobs.c client/ctl_output.c \
 		   client/ctl_probe.c client/ctl_report.c client/ctl_jobfile.c \
-		   client/ctl_check.c common/mc_client.c common/mc_rpc.c \
-		   common/mc_plist.c \
+		   client/ctl_check.c client/ctl_run.c client/ctl_exec.c \
+		   client/ctl_bench.c client/ctl_evidence.c \
+		   common/mc_client.c common/mc_rpc.c common/mc_plist.c \
 		   common/mc_util.c common/mc_macho.c common/mc_inject.c \
-		   daemon/paths.c \
-		   daemon/jobfile.c daemon/scan.c
+		   common/mc_bench.c common/mc_sha256.c \
+		   daemon/paths.c daemon/jobfile.c daemon/scan.c \
+		   daemon/profile.c daemon/managed.c daemon/log.c \
+		   daemon/gate_judge.c daemon/marker.c
 CLIENT_SRC	:= $(CLIENT_PORTABLE) $(PLATFORM_SRC)
 TEMPLATE	:= $(O)/share/metalcap/job.plist
 PROBE_SHARED	:= probe/probe.c probe/probe_check.c probe/probe_report.c
@@ -144,7 +150,7 @@ $(DAEMON): $(DAEMON_SRC) daemon/mcd.h $(COMMON_SRC) common/*.h VERSION \
 $(CLIENT): $(CLIENT_SRC) client/*.h daemon/mcd.h common/*.h VERSION \
     | need-deps $(O)/bin
 	$(CC) $(CFLAGS_C) -Icommon -Idaemon -Iclient $(CLIENT_SRC) -o $@ \
-	    -lmsgpackc -ljansson -lplist-2.0 $(LDFLAGS_SAN)
+	    -lmsgpackc -ljansson -lplist-2.0 -lcrypto $(LDFLAGS_SAN)
 
 $(TEMPLATE): agent-template/job.plist
 	@mkdir -p $(@D)

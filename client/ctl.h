@@ -11,7 +11,9 @@
 
 #include <jansson.h>
 
+#include "mc_bench.h"
 #include "mc_client.h"
+#include "mc_macho.h"
 #include "mc_rpc.h"
 #include "mcd.h"
 
@@ -19,6 +21,10 @@
 #define EXIT_USAGE	2
 #define EXIT_UNREACH	3
 #define EXIT_UNHEALTHY	4
+/* exec's own failures, as env(1) and nohup(1) report theirs. */
+#define EXIT_EXEC_REFUSED	125
+#define EXIT_EXEC_CANNOT	126
+#define EXIT_EXEC_NOTFOUND	127
 
 /* Options, wherever they stand on the command line. */
 #define CTL_OPT_PROFILE	0x01	/* --profile P */
@@ -27,12 +33,18 @@
 #define CTL_OPT_ENV	0x08	/* --env K=V, repeated */
 #define CTL_OPT_FORCE	0x10	/* --force */
 #define CTL_OPT_INHERIT	0x20	/* --inherit */
+#define CTL_OPT_REPORT	0x40	/* --report FILE */
+#define CTL_OPT_SAMPLES	0x80	/* --samples N */
+#define CTL_OPT_OUT	0x100	/* --out DIR */
 
 struct ctl_opts {
 	unsigned	  given;	/* CTL_OPT_* seen */
 	const char	 *profile;
 	char		**env;		/* --env values, in order */
 	int		  nenv;
+	const char	 *report;
+	long		  samples;
+	const char	 *out;
 };
 
 struct ctl {
@@ -57,6 +69,62 @@ struct ctl_command {
 
 typedef int	ctl_command_fn(struct ctl *, const struct ctl_command *, int,
 		    char **);
+
+/*
+ * ctl_run.c: one program run with a profile's shim outside launchd, for
+ * exec and bench.
+ */
+struct ctl_unlock {
+	struct mcd		*mcd;		/* profiles, managed settings */
+	const struct profile	*profile;
+	char			 program[PATH_MAX];	/* resolved */
+	bool			 not_found;
+	struct mc_inject	 judge;		/* check's judgement */
+	char			 verdict[32];	/* the probe's: "pass", ... */
+	char			 prober[PATH_MAX + 32];	/* who probed */
+	char			 device[256];	/* as the probe saw it */
+	char			 why[1024];	/* why it may not run */
+};
+
+struct ctl_outcome {
+	long			 pid;
+	int			 status;	/* as a shell reports it */
+	struct shim_seen	 seen;		/* the shim's report */
+	bool			 injected;	/* the report proves it */
+	char			 why[768];	/* the proof, or its absence */
+};
+
+int	ctl_unlock_prepare(struct ctl *, const char *program,
+	    struct ctl_unlock *);
+void	ctl_unlock_free(struct ctl_unlock *);
+int	ctl_run(struct ctl *, const struct ctl_unlock *, bool unlocked,
+	    char **argv, int out, int err, struct ctl_outcome *);
+void	ctl_tmp_name(char *buf, size_t len, const char *what);
+
+/* ctl_bench.c, ctl_evidence.c: one bench, its runs and its evidence. */
+struct ctl_bench_run {
+	int			 round;		/* from 1 */
+	bool			 unlocked;
+	int			 status;
+	char			 json[PATH_MAX];	/* its stdout */
+	char			 log[PATH_MAX];		/* its stderr */
+	char			 proof[768];	/* the shim's report, judged */
+};
+
+struct ctl_bench {
+	struct ctl_unlock	 unlock;
+	char			**args;		/* llama-bench's, -o json */
+	long			 rounds;
+	struct ctl_bench_run	*runs;
+	int			 nruns;
+	struct mc_bench_run	 sides[2];	/* stock, unlocked */
+	char			 dir[PATH_MAX];	/* the evidence */
+	bool			 temporary;	/* no --out: removed after */
+	char			 refused[2048];	/* why there is no ratio */
+};
+
+int	ctl_evidence_write(struct ctl *, const struct ctl_bench *);
+void	ctl_evidence_remove(const char *dir);
 
 /* metalcapctl.c: talking to the daemon, errors printed once. */
 int	ctl_call(struct ctl *, const char *method, char *const *params,
@@ -83,6 +151,10 @@ ctl_command_fn	cmd_report;				/* ctl_report.c */
 /* ctl_jobfile.c */
 int	cmd_add(struct ctl *, const struct ctl_command *, int, char **);
 int	cmd_remove(struct ctl *, const struct ctl_command *, int, char **);
+
+/* ctl_exec.c, ctl_bench.c */
+int	cmd_exec(struct ctl *, const struct ctl_command *, int, char **);
+int	cmd_bench(struct ctl *, const struct ctl_command *, int, char **);
 
 /* ctl_check.c */
 int	cmd_check(struct ctl *, const struct ctl_command *, int, char **);

@@ -50,6 +50,11 @@ static const struct ctl_command commands[] = {
 	{ "remove", 1, 1, 0, "remove NAME", cmd_remove, NULL, true },
 	{ "check", 1, 1, CTL_OPT_INHERIT, "check PROGRAM [--inherit]",
 	    cmd_check, NULL, true },
+	{ "exec", 1, -1, P | CTL_OPT_REPORT, "exec [--profile P] [--report "
+	    "FILE] -- PROGRAM [ARG]...", cmd_exec, NULL, true },
+	{ "bench", 1, -1, P | CTL_OPT_SAMPLES | CTL_OPT_OUT, "bench "
+	    "[--profile P] [--samples N] [--out DIR] -- llama-bench [ARG]...",
+	    cmd_bench, NULL, true },
 };
 #undef P
 
@@ -64,7 +69,8 @@ usage(FILE *out)
 		fprintf(out, "  %s\n", commands[i].usage);
 	fprintf(out, "\nOptions may come before or after the command; "
 	    "\"--\" ends them.\nExit: 0 ok, 1 error, 2 usage, 3 daemon "
-	    "unreachable, 4 a job is not healthy.\nSee metalcapctl(1).\n");
+	    "unreachable, 4 a job is not healthy;\nexec exits with the "
+	    "program's status, 125 to 127 its own.\nSee metalcapctl(1).\n");
 }
 
 /*
@@ -128,7 +134,7 @@ ctl_options(struct ctl *c, int argc, char **argv, const char **sock,
     const char **home)
 {
 	enum { O_JSON = 256, O_SOCKET, O_HOME, O_VERSION, O_PROFILE, O_STOCK,
-	    O_ENV, O_FORCE, O_TIMEOUT, O_INHERIT };
+	    O_ENV, O_FORCE, O_TIMEOUT, O_INHERIT, O_REPORT, O_SAMPLES, O_OUT };
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, O_JSON },
 		{ "socket", required_argument, NULL, O_SOCKET },
@@ -142,6 +148,9 @@ ctl_options(struct ctl *c, int argc, char **argv, const char **sock,
 		{ "force", no_argument, NULL, O_FORCE },
 		{ "timeout", required_argument, NULL, O_TIMEOUT },
 		{ "inherit", no_argument, NULL, O_INHERIT },
+		{ "report", required_argument, NULL, O_REPORT },
+		{ "samples", required_argument, NULL, O_SAMPLES },
+		{ "out", required_argument, NULL, O_OUT },
 		{ NULL, 0, NULL, 0 }
 	};
 	char	*end;
@@ -165,6 +174,24 @@ ctl_options(struct ctl *c, int argc, char **argv, const char **sock,
 		case O_STOCK:	c->opts.given |= CTL_OPT_STOCK; break;
 		case O_FORCE:	c->opts.given |= CTL_OPT_FORCE; break;
 		case O_INHERIT:	c->opts.given |= CTL_OPT_INHERIT; break;
+		case O_REPORT:
+			c->opts.given |= CTL_OPT_REPORT;
+			c->opts.report = optarg;
+			break;
+		case O_OUT:
+			c->opts.given |= CTL_OPT_OUT;
+			c->opts.out = optarg;
+			break;
+		case O_SAMPLES:
+			c->opts.given |= CTL_OPT_SAMPLES;
+			c->opts.samples = strtol(optarg, &end, 10);
+			if (*optarg == '\0' || *end != '\0' ||
+			    c->opts.samples < 1 || c->opts.samples > 100) {
+				fprintf(stderr, "metalcapctl: --samples %s: "
+				    "expected rounds, 1 to 100\n", optarg);
+				return -1;
+			}
+			break;
 		case O_TIMEOUT:
 			c->timeout = strtol(optarg, &end, 10);
 			if (*optarg == '\0' || *end != '\0' || c->timeout < 0 ||
@@ -193,7 +220,8 @@ static const struct ctl_command *
 ctl_command(const struct ctl *c, int argc, char **argv, int a)
 {
 	static const char *const names[] = { "--profile", "--follow",
-	    "--stock", "--env", "--force", "--inherit" };
+	    "--stock", "--env", "--force", "--inherit", "--report",
+	    "--samples", "--out" };
 	const struct ctl_command *cmd = NULL;
 	unsigned	 extra;
 	size_t		 i;

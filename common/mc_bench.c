@@ -156,6 +156,27 @@ mc_bench_object(json_t *o, struct mc_bench_run *run, char *why, size_t whylen)
 	return 0;
 }
 
+static void
+mc_bench_string(json_t *o, const char *key, char *buf, size_t len)
+{
+	const char	*s = json_string_value(json_object_get(o, key));
+
+	snprintf(buf, len, "%s", s != NULL ? s : "");
+}
+
+static void
+mc_bench_record(json_t *o, struct mc_bench_run *run)
+{
+	mc_bench_string(o, "model_type", run->model_type,
+	    sizeof run->model_type);
+	mc_bench_string(o, "model_filename", run->model_file,
+	    sizeof run->model_file);
+	mc_bench_string(o, "gpu_info", run->gpu_info, sizeof run->gpu_info);
+	mc_bench_string(o, "build_commit", run->build, sizeof run->build);
+	run->build_number = (long long)json_integer_value(json_object_get(o,
+	    "build_number"));
+}
+
 /* Read llama-bench's JSON into run; -1 and why (the field) if it is not. */
 int
 mc_bench_parse(const char *text, struct mc_bench_run *run, char *why,
@@ -186,8 +207,10 @@ mc_bench_parse(const char *text, struct mc_bench_run *run, char *why,
 			    json_is_object(o) ? what : "not an object");
 			goto out;
 		}
-		if (i == 0)
+		if (i == 0) {
 			memcpy(run->identity, identity, sizeof identity);
+			mc_bench_record(o, run);
+		}
 		else if (strcmp(run->identity, identity) != 0) {
 			snprintf(why, whylen, "test %zu: another model, build "
 			    "or settings than test 0", i);

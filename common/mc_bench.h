@@ -21,6 +21,12 @@ struct mc_bench_test {
 
 struct mc_bench_run {
 	char			 identity[512];	/* model, build, settings */
+	/* For the record, from the first test: what a reader looks for. */
+	char			 model_type[128];	/* "llama 1B Q4_K - Medium" */
+	char			 model_file[1024];	/* model_filename */
+	char			 gpu_info[128];		/* the device's name */
+	char			 build[64];		/* build_commit */
+	long long		 build_number;
 	struct mc_bench_test	 tests[MC_BENCH_TESTS_MAX];
 	size_t			 ntests;
 };

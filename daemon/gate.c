@@ -21,8 +21,6 @@
 /* Each stage inside the probe: a cold Metal compile (probe.h). */
 #define GATE_STAGE_TIMEOUT_MS	30000
 
-extern char **environ;
-
 struct gate_waiter {
 	gate_done_fn		 fn;
 	void			*arg;
@@ -54,144 +52,6 @@ gate_find(struct mcd *d, const char *profile)
 		if (strcmp(d->gates[i]->profile, profile) == 0)
 			return d->gates[i];
 	return NULL;
-}
-
-/* The shim's variables for profile p, after the daemon's environment. */
-static char **
-gate_env(struct mcd *d, const struct profile *p)
-{
-	size_t	 n = 0, i;
-	char	**env;
-	char	 buf[PATH_MAX + 64];
-	const char *inject = platform_inject_var();
-
-	for (i = 0; environ[i] != NULL; i++)
-		;
-	env = calloc(i + 8, sizeof *env);
-	for (i = 0; environ[i] != NULL; i++)
-		if (strncmp(environ[i], "METALCAP_", 9) != 0 &&
-		    strncmp(environ[i], "LUME_METAL_", 11) != 0 &&
-		    strncmp(environ[i], inject, strlen(inject)) != 0)
-			env[n++] = strdup(environ[i]);
-	if (p->family_max == 0)
-		return env;
-	mc_fmt(buf, sizeof buf, "%s=%s", inject, d->paths.shim);
-	env[n++] = strdup(buf);
-	snprintf(buf, sizeof buf, "METALCAP_APPLE_FAMILY_MAX=%llu",
-	    (unsigned long long)p->family_max);
-	env[n++] = strdup(buf);
-	snprintf(buf, sizeof buf, "METALCAP_MAX_THREADGROUP_MEMORY=%llu",
-	    (unsigned long long)p->threadgroup_memory);
-	env[n++] = strdup(buf);
-	if (p->working_set != 0) {
-		snprintf(buf, sizeof buf, "METALCAP_RECOMMENDED_WORKING_SET_SIZE"
-		    "=%llu", (unsigned long long)p->working_set);
-		env[n++] = strdup(buf);
-	}
-	/* The probe re-runs itself to point the shim's report at itself. */
-	env[n++] = strdup("METALCAP_INHERIT=1");
-	return env;
-}
-
-static void
-gate_free_env(char **env)
-{
-	size_t	i;
-
-	for (i = 0; env[i] != NULL; i++)
-		free(env[i]);
-	free(env);
-}
-
-/* The first failed check as "check NAME failed: ERROR". */
-static bool
-gate_failed_check(json_t *report, const char *only, char *buf, size_t len)
-{
-	json_t		*c;
-	size_t		 i;
-	const char	*name;
-
-	json_array_foreach(json_object_get(report, "checks"), i, c) {
-		name = json_string_value(json_object_get(c, "name"));
-		if (name == NULL || json_is_true(json_object_get(c, "skipped")) ||
-		    json_is_true(json_object_get(c, "correct")))
-			continue;
-		if (only != NULL && strcmp(name, only) != 0)
-			continue;
-		snprintf(buf, len, "check %s failed: %s", name,
-		    json_is_string(json_object_get(c, "error")) ?
-		    json_string_value(json_object_get(c, "error")) : "no detail");
-		return true;
-	}
-	return false;
-}
-
-/* Turn the probe's exit and report into a verdict (the fuzzers call it). */
-void
-gate_judge(struct gate_entry *e, bool injected,
-    const struct launchctl_result *r)
-{
-	json_t	*verdict;
-	bool	 family, tg;
-
-	e->report = json_loads(r->out, 0, NULL);
-	if (e->report == NULL) {
-		char	out[64];
-		size_t	i;
-
-		/* What it printed instead, made printable. */
-		for (i = 0; i < sizeof out - 1 && r->out[i] != '\0'; i++)
-			out[i] = r->out[i] >= 0x20 && r->out[i] < 0x7f ?
-			    r->out[i] : '?';
-		out[i] = '\0';
-		e->status = GATE_FAIL;
-		if (r->signal != 0)
-			snprintf(e->reason, sizeof e->reason, "the probe died "
-			    "of signal %d before its report", r->signal);
-		else
-			snprintf(e->reason, sizeof e->reason, "the probe gave "
-			    "no report (exit %d): %s%s%s%.200s", r->code,
-			    out[0] ? "output '" : "", out, out[0] ? "' " : "",
-			    r->err);
-		/* One line: it is a job's reason in status and the log. */
-		for (i = 0; e->reason[i] != '\0'; i++)
-			if (e->reason[i] == '\n' || e->reason[i] == '\r')
-				e->reason[i] = ' ';
-		return;
-	}
-	if (r->code == 3 || r->code == 4) {
-		e->status = GATE_FAIL;
-		snprintf(e->reason, sizeof e->reason, "%s", r->code == 3 ?
-		    "the probe found no Metal device" : "the probe timed out");
-		return;
-	}
-	if (injected && !json_is_object(json_object_get(e->report, "shim"))) {
-		e->status = GATE_FAIL;
-		snprintf(e->reason, sizeof e->reason, "the shim did not load "
-		    "into the probe");
-		return;
-	}
-	verdict = json_object_get(e->report, "verdict");
-	family = json_is_true(json_object_get(verdict, "family"));
-	tg = json_is_true(json_object_get(verdict, "threadgroup"));
-	if (family && tg && r->code == 0) {
-		e->status = GATE_PASS;
-		e->reason[0] = '\0';
-	} else if (family && !tg) {
-		char	why[400] = "threadgroup_advertised failed";
-
-		gate_failed_check(e->report, "threadgroup_advertised", why,
-		    sizeof why);
-		e->status = GATE_PARTIAL;
-		snprintf(e->reason, sizeof e->reason, "threadgroup override "
-		    "dropped: %s", why);
-	} else {
-		e->status = GATE_FAIL;
-		if (!gate_failed_check(e->report, NULL, e->reason,
-		    sizeof e->reason))
-			snprintf(e->reason, sizeof e->reason, "the probe failed "
-			    "(exit %d)", r->code);
-	}
 }
 
 static void
@@ -263,7 +123,8 @@ gate_run(struct mcd *d, const struct profile *p)
 	e->report = NULL;
 	e->done = false;
 	log_info("probing profile %s", p->name);
-	env = gate_env(d, p);
+	/* The probe re-runs itself to point the shim's report at itself. */
+	env = gate_env(d->paths.shim, p, true, NULL);
 	proc_run(d, argv, env, d->probe_timeout_ms, gate_done, e);
 	gate_free_env(env);
 }

@@ -75,14 +75,3 @@ log_debug(const char *fmt, ...)
 	log_vwrite("debug", fmt, ap);
 	va_end(ap);
 }
-
-/* The observer: one line for each new state, with its reason. */
-void
-log_observe(struct mcd *d, const struct job *j, const char *what)
-{
-	(void)d;
-	if (what == NULL || strcmp(what, "state") != 0)
-		return;
-	log_info("job %s: %s%s%s", j->name, job_state_name(j->state),
-	    j->reason[0] ? ": " : "", j->reason);
-}

@@ -62,6 +62,7 @@ const char *platform_shim_name(void);
 const char *platform_inject_var(void);
 int	platform_pid_fd(long pid);
 void	platform_release_memory(void);
+void	platform_host(char *os, size_t oslen, char *model, size_t modellen);
 
 /* --- log.c ------------------------------------------------------------------ */
 
@@ -70,7 +71,6 @@ void	log_info(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	log_warnx(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	log_debug(const char *, ...) __attribute__((format(printf, 1, 2)));
 struct job;
-void	log_observe(struct mcd *, const struct job *, const char *what);
 
 /* --- profile.c -------------------------------------------------------------- */
 
@@ -213,8 +213,12 @@ typedef void (*gate_done_fn)(struct mcd *, const struct gate_entry *,
     void *arg);
 
 void	gate_run(struct mcd *, const struct profile *);
+/* gate_judge.c: what metalcapctl shares with the daemon's gate */
 void	gate_judge(struct gate_entry *, bool injected,
 	    const struct launchctl_result *);
+char	**gate_env(const char *shim, const struct profile *, bool inherit,
+	    const char *report);
+void	gate_free_env(char **);
 const struct gate_entry *gate_verdict(struct mcd *, const struct profile *);
 const struct gate_entry *gate_peek(struct mcd *, const struct profile *);
 void	gate_invalidate(struct mcd *, const char *profile);
@@ -556,7 +560,10 @@ void	watch_spawn_cause(struct mcd *, const struct job *, char *buf,
 	    size_t len);
 void	watch_unwatch_pid(struct job *);
 void	watch_reports_changed(struct mcd *);
-void	watch_parse_marker(struct shim_seen *, const char *line);
+
+/* marker.c: the shim's report line, for the daemon and metalcapctl */
+void	marker_parse(struct shim_seen *, const char *line);
+bool	marker_read(const char *dir, long pid, struct shim_seen *);
 
 /* --- server.c / rpc.c --------------------------------------------------------- */
 

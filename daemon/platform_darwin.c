@@ -6,6 +6,7 @@
  * Cross-compiled, not run by CI.
  */
 #include <sys/event.h>
+#include <sys/sysctl.h>
 #include <sys/types.h>
 #include <sys/un.h>
 
@@ -110,4 +111,29 @@ void
 platform_release_memory(void)
 {
 	malloc_zone_pressure_relief(NULL, 0);
+}
+
+/* sysctl's string value of name, or "unknown". */
+static void
+platform_sysctl(const char *name, char *buf, size_t len)
+{
+	size_t	n = len;
+
+	if (sysctlbyname(name, buf, &n, NULL, 0) == -1 || n == 0)
+		snprintf(buf, len, "unknown");
+}
+
+/*
+ * For evidence: "macOS 26.5.2 (25F84)" and the hardware model, such as
+ * VirtualMac2,1 in a guest (what sw_vers and Cua's metadata record).
+ */
+void
+platform_host(char *os, size_t oslen, char *model, size_t modellen)
+{
+	char	version[64], build[64];
+
+	platform_sysctl("kern.osproductversion", version, sizeof version);
+	platform_sysctl("kern.osversion", build, sizeof build);
+	snprintf(os, oslen, "macOS %s (%s)", version, build);
+	platform_sysctl("hw.model", model, modellen);
 }

@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
+#include <sys/utsname.h>
 
 #include <libgen.h>
 #include <malloc.h>
@@ -99,4 +100,41 @@ void
 platform_release_memory(void)
 {
 	malloc_trim(0);
+}
+
+/* The first line of file, or "unknown". */
+static void
+platform_first_line(const char *file, char *buf, size_t len)
+{
+	FILE	*f = fopen(file, "r");
+
+	if (f == NULL || fgets(buf, (int)len, f) == NULL)
+		snprintf(buf, len, "unknown");
+	buf[strcspn(buf, "\n")] = '\0';
+	if (f != NULL)
+		fclose(f);
+}
+
+/*
+ * For evidence: the distribution and kernel, and the DMI product name
+ * (a VM's names its hypervisor's machine).
+ */
+void
+platform_host(char *os, size_t oslen, char *model, size_t modellen)
+{
+	struct utsname	 u;
+	char		 line[256], name[128] = "Linux";
+	FILE		*f;
+
+	if ((f = fopen("/etc/os-release", "r")) != NULL) {
+		while (fgets(line, sizeof line, f) != NULL)
+			if (sscanf(line, "PRETTY_NAME=\"%127[^\"]\"", name) == 1)
+				break;
+		fclose(f);
+	}
+	if (uname(&u) == -1)
+		memset(&u, 0, sizeof u);
+	snprintf(os, oslen, "%s, %s %s (%s)", name, u.sysname, u.release,
+	    u.machine);
+	platform_first_line("/sys/class/dmi/id/product_name", model, modellen);
 }

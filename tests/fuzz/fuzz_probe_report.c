@@ -40,7 +40,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	{
 		struct shim_seen	seen;
 
-		watch_parse_marker(&seen, r.out);
+		marker_parse(&seen, r.out);
 		if (memchr(seen.state, '\0', sizeof seen.state) == NULL ||
 		    memchr(seen.reason, '\0', sizeof seen.reason) == NULL)
 			abort();

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * exec [--profile P] [--report FILE] -- PROGRAM [ARG]...: one command with
+ * the shim, by hand (llama-bench, llama-cli, a script's own interpreter),
+ * then on stderr whether the shim's report for its pid proves the
+ * injection.  Exits with the program's status; 125 to 127 are ours, as
+ * env(1) has them.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "ctl.h"
+#include "protocol.h"
+
+/* What --report FILE holds: the run, the profile, the proof. */
+static json_t *
+ctl_exec_json(const struct ctl_unlock *u, const struct ctl_outcome *o,
+    int argc, char **argv)
+{
+	const struct shim_seen	*s = &o->seen;
+	json_t			*args = json_array();
+	int			 i;
+
+	for (i = 0; i < argc; i++)
+		json_array_append_new(args, json_string(argv[i]));
+	return json_pack("{s:s, s:s, s:o, s:I, s:i, s:s, s:I, s:I, "
+	    "s:{s:s, s:s, s:s}, s:b, s:s, s:o}",
+	    "metalcapctl", MC_VERSION, "program", u->program, "argv", args,
+	    "pid", (json_int_t)o->pid, "status", o->status,
+	    "profile", u->profile->name,
+	    "family_max", (json_int_t)u->profile->family_max,
+	    "threadgroup_memory", (json_int_t)u->profile->threadgroup_memory,
+	    "probe", "verdict", u->verdict, "by", u->prober, "device",
+	    u->device, "injected", o->injected, "why", o->why,
+	    "shim", !s->present ? json_null() : json_pack("{s:s, s:s, s:s, "
+	    "s:I, s:I, s:s}", "state", s->state, "class", s->klass, "hooked",
+	    s->hooked, "family_max", (json_int_t)s->family_max,
+	    "threadgroup_memory", (json_int_t)s->threadgroup_memory,
+	    "reason", strcmp(s->reason, "-") ? s->reason : ""));
+}
+
+int
+cmd_exec(struct ctl *c, const struct ctl_command *cmd, int argc,
+    char **argv)
+{
+	struct ctl_unlock	 u;
+	struct ctl_outcome	 o;
+	json_t			*doc;
+	int			 rc;
+
+	(void)cmd;
+	if (ctl_unlock_prepare(c, argv[0], &u) == -1) {
+		fprintf(stderr, "metalcapctl: exec: %s\n", u.why);
+		ctl_unlock_free(&u);
+		return u.not_found ? EXIT_EXEC_NOTFOUND : EXIT_EXEC_REFUSED;
+	}
+	if (ctl_run(c, &u, true, argv, -1, -1, &o) == -1) {
+		fprintf(stderr, "metalcapctl: exec: %s\n", o.why);
+		ctl_unlock_free(&u);
+		return o.status;
+	}
+	fprintf(stderr, "metalcapctl: exec: %s %s: %s\n", o.injected ?
+	    "unlocked by profile" : "STOCK, not unlocked by profile",
+	    u.profile->name, o.why);
+	rc = o.status;
+	if (c->opts.report != NULL) {
+		doc = ctl_exec_json(&u, &o, argc, argv);
+		if (json_dump_file(doc, c->opts.report, JSON_INDENT(2) |
+		    JSON_SORT_KEYS) == -1)
+			fprintf(stderr, "metalcapctl: exec: --report %s: cannot "
+			    "write it\n", c->opts.report);
+		json_decref(doc);
+	}
+	ctl_unlock_free(&u);
+	return rc;
+}

@@ -1,0 +1,403 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Running one program with a profile's shim, outside launchd: what exec
+ * and bench share.  Before the run, the profile is settled as the daemon
+ * settles a job's (managed settings, the probe's verdict on this device)
+ * and the program's own file is judged as check judges it.  The run is the
+ * program itself, never a shell: macOS strips DYLD_* from protected
+ * binaries such as /bin/sh.  After it, the shim's report for that pid is
+ * the only proof that the injection held.
+ */
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ctl.h"
+#include "mc_util.h"
+#include "protocol.h"
+
+#define CTL_PROBE_STAGE_MS	"30000"		/* probe.h: a cold compile */
+
+static volatile sig_atomic_t	ctl_child;
+
+/* Pass a polite stop on to the program, which owns the terminal's work. */
+static void
+ctl_forward(int sig)
+{
+	if (ctl_child > 0)
+		kill((pid_t)ctl_child, sig);
+}
+
+/*
+ * Start argv[0] (a path) with env; out and err are its stdout and stderr
+ * (-1: ours).  Dispositions we set for ourselves (SIGPIPE ignored) are
+ * reset, since an ignored signal survives exec.  0, or an errno.
+ */
+static int
+ctl_spawn(char *const *argv, char *const *env, int out, int err, pid_t *pid)
+{
+	posix_spawn_file_actions_t	fa;
+	posix_spawnattr_t		attr;
+	sigset_t			deflt;
+	int				rc;
+
+	posix_spawn_file_actions_init(&fa);
+	posix_spawnattr_init(&attr);
+	sigemptyset(&deflt);
+	sigaddset(&deflt, SIGPIPE);
+	sigaddset(&deflt, SIGINT);
+	sigaddset(&deflt, SIGQUIT);
+	posix_spawnattr_setsigdefault(&attr, &deflt);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
+	if (out != -1)
+		posix_spawn_file_actions_adddup2(&fa, out, STDOUT_FILENO);
+	if (err != -1)
+		posix_spawn_file_actions_adddup2(&fa, err, STDERR_FILENO);
+	rc = posix_spawn(pid, argv[0], &fa, &attr, argv, env);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&attr);
+	return rc;
+}
+
+/*
+ * Wait for pid as a shell would: the terminal's ^C and ^\ reach the
+ * program (same process group) and we outlive it to report; SIGTERM and
+ * SIGHUP sent to us are passed on.  The status as a shell reports it.
+ */
+static int
+ctl_wait(pid_t pid)
+{
+	struct sigaction	ign = { .sa_handler = SIG_IGN }, fwd = {
+	    .sa_handler = ctl_forward }, old[4];
+	int			status, i;
+	static const int	sigs[] = { SIGINT, SIGQUIT, SIGTERM, SIGHUP };
+
+	ctl_child = pid;
+	for (i = 0; i < 4; i++)
+		sigaction(sigs[i], i < 2 ? &ign : &fwd, &old[i]);
+	while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
+		;
+	for (i = 0; i < 4; i++)
+		sigaction(sigs[i], &old[i], NULL);
+	ctl_child = 0;
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return WEXITSTATUS(status);
+}
+
+/* A mkstemp or mkdtemp template in $TMPDIR (per user on macOS). */
+void
+ctl_tmp_name(char *buf, size_t len, const char *what)
+{
+	const char	*tmp = getenv("TMPDIR");
+
+	if (tmp == NULL || *tmp == '\0' || mc_fmt(buf, len,
+	    "%s/metalcap-%s.XXXXXX", tmp, what) == -1)
+		snprintf(buf, len, "/tmp/metalcap-%s.XXXXXX", what);
+}
+
+/* PROGRAM as execvp would find it, but never handed to a shell. */
+static int
+ctl_resolve(const char *name, char *out, size_t len)
+{
+	const char	*path = getenv("PATH"), *p, *end;
+	char		 dir[PATH_MAX];
+
+	if (strchr(name, '/') != NULL)
+		return access(name, X_OK) == 0 && mc_fmt(out, len, "%s",
+		    name) == 0 ? 0 : -1;
+	for (p = path ? path : "/usr/bin:/bin"; ; p = end + 1) {
+		end = p + strcspn(p, ":");
+		snprintf(dir, sizeof dir, "%.*s", (int)(end - p), p);
+		if (mc_fmt(out, len, "%s/%s", dir[0] ? dir : ".", name) == 0 &&
+		    access(out, X_OK) == 0)
+			return 0;
+		if (*end == '\0')
+			return -1;
+	}
+}
+
+/* The verdict of a fresh metalcap-probe run here, judged as the gate does. */
+static int
+ctl_probe_direct(struct ctl *c, struct ctl_unlock *u)
+{
+	static struct launchctl_result	 r;
+	struct gate_entry		 e;
+	char				*argv[] = { c->paths.probe, "--json",
+	    "--timeout-ms", CTL_PROBE_STAGE_MS, NULL };
+	char				 out[PATH_MAX], err[PATH_MAX];
+	char				**env;
+	int				 ofd, efd, rc;
+	pid_t				 pid;
+	ssize_t				 n;
+
+	memset(&e, 0, sizeof e);
+	memset(&r, 0, sizeof r);
+	ctl_tmp_name(out, sizeof out, "probe");
+	ctl_tmp_name(err, sizeof err, "probe");
+	efd = -1;
+	if ((ofd = mkstemp(out)) == -1 || (efd = mkstemp(err)) == -1) {
+		if (ofd != -1) {
+			unlink(out);
+			close(ofd);
+		}
+		snprintf(u->why, sizeof u->why, "a temporary file: %s",
+		    strerror(errno));
+		return -1;
+	}
+	unlink(out);
+	unlink(err);
+	env = gate_env(c->paths.shim, u->profile, true, NULL);
+	rc = env == NULL ? ENAMETOOLONG : ctl_spawn(argv, env, ofd, efd, &pid);
+	gate_free_env(env);
+	if (rc != 0) {
+		mc_fmt(u->why, sizeof u->why, "%s: %s", c->paths.probe,
+		    strerror(rc));
+		close(ofd);
+		close(efd);
+		return -1;
+	}
+	r.code = ctl_wait(pid);
+	if (r.code > 128)
+		r.signal = r.code - 128;
+	n = pread(ofd, r.out, sizeof r.out - 1, 0);
+	r.out[n > 0 ? n : 0] = '\0';
+	n = pread(efd, r.err, sizeof r.err - 1, 0);
+	r.err[n > 0 ? n : 0] = '\0';
+	close(ofd);
+	close(efd);
+	gate_judge(&e, true, &r);
+	snprintf(u->verdict, sizeof u->verdict, "%s", e.status == GATE_PASS ?
+	    "pass" : e.status == GATE_PARTIAL ? "partial" : "fail");
+	snprintf(u->why, sizeof u->why, "%s", e.reason);
+	snprintf(u->device, sizeof u->device, "%s", json_string_value(
+	    json_object_get(e.report, "device")) ?: "");
+	snprintf(u->prober, sizeof u->prober, "metalcap-probe, run by "
+	    "metalcapctl (no daemon answered)");
+	json_decref(e.report);
+	return 0;
+}
+
+/* The daemon's verdict (a cached one if still valid); -1 if none answers. */
+static int
+ctl_probe_daemon(struct ctl *c, struct ctl_unlock *u)
+{
+	struct mc_rpc_message	 m;
+	const msgpack_object	*report;
+
+	if (mc_client_open(&c->client, c->paths.socket, c->timeout) == -1 ||
+	    mc_client_hello(&c->client) != MC_CLIENT_OK ||
+	    mc_client_call(&c->client, MC_M_PROBE, NULL, "profile",
+	    u->profile->name, &m) != MC_CLIENT_OK) {
+		mc_client_close(&c->client);
+		return -1;
+	}
+	ctl_field(&m.result, "status", u->verdict, sizeof u->verdict);
+	ctl_field(&m.result, "reason", u->why, sizeof u->why);
+	if (strcmp(u->why, "-") == 0)
+		u->why[0] = '\0';
+	report = mc_rpc_map_get(&m.result, "report");
+	if (report != NULL && report->type == MSGPACK_OBJECT_MAP)
+		ctl_field(report, "device", u->device, sizeof u->device);
+	snprintf(u->prober, sizeof u->prober, "metalcapd %s",
+	    c->paths.socket);
+	mc_client_close(&c->client);
+	return 0;
+}
+
+/* The profile by name, as the daemon would allow it; -1 and u->why. */
+static int
+ctl_profile(struct ctl *c, struct ctl_unlock *u)
+{
+	const char	*name, *key;
+
+	u->mcd = calloc(1, sizeof *u->mcd);
+	u->mcd->paths = c->paths;
+	profile_load_all(&u->mcd->profiles, c->paths.profiles);
+	managed_load(u->mcd);
+	name = c->opts.profile ? c->opts.profile :
+	    managed_default_profile(u->mcd);
+	if ((u->profile = profile_find(&u->mcd->profiles, name)) == NULL) {
+		mc_fmt(u->why, sizeof u->why, "no profile %s in %s (see "
+		    "metalcapctl profiles)", name, c->paths.profiles);
+		return -1;
+	}
+	if (u->profile->error[0] != '\0') {
+		snprintf(u->why, sizeof u->why, "profile %s", u->profile->error);
+		return -1;
+	}
+	if (u->profile->family_max == 0) {
+		snprintf(u->why, sizeof u->why, "profile %s injects nothing; "
+		    "run the program as it is", name);
+		return -1;
+	}
+	if ((key = managed_forbids(u->mcd, name)) != NULL) {
+		snprintf(u->why, sizeof u->why, "profile %s is forbidden by the "
+		    "managed setting %s%s%s", name, key,
+		    u->mcd->managed.error[0] ? ": " : "",
+		    u->mcd->managed.error);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Settle everything before a run: the program found, the profile allowed
+ * and passed by the probe on this device (the daemon's verdict when one
+ * answers, else a probe run here), and the program's file injectable.
+ * 0, or -1 with u->why; warnings are printed.
+ */
+int
+ctl_unlock_prepare(struct ctl *c, const char *program, struct ctl_unlock *u)
+{
+	int	i;
+
+	memset(u, 0, sizeof *u);
+	if (ctl_resolve(program, u->program, sizeof u->program) == -1) {
+		snprintf(u->why, sizeof u->why, "%s: %s", program,
+		    strchr(program, '/') ? "not an executable file" :
+		    "not found in PATH");
+		u->not_found = true;
+		return -1;
+	}
+	if (ctl_profile(c, u) == -1)
+		return -1;
+	mc_inject_judge(u->program, c->paths.shim, false, &u->judge);
+	if (u->judge.verdict == MC_INJECT_REFUSED) {
+		mc_fmt(u->why, sizeof u->why, "%s: the shim cannot be "
+		    "injected (metalcapctl check %s):", u->program, program);
+		for (i = 0; i < u->judge.n; i++)
+			if (u->judge.findings[i].level == MC_INJECT_REFUSED)
+				mc_fmt(u->why + strlen(u->why), sizeof u->why -
+				    strlen(u->why), " %s", u->judge.findings[i].text);
+		return -1;
+	}
+	for (i = 0; i < u->judge.n; i++)
+		if (u->judge.findings[i].level == MC_INJECT_WARN)
+			fprintf(stderr, "metalcapctl: warning: %s: %s\n",
+			    u->program, u->judge.findings[i].text);
+	if (ctl_probe_daemon(c, u) == -1 && ctl_probe_direct(c, u) == -1)
+		return -1;
+	if (strcmp(u->verdict, "pass") != 0) {
+		mc_fmt(u->why, sizeof u->why, "profile %s did not pass the "
+		    "probe on this device (%s%s%s)", u->profile->name,
+		    u->verdict, u->why[0] ? ": " : "", u->why);
+		return -1;
+	}
+	return 0;
+}
+
+void
+ctl_unlock_free(struct ctl_unlock *u)
+{
+	if (u->mcd != NULL)
+		profile_free_all(&u->mcd->profiles);
+	free(u->mcd);
+	u->mcd = NULL;
+}
+
+/* Every report left in dir (a child that forked writes its own), then it. */
+static void
+ctl_report_dir_remove(const char *dir)
+{
+	DIR		*d;
+	struct dirent	*de;
+	char		 path[PATH_MAX];
+
+	if ((d = opendir(dir)) != NULL) {
+		while ((de = readdir(d)) != NULL)
+			if (strncmp(de->d_name, "metalcap.", 9) == 0 &&
+			    mc_fmt(path, sizeof path, "%s/%s", dir,
+			    de->d_name) == 0)
+				unlink(path);
+		closedir(d);
+	}
+	rmdir(dir);
+}
+
+/* Whether the report proves the injection, in one sentence either way. */
+static void
+ctl_judge_report(const struct ctl_unlock *u, struct ctl_outcome *o)
+{
+	const struct shim_seen	*s = &o->seen;
+
+	o->injected = false;
+	if (!s->present)
+		snprintf(o->why, sizeof o->why, "no report from the shim in "
+		    "pid %ld: the injection was dropped (a hardened-runtime, "
+		    "SIP-protected or setuid program, or one that cleared "
+		    "%s)", o->pid, platform_inject_var());
+	else if (strcmp(s->state, "hooked") != 0)
+		snprintf(o->why, sizeof o->why, "the shim loaded into pid %ld "
+		    "but the process stayed stock: %s", o->pid, s->reason[0] ?
+		    s->reason : "no reason given");
+	else if ((uint64_t)s->family_max != u->profile->family_max)
+		snprintf(o->why, sizeof o->why, "pid %ld was given family %ld, "
+		    "not profile %s's %llu", o->pid, s->family_max,
+		    u->profile->name,
+		    (unsigned long long)u->profile->family_max);
+	else {
+		o->injected = true;
+		snprintf(o->why, sizeof o->why, "pid %ld saw Apple families up "
+		    "to %ld (Apple%ld) and at least %ld bytes of threadgroup "
+		    "memory from %s (hooked %s)", o->pid, s->family_max,
+		    s->family_max - 1000, s->threadgroup_memory,
+		    s->klass[0] ? s->klass : "the device", s->hooked);
+	}
+}
+
+/*
+ * Run argv (argv[0] resolved in u) stock or with u's profile, stdout and
+ * stderr to out and err (-1: ours).  -1 with o->why if it could not start
+ * (o->status is then 126 or 127); else 0, o->status the program's.
+ */
+int
+ctl_run(struct ctl *c, const struct ctl_unlock *u, bool unlocked,
+    char **argv, int out, int err, struct ctl_outcome *o)
+{
+	char	 dir[PATH_MAX], *first = argv[0];
+	char	**env;
+	pid_t	 pid;
+	int	 rc;
+
+	memset(o, 0, sizeof *o);
+	ctl_tmp_name(dir, sizeof dir, "run");
+	if (unlocked && mkdtemp(dir) == NULL) {
+		snprintf(o->why, sizeof o->why, "a report folder: %s",
+		    strerror(errno));
+		o->status = 126;
+		return -1;
+	}
+	env = gate_env(c->paths.shim, unlocked ? u->profile : NULL, false,
+	    unlocked ? dir : NULL);
+	argv[0] = (char *)u->program;
+	rc = env == NULL ? ENAMETOOLONG : ctl_spawn(argv, env, out, err, &pid);
+	argv[0] = first;
+	gate_free_env(env);
+	if (rc != 0) {
+		mc_fmt(o->why, sizeof o->why, "%s: %s", u->program,
+		    strerror(rc));
+		o->status = rc == ENOENT ? 127 : 126;
+		if (unlocked)
+			ctl_report_dir_remove(dir);
+		return -1;
+	}
+	o->pid = pid;
+	o->status = ctl_wait(pid);
+	if (unlocked) {
+		marker_read(dir, pid, &o->seen);
+		ctl_report_dir_remove(dir);
+		ctl_judge_report(u, o);
+	}
+	return 0;
+}

@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * SHA-256 of a file through the platform's own library (a hash is not
+ * something to write by hand).  Read in blocks: a model is gigabytes.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifdef __APPLE__
+#include <CommonCrypto/CommonDigest.h>
+#else
+#include <openssl/evp.h>
+#endif
+
+#include "mc_sha256.h"
+
+#ifdef __APPLE__
+typedef CC_SHA256_CTX	mc_sha256_ctx;
+#define MC_SHA256_LEN	CC_SHA256_DIGEST_LENGTH
+static int
+mc_sha256_init(mc_sha256_ctx *c)
+{
+	return CC_SHA256_Init(c);
+}
+
+static int
+mc_sha256_update(mc_sha256_ctx *c, const void *p, size_t n)
+{
+	return CC_SHA256_Update(c, p, (CC_LONG)n);
+}
+
+static int
+mc_sha256_final(mc_sha256_ctx *c, unsigned char *md)
+{
+	return CC_SHA256_Final(md, c);
+}
+#else
+typedef EVP_MD_CTX	*mc_sha256_ctx;
+#define MC_SHA256_LEN	32
+static int
+mc_sha256_init(mc_sha256_ctx *c)
+{
+	return (*c = EVP_MD_CTX_new()) != NULL &&
+	    EVP_DigestInit_ex(*c, EVP_sha256(), NULL) == 1;
+}
+
+static int
+mc_sha256_update(mc_sha256_ctx *c, const void *p, size_t n)
+{
+	return EVP_DigestUpdate(*c, p, n) == 1;
+}
+
+static int
+mc_sha256_final(mc_sha256_ctx *c, unsigned char *md)
+{
+	int	ok = EVP_DigestFinal_ex(*c, md, NULL) == 1;
+
+	EVP_MD_CTX_free(*c);
+	*c = NULL;
+	return ok;
+}
+#endif
+
+/* The file's SHA-256 as 64 hex digits; -1 and why (with the path) if not. */
+int
+mc_sha256_file(const char *path, char hex[MC_SHA256_HEX], char *why,
+    size_t whylen)
+{
+	static const char	 digits[] = "0123456789abcdef";
+	unsigned char		 buf[1 << 16], md[MC_SHA256_LEN];
+	mc_sha256_ctx		 ctx;
+	ssize_t			 n;
+	int			 fd, i, ok;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
+		snprintf(why, whylen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (!mc_sha256_init(&ctx)) {
+		close(fd);
+		snprintf(why, whylen, "%s: no SHA-256 in the crypto library",
+		    path);
+		return -1;
+	}
+	while ((n = read(fd, buf, sizeof buf)) > 0 ||
+	    (n == -1 && errno == EINTR))
+		if (n > 0)
+			mc_sha256_update(&ctx, buf, (size_t)n);
+	ok = mc_sha256_final(&ctx, md);
+	if (n == -1 || !ok) {
+		snprintf(why, whylen, "%s: %s", path, n == -1 ?
+		    strerror(errno) : "SHA-256 failed");
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	for (i = 0; i < MC_SHA256_LEN; i++) {
+		hex[2 * i] = digits[md[i] >> 4];
+		hex[2 * i + 1] = digits[md[i] & 15];
+	}
+	hex[2 * MC_SHA256_LEN] = '\0';
+	return 0;
+}

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The shim's report line (libmetalcap(7), REPORT FORMAT): what proves or
+ * disproves that the shim took effect in one process.  metalcapd reads it
+ * for a job's pid, metalcapctl exec and bench for the program they ran.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mc_util.h"
+#include "mcd.h"
+
+/*
+ * The value of " key=" in the fields before reason (which is last and
+ * free text, so it cannot forge a field), up to the next blank.
+ */
+static bool
+marker_field(const char *line, const char *key, char *buf, size_t len)
+{
+	char		 pattern[32];
+	const char	*p, *reason = strstr(line, " reason=");
+	size_t		 n;
+
+	snprintf(pattern, sizeof pattern, " %s=", key);
+	if ((p = strstr(line, pattern)) == NULL ||
+	    (reason != NULL && p > reason))
+		return false;
+	p += strlen(pattern);
+	n = strcspn(p, " \t\r\n");
+	snprintf(buf, len, "%.*s", (int)(n < len ? n : len - 1), p);
+	return true;
+}
+
+static long
+marker_number(const char *line, const char *key)
+{
+	char	 buf[32], *end;
+	long	 v;
+
+	if (!marker_field(line, key, buf, sizeof buf))
+		return 0;
+	errno = 0;
+	v = strtol(buf, &end, 10);
+	return errno != 0 || end == buf ? 0 : v;
+}
+
+/* What the shim's report line says (the fuzzers call it). */
+void
+marker_parse(struct shim_seen *s, const char *line)
+{
+	const char	*p;
+
+	memset(s, 0, sizeof *s);
+	s->present = true;
+	marker_field(line, "state", s->state, sizeof s->state);
+	marker_field(line, "class", s->klass, sizeof s->klass);
+	marker_field(line, "hooked", s->hooked, sizeof s->hooked);
+	s->family_max = marker_number(line, "family_max");
+	s->threadgroup_memory = marker_number(line, "threadgroup_memory");
+	if ((p = strstr(line, " reason=")) != NULL) {
+		char	text[sizeof s->reason];
+
+		snprintf(text, sizeof text, "%.*s", (int)strcspn(p + 8, "\n"),
+		    p + 8);
+		mc_text(s->reason, sizeof s->reason, text);
+	}
+}
+
+/*
+ * The report of process pid in dir (METALCAP_REPORT was dir); false when
+ * there is none, which means the shim never ran in that process.
+ */
+bool
+marker_read(const char *dir, long pid, struct shim_seen *s)
+{
+	char	 path[PATH_MAX], line[1024];
+	FILE	*f;
+	bool	 found;
+
+	if (pid <= 0 || mc_fmt(path, sizeof path, "%s/metalcap.%ld.report",
+	    dir, pid) == -1 || (f = fopen(path, "r")) == NULL)
+		return false;
+	found = fgets(line, sizeof line, f) != NULL;
+	fclose(f);
+	if (found)
+		marker_parse(s, line);
+	return found;
+}
