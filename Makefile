@@ -57,12 +57,14 @@ TEST_BINS	:= $(O)/tests/test_shim_config $(O)/tests/test_shim_inject \
 		   $(O)/tests/test_inject_judge $(O)/tests/test_edges \
 		   $(O)/tests/test_lifecycle $(O)/tests/test_mc_client \
 		   $(O)/tests/test_protocol $(O)/tests/test_files \
-		   $(O)/tests/test_fleet_e2e $(O)/tests/test_bench
+		   $(O)/tests/test_fleet_e2e $(O)/tests/test_bench \
+		   $(O)/tests/test_bench_e2e
 SIM_LIB		:= $(O)/tests/libmtlsim.so
 SIM_OVERBROAD	:= $(O)/tests/overbroad/libmtlsim.so
 SIM_KERNEL	:= $(O)/tests/mtlsim_kernel.o
 SIM_TOOLS	:= $(O)/tests/mtlsim-query $(O)/tests/fake-llama \
-		   $(O)/tests/launchctl-sim $(O)/tests/late-metal
+		   $(O)/tests/launchctl-sim $(O)/tests/late-metal \
+		   $(O)/tests/llama-bench-sim
 
 PROBE		:= $(O)/bin/metalcap-probe
 DAEMON		:= $(O)/bin/metalcapd
@@ -179,9 +181,16 @@ $(O)/tests/mtlsim-query: tests/sim/mtlsim-query.m $(SIM_LIB) | $(O)/tests
 	$(CC) $(CFLAGS_OBJC) -Itests/sim $< -o $@ -L$(O)/tests -lmtlsim \
 	    -Wl,-rpath,'$$ORIGIN' -lobjc -lpthread $(LDFLAGS_SAN)
 
-$(O)/tests/fake-llama: tests/sim/fake-llama.m $(SIM_LIB) | $(O)/tests
-	$(CC) $(CFLAGS_OBJC) -Itests/sim $< -o $@ -L$(O)/tests -lmtlsim \
-	    -Wl,-rpath,'$$ORIGIN' -lobjc $(LDFLAGS_SAN)
+GGMLSIM		:= tests/sim/ggmlsim.m tests/sim/ggmlsim.h tests/sim/mtlsim.h
+$(O)/tests/fake-llama: tests/sim/fake-llama.m $(GGMLSIM) $(SIM_LIB) | $(O)/tests
+	$(CC) $(CFLAGS_OBJC) -Itests/sim $< tests/sim/ggmlsim.m -o $@ \
+	    -L$(O)/tests -lmtlsim -Wl,-rpath,'$$ORIGIN' -lobjc $(LDFLAGS_SAN)
+
+$(O)/tests/llama-bench-sim: tests/sim/llama-bench-sim.m $(GGMLSIM) $(SIM_LIB) \
+    | $(O)/tests
+	$(CC) $(CFLAGS_OBJC) -Itests/sim $< tests/sim/ggmlsim.m -o $@ \
+	    -L$(O)/tests -lmtlsim -Wl,-rpath,'$$ORIGIN' -lobjc -ljansson -lm \
+	    $(LDFLAGS_SAN)
 
 # Loads the simulated device with dlopen: Metal that comes late.
 $(O)/tests/late-metal: tests/sim/late-metal.c | need-deps $(O)/tests
@@ -249,6 +258,12 @@ $(O)/tests/test_daemon_e2e $(O)/tests/test_fleet_e2e: \
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Itests/support -Icommon $< \
 	    $(HARNESS) common/mc_rpc.c common/mc_util.c -o $@ -lcmocka -ljansson \
 	    -lmsgpackc $(LDFLAGS_SAN)
+
+$(O)/tests/test_bench_e2e: tests/e2e/test_bench_e2e.c \
+    tests/e2e/check-evidence.py $(HARNESS_DEPS) | $(O)/tests
+	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Itests/support -Icommon $< \
+	    $(HARNESS) common/mc_rpc.c common/mc_util.c -o $@ -lcmocka -ljansson \
+	    -lmsgpackc -lm $(LDFLAGS_SAN)
 
 $(O)/tests/test_edges: tests/e2e/test_edges.c $(HARNESS_DEPS) | $(O)/tests
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Itests/support -Icommon $< \

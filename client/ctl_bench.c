@@ -44,9 +44,9 @@ ctl_bench_args(int argc, char **argv)
 		    "--output") == 0) {
 			if (i + 1 < argc && strcmp(argv[i + 1], "json") == 0)
 				break;
-			fprintf(stderr, "metalcapctl: bench reads llama-bench's "
-			    "JSON: give %s json, or leave the option out\n",
-			    argv[i]);
+			fprintf(stderr, "metalcapctl: bench reads "
+			    "llama-bench's JSON: give %s json, or leave the "
+			    "option out\n", argv[i]);
 			return NULL;
 		}
 	args = calloc((size_t)argc + 3, sizeof *args);
@@ -309,8 +309,8 @@ ctl_bench_json(const struct ctl_bench *b, const char *evidence)
 	}
 	doc = json_pack("{s:s, s:s, s:I, s:o, s:o, s:o}", "profile",
 	    b->unlock.profile->name, "model_type", b->sides[0].model_type,
-	    (json_int_t)b->rounds, "tests", tests, "refused", b->refused[0] ?
-	    json_string(b->refused) : json_null(), "evidence", evidence ?
+	    "rounds", (json_int_t)b->rounds, "tests", tests, "refused",
+	    b->refused[0] ? json_string(b->refused) : json_null(), "evidence", evidence ?
 	    json_string(evidence) : json_null());
 	json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
 	putchar('\n');

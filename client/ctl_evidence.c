@@ -188,7 +188,8 @@ static int
 ctl_evidence_sums(const char *dir)
 {
 	struct dirent	**names;
-	char		  path[PATH_MAX], hex[MC_SHA256_HEX], why[PATH_MAX + 64];
+	char		  path[PATH_MAX], hex[MC_SHA256_HEX];
+	char		  why[PATH_MAX + 64];
 	int		  n, i, rc = 0;
 	FILE		 *f;
 

@@ -69,8 +69,8 @@ cmd_exec(struct ctl *c, const struct ctl_command *cmd, int argc,
 		doc = ctl_exec_json(&u, &o, argc, argv);
 		if (json_dump_file(doc, c->opts.report, JSON_INDENT(2) |
 		    JSON_SORT_KEYS) == -1)
-			fprintf(stderr, "metalcapctl: exec: --report %s: cannot "
-			    "write it\n", c->opts.report);
+			fprintf(stderr, "metalcapctl: exec: --report %s: "
+			    "cannot write it\n", c->opts.report);
 		json_decref(doc);
 	}
 	ctl_unlock_free(&u);

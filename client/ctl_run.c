@@ -233,7 +233,8 @@ ctl_profile(struct ctl *c, struct ctl_unlock *u)
 		return -1;
 	}
 	if (u->profile->error[0] != '\0') {
-		snprintf(u->why, sizeof u->why, "profile %s", u->profile->error);
+		snprintf(u->why, sizeof u->why, "profile %s",
+		    u->profile->error);
 		return -1;
 	}
 	if (u->profile->family_max == 0) {
@@ -242,8 +243,8 @@ ctl_profile(struct ctl *c, struct ctl_unlock *u)
 		return -1;
 	}
 	if ((key = managed_forbids(u->mcd, name)) != NULL) {
-		snprintf(u->why, sizeof u->why, "profile %s is forbidden by the "
-		    "managed setting %s%s%s", name, key,
+		snprintf(u->why, sizeof u->why, "profile %s is forbidden by "
+		    "the managed setting %s%s%s", name, key,
 		    u->mcd->managed.error[0] ? ": " : "",
 		    u->mcd->managed.error);
 		return -1;
@@ -279,7 +280,8 @@ ctl_unlock_prepare(struct ctl *c, const char *program, struct ctl_unlock *u)
 		for (i = 0; i < u->judge.n; i++)
 			if (u->judge.findings[i].level == MC_INJECT_REFUSED)
 				mc_fmt(u->why + strlen(u->why), sizeof u->why -
-				    strlen(u->why), " %s", u->judge.findings[i].text);
+				    strlen(u->why), " %s",
+				    u->judge.findings[i].text);
 		return -1;
 	}
 	for (i = 0; i < u->judge.n; i++)
@@ -289,9 +291,12 @@ ctl_unlock_prepare(struct ctl *c, const char *program, struct ctl_unlock *u)
 	if (ctl_probe_daemon(c, u) == -1 && ctl_probe_direct(c, u) == -1)
 		return -1;
 	if (strcmp(u->verdict, "pass") != 0) {
+		char	reason[sizeof u->why];
+
+		memcpy(reason, u->why, sizeof reason);
 		mc_fmt(u->why, sizeof u->why, "profile %s did not pass the "
 		    "probe on this device (%s%s%s)", u->profile->name,
-		    u->verdict, u->why[0] ? ": " : "", u->why);
+		    u->verdict, reason[0] ? ": " : "", reason);
 		return -1;
 	}
 	return 0;

@@ -1,0 +1,449 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * metalcapctl exec and bench end to end (issue 17): the real client, probe
+ * and shim, on the simulated device, with fake-llama and llama-bench-sim
+ * (SIMULATORS of llama.cpp's programs) as the workloads.  What the client
+ * claims is held against what the workload itself printed, and bench's
+ * evidence folder against Python's hashlib, csv and statistics
+ * (check-evidence.py), not against the client's own arithmetic.
+ */
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "child.h"
+#include "harness.h"
+
+#define BENCH_SIM	BUILD "/tests/llama-bench-sim"
+#define CHECK_EVIDENCE	MC_TEST_SOURCE "/tests/e2e/check-evidence.py"
+
+static char	model[128], tmpvar[96], evidence[128];
+static const char *extra_env[4];
+
+/* A home without a daemon: exec and bench probe for themselves. */
+static int
+setup_alone(void **state)
+{
+	(void)state;
+	snprintf(home, sizeof home, "/tmp/mc-bench.XXXXXX");
+	if (mkdtemp(home) == NULL)
+		return -1;
+	snprintf(switches, sizeof switches, "MTLSIM_SWITCHES=%s/switches",
+	    home);
+	snprintf(tmpvar, sizeof tmpvar, "TMPDIR=%s", home);
+	snprintf(model, sizeof model, "%s/tiny.gguf", home);
+	snprintf(evidence, sizeof evidence, "%s/evidence", home);
+	write_file(model, "w", "GGUF\ngeneral.type=llama 1B Q4_K - Medium\n"
+	    "general.size=667815936\ngeneral.params=1100048384\n");
+	extra_env[0] = switches;
+	extra_env[1] = tmpvar;
+	extra_env[2] = NULL;
+	return 0;
+}
+
+static int
+teardown_alone(void **state)
+{
+	char	cmd[128];
+
+	(void)state;
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", home);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+/* The same home with the harness's daemon running in it. */
+static int
+setup_daemon(void **state)
+{
+	if (setup(state) != 0)
+		return -1;
+	snprintf(tmpvar, sizeof tmpvar, "TMPDIR=%s", home);
+	snprintf(model, sizeof model, "%s/tiny.gguf", home);
+	write_file(model, "w", "GGUF\ngeneral.type=llama 1B Q4_K - Medium\n"
+	    "general.size=667815936\ngeneral.params=1100048384\n");
+	extra_env[0] = switches;
+	extra_env[1] = tmpvar;
+	extra_env[2] = NULL;
+	return 0;
+}
+
+/* metalcapctl --home HOME ARGS... with the test's environment (and more). */
+static struct child_result *
+run_ctl(int *code, const char *more, const char *const *args)
+{
+	static struct child_result	r;
+	const char			*argv[40] = { CTL, "--home", home };
+	const char			*extra[6];
+	char				*env[CHILD_ENV_MAX];
+	size_t				 i;
+
+	for (i = 0; args[i] != NULL && i + 4 < sizeof argv / sizeof argv[0];
+	    i++)
+		argv[i + 3] = args[i];
+	argv[i + 3] = NULL;
+	for (i = 0; extra_env[i] != NULL; i++)
+		extra[i] = extra_env[i];
+	extra[i++] = more;
+	extra[i] = NULL;
+	child_env(env, extra);
+	assert_int_equal(child_run(argv, env, &r), 0);
+	*code = WIFEXITED(r.status) ? WEXITSTATUS(r.status) : -1;
+	return &r;
+}
+
+static json_t *
+load_json(const char *path)
+{
+	json_t	*doc = json_load_file(path, 0, NULL);
+
+	assert_non_null(doc);
+	return doc;
+}
+
+/*
+ * exec with no daemon: the probe runs here, the workload gets the shim,
+ * and the claim on stderr agrees with what the workload itself printed
+ * (ggml's family line), and with --report's file.
+ */
+static void
+test_exec_unlocked_alone(void **state)
+{
+	char			 report[160];
+	const char		*args[] = { "exec", "--report", report, "--",
+	    FAKE_LLAMA, "--once", NULL };
+	struct child_result	*r;
+	json_t			*doc;
+	int			 code;
+
+	(void)state;
+	snprintf(report, sizeof report, "%s/exec.json", home);
+	r = run_ctl(&code, NULL, args);
+	assert_int_equal(code, 0);
+	assert_non_null(strstr(r->err, "GPU family: MTLGPUFamilyApple9  "
+	    "(1009)"));
+	assert_non_null(strstr(r->err, "simdgroup matrix mul. = true"));
+	assert_non_null(strstr(r->err, "metalcapctl: exec: unlocked by "
+	    "profile apple9: pid "));
+	doc = load_json(report);
+	assert_true(json_is_true(json_object_get(doc, "injected")));
+	assert_string_equal(json_string_value(json_object_get(json_object_get(
+	    doc, "shim"), "state")), "hooked");
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(
+	    doc, "shim"), "family_max")), 1009);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(
+	    doc, "probe"), "verdict")), "pass");
+	assert_non_null(strstr(json_string_value(json_object_get(
+	    json_object_get(doc, "probe"), "by")), "no daemon answered"));
+	json_decref(doc);
+}
+
+/* exec is transparent: the program's status, 127 and 125 for its own. */
+static void
+test_exec_status(void **state)
+{
+	const char	*crash[] = { "exec", "--", FAKE_LLAMA, "--exit-after",
+	    "0", "7", NULL };
+	const char	*missing[] = { "exec", "--", "no-such-program-here",
+	    NULL };
+	const char	*other[] = { "exec", "--profile", "nonesuch", "--",
+	    FAKE_LLAMA, "--once", NULL };
+	char		 setuid_copy[160], cmd[400];
+	const char	*setuid_run[] = { "exec", "--", setuid_copy, "--once",
+	    NULL };
+	struct child_result *r;
+	int		 code;
+
+	(void)state;
+	run_ctl(&code, NULL, crash);
+	assert_int_equal(code, 7);
+	r = run_ctl(&code, NULL, missing);
+	assert_int_equal(code, 127);
+	assert_non_null(strstr(r->err, "not found in PATH"));
+	r = run_ctl(&code, NULL, other);
+	assert_int_equal(code, 125);
+	assert_non_null(strstr(r->err, "no profile nonesuch"));
+	/* dyld drops the injection of a setuid program: refused before. */
+	snprintf(setuid_copy, sizeof setuid_copy, "%s/fake-llama-setuid",
+	    home);
+	snprintf(cmd, sizeof cmd, "cp %s %s && chmod 4755 %s", FAKE_LLAMA,
+	    setuid_copy, setuid_copy);
+	assert_int_equal(system(cmd), 0);
+	r = run_ctl(&code, NULL, setuid_run);
+	assert_int_equal(code, 125);
+	assert_non_null(strstr(r->err, "the shim cannot be injected"));
+	assert_null(strstr(r->err, "server is listening"));
+}
+
+/*
+ * A device that fails the probe: exec refuses, naming the check, and the
+ * program never runs.  Kills: an exec that trusts the profile unprobed.
+ */
+static void
+test_exec_refuses_failed_probe(void **state)
+{
+	const char		*args[] = { "exec", "--", FAKE_LLAMA, "--once",
+	    NULL };
+	struct child_result	*r;
+	int			 code;
+
+	(void)state;
+	set_device("MTLSIM_FAIL=simdgroup_matrix:compile");
+	r = run_ctl(&code, NULL, args);
+	assert_int_equal(code, 125);
+	assert_non_null(strstr(r->err, "did not pass the probe"));
+	assert_non_null(strstr(r->err, "simdgroup_matrix"));
+	assert_null(strstr(r->err, "ggml_metal_device_init"));
+}
+
+/* Managed ForceStock binds exec as it binds the daemon's jobs. */
+static void
+test_exec_managed_force_stock(void **state)
+{
+	const char		*args[] = { "exec", "--", FAKE_LLAMA, "--once",
+	    NULL };
+	char			 dir[160], file[200];
+	struct child_result	*r;
+	int			 code;
+
+	(void)state;
+	snprintf(dir, sizeof dir, "%s/managed", home);
+	mkdir(dir, 0755);
+	snprintf(file, sizeof file, "%s/org.metalcap.plist", dir);
+	write_file(file, "w", "<plist version=\"1.0\"><dict><key>ForceStock"
+	    "</key><true/></dict></plist>");
+	r = run_ctl(&code, NULL, args);
+	assert_int_equal(code, 125);
+	assert_non_null(strstr(r->err, "forbidden by the managed setting "
+	    "ForceStock"));
+}
+
+/* With a daemon running, its verdict is the one used. */
+static void
+test_exec_asks_daemon(void **state)
+{
+	char			 report[160];
+	const char		*args[] = { "exec", "--report", report, "--",
+	    FAKE_LLAMA, "--once", NULL };
+	json_t			*doc;
+	int			 code;
+
+	(void)state;
+	snprintf(report, sizeof report, "%s/exec.json", home);
+	run_ctl(&code, NULL, args);
+	assert_int_equal(code, 0);
+	doc = load_json(report);
+	assert_non_null(strstr(json_string_value(json_object_get(
+	    json_object_get(doc, "probe"), "by")), "metalcapd"));
+	assert_true(json_is_true(json_object_get(doc, "injected")));
+	json_decref(doc);
+}
+
+/*
+ * The whole bench path: interleaved rounds, Cua's table, and an evidence
+ * folder that Python's own code finds consistent, field by field.
+ */
+static void
+test_bench_evidence(void **state)
+{
+	const char		*args[] = { "bench", "--samples", "2", "--out",
+	    evidence, "--", BENCH_SIM, "-m", model, "-p", "64", "-n", "16",
+	    "-r", "3", NULL };
+	char			 cmd[1024];
+	struct child_result	*r;
+	int			 code;
+
+	(void)state;
+	r = run_ctl(&code, NULL, args);
+	assert_int_equal(code, 0);
+	assert_non_null(strstr(r->out, "llama 1B Q4_K - Medium, profile "
+	    "apple9: 2 rounds"));
+	assert_non_null(strstr(r->out, "\npp64 "));
+	assert_non_null(strstr(r->out, "\ntg16 "));
+	/* The device's answers decide the kernels: unlocked is faster. */
+	snprintf(cmd, sizeof cmd, "python3 -c 'import csv,sys; rows=list("
+	    "csv.DictReader(open(sys.argv[1]))); sys.exit(not all(float("
+	    "r[\"guest_ratio\"]) > 5 for r in rows))' %s/results.csv",
+	    evidence);
+	assert_int_equal(system(cmd), 0);
+	snprintf(cmd, sizeof cmd, "python3 %s %s 2 %s %s -m %s -p 64 -n 16 "
+	    "-r 3 -o json", CHECK_EVIDENCE, evidence, model, BENCH_SIM, model);
+	assert_int_equal(system(cmd), 0);
+	snprintf(cmd, sizeof cmd, "cd %s && sha256sum --quiet -c SHA256SUMS",
+	    evidence);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* --json without --out: the numbers for scripts, no folder left behind. */
+static void
+test_bench_json_leaves_nothing(void **state)
+{
+	const char		*args[] = { "--json", "bench", "--samples",
+	    "1", "--", BENCH_SIM, "-m", model, "-p", "32", "-n", "8", "-r",
+	    "2", NULL };
+	struct child_result	*r;
+	json_t			*doc, *t;
+	double			 s, u;
+	char			 cmd[256];
+	int			 code;
+
+	(void)state;
+	r = run_ctl(&code, NULL, args);
+	assert_int_equal(code, 0);
+	doc = json_loads(r->out, 0, NULL);
+	assert_non_null(doc);
+	assert_true(json_is_null(json_object_get(doc, "refused")));
+	assert_int_equal(json_array_size(json_object_get(doc, "tests")), 2);
+	t = json_array_get(json_object_get(doc, "tests"), 0);
+	assert_string_equal(json_string_value(json_object_get(t, "name")),
+	    "pp32");
+	s = json_real_value(json_object_get(json_object_get(t, "stock"),
+	    "median"));
+	u = json_real_value(json_object_get(json_object_get(t, "unlocked"),
+	    "median"));
+	assert_int_equal(json_array_size(json_object_get(json_object_get(t,
+	    "stock"), "samples")), 2);
+	assert_true(fabs(json_real_value(json_object_get(t, "ratio")) - u / s)
+	    < 1e-9);
+	json_decref(doc);
+	snprintf(cmd, sizeof cmd, "ls -d %s/metalcap-* 2>/dev/null", home);
+	assert_int_not_equal(system(cmd), 0);
+}
+
+/*
+ * A launcher between bench and llama-bench that the pre-launch check
+ * cannot recognize (env(1) copied under another name, as a vendor's
+ * front-end binary would be): the shim loads into the launcher, takes
+ * itself out of the environment (METALCAP_INHERIT=0), and the exec'd
+ * llama-bench, the same pid, runs stock and never reports.  No ratio, and
+ * the evidence says why.  Kills: a bench that trusts the exit status.
+ */
+static void
+test_bench_refuses_without_shim(void **state)
+{
+	char			 launcher[160], cmd[600], path[200];
+	const char		*args[] = { "bench", "--samples", "1", "--out",
+	    evidence, "--", launcher, BENCH_SIM, "-m", model, "-r", "2",
+	    NULL };
+	struct child_result	*r;
+	int			 code;
+
+	(void)state;
+	snprintf(launcher, sizeof launcher, "%s/run-llama", home);
+	snprintf(cmd, sizeof cmd, "cp /usr/bin/env %s", launcher);
+	assert_int_equal(system(cmd), 0);
+	r = run_ctl(&code, NULL, args);
+	assert_int_equal(code, 1);
+	assert_non_null(strstr(r->err, "did not get the shim, so there is no "
+	    "ratio"));
+	assert_non_null(strstr(r->err, "no report from the shim in pid"));
+	/* llama-bench itself saw the stock device. */
+	snprintf(cmd, sizeof cmd, "grep -q 'MTLGPUFamilyApple5 ' "
+	    "%s/unlocked-1.stderr", evidence);
+	assert_int_equal(system(cmd), 0);
+	assert_null(strstr(r->out, "ratio"));
+	snprintf(path, sizeof path, "%s/results.csv", evidence);
+	assert_int_not_equal(access(path, F_OK), 0);
+	snprintf(cmd, sizeof cmd, "grep -q '^- Result: no ratio: round 1: "
+	    "the unlocked run did not get the shim' %s/metadata.md && cd %s "
+	    "&& sha256sum --quiet -c SHA256SUMS", evidence, evidence);
+	assert_int_equal(system(cmd), 0);
+}
+
+/*
+ * llama.cpp rebuilt during the benchmark: the two sides ran different
+ * builds, so there is no ratio; and a side that changed within itself is
+ * caught as well.
+ */
+static void
+test_bench_refuses_different_runs(void **state)
+{
+	char			 runs[200];
+	const char		*one[] = { "bench", "--samples", "1", "--",
+	    BENCH_SIM, "-m", model, "-r", "2", NULL };
+	const char		*two[] = { "bench", "--samples", "2", "--",
+	    BENCH_SIM, "-m", model, "-r", "2", NULL };
+	struct child_result	*r;
+	int			 code;
+
+	(void)state;
+	snprintf(runs, sizeof runs, "LLAMA_BENCH_SIM_RUNS=%s/runs", home);
+	extra_env[2] = "LLAMA_BENCH_SIM_REBUILD_AFTER=1";
+	r = run_ctl(&code, runs, one);
+	assert_int_equal(code, 1);
+	assert_non_null(strstr(r->err, "stock and unlocked ran different "
+	    "models, builds or settings"));
+	assert_non_null(strstr(r->err, "build_commit=\"5e1f0c3a\""));
+	assert_non_null(strstr(r->err, "build_commit=\"9d27b6e1\""));
+	unlink(runs + strlen("LLAMA_BENCH_SIM_RUNS="));
+	extra_env[2] = "LLAMA_BENCH_SIM_REBUILD_AFTER=2";
+	r = run_ctl(&code, runs, two);
+	assert_int_equal(code, 1);
+	assert_non_null(strstr(r->err, "the unlocked runs differ from one "
+	    "another"));
+	extra_env[2] = NULL;
+}
+
+/* Usage: another output format, and a folder that holds evidence. */
+static void
+test_bench_usage(void **state)
+{
+	const char		*md[] = { "bench", "--", BENCH_SIM, "-m", model,
+	    "-o", "md", NULL };
+	const char		*busy[] = { "bench", "--out", home, "--",
+	    BENCH_SIM, "-m", model, NULL };
+	struct child_result	*r;
+	int			 code;
+
+	(void)state;
+	r = run_ctl(&code, NULL, md);
+	assert_int_equal(code, 2);
+	assert_non_null(strstr(r->err, "give -o json"));
+	r = run_ctl(&code, NULL, busy);
+	assert_int_equal(code, 2);
+	assert_non_null(strstr(r->err, "not empty"));
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_exec_unlocked_alone,
+		    setup_alone, teardown_alone),
+		cmocka_unit_test_setup_teardown(test_exec_status,
+		    setup_alone, teardown_alone),
+		cmocka_unit_test_setup_teardown(test_exec_refuses_failed_probe,
+		    setup_alone, teardown_alone),
+		cmocka_unit_test_setup_teardown(test_exec_managed_force_stock,
+		    setup_alone, teardown_alone),
+		cmocka_unit_test_setup_teardown(test_exec_asks_daemon,
+		    setup_daemon, teardown),
+		cmocka_unit_test_setup_teardown(test_bench_evidence,
+		    setup_alone, teardown_alone),
+		cmocka_unit_test_setup_teardown(test_bench_json_leaves_nothing,
+		    setup_alone, teardown_alone),
+		cmocka_unit_test_setup_teardown(test_bench_refuses_without_shim,
+		    setup_alone, teardown_alone),
+		cmocka_unit_test_setup_teardown(
+		    test_bench_refuses_different_runs, setup_alone,
+		    teardown_alone),
+		cmocka_unit_test_setup_teardown(test_bench_usage,
+		    setup_alone, teardown_alone),
+	};
+
+	/* MC_TEST_ONLY=pattern runs the matching tests (make mutate). */
+	if (getenv("MC_TEST_ONLY") != NULL)
+		cmocka_set_test_filter(getenv("MC_TEST_ONLY"));
+	return cmocka_run_group_tests_name("bench", tests, NULL, NULL);
+}
