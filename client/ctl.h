@@ -124,6 +124,8 @@ struct ctl_bench {
 };
 
 int	ctl_evidence_write(struct ctl *, const struct ctl_bench *);
+void	ctl_evidence_record(struct ctl *, const struct ctl_bench *,
+	    json_t *summary);
 void	ctl_evidence_remove(const char *dir);
 
 /* metalcapctl.c: talking to the daemon, errors printed once. */

@@ -290,12 +290,12 @@ ctl_bench_side_json(const struct mc_bench_test *t)
 	    t->lo, "max", t->hi, "samples", samples);
 }
 
-/* The same for scripts: tests, or why there is no ratio. */
-static void
-ctl_bench_json(const struct ctl_bench *b, const char *evidence)
+/* The outcome as JSON: tests, or why there is no ratio (--json, doctor). */
+static json_t *
+ctl_bench_summary(const struct ctl_bench *b)
 {
 	const struct mc_bench_test	*s, *u;
-	json_t				*tests = json_array(), *doc;
+	json_t				*tests = json_array();
 	size_t				 i;
 
 	for (i = 0; b->refused[0] == '\0' && i < b->sides[0].ntests; i++) {
@@ -307,14 +307,11 @@ ctl_bench_json(const struct ctl_bench *b, const char *evidence)
 			    ctl_bench_side_json(u), "ratio", s->median > 0 ?
 			    u->median / s->median : 0));
 	}
-	doc = json_pack("{s:s, s:s, s:I, s:o, s:o, s:o}", "profile",
+	return json_pack("{s:s, s:s, s:I, s:o, s:o, s:o}", "profile",
 	    b->unlock.profile->name, "model_type", b->sides[0].model_type,
 	    "rounds", (json_int_t)b->rounds, "tests", tests, "refused",
-	    b->refused[0] ? json_string(b->refused) : json_null(), "evidence", evidence ?
-	    json_string(evidence) : json_null());
-	json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
-	putchar('\n');
-	json_decref(doc);
+	    b->refused[0] ? json_string(b->refused) : json_null(), "evidence",
+	    b->temporary ? json_null() : json_string(b->dir));
 }
 
 static void
@@ -330,6 +327,7 @@ cmd_bench(struct ctl *c, const struct ctl_command *cmd, int argc,
     char **argv)
 {
 	struct ctl_bench	*b = calloc(1, sizeof *b);
+	json_t			*summary;
 	char			**args;
 	int			  rc = 1;
 
@@ -355,10 +353,14 @@ cmd_bench(struct ctl *c, const struct ctl_command *cmd, int argc,
 		fprintf(stderr, "metalcapctl: bench: %s\n", b->refused);
 	if (!b->temporary && ctl_evidence_write(c, b) == -1)
 		rc = 1;
-	if (c->json)
-		ctl_bench_json(b, b->temporary ? NULL : b->dir);
-	else if (rc == 0)
+	summary = ctl_bench_summary(b);
+	if (c->json) {
+		json_dumpf(summary, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+		putchar('\n');
+	} else if (rc == 0)
 		ctl_bench_table(b);
+	ctl_evidence_record(c, b, summary);
+	json_decref(summary);
 	if (!b->temporary)
 		fprintf(stderr, "bench: evidence in %s (check it with "
 		    "shasum -a 256 -c SHA256SUMS)\n", b->dir);

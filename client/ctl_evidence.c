@@ -226,6 +226,32 @@ ctl_evidence_write(struct ctl *c, const struct ctl_bench *b)
 	return rc;
 }
 
+/*
+ * The outcome in the state folder (state/bench-last.json), so that doctor
+ * can say what this guest measured, or that it never did.  Written aside
+ * and renamed: a reader sees the old record or the new one.
+ */
+void
+ctl_evidence_record(struct ctl *c, const struct ctl_bench *b,
+    json_t *summary)
+{
+	char	path[PATH_MAX], tmp[PATH_MAX + 8], why[PATH_MAX + 64];
+
+	if (paths_mkdir(c->paths.state, 0700, why, sizeof why) == -1 ||
+	    mc_fmt(path, sizeof path, "%s/bench-last.json",
+	    c->paths.state) == -1 ||
+	    mc_fmt(tmp, sizeof tmp, "%s.tmp", path) == -1)
+		return;
+	json_object_set_new(summary, "date", json_integer((json_int_t)
+	    time(NULL)));
+	json_object_set_new(summary, "evidence", b->temporary ? json_null() :
+	    json_string(b->dir));
+	if (json_dump_file(summary, tmp, JSON_COMPACT) == 0)
+		rename(tmp, path);
+	else
+		unlink(tmp);
+}
+
 /* A temporary folder's runs, then the folder. */
 void
 ctl_evidence_remove(const char *dir)

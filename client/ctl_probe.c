@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <jansson.h>
 
@@ -140,6 +141,60 @@ ctl_doctor_managed(json_t *m)
 	printf("\n");
 }
 
+/* bench's last record, or JSON null. */
+static json_t *
+ctl_doctor_last_bench(const struct ctl *c)
+{
+	char	 path[PATH_MAX];
+	json_t	*last = NULL;
+
+	if (mc_fmt(path, sizeof path, "%s/bench-last.json",
+	    c->paths.state) == 0)
+		last = json_load_file(path, 0, NULL);
+	return last != NULL && json_is_object(last) ? last : json_null();
+}
+
+/*
+ * What bench last measured on this guest (state/bench-last.json), and how
+ * to measure it when nothing was kept: the speed-up is metalcap's point.
+ */
+static void
+ctl_doctor_bench(json_t *last)
+{
+	static const char	 how[] = "metalcapctl bench --out DIR -- "
+	    "llama-bench -m MODEL -p 512 -n 128 -r 10";
+	json_t			*t;
+	const char		*refused, *dir;
+	char			 when[32];
+	time_t			 date;
+	size_t			 i;
+
+	if (!json_is_object(last)) {
+		printf("speed-up     not measured on this guest; measure it "
+		    "with\n             %s\n", how);
+		return;
+	}
+	date = (time_t)json_integer_value(json_object_get(last, "date"));
+	strftime(when, sizeof when, "%Y-%m-%d %H:%M", localtime(&date));
+	refused = json_string_value(json_object_get(last, "refused"));
+	dir = json_string_value(json_object_get(last, "evidence"));
+	printf("speed-up     ");
+	if (refused != NULL)
+		printf("no ratio from the bench of %s: %s", when, refused);
+	json_array_foreach(json_object_get(last, "tests"), i, t)
+		printf("%s%s %.2fx", i ? ", " : "", json_string_value(
+		    json_object_get(t, "name")), json_real_value(
+		    json_object_get(t, "ratio")));
+	if (refused == NULL)
+		printf(" (profile %s, %s)", json_string_value(json_object_get(
+		    last, "profile")), when);
+	if (dir != NULL)
+		printf("\n             evidence in %s\n", dir);
+	else
+		printf("\n             no evidence kept; keep it with\n"
+		    "             %s\n", how);
+}
+
 /*
  * doctor: what a user attaches to an issue.  Platform, versions, the
  * device, a stock and an unlocked probe, every job and its reverts.
@@ -177,6 +232,7 @@ cmd_doctor(struct ctl *c, const struct ctl_command *cmd, int argc,
 	if ((rc = ctl_call(c, MC_M_STATUS, NULL, NULL, NULL, &m)) != 0)
 		goto out;
 	json_object_set_new(doc, "jobs", ctl_json(&m.result));
+	json_object_set_new(doc, "bench", ctl_doctor_last_bench(c));
 	if (c->json) {
 		json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
 		fputc('\n', stdout);
@@ -194,6 +250,8 @@ cmd_doctor(struct ctl *c, const struct ctl_command *cmd, int argc,
 	    "device")) ?: "(none)");
 	ctl_doctor_probe(json_object_get(doc, "probe_stock"));
 	ctl_doctor_probe(json_object_get(doc, "probe_apple9"));
+	printf("\n");
+	ctl_doctor_bench(json_object_get(doc, "bench"));
 	printf("\n");
 	ctl_print_jobs(&m.result);
 	printf("\n(metalcapctl --json doctor gives the full probe reports)\n");

@@ -395,6 +395,41 @@ test_bench_refuses_different_runs(void **state)
 	extra_env[2] = NULL;
 }
 
+/*
+ * doctor says how to measure the speed-up until a bench has kept its
+ * evidence, then what was measured and where the evidence is.
+ */
+static void
+test_doctor_mentions_bench(void **state)
+{
+	const char		*doctor[] = { "doctor", NULL };
+	const char		*quick[] = { "bench", "--samples", "1", "--",
+	    BENCH_SIM, "-m", model, "-p", "32", "-n", "8", "-r", "2", NULL };
+	const char		*kept[] = { "bench", "--samples", "1", "--out",
+	    evidence, "--", BENCH_SIM, "-m", model, "-p", "32", "-n", "8",
+	    "-r", "2", NULL };
+	struct child_result	*r;
+	char			 line[200];
+	int			 code;
+
+	(void)state;
+	snprintf(evidence, sizeof evidence, "%s/evidence", home);
+	r = run_ctl(&code, NULL, doctor);
+	assert_int_equal(code, 0);
+	assert_non_null(strstr(r->out, "not measured on this guest"));
+	assert_non_null(strstr(r->out, "metalcapctl bench --out DIR --"));
+	run_ctl(&code, NULL, quick);
+	assert_int_equal(code, 0);
+	r = run_ctl(&code, NULL, doctor);
+	assert_non_null(strstr(r->out, "speed-up     pp32 "));
+	assert_non_null(strstr(r->out, "no evidence kept"));
+	run_ctl(&code, NULL, kept);
+	assert_int_equal(code, 0);
+	r = run_ctl(&code, NULL, doctor);
+	snprintf(line, sizeof line, "evidence in %s\n", evidence);
+	assert_non_null(strstr(r->out, line));
+}
+
 /* Usage: another output format, and a folder that holds evidence. */
 static void
 test_bench_usage(void **state)
@@ -438,6 +473,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(
 		    test_bench_refuses_different_runs, setup_alone,
 		    teardown_alone),
+		cmocka_unit_test_setup_teardown(test_doctor_mentions_bench,
+		    setup_daemon, teardown),
 		cmocka_unit_test_setup_teardown(test_bench_usage,
 		    setup_alone, teardown_alone),
 	};

@@ -149,7 +149,7 @@ bench_load_model(const char *path, struct bench_model *m)
 		fclose(f);
 	if (!magic || m->size <= 0 || m->params <= 0) {
 		fprintf(stderr, "llama_model_load: error loading model: "
-		    "%s\nerror: failed to load model '%s'\n", f == NULL ?
+		    "%s\nmain: error: failed to load model '%s'\n", f == NULL ?
 		    strerror(errno) : "not a GGUF file", path);
 		return -1;
 	}
