@@ -140,6 +140,21 @@ ctl_bench_open(struct ctl_bench_run *r, const char *dir, int *out, int *err)
 	return -1;
 }
 
+/* One line per run on stderr, its medians: a long benchmark's progress. */
+static void
+ctl_bench_progress(const struct ctl_bench *b, const struct ctl_bench_run *r,
+    const struct mc_bench_run *run)
+{
+	size_t	i;
+
+	fprintf(stderr, "bench: round %d/%ld %-8s", r->round, b->rounds,
+	    ctl_bench_side[r->unlocked]);
+	for (i = 0; i < run->ntests; i++)
+		fprintf(stderr, " %s %.2f", run->tests[i].name,
+		    run->tests[i].median);
+	fprintf(stderr, " tok/s%s\n", r->unlocked ? " (shim in)" : "");
+}
+
 /* Read a run's JSON and add it to its side; -1 with b->refused set. */
 static int
 ctl_bench_take(struct ctl_bench *b, struct ctl_bench_run *r)
@@ -169,27 +184,14 @@ ctl_bench_take(struct ctl_bench *b, struct ctl_bench_run *r)
 		mc_fmt(b->refused, sizeof b->refused, "the %s runs differ from "
 		    "one another (%s): %s", ctl_bench_side[r->unlocked],
 		    r->json, why);
-	else
+	else {
+		ctl_bench_progress(b, r, run);
 		rc = 0;
+	}
 out:
 	free(text);
 	free(run);
 	return rc;
-}
-
-/* One line per run on stderr, so a long benchmark shows its progress. */
-static void
-ctl_bench_progress(const struct ctl_bench *b, const struct ctl_bench_run *r)
-{
-	const struct mc_bench_run *side = &b->sides[r->unlocked];
-	size_t	i;
-
-	fprintf(stderr, "bench: round %d/%ld %-8s", r->round, b->rounds,
-	    ctl_bench_side[r->unlocked]);
-	for (i = 0; i < side->ntests; i++)
-		fprintf(stderr, " %s %.2f", side->tests[i].name,
-		    side->tests[i].samples[side->tests[i].nsamples - 1]);
-	fprintf(stderr, " tok/s%s\n", r->unlocked ? " (shim in)" : "");
 }
 
 /* One run; -1 when the benchmark cannot go on (b->refused says why). */
@@ -223,10 +225,7 @@ ctl_bench_one(struct ctl *c, struct ctl_bench *b, char **args,
 		    "%s", r->round, o.why);
 		return -1;
 	}
-	if (ctl_bench_take(b, r) == -1)
-		return -1;
-	ctl_bench_progress(b, r);
-	return 0;
+	return ctl_bench_take(b, r);
 }
 
 /* Every round, interleaved; -1 at the first run that stops it. */
@@ -261,10 +260,11 @@ ctl_bench_table(const struct ctl_bench *b)
 	char				 a[64], x[64];
 	size_t				 i;
 
-	printf("%s, profile %s: %ld rounds, stock and unlocked "
+	printf("%s, profile %s: %ld round%s, stock and unlocked "
 	    "interleaved\n\n%-14s %-28s %-28s %s\n", b->sides[0].model_type,
-	    b->unlock.profile->name, b->rounds, "test", "stock tok/s [min-max]",
-	    "unlocked tok/s [min-max]", "ratio");
+	    b->unlock.profile->name, b->rounds, b->rounds == 1 ? "" : "s",
+	    "test", "stock tok/s [min-max]", "unlocked tok/s [min-max]",
+	    "ratio");
 	for (i = 0; i < b->sides[0].ntests; i++) {
 		s = &b->sides[0].tests[i];
 		if ((u = mc_bench_find(&b->sides[1], s->name)) == NULL)
