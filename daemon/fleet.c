@@ -3,7 +3,7 @@
  * The status file for fleet tools (Jamf, osquery, inventory scripts):
  * state/status.json, and the same document as state/status.plist for
  * readers that know property lists but not JSON (osquery's plist table,
- * PlistBuddy).  Both are rewritten atomically shortly after anything
+ * PlistBuddy), there with its jobs keyed by name.  Both are rewritten atomically shortly after anything
  * changes, so a reader never needs the socket and never sees half a file.
  */
 #include <fcntl.h>
@@ -120,6 +120,28 @@ fleet_plist(json_t *v)
 	}
 }
 
+/*
+ * The property list keys its jobs by name: osquery's plist table flattens
+ * a top-level array without the element's index (preferences.cpp,
+ * genOSXPlistPrefValue adds one only below another key), so the rows of
+ * two jobs of an array could not be told apart.
+ */
+static plist_t
+fleet_plist_doc(json_t *doc)
+{
+	json_t	*copy = json_copy(doc), *byname = json_object(), *job;
+	plist_t	 plist;
+	size_t	 i;
+
+	json_array_foreach(json_object_get(doc, "jobs"), i, job)
+		json_object_set(byname, json_string_value(json_object_get(job,
+		    "name")), job);
+	json_object_set_new(copy, "jobs", byname);
+	plist = fleet_plist(copy);
+	json_decref(copy);
+	return plist;
+}
+
 static void
 fleet_write(struct mcd *d, const char *name, const char *text, size_t len)
 {
@@ -150,7 +172,7 @@ fleet_write_cb(uv_timer_t *t)
 	    MC_PROTOCOL_VERSION, "updated", (json_int_t)time(NULL), "jobs",
 	    jobs);
 	text = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS);
-	plist = fleet_plist(doc);
+	plist = fleet_plist_doc(doc);
 	plist_to_xml(plist, &xml, &xmllen);
 	plist_free(plist);
 	json_decref(doc);

@@ -1,8 +1,13 @@
 -- osquery: metalcap's status on this Mac, from the status.plist metalcapd
 -- keeps in each user's state folder (the same document as status.json,
--- which osquery cannot read).  Run as root (osqueryd) to see every user.
--- Written against osquery's documented plist table (key, subkey, value,
--- path), and checked in SQLite by the tests, but not run in osquery.
+-- which osquery cannot read, with its jobs keyed by name).  Run as root
+-- (osqueryd) to see every user.  Checked by the tests against rows made
+-- by a port of osquery's plist table (tests/fleet/osquery_plist.py) from
+-- a file metalcapd wrote; not run in osquery itself.
+--
+-- osquery flattens a job's fields into subkeys JOB/FIELD (seen and
+-- last_probe one level deeper: JOB/seen/family_max); job names are
+-- letters, digits, '.', '_' and '-', never '/'.
 
 -- 1. One row per user: daemon version, instance id, last update.
 SELECT u.username,
@@ -14,10 +19,28 @@ SELECT u.username,
     ON p.path = u.directory || '/Library/Application Support/metalcap/state/status.plist'
  GROUP BY u.username;
 
--- 2. Every per-job field (subkey names the job's index and field: name,
--- profile, state, reason, pid, seen, last_probe, reverts).
-SELECT u.username, p.subkey, p.value
+-- 2. One row per job and field: user, job, field (name, profile, state,
+-- reason, pid, seen/family_max, seen/threadgroup_memory,
+-- last_probe/profile, last_probe/verdict, last_probe/time, reverts), value.
+SELECT u.username,
+       substr(p.subkey, 1, instr(p.subkey, '/') - 1) AS job,
+       substr(p.subkey, instr(p.subkey, '/') + 1) AS field,
+       p.value
   FROM users AS u
   JOIN plist AS p
     ON p.path = u.directory || '/Library/Application Support/metalcap/state/status.plist'
- WHERE p.key = 'jobs';
+ WHERE p.key = 'jobs' AND instr(p.subkey, '/') > 0;
+
+-- 3. One row per job with its state and reason: what a dashboard shows.
+SELECT u.username,
+       substr(p.subkey, 1, instr(p.subkey, '/') - 1) AS job,
+       p.value AS state,
+       (SELECT r.value FROM plist AS r
+         WHERE r.path = p.path AND r.key = 'jobs'
+           AND r.subkey = substr(p.subkey, 1, instr(p.subkey, '/')) || 'reason')
+         AS reason
+  FROM users AS u
+  JOIN plist AS p
+    ON p.path = u.directory || '/Library/Application Support/metalcap/state/status.plist'
+ WHERE p.key = 'jobs'
+   AND substr(p.subkey, instr(p.subkey, '/') + 1) = 'state';

@@ -196,9 +196,11 @@ test_managed_example_profile(void **state)
 }
 
 /*
- * status.plist holds what status.json holds (nulls left out), and the
- * osquery queries in pkg/fleet/ run in SQLite, osquery's SQL engine, over
- * tables shaped as osquery's users and plist tables, filled from it.
+ * status.plist holds what status.json holds (nulls left out, jobs keyed
+ * by name), and the osquery queries in pkg/fleet/ run in SQLite,
+ * osquery's SQL engine, over the rows a port of osquery's plist table
+ * (tests/fleet/osquery_plist.py, checked first against osquery's own test
+ * file) makes of the file this daemon wrote: one row set per job.
  */
 static void
 check_status_plist(void)
@@ -206,7 +208,9 @@ check_status_plist(void)
 	char	script[4096], path[512], cmd[600];
 
 	snprintf(script, sizeof script,
-	    "import json, plistlib, sqlite3\n"
+	    "import json, plistlib, shutil, subprocess, sys, os\n"
+	    "sys.path.insert(0, '%s/tests/fleet')\n"
+	    "import osquery_plist as oq\n"
 	    "def strip(v):\n"
 	    "    if isinstance(v, dict):\n"
 	    "        return {k: strip(x) for k, x in v.items() if x is not None}\n"
@@ -215,25 +219,39 @@ check_status_plist(void)
 	    "    return v\n"
 	    "j = json.load(open('%s/state/status.json'))\n"
 	    "p = plistlib.load(open('%s/state/status.plist', 'rb'))\n"
-	    "assert strip(j) == p, (j, p)\n"
-	    "db = sqlite3.connect(':memory:')\n"
-	    "db.execute('CREATE TABLE users (username, directory)')\n"
-	    "db.execute('CREATE TABLE plist (key, subkey, value, path)')\n"
-	    "db.execute(\"INSERT INTO users VALUES ('alice', '/h')\")\n"
-	    "path = '/h/Library/Application Support/metalcap/state/status.plist'\n"
-	    "for k in ('version', 'instance_id', 'updated'):\n"
-	    "    db.execute(\"INSERT INTO plist VALUES (?, '', ?, ?)\",\n"
-	    "        (k, str(p[k]), path))\n"
-	    "for i, job in enumerate(p['jobs']):\n"
-	    "    db.execute(\"INSERT INTO plist VALUES ('jobs', ?, ?, ?)\",\n"
-	    "        ('%%d/state' %% i, job['state'], path))\n"
-	    "q = open('%s/pkg/fleet/metalcap.sql').read().split(';')\n"
-	    "rows = db.execute(q[0]).fetchall()\n"
-	    "assert rows == [('alice', p['version'], p['instance_id'],\n"
-	    "    str(p['updated']))], rows\n"
-	    "rows = db.execute(q[1]).fetchall()\n"
-	    "assert rows == [('alice', '0/state', 'unlocked')], rows\n",
-	    home, home, MC_TEST_SOURCE);
+	    "want = strip(j)\n"
+	    "want['jobs'] = {job['name']: job for job in want['jobs']}\n"
+	    "assert want == p, (want, p)\n"
+	    "# The port, against osquery's own expectations for its test file.\n"
+	    "rows = oq.plist_rows('%s/tests/fixtures/osquery/test.plist')\n"
+	    "assert len({r['key'] for r in rows}) == 8, rows\n"
+	    "assert {'path': rows[0]['path'], 'key': 'inetdCompatibility',\n"
+	    "    'subkey': 'Wait', 'value': '0'} in rows, rows\n"
+	    "# Why jobs are keyed: an array's elements lose their index.\n"
+	    "plistlib.dump({'jobs': strip(j)['jobs']},\n"
+	    "    open('%s/array.plist', 'wb'))\n"
+	    "subs = [r['subkey'] for r in oq.plist_rows('%s/array.plist')\n"
+	    "    if r['subkey'] == 'state']\n"
+	    "assert len(subs) == 2, subs\n"
+	    "# The queries, over the daemon's own file in alice's home.\n"
+	    "home = '%s/Users/alice'\n"
+	    "d = home + '/Library/Application Support/metalcap/state'\n"
+	    "os.makedirs(d, exist_ok=True)\n"
+	    "shutil.copy('%s/state/status.plist', d)\n"
+	    "q1, q2, q3 = oq.run_queries('%s/pkg/fleet/metalcap.sql',\n"
+	    "    [('alice', home)])\n"
+	    "assert q1 == [('alice', p['version'], p['instance_id'],\n"
+	    "    str(p['updated']))], q1\n"
+	    "assert ('alice', 'llama', 'state', 'unlocked') in q2, q2\n"
+	    "assert ('alice', 'tiny', 'state', 'stock') in q2, q2\n"
+	    "assert ('alice', 'llama', 'seen/family_max', '1009') in q2, q2\n"
+	    "assert ('alice', 'llama', 'last_probe/verdict', 'pass') in q2, q2\n"
+	    "assert {(u, job) for u, job, _, _ in q2} == {('alice', 'llama'),\n"
+	    "    ('alice', 'tiny')}, q2\n"
+	    "assert [r[:3] for r in q3] == [('alice', 'llama', 'unlocked'),\n"
+	    "    ('alice', 'tiny', 'stock')], q3\n",
+	    MC_TEST_SOURCE, home, home, MC_TEST_SOURCE, home, home, home, home,
+	    MC_TEST_SOURCE);
 	snprintf(path, sizeof path, "%s/check_status_plist.py", home);
 	write_file(path, "w", script);
 	snprintf(cmd, sizeof cmd, "python3 %s", path);
@@ -262,7 +280,7 @@ check_jamf_ea(void)
 	child_env(env, extra);
 	assert_int_equal(child_run(argv, env, &r), 0);
 	assert_string_equal(r.out, "<result>alice: ok version=" MC_VERSION
-	    " jobs=1 unlocked=1</result>\n");
+	    " jobs=2 unlocked=1 stock=1</result>\n");
 }
 
 /* The status file, read by Python's json module, agrees with status. */
@@ -275,7 +293,9 @@ test_status_file(void **state)
 
 	(void)state;
 	put_job("llama", "");
+	put_job("tiny", "<key>Unlocked</key><false/>");
 	wait_state("llama", "unlocked", 0, 2.0);
+	wait_state("tiny", "stock", 0, 2.0);
 	sleep_ms(300);
 	r = ctl(&code, "--json", "status", NULL, NULL);
 	assert_int_equal(code, 0);
@@ -292,9 +312,10 @@ test_status_file(void **state)
 	    "    k = a[j[\"name\"]]\n"
 	    "    for key in (\"state\", \"profile\", \"pid\"):\n"
 	    "        assert k[key] == j[key], (key, k, j)\n"
-	    "    assert k[\"seen\"][\"family_max\"] == 1009, k\n"
-	    "    assert k[\"last_probe\"][\"verdict\"] == \"pass\", k\n"
 	    "    assert k[\"reverts\"] == 0, k\n"
+	    "assert a[\"llama\"][\"seen\"][\"family_max\"] == 1009, a\n"
+	    "assert a[\"llama\"][\"last_probe\"][\"verdict\"] == \"pass\", a\n"
+	    "assert a[\"tiny\"][\"seen\"] is None, a\n"
 	    "'", home, home);
 	assert_int_equal(system(cmd), 0);
 	check_status_plist();
@@ -302,7 +323,7 @@ test_status_file(void **state)
 	r = ctl(&code, "report", NULL, NULL, NULL);
 	assert_int_equal(code, 0);
 	assert_string_equal(r->out, "ok version=" MC_VERSION
-	    " jobs=1 unlocked=1\n");
+	    " jobs=2 unlocked=1 stock=1\n");
 	check_jamf_ea();
 }
 
