@@ -36,6 +36,7 @@
 #define CTL_OPT_REPORT	0x40	/* --report FILE */
 #define CTL_OPT_SAMPLES	0x80	/* --samples N */
 #define CTL_OPT_OUT	0x100	/* --out DIR */
+#define CTL_OPT_USER_HOME 0x200	/* --user-home DIR */
 
 struct ctl_opts {
 	unsigned	  given;	/* CTL_OPT_* seen */
@@ -45,6 +46,7 @@ struct ctl_opts {
 	const char	 *report;
 	long		  samples;
 	const char	 *out;
+	const char	 *user_home;
 };
 
 struct ctl {

@@ -1,9 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * report: the fleet summary from the status file alone, no socket, so a
- * script run as root can report on any user.
+ * script run as root can report on any user.  Run as root over a folder
+ * a user owns (--user-home), it follows no link the user could plant and
+ * quotes nothing of the file's content.
  */
+#include <sys/stat.h>
+
 #include <err.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +20,66 @@
 #include "ctl.h"
 #include "mc_util.h"
 #include "protocol.h"
+
+#define CTL_REPORT_MAX	(4 << 20)	/* thousands of jobs fit */
+
+/* Where the status file is below a user's home (platform_darwin.c). */
+static const char *const ctl_report_below[] = { "Library",
+    "Application Support", "metalcap", "state", "status.json" };
+
+/*
+ * Open HOME/Library/.../status.json one folder at a time, never following
+ * a link below HOME (openat and O_NOFOLLOW: no window between a check and
+ * the open).  HOME itself comes from the directory service.
+ */
+static int
+ctl_report_open_below(const char *home)
+{
+	size_t	i, n = sizeof ctl_report_below / sizeof ctl_report_below[0];
+	int	dir, fd;
+
+	if ((dir = open(home, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return -1;
+	for (i = 0; i < n; i++) {
+		fd = openat(dir, ctl_report_below[i], O_RDONLY | O_NOFOLLOW |
+		    O_CLOEXEC | O_NONBLOCK | (i + 1 < n ? O_DIRECTORY : 0));
+		close(dir);
+		if (fd == -1)
+			return -1;
+		dir = fd;
+	}
+	return dir;
+}
+
+/* The document from fd: a regular file, of a sane size.  NULL: why. */
+static json_t *
+ctl_report_load(int fd, const char *path, char *why, size_t whylen)
+{
+	struct stat	 sb;
+	json_error_t	 jerr;
+	json_t		*doc;
+	char		*buf;
+	ssize_t		 n;
+	size_t		 len = 0;
+
+	if (fstat(fd, &sb) == -1 || !S_ISREG(sb.st_mode) ||
+	    sb.st_size > CTL_REPORT_MAX) {
+		snprintf(why, whylen, "%s: not a regular file of at most %d "
+		    "bytes", path, CTL_REPORT_MAX);
+		return NULL;
+	}
+	buf = malloc(CTL_REPORT_MAX);
+	while (len < CTL_REPORT_MAX && ((n = read(fd, buf + len,
+	    CTL_REPORT_MAX - len)) > 0 || (n == -1 && errno == EINTR)))
+		if (n > 0)
+			len += (size_t)n;
+	/* jansson's text can quote the file: give the place only. */
+	if ((doc = json_loadb(buf, len, 0, &jerr)) == NULL)
+		snprintf(why, whylen, "%s: not valid JSON (line %d, column %d)",
+		    path, jerr.line, jerr.column);
+	free(buf);
+	return doc;
+}
 
 static const char *
 ctl_json_str(json_t *obj, const char *key)
@@ -28,18 +95,28 @@ ctl_json_str(json_t *obj, const char *key)
  *   ok|attention version=V jobs=N STATE=COUNT...[; JOB: STATE (REASON)]...
  */
 static int
-ctl_report_file(const char *path, bool as_json)
+ctl_report_file(const char *path, const char *home, bool as_json)
 {
 	static const char *const states[] = { "unlocked", "stock", "pending",
 	    "probing", "stopped", "reverted", "blocked", "failed", "invalid",
 	    "error" };
-	json_error_t	 jerr;
 	json_t		*doc, *jobs, *job, *bad, *counts;
 	size_t		 i, k, n[sizeof states / sizeof states[0]] = { 0 };
 	const char	*state;
+	char		 why[PATH_MAX + 128];
+	int		 fd;
 
-	if ((doc = json_load_file(path, 0, &jerr)) == NULL) {
-		fprintf(stderr, "metalcapctl: %s: %s\n", path, jerr.text);
+	fd = home != NULL ? ctl_report_open_below(home) :
+	    open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd == -1) {
+		fprintf(stderr, "metalcapctl: %s: %s\n", path, errno == ELOOP ?
+		    "a symbolic link, not followed" : strerror(errno));
+		return EXIT_DAEMON;
+	}
+	doc = ctl_report_load(fd, path, why, sizeof why);
+	close(fd);
+	if (doc == NULL) {
+		fprintf(stderr, "metalcapctl: %s\n", why);
 		return EXIT_DAEMON;
 	}
 	jobs = json_object_get(doc, "jobs");
@@ -104,14 +181,22 @@ cmd_report(struct ctl *c, const struct ctl_command *cmd, int argc,
 	char	path[4096];
 
 	(void)cmd;
+	if (argc == 1 && c->opts.user_home != NULL) {
+		fprintf(stderr, "usage: metalcapctl report [STATUS-FILE | "
+		    "--user-home DIR]\n");
+		return EXIT_USAGE;
+	}
 	if (argc == 1)
 		snprintf(path, sizeof path, "%s", argv[0]);
+	else if (c->opts.user_home != NULL)
+		mc_fmt(path, sizeof path, "%s/Library/Application Support/"
+		    "metalcap/state/status.json", c->opts.user_home);
 	else if (mc_fmt(path, sizeof path, "%s/status.json",
 	    c->paths.state) == -1) {
 		fprintf(stderr, "metalcapctl: cannot tell where the status "
 		    "file is; name it: metalcapctl report FILE\n");
 		return EXIT_USAGE;
 	}
-	return ctl_report_file(path, c->json);
+	return ctl_report_file(path, c->opts.user_home, c->json);
 }
 

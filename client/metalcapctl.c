@@ -43,7 +43,8 @@ static const struct ctl_command commands[] = {
 	{ "probe", 0, 1, P, "probe JOB | probe --profile P", cmd_probe, NULL,
 	    false },
 	{ "doctor", 0, 0, 0, "doctor", cmd_doctor, NULL, false },
-	{ "report", 0, 1, 0, "report [STATUS-FILE]", cmd_report, NULL, true },
+	{ "report", 0, 1, CTL_OPT_USER_HOME, "report [STATUS-FILE | "
+	    "--user-home DIR]", cmd_report, NULL, true },
 	{ "add", 2, -1, P | CTL_OPT_STOCK | CTL_OPT_ENV | CTL_OPT_FORCE,
 	    "add NAME [--profile P | --stock] [--env K=V]... [--force] -- "
 	    "PROGRAM [ARG]...", cmd_add, NULL, true },
@@ -134,7 +135,8 @@ ctl_options(struct ctl *c, int argc, char **argv, const char **sock,
     const char **home)
 {
 	enum { O_JSON = 256, O_SOCKET, O_HOME, O_VERSION, O_PROFILE, O_STOCK,
-	    O_ENV, O_FORCE, O_TIMEOUT, O_INHERIT, O_REPORT, O_SAMPLES, O_OUT };
+	    O_ENV, O_FORCE, O_TIMEOUT, O_INHERIT, O_REPORT, O_SAMPLES, O_OUT,
+	    O_USER_HOME };
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, O_JSON },
 		{ "socket", required_argument, NULL, O_SOCKET },
@@ -151,6 +153,7 @@ ctl_options(struct ctl *c, int argc, char **argv, const char **sock,
 		{ "report", required_argument, NULL, O_REPORT },
 		{ "samples", required_argument, NULL, O_SAMPLES },
 		{ "out", required_argument, NULL, O_OUT },
+		{ "user-home", required_argument, NULL, O_USER_HOME },
 		{ NULL, 0, NULL, 0 }
 	};
 	char	*end;
@@ -181,6 +184,10 @@ ctl_options(struct ctl *c, int argc, char **argv, const char **sock,
 		case O_OUT:
 			c->opts.given |= CTL_OPT_OUT;
 			c->opts.out = optarg;
+			break;
+		case O_USER_HOME:
+			c->opts.given |= CTL_OPT_USER_HOME;
+			c->opts.user_home = optarg;
 			break;
 		case O_SAMPLES:
 			c->opts.given |= CTL_OPT_SAMPLES;
@@ -221,7 +228,7 @@ ctl_command(const struct ctl *c, int argc, char **argv, int a)
 {
 	static const char *const names[] = { "--profile", "--follow",
 	    "--stock", "--env", "--force", "--inherit", "--report",
-	    "--samples", "--out" };
+	    "--samples", "--out", "--user-home" };
 	const struct ctl_command *cmd = NULL;
 	unsigned	 extra;
 	size_t		 i;

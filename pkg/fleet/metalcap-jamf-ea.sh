@@ -3,21 +3,52 @@
 # user who has run metalcapd, from the status file it keeps, e.g.
 #   <result>alice: ok version=0.1.0 jobs=2 unlocked=2</result>
 #   <result>alice: attention version=0.1.0 jobs=1 reverted=1; llama: reverted (log: ...)</result>
-# Smart groups can match "attention", "not installed" or "no status".
-# Runs as root at inventory; reads files only, starts nothing.
-# METALCAPCTL and METALCAP_USERS point elsewhere for tests.
+# Smart groups can match "attention", "not installed", "status unreadable"
+# or "no status".
+#
+# Jamf runs it as root over files users own, so: users and their homes
+# come from the directory service, not /Users/NAME; metalcapctl report
+# --user-home opens every folder below a home without following a link a
+# user could plant; error text (which could quote a file) never reaches
+# the result, only "status unreadable"; and job names and reasons, which
+# users choose, are escaped for the XML around them.  It reads files only
+# and starts nothing.  METALCAPCTL points elsewhere for tests.
 ctl=${METALCAPCTL:-/usr/local/bin/metalcapctl}
-users=${METALCAP_USERS:-/Users}
+status_below="Library/Application Support/metalcap/state/status.json"
 
 if [ ! -x "$ctl" ]; then
 	echo "<result>not installed</result>"
 	exit 0
 fi
+
+# NFSHomeDirectory of a user; dscl puts a long or spaced value on a line
+# of its own.
+home_of() {
+	dscl . -read "/Users/$1" NFSHomeDirectory 2>/dev/null | awk '
+	    /^NFSHomeDirectory:/ { sub(/^NFSHomeDirectory: ?/, ""); v = $0; next }
+	    v == "" && /^ / { sub(/^ /, ""); v = $0 }
+	    END { print v }'
+}
+
+xml_escape() {
+	sed -e 's/&/\&amp;/g' -e 's/</\&lt;/g' -e 's/>/\&gt;/g'
+}
+
 result=
-for home in "$users"/*; do
-	status="$home/Library/Application Support/metalcap/state/status.json"
-	[ -f "$status" ] || continue
-	line=$("$ctl" report "$status" 2>&1)
-	result="$result${result:+ | }$(basename "$home"): $line"
+# People, not system accounts: uid 500 and up, no leading underscore.
+for user in $(dscl . -list /Users UniqueID 2>/dev/null |
+    awk '$2 >= 500 && $1 !~ /^_/ { print $1 }'); do
+	home=$(home_of "$user")
+	{ [ -n "$home" ] && [ -d "$home" ]; } || continue
+	{ [ -e "$home/$status_below" ] || [ -L "$home/$status_below" ]; } ||
+	    continue
+	rc=0
+	line=$("$ctl" report --user-home "$home" 2>/dev/null) || rc=$?
+	case $rc in
+	0 | 4) ;;
+	*) line="status unreadable" ;;
+	esac
+	result="$result${result:+ | }$user: $line"
 done
-echo "<result>${result:-no status: metalcapd has not run for any user}</result>"
+printf '<result>%s</result>\n' "$(printf '%s' \
+    "${result:-no status: metalcapd has not run for any user}" | xml_escape)"

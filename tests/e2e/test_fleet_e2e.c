@@ -258,29 +258,59 @@ check_status_plist(void)
 	assert_int_equal(system(cmd), 0);
 }
 
-/* pkg/fleet's extension attribute, over a user folder holding the file. */
+/*
+ * pkg/fleet's extension attribute, run as root (as Jamf runs it) over
+ * users from the directory service (the STUB dscl): alice's status file
+ * is the daemon's own; bob's is a link to a file he may not read, carol's
+ * state folder a link, dave's file hostile (markup in a reason), and a
+ * system account is skipped.  No link is followed, nothing of a file is
+ * quoted, and what users wrote is escaped.
+ */
 static void
 check_jamf_ea(void)
 {
-	char			 dir[512], cmd[2048];
-	struct child_result	 r;
+	char			 cmd[4096], users[600], stubs[600], line[1200];
+	char			 ea[300], ctlvar[300];
 	char			*env[CHILD_ENV_MAX];
-	char			 users[600], ctlvar[600];
-	const char		*extra[] = { users, ctlvar, NULL };
-	const char		*argv[] = { "/bin/sh", MC_TEST_SOURCE
-	    "/pkg/fleet/metalcap-jamf-ea.sh", NULL };
+	struct child_result	 r;
+	const char		*extra[] = { users, stubs, ea, ctlvar, NULL };
+	const char		*argv[] = { "/bin/sh", "-c", "PATH=\"$STUBS:$PATH\" "
+	    "exec /bin/sh \"$EA\"", NULL };
+	static const char	 state[] = "Library/Application Support/metalcap"
+	    "/state";
 
-	snprintf(dir, sizeof dir, "%s/Users/alice/Library/Application Support/"
-	    "metalcap/state", home);
-	snprintf(cmd, sizeof cmd, "mkdir -p '%s' && cp %s/state/status.json "
-	    "'%s'/", dir, home, dir);
+	snprintf(cmd, sizeof cmd, "set -e; cd %s; u=Users; "
+	    "mkdir -p \"$u/alice/%s\" \"$u/bob/%s\" \"$u/carol/Library/"
+	    "Application Support/metalcap\" \"$u/dave/%s\" elsewhere/state; "
+	    "cp state/status.json \"$u/alice/%s/\"; "
+	    "echo TOPSECRET > secret; chmod 600 secret; "
+	    "ln -s %s/secret \"$u/bob/%s/status.json\"; "
+	    "cp state/status.json elsewhere/state/; "
+	    "ln -s %s/elsewhere/state \"$u/carol/Library/Application Support/"
+	    "metalcap/state\"; "
+	    "printf '{\"version\": \"0.1.0\", \"jobs\": [{\"name\": \"x\", "
+	    "\"state\": \"reverted\", \"reason\": \"<b>&\"}]}' > "
+	    "\"$u/dave/%s/status.json\"; "
+	    "printf '_spotlight 89 %s/Users/alice\\nalice 501 %s/Users/alice"
+	    "\\nbob 502 %s/Users/bob\\ncarol 503 %s/Users/carol\\n"
+	    "dave 504 %s/Users/dave\\n' > users",
+	    home, state, state, state, state, home, state, home, state, home,
+	    home, home, home, home);
 	assert_int_equal(system(cmd), 0);
-	snprintf(users, sizeof users, "METALCAP_USERS=%s/Users", home);
+	snprintf(users, sizeof users, "PKG_STUB_USERS=%s/users", home);
+	snprintf(stubs, sizeof stubs, "STUBS=%s/tests/pkg/stubs",
+	    MC_TEST_SOURCE);
+	snprintf(ea, sizeof ea, "EA=%s/pkg/fleet/metalcap-jamf-ea.sh",
+	    MC_TEST_SOURCE);
 	snprintf(ctlvar, sizeof ctlvar, "METALCAPCTL=%s", CTL);
 	child_env(env, extra);
 	assert_int_equal(child_run(argv, env, &r), 0);
-	assert_string_equal(r.out, "<result>alice: ok version=" MC_VERSION
-	    " jobs=2 unlocked=1 stock=1</result>\n");
+	snprintf(line, sizeof line, "<result>alice: ok version=" MC_VERSION
+	    " jobs=2 unlocked=1 stock=1 | bob: status unreadable | carol: "
+	    "status unreadable | dave: attention version=0.1.0 jobs=1 "
+	    "reverted=1; x: reverted (&lt;b&gt;&amp;)</result>\n");
+	assert_string_equal(r.out, line);
+	assert_null(strstr(r.out, "TOPSECRET"));
 }
 
 /* The status file, read by Python's json module, agrees with status. */
