@@ -1,8 +1,14 @@
 # shellcheck shell=sh
-# Loading and unloading metalcap's agents in the console user's launchd GUI
-# domain, from installer scripts that run as root (launchd.md §4).  Sourced
-# by preinstall, postinstall and the uninstall script; callers set $target,
+# Loading and unloading metalcap's agents in users' launchd domains, from
+# installer scripts that run as root (launchd.md §4).  Sourced by
+# preinstall, postinstall and the uninstall script; callers set $target,
 # the volume being installed on ("/" on a running Mac).
+#
+# metalcapd's agent loads in the Aqua session only, so it runs in gui/UID;
+# an older package loaded it in the Background session too (user/UID), and
+# jobs may have fallen back there.  So every bootout covers both domains,
+# for every user the directory service knows, not only the one at the
+# console: fast user switching leaves other users logged in.
 
 # Used by the scripts that source this file.
 # shellcheck disable=SC2034
@@ -18,41 +24,66 @@ AGENTS="Library/Application Support/metalcap/agents"
 
 say() { echo "metalcap: $*"; }
 
-# "NAME UID" of the user at the console, or nothing when nobody is logged
-# in (the login window, Setup Assistant's _mbsetupuser, or root).
-console_user() {
-	echo "show State:/Users/ConsoleUser" | scutil 2>/dev/null | awk '
-	    $1 == "Name" && $2 == ":" { name = $3 }
-	    $1 == "UID" && $2 == ":" { uid = $3 }
-	    END {
-		if (name == "" || uid == "" || name == "loginwindow" ||
-		    name == "_mbsetupuser" || name == "root" || uid == 0)
-			exit
-		print name, uid
-	    }'
+# The target volume without a trailing slash, so "/" gives "/Library/...",
+# not "//Library/...".
+target_root() {
+	case $1 in
+	/) echo "" ;;
+	*) echo "${1%/}" ;;
+	esac
 }
 
-# Boot a label out of gui/UID and wait until launchd lets go of it: exit 36
-# means still tearing down; 3 and 113 mean it was not loaded.
-agent_bootout() {
-	uid=$1 label=$2 tries=0
+# "NAME UID" of every person the directory service knows: uid 500 and up,
+# no leading underscore (system accounts).
+people() {
+	dscl . -list /Users UniqueID 2>/dev/null |
+	    awk '$2 >= 500 && $1 !~ /^_/ { print $1, $2 }'
+}
+
+# A user's home from the directory service, not /Users/NAME; dscl puts a
+# long or spaced value on a line of its own.
+home_of() {
+	dscl . -read "/Users/$1" NFSHomeDirectory 2>/dev/null | awk '
+	    /^NFSHomeDirectory:/ { sub(/^NFSHomeDirectory: ?/, ""); v = $0; next }
+	    v == "" && /^ / { sub(/^ /, ""); v = $0 }
+	    END { print v }'
+}
+
+# Boot a service target out and wait until launchd lets go of it: exit 36
+# means still tearing down; 3 and 113 mean it was not loaded, 112 and 125
+# that the domain does not exist (no such session): nothing to boot out.
+service_bootout() {
+	service=$1 tries=0
 	while :; do
 		rc=0
-		launchctl bootout "gui/$uid/$label" 2>/dev/null || rc=$?
+		launchctl bootout "$service" 2>/dev/null || rc=$?
 		case $rc in
-		0 | 3 | 113) return 0 ;;
+		0) loaded_was=yes; return 0 ;;
+		3 | 112 | 113 | 125) return 0 ;;
 		36) ;;
-		*) say "bootout gui/$uid/$label: launchctl exit $rc"; return "$rc" ;;
+		*) say "bootout $service: launchctl exit $rc"; return "$rc" ;;
 		esac
 		tries=$((tries + 1))
-		[ "$tries" -lt 10 ] || { say "bootout gui/$uid/$label: still in progress"; return 36; }
+		[ "$tries" -lt 10 ] || { say "bootout $service: still in progress"; return 36; }
 		sleep 1
 	done
+}
+
+# Boot a label out of both of a user's domains; $loaded_was says whether
+# it was loaded in either.
+agent_bootout() {
+	uid=$1 label=$2 rc=0
+	loaded_was=no
+	service_bootout "gui/$uid/$label" || rc=$?
+	service_bootout "user/$uid/$label" || rc=$?
+	return "$rc"
 }
 
 # Bootstrap PLIST into gui/UID.  Right after a bootout launchd may still
 # hold the label (5, 37): retry for a few seconds.  119 means the user or
 # Background Task Management switched the agent off: say so, do not force.
+# 125 (112 on some releases), returned as 125: the user has no GUI
+# session now; launchd starts the agent at the next login.
 agent_bootstrap() {
 	uid=$1 plist=$2 tries=0
 	while :; do
@@ -65,13 +96,20 @@ agent_bootstrap() {
 			say "the agent is disabled for uid $uid (System Settings >" \
 			    "General > Login Items); it was not started"
 			return "$rc" ;;
-		125)
-			say "uid $uid has no GUI session; launchd starts the agent at the next login"
-			return 0 ;;
+		112 | 125) return 125 ;;
 		*) say "bootstrap gui/$uid $plist: launchctl exit $rc: $out"; return "$rc" ;;
 		esac
 		tries=$((tries + 1))
 		[ "$tries" -lt 5 ] || { say "bootstrap gui/$uid: $out"; return "$rc"; }
 		sleep 1
+	done
+}
+
+# Boot out every user's metalcapd, in both domains.
+daemons_bootout() {
+	people | while read -r name uid; do
+		agent_bootout "$uid" "$DAEMON_LABEL" || true
+		[ "$loaded_was" = no ] ||
+		    say "stopped $DAEMON_LABEL for $name (uid $uid)"
 	done
 }

@@ -1,16 +1,18 @@
 #!/bin/sh
 # The installer's preinstall and postinstall and the uninstall script, run
 # on Linux against a target volume in a temporary folder, with STUBS of
-# macOS's launchctl and scutil first on PATH (tests/pkg/stubs/).  The
-# payload is written the way the installer writes it: from pkg/manifest.
+# macOS's launchctl and dscl first on PATH (tests/pkg/stubs/).  Users come
+# from $PKG_STUB_USERS; the launchd sessions each has (gui: a GUI login,
+# user: any login) from $PKG_STUB_DIR/sessions.  The payload is written
+# the way the installer writes it: from pkg/manifest.
 # Ends with "N passed, N failed", as scripts/run-tests.sh expects.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 PATH=$top/tests/pkg/stubs:$PATH
 export PATH
 passed=0 failed=0
-T='' PKG_STUB_DIR=''
-export PKG_STUB_DIR PKG_STUB_CONSOLE PKG_STUB_DISABLED
+T='' PKG_STUB_DIR='' PKG_STUB_USERS=''
+export PKG_STUB_DIR PKG_STUB_DISABLED PKG_STUB_USERS
 
 fail() { echo "    $*"; ok=no; }
 expect_file() { [ -e "$1" ] || fail "missing: $1"; }
@@ -20,6 +22,18 @@ expect_unloaded() { ! grep -qxF "$1" "$PKG_STUB_DIR/loaded" || fail "still loade
 expect_call() { grep -qxF "$1" "$PKG_STUB_DIR/calls" || fail "launchctl never ran: $1"; }
 expect_no_calls() { [ ! -s "$PKG_STUB_DIR/calls" ] || fail "launchctl ran: $(cat "$PKG_STUB_DIR/calls")"; }
 expect_text() { echo "$1" | grep -qF "$2" || fail "no '$2' in output: $1"; }
+# How many metalcapd launchd holds for a uid, in both of its domains.
+daemons_of() { grep -c -e "^gui/$1/org.metalcap.metalcapd\$" -e "^user/$1/org.metalcap.metalcapd\$" "$PKG_STUB_DIR/loaded"; }
+expect_daemons() { n=$(daemons_of "$1"); [ "$n" = "$2" ] || fail "uid $1 has $n metalcapd, want $2: $(cat "$PKG_STUB_DIR/loaded")"; }
+# USER UID HOME [SESSION...]: an account, and the sessions it has now.
+account() {
+	echo "$1 $2 $3" >> "$PKG_STUB_USERS"
+	account_uid=$2
+	shift 3
+	for session in "$@"; do echo "$account_uid $session" >> "$PKG_STUB_DIR/sessions"; done
+}
+# launchd at a login of UID: every agent of /Library/LaunchAgents.
+login() { launchctl sim-login "$1" "$T/Library/LaunchAgents"; }
 
 # Write the payload into $T as the installer would (build/macos artifacts
 # when they exist, otherwise placeholders: these scripts never run them).
@@ -43,7 +57,7 @@ install_payload() {
 # What an installed daemon leaves in alice's home: job files, a profile,
 # state, logs, and the agent it rendered for a job.
 user_data() {
-	h=$T/Users/alice
+	h=$T${1:-/Users/alice}
 	mkdir -p "$h/Library/Application Support/metalcap/jobs.d" \
 	    "$h/Library/Application Support/metalcap/profiles.d" \
 	    "$h/Library/Application Support/metalcap/state" \
@@ -70,7 +84,12 @@ home_snapshot() {
 run_test() {
 	name=$1
 	T=$(mktemp -d) PKG_STUB_DIR=$(mktemp -d)
-	PKG_STUB_CONSOLE='' PKG_STUB_DISABLED=''
+	PKG_STUB_USERS=$PKG_STUB_DIR/users PKG_STUB_DISABLED=''
+	: > "$PKG_STUB_USERS"
+	: > "$PKG_STUB_DIR/sessions"
+	# System accounts the scripts must leave alone.
+	account _spotlight 89 /var/empty
+	account root 0 /var/root
 	ok=yes
 	"$name"
 	rm -rf "$T" "$PKG_STUB_DIR"
@@ -88,32 +107,59 @@ postinstall() { sh "$top/pkg/scripts/postinstall" pkg "$T" "$T" 2>&1; }
 daemon=gui/501/org.metalcap.metalcapd
 agent_path() { echo "$T/Library/LaunchAgents/org.metalcap.metalcapd.plist"; }
 
-fresh_install_with_console_user() {
-	PKG_STUB_CONSOLE="alice 501"
+fresh_install_with_gui_user() {
+	account alice 501 /Users/alice gui user
+	account bob 502 /Users/bob
 	out=$(preinstall) || fail "preinstall failed: $out"
 	expect_no_calls
 	install_payload
 	out=$(postinstall) || fail "postinstall failed: $out"
 	expect_call "bootstrap gui/501 $(agent_path)"
+	expect_daemons 501 1
 	expect_loaded "$daemon"
+	expect_daemons 502 0
 	expect_text "$out" "started org.metalcap.metalcapd for alice (uid 501)"
+	grep -q ' gui/0 \| gui/89 ' "$PKG_STUB_DIR/calls" && fail "a system account was touched"
 }
 
 fresh_install_nobody_logged_in() {
-	for console in "" "loginwindow 0" "_mbsetupuser 248" "root 0"; do
-		PKG_STUB_CONSOLE=$console
-		out=$(preinstall) || fail "preinstall failed: $out"
-		install_payload
-		out=$(postinstall) || fail "postinstall failed: $out"
-		expect_no_calls
-		expect_text "$out" "nobody is logged in"
-	done
+	account alice 501 /Users/alice
+	out=$(preinstall) || fail "preinstall failed: $out"
+	install_payload
+	out=$(postinstall) || fail "postinstall failed: $out"
+	expect_daemons 501 0
+	expect_text "$out" "no user has a GUI session"
 }
 
-# An installed metalcap: alice at the console, her daemon and one job
+# A user with a GUI and a Background session (an SSH login, or the
+# session that outlives logout): the old agent, allowed in both, gave two
+# daemons; after the upgrade there is one, in gui/UID, and a new login
+# keeps it one.
+two_sessions_one_daemon() {
+	account alice 501 /Users/alice gui user
+	install_payload
+	python3 - "$(agent_path)" <<'PY'
+import plistlib, sys
+p = plistlib.load(open(sys.argv[1], "rb"))
+p["LimitLoadToSessionType"] = ["Aqua", "Background"]
+plistlib.dump(p, open(sys.argv[1], "wb"))
+PY
+	login 501
+	expect_daemons 501 2
+	out=$(preinstall) || fail "preinstall failed: $out"
+	expect_daemons 501 0
+	install_payload
+	out=$(postinstall) || fail "postinstall failed: $out"
+	expect_daemons 501 1
+	expect_loaded "$daemon"
+	login 501
+	expect_daemons 501 1
+}
+
+# An installed metalcap: alice with a GUI session, her daemon and one job
 # loaded, her files present; $before holds their checksums.
 installed_and_running() {
-	PKG_STUB_CONSOLE="alice 501"
+	account alice 501 /Users/alice gui user
 	install_payload
 	user_data
 	postinstall >/dev/null
@@ -128,11 +174,11 @@ upgrade_keeps_user_data_and_jobs() {
 	echo 1 > "$PKG_STUB_DIR/busy-org.metalcap.metalcapd"
 	: > "$PKG_STUB_DIR/calls"
 	out=$(preinstall) || fail "preinstall failed: $out"
-	expect_unloaded "$daemon"
+	expect_daemons 501 0
 	expect_loaded "gui/501/org.metalcap.job.llama"
 	install_payload
 	out=$(postinstall) || fail "postinstall failed: $out"
-	expect_loaded "$daemon"
+	expect_daemons 501 1
 	expect_loaded "gui/501/org.metalcap.job.llama"
 	[ "$(home_snapshot)" = "$before" ] || fail "alice's files changed"
 	[ "$(md5sum < "$T/Users/alice/Library/Application Support/metalcap/agents/org.metalcap.job.llama.plist")" = "$agent_before" ] ||
@@ -142,7 +188,8 @@ upgrade_keeps_user_data_and_jobs() {
 }
 
 disabled_agent_is_reported_not_forced() {
-	PKG_STUB_CONSOLE="alice 501" PKG_STUB_DISABLED=org.metalcap.metalcapd
+	account alice 501 /Users/alice gui
+	PKG_STUB_DISABLED=org.metalcap.metalcapd
 	install_payload
 	out=$(postinstall) || fail "postinstall failed: $out"
 	expect_text "$out" "disabled"
@@ -150,17 +197,28 @@ disabled_agent_is_reported_not_forced() {
 	grep -q '^enable' "$PKG_STUB_DIR/calls" && fail "the script re-enabled it"
 }
 
+# Every user, wherever the directory service puts the home: alice at the
+# console with a job in each domain, bob switched away (a GUI session of
+# his own) with his home outside /Users.  Nothing of metalcap stays loaded.
 uninstall_removes_payload_keeps_user_data() {
 	installed_and_running
+	account bob 502 /Volumes/Data/bob gui
+	user_data /Volumes/Data/bob
+	launchctl bootstrap gui/502 "$(agent_path)"
+	echo "user/501/org.metalcap.job.old" >> "$PKG_STUB_DIR/loaded"
+	echo "gui/502/org.metalcap.job.llama" >> "$PKG_STUB_DIR/loaded"
 	out=$(sh "$T/usr/local/libexec/metalcap/uninstall" --target "$T" 2>&1) ||
 	    fail "uninstall failed: $out"
-	expect_unloaded "$daemon"
-	expect_unloaded "gui/501/org.metalcap.job.llama"
+	grep -q org.metalcap "$PKG_STUB_DIR/loaded" &&
+	    fail "still loaded: $(grep org.metalcap "$PKG_STUB_DIR/loaded")"
 	expect_gone "$T/Users/alice/Library/Application Support/metalcap/agents/org.metalcap.job.llama.plist"
 	expect_gone "$T/Users/alice/Library/LaunchAgents/org.metalcap.job.old.plist"
+	expect_gone "$T/Volumes/Data/bob/Library/Application Support/metalcap/agents/org.metalcap.job.llama.plist"
 	expect_file "$T/Users/alice/Library/LaunchAgents/com.example.other.plist"
 	[ "$(home_snapshot)" = "$before" ] || fail "alice's files changed"
-	expect_text "$out" "kept $T/Users/alice/Library/Application Support/metalcap"
+	expect_text "$out" "alice: kept $T/Users/alice/Library/Application Support/metalcap, $T/Users/alice/Library/Logs/metalcap"
+	expect_text "$out" "bob: kept $T/Volumes/Data/bob/Library/Application Support/metalcap"
+	expect_text "$out" "bob: stopped org.metalcap.metalcapd"
 	grep -v -e '^#' -e '^[[:space:]]*$' "$top/pkg/manifest" |
 	    while read -r type _ _ path _; do
 		case $type in
@@ -174,8 +232,8 @@ uninstall_removes_payload_keeps_user_data() {
 	expect_text "$out" "not installed"
 }
 
-for t in fresh_install_with_console_user fresh_install_nobody_logged_in \
-    upgrade_keeps_user_data_and_jobs disabled_agent_is_reported_not_forced \
+for t in fresh_install_with_gui_user fresh_install_nobody_logged_in \
+    two_sessions_one_daemon upgrade_keeps_user_data_and_jobs disabled_agent_is_reported_not_forced \
     uninstall_removes_payload_keeps_user_data; do
 	run_test "$t"
 done
