@@ -236,7 +236,7 @@ $(O)/tests/test_probe: tests/probe/test_probe.c tests/support/child.c \
 DAEMON_UNITS	:= daemon/jobfile.c daemon/render.c daemon/state.c daemon/paths.c \
 		   $(PLATFORM_SRC) \
 		   daemon/profile.c daemon/log.c daemon/scan.c daemon/tail.c \
-		   daemon/lifecycle.c daemon/launchd.c
+		   daemon/lifecycle.c daemon/launchd.c daemon/marker.c
 # The daemon's pure parts, the RPC framing, and files others write.
 $(O)/tests/test_daemon $(O)/tests/test_protocol $(O)/tests/test_files: \
     $(O)/tests/test_%: tests/unit/test_%.c tests/unit/unit.c tests/unit/unit.h \
@@ -290,9 +290,9 @@ lifecycle-man: $(O)/tests/test_lifecycle
 
 # llama-bench's JSON, on Cua's raw files (tests/fixtures/real-bench).
 $(O)/tests/test_bench: tests/unit/test_bench.c common/mc_bench.c \
-    common/mc_bench.h | need-deps $(O)/tests
-	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Icommon $< common/mc_bench.c -o $@ \
-	    -lcmocka -ljansson -lm $(LDFLAGS_SAN)
+    common/mc_bench.h common/mc_util.c | need-deps $(O)/tests
+	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Icommon $< common/mc_bench.c \
+	    common/mc_util.c -o $@ -lcmocka -ljansson -lm $(LDFLAGS_SAN)
 
 $(O)/tests/test_mc_client: tests/unit/test_mc_client.c common/mc_client.c \
     common/mc_rpc.c common/mc_util.c common/*.h | need-deps $(O)/tests

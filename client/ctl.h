@@ -102,14 +102,18 @@ void	ctl_unlock_free(struct ctl_unlock *);
 int	ctl_run(struct ctl *, const struct ctl_unlock *, bool unlocked,
 	    char **argv, int out, int err, struct ctl_outcome *);
 void	ctl_tmp_name(char *buf, size_t len, const char *what);
+void	ctl_signals_init(void);
+void	ctl_signals_catch(void);
+int	ctl_signal_caught(void);
+void	ctl_signals_die(void);
 
 /* ctl_bench.c, ctl_evidence.c: one bench, its runs and its evidence. */
 struct ctl_bench_run {
 	int			 round;		/* from 1 */
 	bool			 unlocked;
 	int			 status;
-	char			 json[PATH_MAX];	/* its stdout */
-	char			 log[PATH_MAX];		/* its stderr */
+	char			 json[64];	/* its stdout, in the folder */
+	char			 log[64];	/* its stderr */
 	char			 proof[768];	/* the shim's report, judged */
 };
 
@@ -120,7 +124,8 @@ struct ctl_bench {
 	struct ctl_bench_run	*runs;
 	int			 nruns;
 	struct mc_bench_run	 sides[2];	/* stock, unlocked */
-	char			 dir[PATH_MAX];	/* the evidence */
+	char			 dir[PATH_MAX];	/* the evidence, absolute */
+	int			 dirfd;		/* held open: see ctl_bench_dir */
 	bool			 temporary;	/* no --out: removed after */
 	char			 refused[2048];	/* why there is no ratio */
 };
@@ -128,7 +133,7 @@ struct ctl_bench {
 int	ctl_evidence_write(struct ctl *, const struct ctl_bench *);
 void	ctl_evidence_record(struct ctl *, const struct ctl_bench *,
 	    json_t *summary);
-void	ctl_evidence_remove(const char *dir);
+void	ctl_evidence_remove(const struct ctl_bench *);
 
 /* metalcapctl.c: talking to the daemon, errors printed once. */
 int	ctl_call(struct ctl *, const char *method, char *const *params,

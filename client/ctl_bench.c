@@ -31,108 +31,155 @@ static const char *const ctl_bench_side[] = { "stock", "unlocked" };
 
 /*
  * llama-bench's arguments with "-o json" ensured: added when no output
- * format is named, refused when another one is.  NULL on refusal.
+ * format is named, refused when another one is, anywhere.  llama-bench
+ * reads "-o FORMAT" as two words only.  NULL on refusal.
  */
 static char **
 ctl_bench_args(int argc, char **argv)
 {
 	char	**args;
+	bool	  named = false;
 	int	  i;
 
-	for (i = 1; i < argc; i++)
-		if (strcmp(argv[i], "-o") == 0 || strcmp(argv[i],
-		    "--output") == 0) {
-			if (i + 1 < argc && strcmp(argv[i + 1], "json") == 0)
-				break;
+	for (i = 1; i < argc; i++) {
+		if (strncmp(argv[i], "-o=", 3) == 0 ||
+		    strncmp(argv[i], "--output=", 9) == 0) {
+			fprintf(stderr, "metalcapctl: bench: llama-bench takes "
+			    "'-o json' as two words, not %s\n", argv[i]);
+			return NULL;
+		}
+		if (strcmp(argv[i], "-o") != 0 && strcmp(argv[i],
+		    "--output") != 0)
+			continue;
+		if (i + 1 == argc || strcmp(argv[i + 1], "json") != 0) {
 			fprintf(stderr, "metalcapctl: bench reads "
 			    "llama-bench's JSON: give %s json, or leave the "
 			    "option out\n", argv[i]);
 			return NULL;
 		}
+		named = true;
+		i++;
+	}
 	args = calloc((size_t)argc + 3, sizeof *args);
 	memcpy(args, argv, (size_t)argc * sizeof *args);
-	if (i == argc) {
+	if (!named) {
 		args[argc] = "-o";
 		args[argc + 1] = "json";
 	}
 	return args;
 }
 
-/* --out DIR made (it must be new or empty: evidence is never mixed). */
+/*
+ * Whether the folder just opened may take evidence: ours, writable by
+ * nobody else (another user could otherwise plant a link in it), and
+ * empty (evidence is never mixed).  NULL, or why not.
+ */
+static const char *
+ctl_bench_dir_unfit(int fd)
+{
+	struct stat	 sb;
+	struct dirent	*de;
+	DIR		*d;
+	int		 copy;
+
+	if (fstat(fd, &sb) == -1 || sb.st_uid != geteuid())
+		return "not your folder";
+	if (sb.st_mode & (S_IWGRP | S_IWOTH))
+		return "others may write in it";
+	if ((copy = dup(fd)) == -1 || (d = fdopendir(copy)) == NULL)
+		return strerror(errno);
+	while ((de = readdir(d)) != NULL && (strcmp(de->d_name, ".") == 0 ||
+	    strcmp(de->d_name, "..") == 0))
+		;
+	closedir(d);
+	return de != NULL ? "not empty; evidence goes into a new folder" :
+	    NULL;
+}
+
+/*
+ * The evidence folder, --out DIR or a temporary one, held open: every
+ * file in it is then made with openat, O_EXCL and O_NOFOLLOW, so nothing
+ * planted in it during a long benchmark is followed or overwritten.
+ */
 static int
 ctl_bench_dir(struct ctl_bench *b, const char *out)
 {
-	struct dirent	*de;
-	DIR		*d;
+	char		 path[PATH_MAX];
+	const char	*why;
+	struct stat	 sb;
 
 	if (out == NULL) {
-		ctl_tmp_name(b->dir, sizeof b->dir, "bench");
+		ctl_tmp_name(path, sizeof path, "bench");
 		b->temporary = true;
-		if (mkdtemp(b->dir) != NULL)
-			return 0;
-		fprintf(stderr, "metalcapctl: bench: %s: %s\n", b->dir,
-		    strerror(errno));
-		return -1;
-	}
-	if (mc_fmt(b->dir, sizeof b->dir, "%s", out) == -1 ||
-	    (mkdir(out, 0755) == -1 && errno != EEXIST)) {
-		fprintf(stderr, "metalcapctl: bench: --out %s: %s\n", out,
-		    strerror(errno ? errno : ENAMETOOLONG));
-		return -1;
-	}
-	if ((d = opendir(out)) == NULL) {
+		if (mkdtemp(path) == NULL) {
+			fprintf(stderr, "metalcapctl: bench: %s: %s\n", path,
+			    strerror(errno));
+			return -1;
+		}
+		out = path;
+	} else if (mkdir(out, 0755) == -1 && errno != EEXIST) {
 		fprintf(stderr, "metalcapctl: bench: --out %s: %s\n", out,
 		    strerror(errno));
 		return -1;
 	}
-	while ((de = readdir(d)) != NULL && de->d_name[0] == '.')
-		;
-	closedir(d);
-	if (de != NULL) {
-		fprintf(stderr, "metalcapctl: bench: --out %s: not empty; "
-		    "evidence goes into a new folder\n", out);
+	if ((b->dirfd = open(out, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1) {
+		/* Linux says ENOTDIR for a link with O_DIRECTORY, macOS ELOOP. */
+		fprintf(stderr, "metalcapctl: bench: --out %s: %s\n", out,
+		    errno == ELOOP || (lstat(out, &sb) == 0 &&
+		    S_ISLNK(sb.st_mode)) ? "a symbolic link, not followed" :
+		    strerror(errno));
 		return -1;
 	}
+	if ((why = ctl_bench_dir_unfit(b->dirfd)) != NULL) {
+		fprintf(stderr, "metalcapctl: bench: --out %s: %s\n", out, why);
+		return -1;
+	}
+	if (realpath(out, b->dir) == NULL)
+		snprintf(b->dir, sizeof b->dir, "%s", out);
 	return 0;
 }
 
 /* The last lines of a run's stderr, where llama.cpp says what failed. */
 static void
-ctl_bench_tail(const char *path)
+ctl_bench_tail(const struct ctl_bench *b, const struct ctl_bench_run *r)
 {
 	char	 buf[2048];
-	FILE	*f;
-	long	 size;
-	size_t	 n;
+	off_t	 size;
+	ssize_t	 n;
+	int	 fd;
 
-	if ((f = fopen(path, "r")) == NULL)
+	if ((fd = openat(b->dirfd, r->log, O_RDONLY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1)
 		return;
-	fseek(f, 0, SEEK_END);
-	size = ftell(f);
-	fseek(f, size > (long)sizeof buf - 1 ? size - (long)sizeof buf + 1 :
-	    0, SEEK_SET);
-	n = fread(buf, 1, sizeof buf - 1, f);
-	buf[n] = '\0';
-	fclose(f);
-	fprintf(stderr, "--- the end of %s\n%s%s---\n", path, buf,
+	size = lseek(fd, 0, SEEK_END);
+	n = pread(fd, buf, sizeof buf - 1, size > (off_t)sizeof buf - 1 ?
+	    size - (off_t)sizeof buf + 1 : 0);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	fprintf(stderr, "--- the end of %s's stderr%s\n%s%s---\n", r->log,
+	    b->temporary ? " (not kept: no --out)" : "", buf,
 	    n > 0 && buf[n - 1] != '\n' ? "\n" : "");
 }
 
 /* A run's stdout and stderr files in the evidence folder, created new. */
 static int
-ctl_bench_open(struct ctl_bench_run *r, const char *dir, int *out, int *err)
+ctl_bench_open(const struct ctl_bench *b, struct ctl_bench_run *r, int *out,
+    int *err)
 {
-	if (mc_fmt(r->json, sizeof r->json, "%s/%s-%d.json", dir,
-	    ctl_bench_side[r->unlocked], r->round) == -1 ||
-	    mc_fmt(r->log, sizeof r->log, "%s/%s-%d.stderr", dir,
-	    ctl_bench_side[r->unlocked], r->round) == -1)
-		return -1;
-	*out = open(r->json, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	*err = open(r->log, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	const int	flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC;
+
+	snprintf(r->json, sizeof r->json, "%s-%d.json",
+	    ctl_bench_side[r->unlocked], r->round);
+	snprintf(r->log, sizeof r->log, "%s-%d.stderr",
+	    ctl_bench_side[r->unlocked], r->round);
+	*out = openat(b->dirfd, r->json, flags, 0644);
+	*err = openat(b->dirfd, r->log, flags, 0644);
 	if (*out != -1 && *err != -1)
 		return 0;
-	fprintf(stderr, "metalcapctl: bench: %s: %s\n", *out == -1 ? r->json :
-	    r->log, strerror(errno));
+	fprintf(stderr, "metalcapctl: bench: %s/%s: %s\n", b->dir,
+	    *out == -1 ? r->json : r->log, strerror(errno));
 	if (*out != -1)
 		close(*out);
 	if (*err != -1)
@@ -161,19 +208,23 @@ ctl_bench_take(struct ctl_bench *b, struct ctl_bench_run *r)
 {
 	struct mc_bench_run	*run = calloc(1, sizeof *run);
 	char			*text = NULL, why[768];
-	size_t			 len;
-	FILE			*f;
-	int			 rc = -1;
+	size_t			 len = 0;
+	ssize_t			 n;
+	int			 fd, rc = -1;
 
-	if ((f = fopen(r->json, "r")) == NULL) {
+	if ((fd = openat(b->dirfd, r->json, O_RDONLY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1) {
 		mc_fmt(b->refused, sizeof b->refused, "%s: %s", r->json,
 		    strerror(errno));
 		goto out;
 	}
 	text = malloc(CTL_BENCH_JSON_MAX + 1);
-	len = fread(text, 1, CTL_BENCH_JSON_MAX, f);
+	while (len < CTL_BENCH_JSON_MAX && ((n = read(fd, text + len,
+	    CTL_BENCH_JSON_MAX - len)) > 0 || (n == -1 && errno == EINTR)))
+		if (n > 0)
+			len += (size_t)n;
 	text[len] = '\0';
-	fclose(f);
+	close(fd);
 	if (len == CTL_BENCH_JSON_MAX)
 		mc_fmt(b->refused, sizeof b->refused, "%s: over %d bytes",
 		    r->json, CTL_BENCH_JSON_MAX);
@@ -202,7 +253,8 @@ ctl_bench_one(struct ctl *c, struct ctl_bench *b, char **args,
 	struct ctl_outcome	o;
 	int			out, err;
 
-	if (ctl_bench_open(r, b->dir, &out, &err) == -1) {
+	r->status = -1;		/* "not started", until it is */
+	if (ctl_bench_open(b, r, &out, &err) == -1) {
 		mc_fmt(b->refused, sizeof b->refused, "cannot write the "
 		    "evidence folder %s", b->dir);
 		return -1;
@@ -211,12 +263,17 @@ ctl_bench_one(struct ctl *c, struct ctl_bench *b, char **args,
 	close(out);
 	close(err);
 	r->status = o.status;
+	if (ctl_signal_caught()) {
+		mc_fmt(b->refused, sizeof b->refused, "interrupted by signal "
+		    "%d in round %d", ctl_signal_caught(), r->round);
+		return -1;
+	}
 	snprintf(r->proof, sizeof r->proof, "%s", o.why);
 	if (o.status != 0) {
 		mc_fmt(b->refused, sizeof b->refused, "round %d, %s: %s exited "
 		    "with status %d%s%s", r->round, ctl_bench_side[r->unlocked],
 		    b->unlock.program, o.status, o.why[0] ? ": " : "", o.why);
-		ctl_bench_tail(r->log);
+		ctl_bench_tail(b, r);
 		return -1;
 	}
 	if (r->unlocked && !o.injected) {
@@ -247,6 +304,11 @@ ctl_bench_rounds(struct ctl *c, struct ctl_bench *b, char **args)
 		mc_fmt(b->refused, sizeof b->refused, "stock and unlocked ran "
 		    "different models, builds or settings: stock %s; unlocked "
 		    "%s", b->sides[0].identity, b->sides[1].identity);
+		return -1;
+	}
+	if (!mc_bench_same_tests(&b->sides[0], &b->sides[1])) {
+		mc_fmt(b->refused, sizeof b->refused, "stock and unlocked ran "
+		    "different tests");
 		return -1;
 	}
 	return 0;
@@ -296,6 +358,8 @@ ctl_bench_summary(const struct ctl_bench *b)
 {
 	const struct mc_bench_test	*s, *u;
 	json_t				*tests = json_array();
+	char				 refused[sizeof b->refused];
+	char				 dir[PATH_MAX];
 	size_t				 i;
 
 	for (i = 0; b->refused[0] == '\0' && i < b->sides[0].ntests; i++) {
@@ -307,16 +371,20 @@ ctl_bench_summary(const struct ctl_bench *b)
 			    ctl_bench_side_json(u), "ratio", s->median > 0 ?
 			    u->median / s->median : 0));
 	}
+	mc_text(refused, sizeof refused, b->refused);
+	mc_text(dir, sizeof dir, b->dir);
 	return json_pack("{s:s, s:s, s:I, s:o, s:o, s:o}", "profile",
 	    b->unlock.profile->name, "model_type", b->sides[0].model_type,
 	    "rounds", (json_int_t)b->rounds, "tests", tests, "refused",
-	    b->refused[0] ? json_string(b->refused) : json_null(), "evidence",
-	    b->temporary ? json_null() : json_string(b->dir));
+	    refused[0] ? json_string(refused) : json_null(), "evidence",
+	    b->temporary ? json_null() : json_string(dir));
 }
 
 static void
 ctl_bench_free(struct ctl_bench *b)
 {
+	if (b->dirfd != -1)
+		close(b->dirfd);
 	ctl_unlock_free(&b->unlock);
 	free(b->runs);
 	free(b);
@@ -329,9 +397,11 @@ cmd_bench(struct ctl *c, const struct ctl_command *cmd, int argc,
 	struct ctl_bench	*b = calloc(1, sizeof *b);
 	json_t			*summary;
 	char			**args;
+	bool			  ratio, kept = false;
 	int			  rc = 1;
 
 	(void)cmd;
+	b->dirfd = -1;
 	b->rounds = c->opts.samples ? c->opts.samples : CTL_BENCH_ROUNDS;
 	b->runs = calloc((size_t)b->rounds * 2, sizeof *b->runs);
 	if ((args = ctl_bench_args(argc, argv)) == NULL) {
@@ -339,6 +409,7 @@ cmd_bench(struct ctl *c, const struct ctl_command *cmd, int argc,
 		return EXIT_USAGE;
 	}
 	b->args = args;
+	ctl_signals_catch();
 	if (ctl_unlock_prepare(c, argv[0], &b->unlock) == -1) {
 		fprintf(stderr, "metalcapctl: bench: %s\n", b->unlock.why);
 		goto out;
@@ -347,27 +418,33 @@ cmd_bench(struct ctl *c, const struct ctl_command *cmd, int argc,
 		rc = EXIT_USAGE;
 		goto out;
 	}
-	if (ctl_bench_rounds(c, b, args) == 0)
+	if ((ratio = ctl_bench_rounds(c, b, args) == 0))
 		rc = 0;
 	else
 		fprintf(stderr, "metalcapctl: bench: %s\n", b->refused);
-	if (!b->temporary && ctl_evidence_write(c, b) == -1)
+	if (!b->temporary && (kept = ctl_evidence_write(c, b) == 0) == false)
 		rc = 1;
-	summary = ctl_bench_summary(b);
-	if (c->json) {
+	if ((summary = ctl_bench_summary(b)) == NULL) {
+		fprintf(stderr, "metalcapctl: bench: cannot put the outcome "
+		    "into JSON\n");
+		rc = 1;
+	} else if (c->json) {
 		json_dumpf(summary, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
 		putchar('\n');
-	} else if (rc == 0)
+	} else if (ratio)
 		ctl_bench_table(b);
-	ctl_evidence_record(c, b, summary);
+	/* An interrupted bench says nothing about this guest. */
+	if (summary != NULL && !ctl_signal_caught())
+		ctl_evidence_record(c, b, summary);
 	json_decref(summary);
-	if (!b->temporary)
+	if (kept)
 		fprintf(stderr, "bench: evidence in %s (check it with "
 		    "shasum -a 256 -c SHA256SUMS)\n", b->dir);
-	else
-		ctl_evidence_remove(b->dir);
+	else if (b->temporary)
+		ctl_evidence_remove(b);
 out:
 	free(args);
 	ctl_bench_free(b);
+	ctl_signals_die();
 	return rc;
 }

@@ -7,6 +7,8 @@
  * numbers, and SHA256SUMS over all of them (shasum -a 256 -c checks it).
  */
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,24 +19,49 @@
 #include "mc_sha256.h"
 #include "mc_util.h"
 
+/* A new file of the folder (see ctl_bench_dir: nothing planted is used). */
 static FILE *
-ctl_evidence_open(const char *dir, const char *name)
+ctl_evidence_open(const struct ctl_bench *b, const char *name)
 {
-	char	 path[PATH_MAX];
 	FILE	*f = NULL;
+	int	 fd;
 
-	if (mc_fmt(path, sizeof path, "%s/%s", dir, name) == 0)
-		f = fopen(path, "w");
+	if ((fd = openat(b->dirfd, name, O_WRONLY | O_CREAT | O_EXCL |
+	    O_NOFOLLOW | O_CLOEXEC, 0644)) != -1 &&
+	    (f = fdopen(fd, "w")) == NULL)
+		close(fd);
 	if (f == NULL)
-		fprintf(stderr, "metalcapctl: bench: cannot write %s/%s\n", dir,
-		    name);
+		fprintf(stderr, "metalcapctl: bench: cannot write %s/%s: %s\n",
+		    b->dir, name, strerror(errno));
 	return f;
 }
 
-/* A CSV field as RFC 4180 has it: quoted when it holds , " or a newline. */
+/*
+ * Outside text (llama-bench's, a path, a reason) as one Markdown line:
+ * whole UTF-8 characters, controls and backquotes as '?', so it cannot
+ * start a line, a heading or a code span of its own.
+ */
+static const char *
+ctl_evidence_md(char *buf, size_t len, const char *s)
+{
+	char	*p;
+
+	mc_text(buf, len, s);
+	for (p = buf; (p = strchr(p, '`')) != NULL; p++)
+		*p = '?';
+	return buf;
+}
+
+/*
+ * A CSV field as RFC 4180 has it: quoted when it holds , " or a newline;
+ * a leading = + - @ made text with a quote first, or a spreadsheet would
+ * run it as a formula (OWASP, CSV injection).
+ */
 static void
 ctl_evidence_csv_field(FILE *f, const char *s)
 {
+	if (strchr("=+-@", *s) != NULL && *s != '\0')
+		fputc('\'', f);
 	if (strpbrk(s, ",\"\r\n") == NULL) {
 		fputs(s, f);
 		return;
@@ -57,7 +84,7 @@ ctl_evidence_csv(const struct ctl_bench *b)
 	size_t				 i;
 	FILE				*f;
 
-	if ((f = ctl_evidence_open(b->dir, "results.csv")) == NULL)
+	if ((f = ctl_evidence_open(b, "results.csv")) == NULL)
 		return -1;
 	snprintf(workload, sizeof workload, "%s (llama.cpp)",
 	    b->sides[0].model_type);
@@ -75,14 +102,32 @@ ctl_evidence_csv(const struct ctl_bench *b)
 	return fclose(f) == 0 ? 0 : -1;
 }
 
-/* An argument as a POSIX shell reads it back: quoted unless plain. */
+/*
+ * An argument as a shell reads it back: bare when plain, else in single
+ * quotes; one with a control character in $'...' (zsh, bash), so that
+ * the command stays on its line.
+ */
 static void
 ctl_evidence_quote(FILE *f, const char *arg)
 {
+	const unsigned char	*p;
+
 	if (*arg != '\0' && strspn(arg, "abcdefghijklmnopqrstuvwxyz"
 	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%") ==
 	    strlen(arg)) {
 		fputs(arg, f);
+		return;
+	}
+	for (p = (const unsigned char *)arg; *p >= 0x20 && *p != 0x7f; p++)
+		;
+	if (*p != '\0') {
+		fputs("$'", f);
+		for (p = (const unsigned char *)arg; *p != '\0'; p++)
+			if (*p < 0x20 || *p == 0x7f || *p == '\'' || *p == '\\')
+				fprintf(f, "\\x%02x", *p);
+			else
+				fputc(*p, f);
+		fputc('\'', f);
 		return;
 	}
 	fputc('\'', f);
@@ -94,19 +139,24 @@ ctl_evidence_quote(FILE *f, const char *arg)
 	fputc('\'', f);
 }
 
-/* "- LABEL: `path`, SHA-256 `hex`", or why it has none. */
+/* "- LABEL: `path`" and its SHA-256, or why it has none. */
 static void
 ctl_evidence_hash(FILE *f, const char *label, const char *path)
 {
-	char	hex[MC_SHA256_HEX], why[PATH_MAX + 64];
+	char	hex[MC_SHA256_HEX], why[PATH_MAX + 64], real[PATH_MAX];
+	char	shown[PATH_MAX], text[sizeof why];
 
-	if (path[0] == '\0')
+	if (path[0] == '\0') {
 		fprintf(f, "- %s: not recorded by llama-bench\n", label);
-	else if (mc_sha256_file(path, hex, why, sizeof why) == -1)
-		fprintf(f, "- %s: `%s`, SHA-256 unavailable: %s\n", label, path,
-		    why);
+		return;
+	}
+	ctl_evidence_md(shown, sizeof shown, realpath(path, real) ? real :
+	    path);
+	if (mc_sha256_file(path, hex, why, sizeof why) == -1)
+		fprintf(f, "- %s: `%s`, SHA-256 unavailable: %s\n", label,
+		    shown, ctl_evidence_md(text, sizeof text, why));
 	else
-		fprintf(f, "- %s: `%s`\n- %s SHA-256: `%s`\n", label, path,
+		fprintf(f, "- %s: `%s`\n- %s SHA-256: `%s`\n", label, shown,
 		    label, hex);
 }
 
@@ -114,16 +164,21 @@ static void
 ctl_evidence_runs(FILE *f, const struct ctl_bench *b)
 {
 	const struct ctl_bench_run	*r;
+	char				 proof[sizeof r->proof], status[32];
 	int				 i;
 
 	fprintf(f, "\n## Runs\n\nIn order; stock first in odd rounds, "
 	    "unlocked first in even ones.\n\n");
 	for (i = 0; i < b->nruns; i++) {
 		r = &b->runs[i];
-		fprintf(f, "- round %d, %s: exit %d, `%s`%s%s\n", r->round,
-		    r->unlocked ? "unlocked" : "stock", r->status,
-		    strrchr(r->json, '/') + 1, r->unlocked ? "; " : "",
-		    r->unlocked ? r->proof : "");
+		if (r->status == -1)
+			snprintf(status, sizeof status, "not started");
+		else
+			snprintf(status, sizeof status, "exit %d", r->status);
+		fprintf(f, "- round %d, %s: %s, `%s`%s%s\n", r->round,
+		    r->unlocked ? "unlocked" : "stock", status, r->json,
+		    r->unlocked ? "; " : "", r->unlocked ? ctl_evidence_md(
+		    proof, sizeof proof, r->proof) : "");
 	}
 }
 
@@ -134,11 +189,12 @@ ctl_evidence_metadata(struct ctl *c, const struct ctl_bench *b)
 	const struct ctl_unlock	*u = &b->unlock;
 	const struct profile	*p = u->profile;
 	char			 os[256], model[128], when[32];
+	char			 t1[sizeof b->refused], t2[256], t3[256];
 	time_t			 now = time(NULL);
 	FILE			*f;
 	char			**a;
 
-	if ((f = ctl_evidence_open(b->dir, "metadata.md")) == NULL)
+	if ((f = ctl_evidence_open(b, "metadata.md")) == NULL)
 		return -1;
 	platform_host(os, sizeof os, model, sizeof model);
 	strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
@@ -147,18 +203,23 @@ ctl_evidence_metadata(struct ctl *c, const struct ctl_bench *b)
 	    "- Hardware model: `%s`\n- GPU as llama-bench reports it: %s\n"
 	    "- GPU as metalcap-probe reports it: %s\n", when,
 	    b->refused[0] ? "no ratio: " : "ratios in results.csv",
-	    b->refused, os, model, b->sides[0].gpu_info[0] ?
-	    b->sides[0].gpu_info : "(no run parsed)", u->device[0] ?
-	    u->device : "(not reported)");
+	    ctl_evidence_md(t1, sizeof t1, b->refused),
+	    ctl_evidence_md(t2, sizeof t2, os),
+	    ctl_evidence_md(t3, sizeof t3, model), b->sides[0].gpu_info[0] ?
+	    ctl_evidence_md(os, sizeof os, b->sides[0].gpu_info) :
+	    "(no run parsed)", u->device[0] ? ctl_evidence_md(model,
+	    sizeof model, u->device) : "(not reported)");
 	fprintf(f, "\n## metalcap\n\n- Version: %s\n- Profile: %s "
 	    "(AppleFamilyMax %llu, MaxThreadgroupMemory %llu, "
 	    "RecommendedWorkingSetSize %llu)\n- Probe verdict: %s, by %s\n",
 	    MC_VERSION, p->name, (unsigned long long)p->family_max,
 	    (unsigned long long)p->threadgroup_memory,
-	    (unsigned long long)p->working_set, u->verdict, u->prober);
+	    (unsigned long long)p->working_set, u->verdict,
+	    ctl_evidence_md(t1, sizeof t1, u->prober));
 	ctl_evidence_hash(f, "Shim", c->paths.shim);
 	fprintf(f, "\n## Workload\n\n- llama.cpp build: `%s` (build %lld)\n",
-	    b->sides[0].build, b->sides[0].build_number);
+	    ctl_evidence_md(t2, sizeof t2, b->sides[0].build),
+	    b->sides[0].build_number);
 	ctl_evidence_hash(f, "Benchmark binary", u->program);
 	ctl_evidence_hash(f, "Model", b->sides[0].model_file);
 	fprintf(f, "- Command:");
@@ -172,42 +233,80 @@ ctl_evidence_metadata(struct ctl *c, const struct ctl_bench *b)
 }
 
 static int
-ctl_evidence_name_cmp(const struct dirent **a, const struct dirent **b)
+ctl_evidence_name_cmp(const void *a, const void *b)
 {
-	return strcmp((*a)->d_name, (*b)->d_name);
+	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static int
-ctl_evidence_visible(const struct dirent *de)
+/* The folder's file names but SHA256SUMS, sorted; NULL-ended, or NULL. */
+static char **
+ctl_evidence_names(const struct ctl_bench *b)
 {
-	return de->d_name[0] != '.' && strcmp(de->d_name, "SHA256SUMS") != 0;
+	struct dirent	 *de;
+	DIR		 *d;
+	char		**names = NULL;
+	size_t		  n = 0;
+	int		  fd;
+
+	if ((fd = dup(b->dirfd)) == -1 || (d = fdopendir(fd)) == NULL) {
+		if (fd != -1)
+			close(fd);
+		return NULL;
+	}
+	rewinddir(d);
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.' || strcmp(de->d_name,
+		    "SHA256SUMS") == 0)
+			continue;
+		names = realloc(names, (n + 2) * sizeof *names);
+		names[n++] = strdup(de->d_name);
+	}
+	closedir(d);
+	if (names == NULL)
+		names = calloc(1, sizeof *names);
+	names[n] = NULL;
+	qsort(names, n, sizeof *names, ctl_evidence_name_cmp);
+	return names;
+}
+
+static void
+ctl_evidence_free_names(char **names)
+{
+	size_t	i;
+
+	for (i = 0; names != NULL && names[i] != NULL; i++)
+		free(names[i]);
+	free(names);
 }
 
 /* SHA256SUMS over every other file, in the format sha256sum -c reads. */
 static int
-ctl_evidence_sums(const char *dir)
+ctl_evidence_sums(const struct ctl_bench *b)
 {
-	struct dirent	**names;
-	char		  path[PATH_MAX], hex[MC_SHA256_HEX];
-	char		  why[PATH_MAX + 64];
-	int		  n, i, rc = 0;
-	FILE		 *f;
+	char	**names, hex[MC_SHA256_HEX], why[PATH_MAX + 64];
+	FILE	 *f;
+	size_t	  i;
+	int	  fd, rc = 0;
 
-	if ((n = scandir(dir, &names, ctl_evidence_visible,
-	    ctl_evidence_name_cmp)) == -1 ||
-	    (f = ctl_evidence_open(dir, "SHA256SUMS")) == NULL)
+	if ((names = ctl_evidence_names(b)) == NULL)
 		return -1;
-	for (i = 0; i < n; i++) {
-		if (mc_fmt(path, sizeof path, "%s/%s", dir,
-		    names[i]->d_name) == -1 ||
-		    mc_sha256_file(path, hex, why, sizeof why) == -1) {
-			fprintf(stderr, "metalcapctl: bench: %s\n", why);
+	if ((f = ctl_evidence_open(b, "SHA256SUMS")) == NULL) {
+		ctl_evidence_free_names(names);
+		return -1;
+	}
+	for (i = 0; names[i] != NULL; i++) {
+		fd = openat(b->dirfd, names[i], O_RDONLY | O_NOFOLLOW |
+		    O_CLOEXEC);
+		if (fd == -1 || mc_sha256_fd(fd, names[i], hex, why,
+		    sizeof why) == -1) {
+			fprintf(stderr, "metalcapctl: bench: %s/%s: %s\n",
+			    b->dir, names[i], fd == -1 ? strerror(errno) :
+			    why);
 			rc = -1;
 		} else
-			fprintf(f, "%s  %s\n", hex, names[i]->d_name);
-		free(names[i]);
+			fprintf(f, "%s  %s\n", hex, names[i]);
 	}
-	free(names);
+	ctl_evidence_free_names(names);
 	return fclose(f) == 0 ? rc : -1;
 }
 
@@ -221,7 +320,7 @@ ctl_evidence_write(struct ctl *c, const struct ctl_bench *b)
 		rc = -1;
 	if (ctl_evidence_metadata(c, b) == -1)
 		rc = -1;
-	if (ctl_evidence_sums(b->dir) == -1)
+	if (ctl_evidence_sums(b) == -1)
 		rc = -1;
 	return rc;
 }
@@ -235,17 +334,19 @@ void
 ctl_evidence_record(struct ctl *c, const struct ctl_bench *b,
     json_t *summary)
 {
-	char	path[PATH_MAX], tmp[PATH_MAX + 8], why[PATH_MAX + 64];
+	char	path[PATH_MAX], tmp[PATH_MAX + 32], why[PATH_MAX + 64];
 
+	/* Each bench writes aside under its own name: two may run at once. */
 	if (paths_mkdir(c->paths.state, 0700, why, sizeof why) == -1 ||
 	    mc_fmt(path, sizeof path, "%s/bench-last.json",
 	    c->paths.state) == -1 ||
-	    mc_fmt(tmp, sizeof tmp, "%s.tmp", path) == -1)
+	    mc_fmt(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid()) == -1)
 		return;
+	mc_text(why, sizeof why, b->dir);
 	json_object_set_new(summary, "date", json_integer((json_int_t)
 	    time(NULL)));
 	json_object_set_new(summary, "evidence", b->temporary ? json_null() :
-	    json_string(b->dir));
+	    json_string(why));
 	if (json_dump_file(summary, tmp, JSON_COMPACT) == 0)
 		rename(tmp, path);
 	else
@@ -254,21 +355,13 @@ ctl_evidence_record(struct ctl *c, const struct ctl_bench *b,
 
 /* A temporary folder's runs, then the folder. */
 void
-ctl_evidence_remove(const char *dir)
+ctl_evidence_remove(const struct ctl_bench *b)
 {
-	struct dirent	**names;
-	char		  path[PATH_MAX];
-	int		  n, i;
+	char	**names = ctl_evidence_names(b);
+	size_t	  i;
 
-	if ((n = scandir(dir, &names, ctl_evidence_visible,
-	    ctl_evidence_name_cmp)) != -1) {
-		for (i = 0; i < n; i++) {
-			if (mc_fmt(path, sizeof path, "%s/%s", dir,
-			    names[i]->d_name) == 0)
-				unlink(path);
-			free(names[i]);
-		}
-		free(names);
-	}
-	rmdir(dir);
+	for (i = 0; names != NULL && names[i] != NULL; i++)
+		unlinkat(b->dirfd, names[i], 0);
+	ctl_evidence_free_names(names);
+	rmdir(b->dir);
 }

@@ -183,11 +183,11 @@ ctl_doctor_bench(json_t *last)
 		printf("no ratio from the bench of %s: %s", when, refused);
 	json_array_foreach(json_object_get(last, "tests"), i, t)
 		printf("%s%s %.2fx", i ? ", " : "", json_string_value(
-		    json_object_get(t, "name")), json_real_value(
+		    json_object_get(t, "name")) ?: "?", json_real_value(
 		    json_object_get(t, "ratio")));
 	if (refused == NULL)
 		printf(" (profile %s, %s)", json_string_value(json_object_get(
-		    last, "profile")), when);
+		    last, "profile")) ?: "?", when);
 	if (dir != NULL)
 		printf("\n             evidence in %s\n", dir);
 	else

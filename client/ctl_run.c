@@ -28,68 +28,135 @@
 
 #define CTL_PROBE_STAGE_MS	"30000"		/* probe.h: a cold compile */
 
-static volatile sig_atomic_t	ctl_child;
+/*
+ * Signals while exec or bench runs: caught from the command's start to its
+ * end, so that nothing it made is left behind.  The terminal's ^C and ^\
+ * reach the program itself (one process group); sent to us alone (kill),
+ * they are passed on, as SIGTERM and SIGHUP always are.  Once the program
+ * is reaped the command stops, cleans up and dies of the same signal
+ * (ctl_signals_die), so a shell script stops as it would for the program.
+ * A signal ignored when metalcapctl started stays ignored, in the program
+ * too, as env(1) leaves it.
+ */
+static volatile sig_atomic_t	ctl_child, ctl_caught;
+static sigset_t			ctl_ignored;	/* at start */
+static const int		ctl_sigs[] = { SIGINT, SIGQUIT, SIGTERM,
+    SIGHUP };
 
-/* Pass a polite stop on to the program, which owns the terminal's work. */
 static void
-ctl_forward(int sig)
+ctl_on_signal(int sig, siginfo_t *si, void *uc)
 {
-	if (ctl_child > 0)
+	(void)uc;
+	ctl_caught = sig;
+	if (ctl_child > 0 && ((sig != SIGINT && sig != SIGQUIT) ||
+	    si == NULL || si->si_pid != 0))
 		kill((pid_t)ctl_child, sig);
+}
+
+/* In main, first: what was ignored, and children reapable. */
+void
+ctl_signals_init(void)
+{
+	static const int	all[] = { SIGINT, SIGQUIT, SIGTERM, SIGHUP,
+	    SIGPIPE };
+	struct sigaction	old;
+	size_t			i;
+
+	sigemptyset(&ctl_ignored);
+	for (i = 0; i < sizeof all / sizeof all[0]; i++)
+		if (sigaction(all[i], NULL, &old) == 0 &&
+		    old.sa_handler == SIG_IGN)
+			sigaddset(&ctl_ignored, all[i]);
+	/* Started with SIGCHLD ignored, waitpid would find no child. */
+	signal(SIGCHLD, SIG_DFL);
+}
+
+void
+ctl_signals_catch(void)
+{
+	struct sigaction	sa = { .sa_sigaction = ctl_on_signal,
+	    .sa_flags = SA_SIGINFO };
+	size_t			i;
+
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < sizeof ctl_sigs / sizeof ctl_sigs[0]; i++)
+		if (!sigismember(&ctl_ignored, ctl_sigs[i]))
+			sigaction(ctl_sigs[i], &sa, NULL);
+}
+
+/* The signal that stopped the command, or 0. */
+int
+ctl_signal_caught(void)
+{
+	return ctl_caught;
+}
+
+/* After cleaning up: die of the signal caught, if one was. */
+void
+ctl_signals_die(void)
+{
+	if (ctl_caught == 0)
+		return;
+	signal(ctl_caught, SIG_DFL);
+	raise(ctl_caught);
 }
 
 /*
  * Start argv[0] (a path) with env; out and err are its stdout and stderr
- * (-1: ours).  Dispositions we set for ourselves (SIGPIPE ignored) are
- * reset, since an ignored signal survives exec.  0, or an errno.
+ * (-1: ours).  Signals are blocked until the pid is known, so none meant
+ * for the program is lost; the program gets the mask and SIGPIPE as they
+ * were when metalcapctl started (it ignores SIGPIPE for itself, and an
+ * ignored signal survives exec).  0, or an errno.
  */
 static int
 ctl_spawn(char *const *argv, char *const *env, int out, int err, pid_t *pid)
 {
 	posix_spawn_file_actions_t	fa;
 	posix_spawnattr_t		attr;
-	sigset_t			deflt;
+	sigset_t			deflt, block, old;
+	size_t				i;
 	int				rc;
 
+	sigemptyset(&block);
+	for (i = 0; i < sizeof ctl_sigs / sizeof ctl_sigs[0]; i++)
+		sigaddset(&block, ctl_sigs[i]);
+	sigprocmask(SIG_BLOCK, &block, &old);
 	posix_spawn_file_actions_init(&fa);
 	posix_spawnattr_init(&attr);
 	sigemptyset(&deflt);
-	sigaddset(&deflt, SIGPIPE);
-	sigaddset(&deflt, SIGINT);
-	sigaddset(&deflt, SIGQUIT);
+	if (!sigismember(&ctl_ignored, SIGPIPE))
+		sigaddset(&deflt, SIGPIPE);
 	posix_spawnattr_setsigdefault(&attr, &deflt);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
+	posix_spawnattr_setsigmask(&attr, &old);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF |
+	    POSIX_SPAWN_SETSIGMASK);
 	if (out != -1)
 		posix_spawn_file_actions_adddup2(&fa, out, STDOUT_FILENO);
 	if (err != -1)
 		posix_spawn_file_actions_adddup2(&fa, err, STDERR_FILENO);
 	rc = posix_spawn(pid, argv[0], &fa, &attr, argv, env);
+	if (rc == 0)
+		ctl_child = *pid;
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&attr);
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	return rc;
 }
 
 /*
- * Wait for pid as a shell would: the terminal's ^C and ^\ reach the
- * program (same process group) and we outlive it to report; SIGTERM and
- * SIGHUP sent to us are passed on.  The status as a shell reports it.
+ * Wait for the program: its status as a shell reports it (128 plus a
+ * signal that ended it), or -1 if it could not be waited for.
  */
 static int
 ctl_wait(pid_t pid)
 {
-	struct sigaction	ign = { .sa_handler = SIG_IGN }, fwd = {
-	    .sa_handler = ctl_forward }, old[4];
-	int			status, i;
-	static const int	sigs[] = { SIGINT, SIGQUIT, SIGTERM, SIGHUP };
+	int	status, rc;
 
-	ctl_child = pid;
-	for (i = 0; i < 4; i++)
-		sigaction(sigs[i], i < 2 ? &ign : &fwd, &old[i]);
-	while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
+	while ((rc = waitpid(pid, &status, 0)) == -1 && errno == EINTR)
 		;
-	for (i = 0; i < 4; i++)
-		sigaction(sigs[i], &old[i], NULL);
 	ctl_child = 0;
+	if (rc == -1)
+		return -1;
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
 	return WEXITSTATUS(status);
@@ -106,21 +173,37 @@ ctl_tmp_name(char *buf, size_t len, const char *what)
 		snprintf(buf, len, "/tmp/metalcap-%s.XXXXXX", what);
 }
 
-/* PROGRAM as execvp would find it, but never handed to a shell. */
+/* An executable regular file, as execve will take it. */
+static bool
+ctl_runnable(const char *path)
+{
+	struct stat	sb;
+
+	return stat(path, &sb) == 0 && S_ISREG(sb.st_mode) &&
+	    access(path, X_OK) == 0;
+}
+
+/*
+ * PROGRAM as execvp would find it (an empty PATH entry is the current
+ * folder; folders and files that cannot run are passed over), but never
+ * handed to a shell.
+ */
 static int
 ctl_resolve(const char *name, char *out, size_t len)
 {
 	const char	*path = getenv("PATH"), *p, *end;
 	char		 dir[PATH_MAX];
 
+	if (*name == '\0')
+		return -1;
 	if (strchr(name, '/') != NULL)
-		return access(name, X_OK) == 0 && mc_fmt(out, len, "%s",
+		return ctl_runnable(name) && mc_fmt(out, len, "%s",
 		    name) == 0 ? 0 : -1;
 	for (p = path ? path : "/usr/bin:/bin"; ; p = end + 1) {
 		end = p + strcspn(p, ":");
 		snprintf(dir, sizeof dir, "%.*s", (int)(end - p), p);
 		if (mc_fmt(out, len, "%s/%s", dir[0] ? dir : ".", name) == 0 &&
-		    access(out, X_OK) == 0)
+		    ctl_runnable(out))
 			return 0;
 		if (*end == '\0')
 			return -1;
@@ -168,6 +251,13 @@ ctl_probe_direct(struct ctl *c, struct ctl_unlock *u)
 		return -1;
 	}
 	r.code = ctl_wait(pid);
+	if (r.code == -1 || ctl_caught != 0) {
+		mc_fmt(u->why, sizeof u->why, "%s: %s", c->paths.probe,
+		    ctl_caught ? "interrupted" : strerror(errno));
+		close(ofd);
+		close(efd);
+		return -1;
+	}
 	if (r.code > 128)
 		r.signal = r.code - 128;
 	n = pread(ofd, r.out, sizeof r.out - 1, 0);
@@ -337,7 +427,11 @@ ctl_judge_report(const struct ctl_unlock *u, struct ctl_outcome *o)
 	const struct shim_seen	*s = &o->seen;
 
 	o->injected = false;
-	if (!s->present)
+	if (!s->present && o->status > 128)
+		snprintf(o->why, sizeof o->why, "pid %ld ended by signal %d "
+		    "before the shim reported (it reports when Metal makes its "
+		    "first device, or at exit)", o->pid, o->status - 128);
+	else if (!s->present)
 		snprintf(o->why, sizeof o->why, "no report from the shim in "
 		    "pid %ld: the injection was dropped (a hardened-runtime, "
 		    "SIP-protected or setuid program, or one that cleared "
@@ -398,7 +492,14 @@ ctl_run(struct ctl *c, const struct ctl_unlock *u, bool unlocked,
 		return -1;
 	}
 	o->pid = pid;
-	o->status = ctl_wait(pid);
+	if ((o->status = ctl_wait(pid)) == -1) {
+		mc_fmt(o->why, sizeof o->why, "pid %ld: %s", (long)pid,
+		    strerror(errno));
+		o->status = EXIT_EXEC_REFUSED;
+		if (unlocked)
+			ctl_report_dir_remove(dir);
+		return -1;
+	}
 	if (unlocked) {
 		marker_read(dir, pid, &o->seen);
 		ctl_report_dir_remove(dir);

@@ -268,6 +268,7 @@ main(int argc, char **argv)
 	char			 why[512];
 	int			 a, rc;
 
+	ctl_signals_init();
 	signal(SIGPIPE, SIG_IGN);
 	if ((a = ctl_options(&c, argc, argv, &sock, &home)) == -1 ||
 	    (cmd = ctl_command(&c, argc, argv, a)) == NULL)

@@ -7,6 +7,7 @@
  * its path, which differs between machines), the build, and the settings
  * that change throughput.  Medians are of the samples, as Cua published.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,13 +15,19 @@
 #include <jansson.h>
 
 #include "mc_bench.h"
+#include "mc_util.h"
 
-/* The keys of a run's identity, in the order they are written. */
+/*
+ * The keys of a run's identity, in the order they are written: the first
+ * four every llama-bench has written; the settings may be missing from
+ * older builds (n_depth came in 2025), and are then compared as null.
+ */
 static const char *const mc_bench_identity_keys[] = {
 	"model_type", "model_size", "model_n_params", "build_commit",
 	"n_threads", "n_gpu_layers", "n_batch", "n_ubatch", "flash_attn",
 	"type_k", "type_v", "n_depth",
 };
+#define MC_BENCH_REQUIRED	4
 
 static int
 mc_bench_cmp(const void *a, const void *b)
@@ -60,27 +67,38 @@ mc_bench_summarize(struct mc_bench_test *t)
 	}
 }
 
-/* "key=value, ..." of the identity keys; -1 when one is missing. */
+/*
+ * "key=value, ..." of the identity keys; -1 when a required one is
+ * missing, or when it does not fit (a cut identity would compare equal
+ * while the settings after the cut differ).
+ */
 static int
 mc_bench_identity(json_t *o, char *buf, size_t len, char *why, size_t whylen)
 {
 	size_t	 i, n = 0;
 	json_t	*v;
 	char	*text;
+	int	 w;
 
 	buf[0] = '\0';
 	for (i = 0; i < sizeof mc_bench_identity_keys /
 	    sizeof mc_bench_identity_keys[0]; i++) {
-		if ((v = json_object_get(o, mc_bench_identity_keys[i])) ==
-		    NULL) {
+		v = json_object_get(o, mc_bench_identity_keys[i]);
+		if (v == NULL && i < MC_BENCH_REQUIRED) {
 			snprintf(why, whylen, "no \"%s\"",
 			    mc_bench_identity_keys[i]);
 			return -1;
 		}
-		text = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
-		n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s=%s",
-		    i ? ", " : "", mc_bench_identity_keys[i], text ? text : "");
+		text = v ? json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
+		w = snprintf(buf + n, len - n, "%s%s=%s", i ? ", " : "",
+		    mc_bench_identity_keys[i], text ? text : "null");
 		free(text);
+		if (w < 0 || (size_t)w >= len - n) {
+			snprintf(why, whylen, "the model, build and settings "
+			    "take over %zu bytes", len - 1);
+			return -1;
+		}
+		n += (size_t)w;
 	}
 	return 0;
 }
@@ -97,6 +115,20 @@ mc_bench_test_for(struct mc_bench_run *run, const char *name)
 	memset(t, 0, sizeof *t);
 	snprintf(t->name, sizeof t->name, "%s", name);
 	return t;
+}
+
+/* Whether two runs hold the same tests (by name, in any order). */
+bool
+mc_bench_same_tests(const struct mc_bench_run *a, const struct mc_bench_run *b)
+{
+	size_t	i;
+
+	if (a->ntests != b->ntests)
+		return false;
+	for (i = 0; i < a->ntests; i++)
+		if (mc_bench_find(b, a->tests[i].name) == NULL)
+			return false;
+	return true;
 }
 
 const struct mc_bench_test *
@@ -144,10 +176,21 @@ mc_bench_object(json_t *o, struct mc_bench_run *run, char *why, size_t whylen)
 		snprintf(why, whylen, "more than %d tests", MC_BENCH_TESTS_MAX);
 		return -1;
 	}
+	if (t->nsamples > 0) {
+		snprintf(why, whylen, "%s twice in one run", name);
+		return -1;
+	}
 	json_array_foreach(samples, i, v) {
-		if (!json_is_number(v) || t->nsamples == MC_BENCH_SAMPLES_MAX) {
+		if (i == MC_BENCH_SAMPLES_MAX) {
+			snprintf(why, whylen, "%s: over %d samples", name,
+			    MC_BENCH_SAMPLES_MAX);
+			return -1;
+		}
+		/* A rate is finite and positive, or the median means nothing. */
+		if (!json_is_number(v) || !isfinite(json_number_value(v)) ||
+		    json_number_value(v) <= 0 || json_number_value(v) > 1e12) {
 			snprintf(why, whylen, "%s: samples_ts[%zu] is not a "
-			    "number, or one too many", name, i);
+			    "tokens-per-second figure", name, i);
 			return -1;
 		}
 		t->samples[t->nsamples++] = json_number_value(v);
@@ -156,12 +199,13 @@ mc_bench_object(json_t *o, struct mc_bench_run *run, char *why, size_t whylen)
 	return 0;
 }
 
+/* A string of the record, printable and cut on a character boundary. */
 static void
 mc_bench_string(json_t *o, const char *key, char *buf, size_t len)
 {
 	const char	*s = json_string_value(json_object_get(o, key));
 
-	snprintf(buf, len, "%s", s != NULL ? s : "");
+	mc_text(buf, len, s != NULL ? s : "");
 }
 
 static void
@@ -213,7 +257,9 @@ mc_bench_parse(const char *text, struct mc_bench_run *run, char *why,
 		}
 		else if (strcmp(run->identity, identity) != 0) {
 			snprintf(why, whylen, "test %zu: another model, build "
-			    "or settings than test 0", i);
+			    "or settings than test 0 (a sweep: bench compares "
+			    "one setting at a time, so give llama-bench single "
+			    "values, not lists)", i);
 			goto out;
 		}
 	}
@@ -239,6 +285,10 @@ mc_bench_merge(struct mc_bench_run *into, const struct mc_bench_run *run,
 	if (strcmp(into->identity, run->identity) != 0) {
 		snprintf(why, whylen, "the runs differ: %s; against %s",
 		    into->identity, run->identity);
+		return -1;
+	}
+	if (!mc_bench_same_tests(into, run)) {
+		snprintf(why, whylen, "the runs hold different tests");
 		return -1;
 	}
 	for (i = 0; i < run->ntests; i++) {

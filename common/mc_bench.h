@@ -7,6 +7,7 @@
 #ifndef MC_BENCH_H
 #define MC_BENCH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define MC_BENCH_TESTS_MAX	16
@@ -20,7 +21,7 @@ struct mc_bench_test {
 };
 
 struct mc_bench_run {
-	char			 identity[512];	/* model, build, settings */
+	char			 identity[2048];	/* model, build, settings */
 	/* For the record, from the first test: what a reader looks for. */
 	char			 model_type[128];	/* "llama 1B Q4_K - Medium" */
 	char			 model_file[1024];	/* model_filename */
@@ -37,6 +38,8 @@ int	mc_bench_merge(struct mc_bench_run *into, const struct mc_bench_run *,
 	    char *why, size_t whylen);
 const struct mc_bench_test *mc_bench_find(const struct mc_bench_run *,
 	    const char *name);
+bool	mc_bench_same_tests(const struct mc_bench_run *,
+	    const struct mc_bench_run *);
 double	mc_bench_median(const double *, size_t);
 
 #endif

@@ -70,16 +70,26 @@ int
 mc_sha256_file(const char *path, char hex[MC_SHA256_HEX], char *why,
     size_t whylen)
 {
-	static const char	 digits[] = "0123456789abcdef";
-	unsigned char		 buf[1 << 16], md[MC_SHA256_LEN];
-	mc_sha256_ctx		 ctx;
-	ssize_t			 n;
-	int			 fd, i, ok;
+	int	fd;
 
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
 		snprintf(why, whylen, "%s: %s", path, strerror(errno));
 		return -1;
 	}
+	return mc_sha256_fd(fd, path, hex, why, whylen);
+}
+
+/* The same of an open file, read from where it stands; closes fd. */
+int
+mc_sha256_fd(int fd, const char *path, char hex[MC_SHA256_HEX], char *why,
+    size_t whylen)
+{
+	static const char	 digits[] = "0123456789abcdef";
+	unsigned char		 buf[1 << 16], md[MC_SHA256_LEN];
+	mc_sha256_ctx		 ctx;
+	ssize_t			 n;
+	int			 i, ok;
+
 	if (!mc_sha256_init(&ctx)) {
 		close(fd);
 		snprintf(why, whylen, "%s: no SHA-256 in the crypto library",

@@ -13,5 +13,7 @@
 
 int	mc_sha256_file(const char *path, char hex[MC_SHA256_HEX], char *why,
 	    size_t whylen);
+int	mc_sha256_fd(int fd, const char *path, char hex[MC_SHA256_HEX],
+	    char *why, size_t whylen);
 
 #endif

@@ -53,11 +53,17 @@ marker_parse(struct shim_seen *s, const char *line)
 {
 	const char	*p;
 
+	char		 raw[sizeof s->hooked];
+
 	memset(s, 0, sizeof *s);
 	s->present = true;
-	marker_field(line, "state", s->state, sizeof s->state);
-	marker_field(line, "class", s->klass, sizeof s->klass);
-	marker_field(line, "hooked", s->hooked, sizeof s->hooked);
+	/* Whatever wrote the file, what is read is printable UTF-8. */
+	if (marker_field(line, "state", raw, sizeof s->state))
+		mc_text(s->state, sizeof s->state, raw);
+	if (marker_field(line, "class", raw, sizeof s->klass))
+		mc_text(s->klass, sizeof s->klass, raw);
+	if (marker_field(line, "hooked", raw, sizeof s->hooked))
+		mc_text(s->hooked, sizeof s->hooked, raw);
 	s->family_max = marker_number(line, "family_max");
 	s->threadgroup_memory = marker_number(line, "threadgroup_memory");
 	if ((p = strstr(line, " reason=")) != NULL) {
@@ -71,21 +77,32 @@ marker_parse(struct shim_seen *s, const char *line)
 
 /*
  * The report of process pid in dir (METALCAP_REPORT was dir); false when
- * there is none, which means the shim never ran in that process.
+ * there is none, which means the shim never ran in that process.  The
+ * shim writes one line; a file with more (the program wrote there too,
+ * or a pid was reused) proves nothing unless every line agrees.
  */
 bool
 marker_read(const char *dir, long pid, struct shim_seen *s)
 {
-	char	 path[PATH_MAX], line[1024];
-	FILE	*f;
-	bool	 found;
+	struct shim_seen	 next;
+	char			 path[PATH_MAX], line[1024];
+	FILE			*f;
+	int			 n = 0;
 
 	if (pid <= 0 || mc_fmt(path, sizeof path, "%s/metalcap.%ld.report",
 	    dir, pid) == -1 || (f = fopen(path, "r")) == NULL)
 		return false;
-	found = fgets(line, sizeof line, f) != NULL;
+	while (fgets(line, sizeof line, f) != NULL) {
+		marker_parse(n++ == 0 ? s : &next, line);
+		if (n > 1 && (strcmp(next.state, s->state) != 0 ||
+		    next.family_max != s->family_max ||
+		    next.threadgroup_memory != s->threadgroup_memory)) {
+			snprintf(s->state, sizeof s->state, "conflicting");
+			snprintf(s->reason, sizeof s->reason, "the report of "
+			    "pid %ld has lines that disagree: written by "
+			    "something besides the shim", pid);
+		}
+	}
 	fclose(f);
-	if (found)
-		marker_parse(s, line);
-	return found;
+	return n > 0;
 }

@@ -46,8 +46,9 @@ def samples(folder, side, rounds):
     for r in range(1, rounds + 1):
         with open(os.path.join(folder, "%s-%d.json" % (side, r))) as f:
             for t in json.load(f):
-                name = "pp%d" % t["n_prompt"] if t["n_prompt"] else \
-                    "tg%d" % t["n_gen"]
+                # llama-bench's own names: pp512, tg128, pp512+tg128
+                name = "+".join(["pp%d" % t["n_prompt"]] * (t["n_prompt"] > 0)
+                                + ["tg%d" % t["n_gen"]] * (t["n_gen"] > 0))
                 tests.setdefault(name, []).extend(t["samples_ts"])
     return tests
 

@@ -187,6 +187,45 @@ test_exec_status(void **state)
 }
 
 /*
+ * exec as a shell's child: started with SIGCHLD ignored it still gets the
+ * program's status (waitpid would find no child); a PATH folder named
+ * like the program is passed over as execvp passes it; and SIGTERM to
+ * metalcapctl reaches the program, after which metalcapctl dies of it,
+ * so a script stops as it would.
+ */
+static void
+test_exec_as_a_child(void **state)
+{
+	char			 cmd[1024], dir[160];
+	int			 status;
+
+	(void)state;
+	snprintf(cmd, sizeof cmd, "%s python3 -c 'import os, signal, sys\n"
+	    "signal.signal(signal.SIGCHLD, signal.SIG_IGN)\n"
+	    "os.execv(sys.argv[1], sys.argv[1:])' %s --home %s exec -- %s "
+	    "--exit-after 0 7 2>/dev/null", switches, CTL, home, FAKE_LLAMA);
+	status = system(cmd);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 7);
+	snprintf(dir, sizeof dir, "%s/p/fake-llama", home);
+	snprintf(cmd, sizeof cmd, "mkdir -p %s && cd %s/.. && PATH=%s/p:"
+	    "%s/tests %s %s --home %s exec -- fake-llama --exit-after 0 3 "
+	    "2>/dev/null", dir, dir, home, BUILD, switches, CTL, home);
+	status = system(cmd);
+	assert_int_equal(WEXITSTATUS(status), 3);
+	/* The serving program gets the SIGTERM; metalcapctl then dies of it. */
+	snprintf(cmd, sizeof cmd, "%s %s %s --home %s exec -- %s 2>%s/err & "
+	    "p=$!; for i in $(seq 100); do grep -q 'starting the main loop' "
+	    "%s/err && break; sleep 0.1; done; kill -TERM $p; wait $p; "
+	    "echo $? > %s/rc", switches, tmpvar, CTL, home, FAKE_LLAMA, home,
+	    home, home);
+	assert_int_equal(system(cmd), 0);
+	snprintf(cmd, sizeof cmd, "grep -qx 143 %s/rc && ! ls -d "
+	    "%s/metalcap-* 2>/dev/null", home, home);
+	assert_int_equal(system(cmd), 0);
+}
+
+/*
  * A device that fails the probe: exec refuses, naming the check, and the
  * program never runs.  Kills: an exec that trusts the profile unprobed.
  */
@@ -438,6 +477,13 @@ test_bench_usage(void **state)
 	    "-o", "md", NULL };
 	const char		*busy[] = { "bench", "--out", home, "--",
 	    BENCH_SIM, "-m", model, NULL };
+	char			 dir[160], cmd[600];
+	const char		*shared[] = { "bench", "--out", dir, "--",
+	    BENCH_SIM, "-m", model, NULL };
+	const char		*twice[] = { "bench", "--", BENCH_SIM, "-m",
+	    model, "-o", "json", "-o", "md", NULL };
+	const char		*joined[] = { "bench", "--", BENCH_SIM, "-m",
+	    model, "--output=json", NULL };
 	struct child_result	*r;
 	int			 code;
 
@@ -448,6 +494,23 @@ test_bench_usage(void **state)
 	r = run_ctl(&code, NULL, busy);
 	assert_int_equal(code, 2);
 	assert_non_null(strstr(r->err, "not empty"));
+	/* A folder others may write in, or a link, could have a link planted. */
+	snprintf(cmd, sizeof cmd, "mkdir -m 0777 %s/open && mkdir %s/real && "
+	    "ln -s %s/real %s/link", home, home, home, home);
+	assert_int_equal(system(cmd), 0);
+	snprintf(dir, sizeof dir, "%s/open", home);
+	r = run_ctl(&code, NULL, shared);
+	assert_int_equal(code, 2);
+	assert_non_null(strstr(r->err, "others may write in it"));
+	snprintf(dir, sizeof dir, "%s/link", home);
+	r = run_ctl(&code, NULL, shared);
+	assert_int_equal(code, 2);
+	assert_non_null(strstr(r->err, "a symbolic link"));
+	r = run_ctl(&code, NULL, twice);
+	assert_int_equal(code, 2);
+	r = run_ctl(&code, NULL, joined);
+	assert_int_equal(code, 2);
+	assert_non_null(strstr(r->err, "two words"));
 }
 
 int
@@ -457,6 +520,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_exec_unlocked_alone,
 		    setup_alone, teardown_alone),
 		cmocka_unit_test_setup_teardown(test_exec_status,
+		    setup_alone, teardown_alone),
+		cmocka_unit_test_setup_teardown(test_exec_as_a_child,
 		    setup_alone, teardown_alone),
 		cmocka_unit_test_setup_teardown(test_exec_refuses_failed_probe,
 		    setup_alone, teardown_alone),

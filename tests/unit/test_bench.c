@@ -136,6 +136,74 @@ test_not_llama_bench(void **state)
 	assert_non_null(strstr(why, "test 0: no \"model_type\""));
 }
 
+/* One test object: a model name, threads, the tests' samples. */
+static int
+parse_one(const char *model, int threads, const char *samples,
+    struct mc_bench_run *run, char *why, size_t whylen)
+{
+	char	*text;
+	int	 rc;
+
+	text = malloc(strlen(model) + strlen(samples) + 512);
+	sprintf(text, "[{\"model_type\": \"%s\", \"model_size\": 1, "
+	    "\"model_n_params\": 1, \"build_commit\": \"b\", \"n_threads\": "
+	    "%d, \"n_prompt\": 512, \"n_gen\": 0, \"samples_ts\": [%s]}]", model,
+	    threads, samples);
+	rc = mc_bench_parse(text, run, why, whylen);
+	free(text);
+	return rc;
+}
+
+/*
+ * The settings after a long model name still count: an identity that
+ * would not fit is refused, not cut (a cut one compared equal while
+ * n_threads differed).  Settings an older llama-bench does not write
+ * compare as null.
+ */
+static void
+test_identity_whole(void **state)
+{
+	static struct mc_bench_run	a, b;
+	char				name[2100], why[4096];
+
+	(void)state;
+	memset(name, 'y', 460);
+	name[460] = '\0';
+	assert_int_equal(parse_one(name, 8, "10, 11", &a, why, sizeof why), 0);
+	assert_int_equal(parse_one(name, 1, "10, 11", &b, why, sizeof why), 0);
+	assert_non_null(strstr(a.identity, "n_depth=null"));
+	assert_int_equal(mc_bench_merge(&a, &b, why, sizeof why), -1);
+	assert_non_null(strstr(why, "n_threads=1"));
+	memset(name, 'y', sizeof name - 1);
+	name[sizeof name - 1] = '\0';
+	assert_int_equal(parse_one(name, 8, "10", &a, why, sizeof why), -1);
+	assert_non_null(strstr(why, "take over"));
+}
+
+/* A rate is finite and positive; a run's tests are those of the others. */
+static void
+test_samples_and_tests_checked(void **state)
+{
+	static struct mc_bench_run	a, b;
+	char				why[4096];
+	const char			*bad[] = { "0", "-3", "1e13", "\"9\"" };
+	size_t				i;
+
+	(void)state;
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		assert_int_equal(parse_one("m", 8, bad[i], &a, why,
+		    sizeof why), -1);
+		assert_non_null(strstr(why, "tokens-per-second"));
+	}
+	load(BENCH "m1u-tiny-stock-minimal.json", &a);
+	assert_int_equal(parse_one("m", 8, "10", &b, why, sizeof why), 0);
+	memcpy(b.identity, a.identity, sizeof b.identity);
+	b.tests[0].samples[0] = 10;
+	assert_false(mc_bench_same_tests(&a, &b));
+	assert_int_equal(mc_bench_merge(&a, &b, why, sizeof why), -1);
+	assert_non_null(strstr(why, "different tests"));
+}
+
 static void
 test_median(void **state)
 {
@@ -153,6 +221,8 @@ main(void)
 		cmocka_unit_test(test_cua_published_ratios),
 		cmocka_unit_test(test_other_build_refused),
 		cmocka_unit_test(test_not_llama_bench),
+		cmocka_unit_test(test_identity_whole),
+		cmocka_unit_test(test_samples_and_tests_checked),
 		cmocka_unit_test(test_median),
 	};
 

@@ -500,6 +500,46 @@ test_run_dir(void **state)
 	assert_string_equal(out, want);
 }
 
+/*
+ * The shim's report as metalcapd and metalcapctl read it: fields only
+ * before the free-text reason, which cannot forge one; a file whose
+ * lines disagree (the program wrote there too) proves nothing.
+ */
+static void
+test_marker_report(void **state)
+{
+	struct shim_seen	s;
+	char			dir[64], path[128];
+	FILE			*f;
+
+	(void)state;
+	marker_parse(&s, "metalcap pid=7 version=0.1.0 state=stock "
+	    "family_max=1009 threadgroup_memory=65536 "
+	    "reason=x state=hooked class=Forged\n");
+	assert_string_equal(s.state, "stock");
+	assert_string_equal(s.klass, "");
+	assert_string_equal(s.reason, "x state=hooked class=Forged");
+	snprintf(dir, sizeof dir, "/tmp/mc-marker.XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	assert_false(marker_read(dir, 7, &s));
+	snprintf(path, sizeof path, "%s/metalcap.7.report", dir);
+	f = fopen(path, "w");
+	fputs("metalcap pid=7 state=hooked family_max=1009 "
+	    "threadgroup_memory=65536 class=D hooked=supportsFamily: "
+	    "reason=-\n", f);
+	fclose(f);
+	assert_true(marker_read(dir, 7, &s));
+	assert_string_equal(s.state, "hooked");
+	f = fopen(path, "a");
+	fputs("metalcap pid=7 state=stock family_max=1009 "
+	    "threadgroup_memory=65536 class=- hooked=- reason=never\n", f);
+	fclose(f);
+	assert_true(marker_read(dir, 7, &s));
+	assert_string_equal(s.state, "conflicting");
+	unlink(path);
+	rmdir(dir);
+}
+
 /* The shipped profile files say exactly what the built-ins say. */
 static void
 test_profile_files_match_builtins(void **state)
@@ -549,6 +589,7 @@ main(void)
 		    teardown),
 		cmocka_unit_test(test_profile_files_match_builtins),
 		cmocka_unit_test(test_run_dir),
+		cmocka_unit_test(test_marker_report),
 		cmocka_unit_test(test_signature_budget),
 		cmocka_unit_test_setup_teardown(test_job_program_special, setup,
 		    teardown),
