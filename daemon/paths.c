@@ -52,16 +52,20 @@ paths_join(char *out, const char *dir, const char *name)
 static int
 paths_find_tools(struct mcd_paths *p, const char *self)
 {
-	char		 shim_here[64], shim_lib[64];
-	const char	*shim[] = { shim_here, shim_lib };
-	const char	*probe[] = { "metalcap-probe" };
+	char		 shim_here[64], shim_lib[64], shim_bin[64];
+	const char	*shim[] = { shim_here, shim_lib, shim_bin };
+	/* Beside us (libexec/metalcap), or from PREFIX/bin. */
+	const char	*probe[] = { "metalcap-probe",
+			    "../libexec/metalcap/metalcap-probe" };
 	const char	*tmpl[] = { "../../share/metalcap/job.plist",
 			    "../share/metalcap/job.plist" };
 
 	snprintf(shim_here, sizeof shim_here, "%s", platform_shim_name());
 	snprintf(shim_lib, sizeof shim_lib, "../lib/%s", platform_shim_name());
-	if (paths_find(p->shim, sizeof p->shim, self, shim, 2) == -1 ||
-	    paths_find(p->probe, sizeof p->probe, self, probe, 1) == -1 ||
+	snprintf(shim_bin, sizeof shim_bin, "../libexec/metalcap/%s",
+	    platform_shim_name());
+	if (paths_find(p->shim, sizeof p->shim, self, shim, 3) == -1 ||
+	    paths_find(p->probe, sizeof p->probe, self, probe, 2) == -1 ||
 	    paths_find(p->job_template, sizeof p->job_template, self, tmpl,
 	    2) == -1)
 		return -1;

@@ -62,12 +62,15 @@ platform_login_agents(const char *home, char *dir, size_t len)
 int
 platform_self_dir(const char *argv0, char *dir, size_t len)
 {
-	char		path[PATH_MAX];
+	char		path[PATH_MAX], real[PATH_MAX];
 	uint32_t	size = sizeof path;
 
 	(void)argv0;
 	if (_NSGetExecutablePath(path, &size) != 0)
 		return -1;
+	/* Run through a link (PREFIX/bin/metalcapctl): where it really is. */
+	if (realpath(path, real) != NULL)
+		snprintf(path, sizeof path, "%s", real);
 	snprintf(dir, len, "%s", dirname(path));
 	return 0;
 }

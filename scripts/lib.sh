@@ -4,12 +4,23 @@
 # and modes of files on Linux and macOS alike.
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-manifest=$top/pkg/manifest
+manifest=${PKG_MANIFEST:-$top/pkg/manifest}
 
 # The manifest's entries, comments and blank lines dropped:
 # "type mode owner:group path [source]".
 manifest_entries() {
 	grep -v -e '^#' -e '^[[:space:]]*$' "$manifest"
+}
+
+# The entries that are the payload: our own folders and what is in them
+# (not the shared folders, links and copies postinstall places).
+payload_entries() {
+	manifest_entries | awk '$1 != "shared" && $1 != "link" && $1 != "copy"'
+}
+
+# The own folders, one path a line.
+own_folders() {
+	manifest_entries | awk '$1 == "own" { print $4 }'
 }
 
 # macOS's ids for the owner and group names the manifest may use.

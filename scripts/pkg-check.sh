@@ -4,6 +4,9 @@
 # or fakeroot) and content; nothing extra; property lists valid, the
 # LaunchAgent's Label and program matching the payload; man pages lint-clean;
 # scripts parse; Mach-O files universal arm64 + x86_64 of the right type.
+# The package owns only its own folders: a payload entry outside them (in a
+# shared folder such as /usr/local/bin, whose owner Installer would reset)
+# fails, and every link and copy postinstall places must come from them.
 set -eu
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -58,7 +61,7 @@ check_content() {
 	plist)
 		plist_ok "$2" >/dev/null 2>&1 || { bad "$3" "not a valid property list"; return; }
 		case $3 in
-		Library/LaunchAgents/*)
+		*/org.metalcap.*.plist)
 			why=$(agent_ok "$2" "$3" 2>&1) || bad "$3" "$why" ;;
 		esac ;;
 	man)
@@ -83,20 +86,66 @@ check_content() {
 	esac
 }
 
+# Is PATH inside one of our own folders (or one itself)?
+in_own() {
+	for own in $owns; do
+		case $1 in "$own" | "$own"/*) return 0 ;; esac
+	done
+	return 1
+}
+
+# Where a link at PATH pointing to TARGET lands, relative to the root.
+link_lands() {
+	python3 -c 'import os, sys
+print(os.path.normpath(os.path.join(os.path.dirname(sys.argv[1]), sys.argv[2])))' "$1" "$2"
+}
+
+# check_placed TYPE PATH SOURCE: postinstall's links and copies.
+check_placed() {
+	type=$1 path=$2 source=$3
+	checked=$((checked + 1))
+	if in_own "$path"; then
+		bad "$path" "a $type inside our own folder"
+		return 0
+	fi
+	if [ -e "$root/$path" ] || [ -L "$root/$path" ]; then
+		bad "$path" "in the payload, but postinstall places it"
+		return 0
+	fi
+	case $type in
+	link) from=$(link_lands "$path" "$source") ;;
+	copy) from=$source ;;
+	esac
+	if ! in_own "$from"; then
+		bad "$path" "its $type source $from is not ours"
+	elif [ ! -f "$root/$from" ]; then
+		bad "$path" "its $type source $from is not in the payload"
+	fi
+}
+
 # check_entry TYPE MODE OWNER PATH SOURCE
 check_entry() {
 	type=$1 mode=$2 owner=$3 path=$4 source=${5:-}
 	f=$root/$path
 	checked=$((checked + 1))
 	case $type in
-	sysdir | dir)
-		{ [ -d "$f" ] && [ ! -L "$f" ]; } || { bad "$path" "not a directory"; return; } ;;
-	link)
-		[ -L "$f" ] || { bad "$path" "not a symbolic link"; return; }
-		target=$(readlink "$f")
-		[ "$target" = "$source" ] || bad "$path" "points to $target, want $source"
-		[ -e "$f" ] || bad "$path" "dangling link to $target"
+	shared)
+		if in_own "$path"; then
+			bad "$path" "a shared folder inside our own"
+		fi
+		return 0 ;;
+	link | copy)
+		check_placed "$type" "$path" "$source"
 		return ;;
+	esac
+	# Installer would set the owner and mode of whatever it writes.
+	in_own "$path" || {
+		bad "$path" "outside metalcap's own folders: Installer would reset a shared folder's owner (postinstall must place it)"
+		return
+	}
+	case $type in
+	own | dir)
+		{ [ -d "$f" ] && [ ! -L "$f" ]; } || { bad "$path" "not a directory"; return; } ;;
 	*)
 		{ [ -f "$f" ] && [ ! -L "$f" ]; } || { bad "$path" "missing or not a regular file"; return; }
 		[ ! -f "$top/$source" ] || cmp -s "$f" "$top/$source" ||
@@ -114,17 +163,26 @@ check_entry() {
 
 [ -d "$root" ] || { echo "pkg-check: $root is not a directory" >&2; exit 2; }
 entries=$(manifest_entries)
+owns=$(own_folders)
 while read -r type mode owner path source; do
 	check_entry "$type" "$mode" "$owner" "$path" "$source"
 done <<EOF_ENTRIES
 $entries
 EOF_ENTRIES
 
-# Nothing in the payload that the manifest does not name.
-listed=$(echo "$entries" | awk '{print $4}')
+# Nothing in the payload that the manifest does not name; outside our own
+# folders, only the folders that lead to them.
+listed=$(payload_entries | awk '{print $4}')
+parents=$(for own in $owns; do
+	p=$own
+	while [ "$p" != "${p%/*}" ]; do p=${p%/*}; echo "$p"; done
+done | sort -u)
 extra=$(cd "$root" && find . -mindepth 1 | sed 's|^\./||' | sort |
     while read -r p; do
-	    echo "$listed" | grep -qxF "$p" || echo "$p"
+	    echo "$listed" | grep -qxF "$p" && continue
+	    echo "$parents" | grep -qxF "$p" && [ -d "$p" ] && [ ! -L "$p" ] &&
+		continue
+	    echo "$p"
     done)
 for p in $extra; do
 	bad "$p" "in the payload but not in the manifest"

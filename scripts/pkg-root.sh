@@ -23,13 +23,13 @@ fi
 
 rm -rf "$root"
 mkdir -p "$root"
-manifest_entries | while read -r type mode owner path source; do
+# Only our own folders: their parents are path, not payload (each own
+# folder is a component of its own, pkg-build.sh).
+payload_entries | while read -r type mode owner path source; do
 	dest=$root/$path
 	case $type in
-	sysdir | dir)
+	own | dir)
 		mkdir -p "$dest" ;;
-	link)
-		ln -s "$source" "$dest" ;;
 	*)
 		[ -f "$top/$source" ] || {
 			echo "pkg-root: $path: source $source is missing (make macos?)" >&2
@@ -37,7 +37,7 @@ manifest_entries | while read -r type mode owner path source; do
 		}
 		cp "$top/$source" "$dest" ;;
 	esac
-	[ "$type" = link ] || chmod "$mode" "$dest"
+	chmod "$mode" "$dest"
 	if can_chown; then
 		chown -h "$(owner_ids "$owner")" "$dest"
 	fi

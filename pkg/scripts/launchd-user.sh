@@ -24,6 +24,12 @@ AGENTS="Library/Application Support/metalcap/agents"
 
 say() { echo "metalcap: $*"; }
 
+# The installed manifest's entries (pkg/manifest), comments dropped.
+manifest_of() {
+	grep -v -e '^#' -e '^[[:space:]]*$' \
+	    "$1/usr/local/share/metalcap/manifest"
+}
+
 # The target volume without a trailing slash, so "/" gives "/Library/...",
 # not "//Library/...".
 target_root() {

@@ -36,29 +36,47 @@ mutate() {
 	fi
 }
 
-agent=Library/LaunchAgents/org.metalcap.metalcapd.plist
+agent=usr/local/share/metalcap/org.metalcap.metalcapd.plist
 libexec=usr/local/libexec/metalcap
 
 mutate "mode" "$libexec/metalcapd: mode 775, want 755" \
     chmod 775 "$libexec/metalcapd"
 mutate "owner" "$libexec/libmetalcap.dylib: owner 501:20" \
     chown 501:20 "$libexec/libmetalcap.dylib"
-mutate "missing file" "usr/local/share/man/man8/metalcapd.8: missing" \
-    rm usr/local/share/man/man8/metalcapd.8
+mutate "missing file" "usr/local/share/metalcap/man/man8/metalcapd.8: missing" \
+    rm usr/local/share/metalcap/man/man8/metalcapd.8
 mutate "extra file" "$libexec/debug.log: in the payload but not" \
     touch "$libexec/debug.log"
 mutate "dylib where an executable belongs" "$libexec/metalcapd: " \
     cp "$libexec/libmetalcap.dylib" "$libexec/metalcapd"
-mutate "single architecture" "usr/local/bin/metalcapctl: " \
-    cp "$top/build/macos/arm64/metalcapctl" usr/local/bin/metalcapctl
-mutate "link retargeted" "usr/local/bin/metalcap-probe: points to" \
-    ln -sfn ../libexec/metalcap/metalcapd usr/local/bin/metalcap-probe
+mutate "single architecture" "$libexec/metalcapctl: " \
+    cp "$top/build/macos/arm64/metalcapctl" "$libexec/metalcapctl"
+mutate "a file in a shared folder" "usr/local/bin: in the payload but not" \
+    sh -c 'mkdir -p usr/local/bin && touch usr/local/bin/metalcapctl'
+mutate "a link postinstall places" "usr/local/share/man/man1/metalcapctl.1: in the payload, but postinstall" \
+    sh -c 'mkdir -p usr/local/share/man/man1 && ln -s ../../metalcap/man/man1/metalcapctl.1 usr/local/share/man/man1/metalcapctl.1' 
 mutate "broken plist" "usr/local/share/metalcap/job.plist: not a valid" \
     sh -c 'echo "<plist><dict>" > usr/local/share/metalcap/job.plist'
 mutate "agent runs a program outside the payload" "$agent: runs" \
     sed -i 's|/usr/local/libexec/metalcap/metalcapd|/opt/metalcapd|' "$agent"
 mutate "agent label" "$agent: Label is" \
     sed -i 's|<string>org.metalcap.metalcapd</string>|<string>metalcapd</string>|' "$agent"
+
+# The manifest itself: a payload entry in a shared folder, whose owner
+# Installer would reset (Homebrew owns /usr/local on Intel Macs).
+bad_manifest=$work/manifest
+{ cat "$top/pkg/manifest"
+  echo "file 0644 root:wheel usr/local/bin/metalcap-env pkg/manifest"; } > "$bad_manifest"
+if out=$(PKG_MANIFEST=$bad_manifest "$top/scripts/pkg-check.sh" "$root" 2>&1); then
+	echo "FAIL payload entry in a shared folder: the check passed"
+	failed=$((failed + 1))
+elif echo "$out" | grep -qF "usr/local/bin/metalcap-env: outside metalcap's own folders"; then
+	echo "ok   payload entry in a shared folder"
+	passed=$((passed + 1))
+else
+	echo "FAIL payload entry in a shared folder: $out"
+	failed=$((failed + 1))
+fi
 
 echo "pkg-check mutations: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

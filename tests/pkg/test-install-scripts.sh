@@ -35,14 +35,16 @@ account() {
 # launchd at a login of UID: every agent of /Library/LaunchAgents.
 login() { launchctl sim-login "$1" "$T/Library/LaunchAgents"; }
 
-# Write the payload into $T as the installer would (build/macos artifacts
-# when they exist, otherwise placeholders: these scripts never run them).
+# Write the payload into $T as Installer would: our own folders only,
+# their missing parents made, existing ones untouched (build/macos
+# artifacts when they exist, otherwise placeholders: these scripts never
+# run them).  Shared folders, links and copies are postinstall's.
 install_payload() {
 	grep -v -e '^#' -e '^[[:space:]]*$' "$top/pkg/manifest" |
 	    while read -r type mode _ path source; do
 		case $type in
-		sysdir | dir) mkdir -p "$T/$path" ;;
-		link) ln -sfn "$source" "$T/$path" ;;
+		shared | link | copy) continue ;;
+		own | dir) mkdir -p "$T/$path" ;;
 		*)
 			if [ -f "$top/$source" ]; then
 				cp "$top/$source" "$T/$path"
@@ -50,7 +52,7 @@ install_payload() {
 				echo "placeholder for $source" > "$T/$path"
 			fi ;;
 		esac
-		[ "$type" = link ] || chmod "$mode" "$T/$path"
+		chmod "$mode" "$T/$path"
 	    done
 }
 
@@ -138,11 +140,12 @@ fresh_install_nobody_logged_in() {
 two_sessions_one_daemon() {
 	account alice 501 /Users/alice gui user
 	install_payload
-	python3 - "$(agent_path)" <<'PY'
+	mkdir -p "$T/Library/LaunchAgents"
+	python3 - "$top/agent-template/metalcapd.plist" "$(agent_path)" <<'PY'
 import plistlib, sys
 p = plistlib.load(open(sys.argv[1], "rb"))
 p["LimitLoadToSessionType"] = ["Aqua", "Background"]
-plistlib.dump(p, open(sys.argv[1], "wb"))
+plistlib.dump(p, open(sys.argv[2], "wb"))
 PY
 	login 501
 	expect_daemons 501 2
@@ -222,7 +225,7 @@ uninstall_removes_payload_keeps_user_data() {
 	grep -v -e '^#' -e '^[[:space:]]*$' "$top/pkg/manifest" |
 	    while read -r type _ _ path _; do
 		case $type in
-		sysdir) [ -d "$T/$path" ] || echo "    shared folder removed: $path" ;;
+		shared) [ -d "$T/$path" ] || echo "    shared folder removed: $path" ;;
 		*) if [ -e "$T/$path" ] || [ -L "$T/$path" ]; then echo "    still there: $path"; fi ;;
 		esac
 	    done > "$PKG_STUB_DIR/leftovers"
@@ -232,9 +235,38 @@ uninstall_removes_payload_keeps_user_data() {
 	expect_text "$out" "not installed"
 }
 
+# Homebrew owns /usr/local on Intel Macs: installing and uninstalling
+# leave the owner and mode of every shared folder as they were, and the
+# links and the LaunchAgent land where they belong.
+shared_folders_keep_their_owners() {
+	account alice 501 /Users/alice gui
+	shared=$(grep -v '^#' "$top/pkg/manifest" | awk '$1 == "shared" { print $4 }')
+	for path in usr/local $shared; do
+		mkdir -p "$T/$path"
+		chown 501:20 "$T/$path" 2>/dev/null
+		chmod 0775 "$T/$path"
+	done
+	stamp() { for path in usr/local $shared; do stat -c "%n %u:%g %a" "$T/$path"; done; }
+	before=$(stamp)
+	install_payload
+	out=$(postinstall) || fail "postinstall failed: $out"
+	[ "$(stamp)" = "$before" ] || fail "a shared folder changed: $(stamp)"
+	[ "$(readlink "$T/usr/local/bin/metalcapctl")" = ../libexec/metalcap/metalcapctl ] ||
+	    fail "no metalcapctl link"
+	[ -f "$T/usr/local/share/man/man8/metalcapd.8" ] || fail "man page link dangles"
+	expect_file "$(agent_path)"
+	[ -L "$(agent_path)" ] && fail "the LaunchAgent is a link"
+	out=$(sh "$T/usr/local/libexec/metalcap/uninstall" --target "$T" 2>&1) ||
+	    fail "uninstall failed: $out"
+	[ "$(stamp)" = "$before" ] || fail "uninstall changed a shared folder: $(stamp)"
+	expect_gone "$T/usr/local/bin/metalcapctl"
+	expect_gone "$(agent_path)"
+}
+
 for t in fresh_install_with_gui_user fresh_install_nobody_logged_in \
     two_sessions_one_daemon upgrade_keeps_user_data_and_jobs disabled_agent_is_reported_not_forced \
-    uninstall_removes_payload_keeps_user_data; do
+    uninstall_removes_payload_keeps_user_data \
+    shared_folders_keep_their_owners; do
 	run_test "$t"
 done
 echo "$passed passed, $failed failed"
