@@ -14,6 +14,9 @@
 #   make bench        every benchmark (bench-shim, -probe, -daemon)
 #   make deps         install what is missing
 #   make demo         metalcapd running a job (launchd and Metal simulated)
+#   make install      into PREFIX (/usr/local), DESTDIR for packagers
+#   make uninstall    what make install put there
+#   make dist         metalcap-VERSION.tar.gz and its .sha256
 
 VERSION		:= $(shell cat VERSION)
 UNAME		:= $(shell uname -s)
@@ -58,7 +61,7 @@ TEST_BINS	:= $(O)/tests/test_shim_config $(O)/tests/test_shim_inject \
 		   $(O)/tests/test_lifecycle $(O)/tests/test_mc_client \
 		   $(O)/tests/test_protocol $(O)/tests/test_files \
 		   $(O)/tests/test_fleet_e2e $(O)/tests/test_bench \
-		   $(O)/tests/test_bench_e2e
+		   $(O)/tests/test_bench_e2e $(O)/tests/test_install_e2e
 SIM_LIB		:= $(O)/tests/libmtlsim.so
 SIM_OVERBROAD	:= $(O)/tests/overbroad/libmtlsim.so
 SIM_KERNEL	:= $(O)/tests/mtlsim_kernel.o
@@ -104,6 +107,7 @@ TEMPLATE	:= $(O)/share/metalcap/job.plist
 PROBE_SHARED	:= probe/probe.c probe/probe_check.c probe/probe_report.c
 BENCH_BINS	:= $(O)/bench/bench_shim
 
+.PHONY: install uninstall dist
 .PHONY: all test lint check-asan check-valgrind mutate macos pkg-root pkg fuzz faults deps \
 	need-deps need-zig \
 	bench bench-shim bench-probe bench-daemon bench-revert bench-scale \
@@ -259,6 +263,12 @@ $(O)/tests/test_daemon_e2e $(O)/tests/test_fleet_e2e: \
 	    $(HARNESS) common/mc_rpc.c common/mc_util.c -o $@ -lcmocka -ljansson \
 	    -lmsgpackc $(LDFLAGS_SAN)
 
+$(O)/tests/test_install_e2e: tests/e2e/test_install_e2e.c \
+    scripts/install.sh pkg/manifest $(HARNESS_DEPS) | $(O)/tests
+	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Itests/support -Icommon $< \
+	    $(HARNESS) common/mc_rpc.c common/mc_util.c -o $@ -lcmocka -ljansson \
+	    -lmsgpackc $(LDFLAGS_SAN)
+
 $(O)/tests/test_bench_e2e: tests/e2e/test_bench_e2e.c \
     tests/e2e/check-evidence.py $(HARNESS_DEPS) | $(O)/tests
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Itests/support -Icommon $< \
@@ -354,7 +364,7 @@ $(FUZZ)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_DAEMON) \
 FUZZ_BINS	:= $(FUZZ_TARGETS:%=$(FUZZ)/fuzz_%)
 
 SHELL_TESTS	:= tests/pkg/test-install-scripts.sh tests/fuzz/smoke.sh \
-		   tests/rpc/check-protocol-doc.py
+		   tests/rpc/check-protocol-doc.py tests/pkg/check-formula.sh
 SHELL_SCRIPTS	:= $(wildcard scripts/*.sh bench/*.sh tests/pkg/*.sh \
 		   tests/pkg/stubs/*) pkg/uninstall $(wildcard pkg/scripts/*) \
 		   .ci/run
@@ -365,7 +375,9 @@ test: $(TEST_BINS) $(FUZZ_BINS) lint
 
 lint: | need-deps
 	@# Every mutation still applies to the code it was written against.
-	@for p in tests/mutations/*.patch; do git apply --check "$$p" 2>/dev/null || \
+	@# (patch, not git: a release tarball has no repository.)
+	@for p in tests/mutations/*.patch; do \
+	    patch -p1 --dry-run -s -f < "$$p" >/dev/null 2>&1 || \
 	    { echo "lint: $$p no longer applies: regenerate it"; exit 1; }; done
 	@# No circle of files in the daemon: data flows one way (seams.c).
 	@python3 scripts/check-layers.py $(CC) $(CFLAGS_C) -Icommon -Idaemon -- \
@@ -578,6 +590,30 @@ $(MACOS)/metalcapctl: $(MACOS_ARCHS:%=$(MACOS)/%/metalcapctl)
 macos: $(MACOS)/libmetalcap.dylib $(MACOS)/metalcap-probe $(MACOS)/metalcapd \
     $(MACOS)/metalcapctl
 	scripts/check-macos-artifacts.sh $(MACOS)
+
+# --- make install: the package's layout under PREFIX (GNU variables) --------
+
+PREFIX		?= /usr/local
+DESTDIR		?=
+BINDIR		?= $(PREFIX)/bin
+LIBEXECDIR	?= $(PREFIX)/libexec
+DATADIR		?= $(PREFIX)/share
+MANDIR		?= $(DATADIR)/man
+INSTALL_ENV	= PREFIX='$(PREFIX)' DESTDIR='$(DESTDIR)' BINDIR='$(BINDIR)' \
+		  LIBEXECDIR='$(LIBEXECDIR)' DATADIR='$(DATADIR)' \
+		  MANDIR='$(MANDIR)' BUILD='$(abspath $(O))' SHLIB='$(SHLIB)'
+
+install: all
+	$(INSTALL_ENV) scripts/install.sh install
+
+uninstall:
+	$(INSTALL_ENV) scripts/install.sh uninstall
+
+# The release tarball, metalcap-$(VERSION).tar.gz, its .sha256 and the
+# Homebrew formula filled in, into build/dist (scripts/dist-check.sh
+# builds and tests it without git).
+dist:
+	scripts/dist.sh $(abspath $(O))/dist
 
 # --- the installer (pkg/) ----------------------------------------------------
 

@@ -3,6 +3,7 @@
  * probe and doctor: a fresh probe through the daemon, and what a user
  * attaches to an issue.
  */
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <err.h>
 #include <stdio.h>
@@ -141,6 +142,44 @@ ctl_doctor_managed(json_t *m)
 	printf("\n");
 }
 
+/*
+ * The ways metalcapd can be started for this user: the installer
+ * package's agent, for every user, and brew services' for this one.  Both
+ * at once run two daemons; the second exits on the socket check and is
+ * restarted for ever.
+ */
+static json_t *
+ctl_doctor_agents(const struct ctl *c)
+{
+	char		pkg[PATH_MAX], brew[PATH_MAX];
+	struct stat	sb;
+
+	mc_fmt(pkg, sizeof pkg, "%s/org.metalcap.metalcapd.plist",
+	    c->paths.system_agents);
+	mc_fmt(brew, sizeof brew, "%s/homebrew.mxcl.metalcap.plist",
+	    c->paths.login_agents);
+	return json_pack("{s:o, s:o}",
+	    "package", stat(pkg, &sb) == 0 ? json_string(pkg) : json_null(),
+	    "homebrew", stat(brew, &sb) == 0 ? json_string(brew) : json_null());
+}
+
+static void
+ctl_doctor_print_agents(json_t *agents)
+{
+	const char	*pkg = json_string_value(json_object_get(agents,
+	    "package"));
+	const char	*brew = json_string_value(json_object_get(agents,
+	    "homebrew"));
+
+	printf("agent        %s\n", pkg && brew ? "BOTH the package's and "
+	    "brew services': two metalcapd for one user" : pkg ?
+	    "the package's" : brew ? "brew services'" : "none (run by hand?)");
+	if (pkg && brew)
+		printf("             %s\n             %s\n             keep "
+		    "one: brew services stop metalcap, or sudo /usr/local/"
+		    "libexec/metalcap/uninstall\n", pkg, brew);
+}
+
 /* bench's last record, or JSON null. */
 static json_t *
 ctl_doctor_last_bench(const struct ctl *c)
@@ -233,6 +272,7 @@ cmd_doctor(struct ctl *c, const struct ctl_command *cmd, int argc,
 		goto out;
 	json_object_set_new(doc, "jobs", ctl_json(&m.result));
 	json_object_set_new(doc, "bench", ctl_doctor_last_bench(c));
+	json_object_set_new(doc, "agents", ctl_doctor_agents(c));
 	if (c->json) {
 		json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
 		fputc('\n', stdout);
@@ -245,6 +285,7 @@ cmd_doctor(struct ctl *c, const struct ctl_command *cmd, int argc,
 	    json_object_get(doc, "daemon"), "pid")));
 	ctl_doctor_managed(json_object_get(json_object_get(doc, "daemon"),
 	    "managed"));
+	ctl_doctor_print_agents(json_object_get(doc, "agents"));
 	printf("device       %s\n", json_string_value(json_object_get(
 	    json_object_get(json_object_get(doc, "probe_stock"), "report"),
 	    "device")) ?: "(none)");

@@ -34,6 +34,7 @@ struct mcd_paths {
 	char	state[PATH_MAX];
 	char	agents[PATH_MAX];	/* the job agents we render */
 	char	login_agents[PATH_MAX];	/* what launchd loads at login */
+	char	system_agents[PATH_MAX];	/* /Library/LaunchAgents */
 	char	logs[PATH_MAX];
 	char	socket[PATH_MAX];
 	char	shim[PATH_MAX];

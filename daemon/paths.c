@@ -99,6 +99,8 @@ paths_init(struct mcd_paths *p, const char *home, const char *argv0,
 		paths_join(p->agents, home, "agents");
 		platform_login_agents(home, p->login_agents,
 		    sizeof p->login_agents);
+		/* Stands in for /Library/LaunchAgents, the package's. */
+		paths_join(p->system_agents, home, "Library/LaunchAgents");
 		paths_join(p->logs, home, "logs");
 		paths_join(p->socket, home, MC_SOCKET_NAME);
 		/* Stands in for /Library/Managed Preferences in tests. */
@@ -116,6 +118,8 @@ paths_init(struct mcd_paths *p, const char *home, const char *argv0,
 			platform_login_agents(getenv("HOME"), p->login_agents,
 			    sizeof p->login_agents);
 		paths_join(p->socket, run, MC_SOCKET_NAME);
+		snprintf(p->system_agents, sizeof p->system_agents,
+		    "/Library/LaunchAgents");
 #ifdef __APPLE__
 		snprintf(p->managed_jobs, sizeof p->managed_jobs,
 		    "/Library/Application Support/metalcap/jobs.d");

@@ -448,7 +448,7 @@ test_doctor_mentions_bench(void **state)
 	    evidence, "--", BENCH_SIM, "-m", model, "-p", "32", "-n", "8",
 	    "-r", "2", NULL };
 	struct child_result	*r;
-	char			 line[200];
+	char			 line[200], cmd[400];
 	int			 code;
 
 	(void)state;
@@ -467,6 +467,15 @@ test_doctor_mentions_bench(void **state)
 	r = run_ctl(&code, NULL, doctor);
 	snprintf(line, sizeof line, "evidence in %s\n", evidence);
 	assert_non_null(strstr(r->out, line));
+	/* The package's agent and brew services' both: two daemons. */
+	assert_non_null(strstr(r->out, "agent        none"));
+	snprintf(cmd, sizeof cmd, "mkdir -p %s/Library/LaunchAgents && cd "
+	    "%s/Library/LaunchAgents && touch org.metalcap.metalcapd.plist "
+	    "homebrew.mxcl.metalcap.plist", home, home);
+	assert_int_equal(system(cmd), 0);
+	r = run_ctl(&code, NULL, doctor);
+	assert_non_null(strstr(r->out, "BOTH the package's and brew "
+	    "services': two metalcapd for one user"));
 }
 
 /* Usage: another output format, and a folder that holds evidence. */

@@ -76,7 +76,8 @@ struct child_result *
 ctlv(int *code, const char *const *args)
 {
 	static struct child_result	r;
-	const char			*argv[32] = { CTL, "--home", home };
+	const char			*argv[32] = { ctl_program ? ctl_program :
+	    CTL, "--home", home };
 	char				*env[CHILD_ENV_MAX];
 	size_t				 i;
 
@@ -270,6 +271,7 @@ write_raw(const char *file, const char *body)
 }
 
 /* Extra environment and arguments for the next daemon started. */
+const char	*daemon_program, *ctl_program;
 const char	*daemon_env, *daemon_env2;
 const char	*daemon_template;
 const char	*daemon_launchctl;
@@ -302,7 +304,8 @@ exec_valgrind(const char **argv, char **env, const char *logname)
 pid_t
 spawn_daemon(const char *logname)
 {
-	const char	*argv[32] = { DAEMON, "--home", home, "--launchctl",
+	const char	*program = daemon_program ? daemon_program : DAEMON;
+	const char	*argv[32] = { program, "--home", home, "--launchctl",
 	    daemon_launchctl ? daemon_launchctl : SIM, "--foreground",
 	    "--marker-timeout", "1500" };
 	const char	*extra[] = { simvar, "LAUNCHCTL_SIM_THROTTLE=1",
@@ -328,7 +331,7 @@ spawn_daemon(const char *logname)
 		freopen(log, "a", stderr);
 		if (getenv("MC_TEST_VALGRIND") != NULL)
 			exec_valgrind(argv, env, logname);
-		execve(DAEMON, (char *const *)argv, env);
+		execve(program, (char *const *)argv, env);
 		_exit(127);
 	}
 	return pid;
@@ -365,6 +368,7 @@ setup(void **state)
 {
 	(void)state;
 	daemon_env = daemon_env2 = NULL;
+	daemon_program = ctl_program = NULL;
 	daemon_template = NULL;
 	daemon_launchctl = NULL;
 	memset(daemon_args, 0, sizeof daemon_args);

@@ -25,6 +25,8 @@ extern pid_t		daemon_pid;
 /* For the next daemon started: extra environment, template, launchctl,
  * arguments (NULL-ended); setup() clears them. */
 extern const char	*daemon_env, *daemon_env2;
+/* Other binaries than the build's (an installed copy); NULL: the build's. */
+extern const char	*daemon_program, *ctl_program;
 extern const char	*daemon_template;
 extern const char	*daemon_launchctl;
 extern const char	*daemon_args[16];

@@ -1,0 +1,58 @@
+# Homebrew formula for metalcap, for a tap (brew tap OWNER/metalcap).
+# Written and checked on Linux (ruby -c, and tests/pkg/check-formula.sh
+# against the Makefile), not run by brew: cross-checked, not installed.
+# Replace url's OWNER and sha256 from make dist's metalcap-VERSION.tar.gz.sha256.
+require "json"
+
+class Metalcap < Formula
+  desc "Raise the Metal GPU family a macOS VM reports, so llama.cpp runs fast"
+  homepage "https://github.com/OWNER/metalcap"
+  url "https://github.com/OWNER/metalcap/releases/download/v0.1.0/metalcap-0.1.0.tar.gz"
+  sha256 "@SHA256@"
+  license "MIT"
+
+  depends_on "pkg-config" => :build
+  depends_on "jansson"
+  depends_on "libplist"
+  depends_on "libuv"
+  depends_on "msgpack"
+  depends_on :macos
+
+  def install
+    system "make", "install", "PREFIX=#{prefix}"
+  end
+
+  service do
+    run [opt_libexec/"metalcap/metalcapd", "--foreground"]
+    keep_alive true
+    log_path var/"log/metalcap/metalcapd.log"
+    error_log_path var/"log/metalcap/metalcapd.log"
+  end
+
+  def caveats
+    <<~EOS
+      Run the daemon for your user with:
+        brew services start metalcap
+      Never together with the installer package's agent
+      (/Library/LaunchAgents/org.metalcap.metalcapd.plist): both would run
+      a metalcapd for the same user, and the second exits on the socket
+      check and is restarted for ever.  metalcapctl doctor warns when both
+      are present; remove the package (sudo /usr/local/libexec/metalcap/uninstall)
+      or stop the service (brew services stop metalcap).
+    EOS
+  end
+
+  test do
+    assert_match version.to_s, shell_output("#{bin}/metalcapctl --version")
+    # The probe's report names the device; with none (a build machine
+    # without a GPU) it says so and exits 3, else 0 (pass) or 1 (a check
+    # failed).
+    out = shell_output("#{libexec}/metalcap/metalcap-probe --json; echo \"exit=$?\"")
+    report = JSON.parse(out[/\A\{.*^\}/m])
+    if report["device"].nil?
+      assert_match(/^exit=3$/, out)
+    else
+      assert_match(/^exit=[01]$/, out)
+    end
+  end
+end

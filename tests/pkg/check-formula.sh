@@ -1,0 +1,90 @@
+#!/bin/sh
+# The Homebrew formula (pkg/homebrew/metalcap.rb), which Linux cannot run
+# brew on: its Ruby parses (Debian's ruby -c), and what it says matches the
+# rest of the source: the tarball make dist names, the Homebrew formulae
+# scripts/deps.sh builds with on macOS, make install with PREFIX, and the
+# paths the service and the test use, as pkg/manifest lays them out.
+# Ends with "N passed, N failed", as scripts/run-tests.sh expects.
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+formula=$top/pkg/homebrew/metalcap.rb
+version=$(cat "$top/VERSION")
+passed=0 failed=0
+
+check() {	# NAME COMMAND...
+	name=$1
+	shift
+	if out=$("$@" 2>&1); then
+		echo "ok   $name"
+		passed=$((passed + 1))
+	else
+		echo "FAIL $name"
+		echo "$out" | sed 's/^/    /'
+		failed=$((failed + 1))
+	fi
+}
+
+has() { grep -qF -- "$1" "$formula" || { echo "no '$1' in the formula"; return 1; }; }
+
+syntax() {
+	command -v ruby >/dev/null 2>&1 || { echo "ruby is missing (scripts/deps.sh)"; return 1; }
+	ruby -c "$formula"
+}
+
+tarball() {
+	has "/v$version/metalcap-$version.tar.gz\"" || return 1
+	# shellcheck disable=SC2016
+	if ! grep -q 'metalcap-$(VERSION).tar.gz' "$top/Makefile"; then
+		echo "make dist does not make metalcap-VERSION.tar.gz"
+		return 1
+	fi
+}
+
+# Runtime dependencies: deps.sh's Homebrew formulae but cmocka (tests)
+# and pkg-config (a build dependency).
+dependencies() {
+	want=$(sed -n "s/^BREW_FORMULAE='\(.*\)'/\1/p" "$top/scripts/deps.sh" |
+	    tr ' ' '\n' | grep -v -e '^cmocka$' -e '^pkg-config$' | sort)
+	got=$(sed -n 's/^  depends_on "\([^"]*\)"$/\1/p' "$formula" | sort)
+	if [ -z "$want" ] || [ "$want" != "$got" ]; then
+		echo "formula: $got; deps.sh: $want"
+		return 1
+	fi
+	has 'depends_on "pkg-config" => :build'
+}
+
+install_line() {
+	has 'system "make", "install", "PREFIX=#{prefix}"' &&
+	    grep -q '^install: all' "$top/Makefile" &&
+	    grep -q '^PREFIX[[:space:]]*?= /usr/local' "$top/Makefile"
+}
+
+# The service runs metalcapd from LIBEXECDIR/metalcap, in the foreground,
+# kept alive, with its logs; the test runs what the manifest installs.
+service_and_test() {
+	has 'run [opt_libexec/"metalcap/metalcapd", "--foreground"]' &&
+	    has 'keep_alive true' && has 'log_path var/"log/metalcap/' &&
+	    has 'error_log_path var/"log/metalcap/' &&
+	    grep -q ' usr/local/libexec/metalcap/metalcapd ' "$top/pkg/manifest" &&
+	    "$top/build/bin/metalcapd" --help 2>&1 | grep -qF -- '--foreground' &&
+	    has '"#{bin}/metalcapctl --version"' &&
+	    grep -q '^link .* usr/local/bin/metalcapctl ' "$top/pkg/manifest" &&
+	    has '#{libexec}/metalcap/metalcap-probe --json' &&
+	    grep -q ' usr/local/libexec/metalcap/metalcap-probe ' "$top/pkg/manifest"
+}
+
+# The caveats say what doctor says: never brew services and the package.
+caveats() {
+	has 'brew services start metalcap' &&
+	    has '/Library/LaunchAgents/org.metalcap.metalcapd.plist' &&
+	    has 'metalcapctl doctor'
+}
+
+check "ruby -c" syntax
+check "tarball url" tarball
+check "dependencies" dependencies
+check "install line" install_line
+check "service and test" service_and_test
+check "caveats" caveats
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
