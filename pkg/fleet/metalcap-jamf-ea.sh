@@ -12,32 +12,26 @@
 # user could plant; error text (which could quote a file) never reaches
 # the result, only "status unreadable"; and job names and reasons, which
 # users choose, are escaped for the XML around them.  It reads files only
-# and starts nothing.  METALCAPCTL points elsewhere for tests.
-ctl=${METALCAPCTL:-/usr/local/bin/metalcapctl}
+# and starts nothing.  It finds people as the installer scripts do, with
+# their helper (launchd-user.sh).  METALCAP_LIBEXEC points elsewhere for
+# tests.
+libexec=${METALCAP_LIBEXEC:-/usr/local/libexec/metalcap}
+ctl=$libexec/metalcapctl
 status_below="Library/Application Support/metalcap/state/status.json"
 
-if [ ! -x "$ctl" ]; then
+if [ ! -x "$ctl" ] || [ ! -r "$libexec/launchd-user.sh" ]; then
 	echo "<result>not installed</result>"
 	exit 0
 fi
-
-# NFSHomeDirectory of a user; dscl puts a long or spaced value on a line
-# of its own.
-home_of() {
-	dscl . -read "/Users/$1" NFSHomeDirectory 2>/dev/null | awk '
-	    /^NFSHomeDirectory:/ { sub(/^NFSHomeDirectory: ?/, ""); v = $0; next }
-	    v == "" && /^ / { sub(/^ /, ""); v = $0 }
-	    END { print v }'
-}
+# shellcheck source=pkg/scripts/launchd-user.sh
+. "$libexec/launchd-user.sh"
 
 xml_escape() {
 	sed -e 's/&/\&amp;/g' -e 's/</\&lt;/g' -e 's/>/\&gt;/g'
 }
 
 result=
-# People, not system accounts: uid 500 and up, no leading underscore.
-for user in $(dscl . -list /Users UniqueID 2>/dev/null |
-    awk '$2 >= 500 && $1 !~ /^_/ { print $1 }'); do
+for user in $(people | cut -d ' ' -f 1); do
 	home=$(home_of "$user")
 	{ [ -n "$home" ] && [ -d "$home" ]; } || continue
 	{ [ -e "$home/$status_below" ] || [ -L "$home/$status_below" ]; } ||

@@ -32,16 +32,10 @@
 static char	model[128], tmpvar[96], evidence[128];
 static const char *extra_env[4];
 
-/* A home without a daemon: exec and bench probe for themselves. */
-static int
-setup_alone(void **state)
+/* The model file and the environment of this home's runs. */
+static void
+bench_home(void)
 {
-	(void)state;
-	snprintf(home, sizeof home, "/tmp/mc-bench.XXXXXX");
-	if (mkdtemp(home) == NULL)
-		return -1;
-	snprintf(switches, sizeof switches, "MTLSIM_SWITCHES=%s/switches",
-	    home);
 	snprintf(tmpvar, sizeof tmpvar, "TMPDIR=%s", home);
 	snprintf(model, sizeof model, "%s/tiny.gguf", home);
 	snprintf(evidence, sizeof evidence, "%s/evidence", home);
@@ -50,6 +44,16 @@ setup_alone(void **state)
 	extra_env[0] = switches;
 	extra_env[1] = tmpvar;
 	extra_env[2] = NULL;
+}
+
+/* A home without a daemon: exec and bench probe for themselves. */
+static int
+setup_alone(void **state)
+{
+	(void)state;
+	if (setup_home("/tmp/mc-bench.XXXXXX") == -1)
+		return -1;
+	bench_home();
 	return 0;
 }
 
@@ -69,13 +73,7 @@ setup_daemon(void **state)
 {
 	if (setup(state) != 0)
 		return -1;
-	snprintf(tmpvar, sizeof tmpvar, "TMPDIR=%s", home);
-	snprintf(model, sizeof model, "%s/tiny.gguf", home);
-	write_file(model, "w", "GGUF\ngeneral.type=llama 1B Q4_K - Medium\n"
-	    "general.size=667815936\ngeneral.params=1100048384\n");
-	extra_env[0] = switches;
-	extra_env[1] = tmpvar;
-	extra_env[2] = NULL;
+	bench_home();
 	return 0;
 }
 
@@ -83,24 +81,14 @@ setup_daemon(void **state)
 static struct child_result *
 run_ctl(int *code, const char *more, const char *const *args)
 {
-	static struct child_result	r;
-	const char			*argv[40] = { CTL, "--home", home };
-	const char			*extra[6];
-	char				*env[CHILD_ENV_MAX];
-	size_t				 i;
+	const char	*extra[6];
+	size_t		 i;
 
-	for (i = 0; args[i] != NULL && i + 4 < sizeof argv / sizeof argv[0];
-	    i++)
-		argv[i + 3] = args[i];
-	argv[i + 3] = NULL;
 	for (i = 0; extra_env[i] != NULL; i++)
 		extra[i] = extra_env[i];
 	extra[i++] = more;
 	extra[i] = NULL;
-	child_env(env, extra);
-	assert_int_equal(child_run(argv, env, &r), 0);
-	*code = WIFEXITED(r.status) ? WEXITSTATUS(r.status) : -1;
-	return &r;
+	return ctlv_env(code, extra, args);
 }
 
 static json_t *
@@ -452,7 +440,6 @@ test_doctor_mentions_bench(void **state)
 	int			 code;
 
 	(void)state;
-	snprintf(evidence, sizeof evidence, "%s/evidence", home);
 	r = run_ctl(&code, NULL, doctor);
 	assert_int_equal(code, 0);
 	assert_non_null(strstr(r->out, "not measured on this guest"));

@@ -302,7 +302,12 @@ check_jamf_ea(void)
 	    MC_TEST_SOURCE);
 	snprintf(ea, sizeof ea, "EA=%s/pkg/fleet/metalcap-jamf-ea.sh",
 	    MC_TEST_SOURCE);
-	snprintf(ctlvar, sizeof ctlvar, "METALCAPCTL=%s", CTL);
+	/* The installed layout the attribute expects, from the build. */
+	snprintf(cmd, sizeof cmd, "mkdir -p %s/libexec && ln -s %s "
+	    "%s/libexec/metalcapctl && cp %s/pkg/scripts/launchd-user.sh "
+	    "%s/libexec/", home, CTL, home, MC_TEST_SOURCE, home);
+	assert_int_equal(system(cmd), 0);
+	snprintf(ctlvar, sizeof ctlvar, "METALCAP_LIBEXEC=%s/libexec", home);
 	child_env(env, extra);
 	assert_int_equal(child_run(argv, env, &r), 0);
 	snprintf(line, sizeof line, "<result>alice: ok version=" MC_VERSION

@@ -95,16 +95,9 @@ static int
 setup_install(void **state)
 {
 	(void)state;
-	snprintf(home, sizeof home, "/tmp/mc-install.XXXXXX");
-	if (mkdtemp(home) == NULL)
+	if (setup_home("/tmp/mc-install.XXXXXX") == -1)
 		return -1;
-	snprintf(simdir, sizeof simdir, "%s/launchd", home);
-	snprintf(simvar, sizeof simvar, "LAUNCHCTL_SIM_DIR=%s", simdir);
-	snprintf(switches, sizeof switches, "MTLSIM_SWITCHES=%s/switches", home);
 	snprintf(stage, sizeof stage, "%s/stage", home);
-	daemon_env = daemon_env2 = NULL;
-	daemon_template = daemon_launchctl = NULL;
-	memset(daemon_args, 0, sizeof daemon_args);
 	return 0;
 }
 

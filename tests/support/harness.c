@@ -71,12 +71,15 @@ sleep_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
-/* Run metalcapctl --home H ARGS... (NULL-ended); *code gets its status. */
+/*
+ * Run metalcapctl --home H ARGS... (NULL-ended) with extra environment
+ * (NULL-ended, or NULL); *code gets its status.
+ */
 struct child_result *
-ctlv(int *code, const char *const *args)
+ctlv_env(int *code, const char *const *extra, const char *const *args)
 {
 	static struct child_result	r;
-	const char			*argv[32] = { ctl_program ? ctl_program :
+	const char			*argv[40] = { ctl_program ? ctl_program :
 	    CTL, "--home", home };
 	char				*env[CHILD_ENV_MAX];
 	size_t				 i;
@@ -85,10 +88,16 @@ ctlv(int *code, const char *const *args)
 	    i++)
 		argv[i + 3] = args[i];
 	argv[i + 3] = NULL;
-	child_env(env, NULL);
+	child_env(env, extra);
 	assert_int_equal(child_run(argv, env, &r), 0);
 	*code = WIFEXITED(r.status) ? WEXITSTATUS(r.status) : -1;
 	return &r;
+}
+
+struct child_result *
+ctlv(int *code, const char *const *args)
+{
+	return ctlv_env(code, NULL, args);
 }
 
 struct child_result *
@@ -363,21 +372,30 @@ kill_daemon(int sig)
 	daemon_pid = 0;
 }
 
+/* A fresh home (TEMPLATE for mkdtemp) and the settings cleared. */
 int
-setup(void **state)
+setup_home(const char *template)
 {
-	(void)state;
 	daemon_env = daemon_env2 = NULL;
 	daemon_program = ctl_program = NULL;
 	daemon_template = NULL;
 	daemon_launchctl = NULL;
 	memset(daemon_args, 0, sizeof daemon_args);
-	snprintf(home, sizeof home, "/tmp/mc-e2e.XXXXXX");
+	snprintf(home, sizeof home, "%s", template);
 	if (mkdtemp(home) == NULL)
 		return -1;
 	snprintf(simdir, sizeof simdir, "%s/launchd", home);
 	snprintf(simvar, sizeof simvar, "LAUNCHCTL_SIM_DIR=%s", simdir);
 	snprintf(switches, sizeof switches, "MTLSIM_SWITCHES=%s/switches", home);
+	return 0;
+}
+
+int
+setup(void **state)
+{
+	(void)state;
+	if (setup_home("/tmp/mc-e2e.XXXXXX") == -1)
+		return -1;
 	start_daemon();
 	return 0;
 }

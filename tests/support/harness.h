@@ -43,6 +43,8 @@ void		 sleep_ms(long ms);
 struct child_result *ctl(int *code, const char *a1, const char *a2,
 		    const char *a3, const char *a4);
 struct child_result *ctlv(int *code, const char *const *args);
+struct child_result *ctlv_env(int *code, const char *const *extra,
+		    const char *const *args);
 json_t		*job_status(const char *name);
 const char	*str_of(json_t *j, const char *key);
 long		 pid_of(json_t *j);
@@ -67,6 +69,7 @@ void		 write_raw(const char *file, const char *body);
 pid_t		 spawn_daemon(const char *logname);
 void		 start_daemon(void);
 void		 kill_daemon(int sig);
+int		 setup_home(const char *mkdtemp_template);
 int		 setup(void **state);
 int		 teardown(void **state);
 
