@@ -226,6 +226,11 @@ ctl_probe_direct(struct ctl *c, struct ctl_unlock *u)
 
 	memset(&e, 0, sizeof e);
 	memset(&r, 0, sizeof r);
+	if (ctl_caught != 0) {
+		snprintf(u->why, sizeof u->why, "interrupted by signal %d",
+		    (int)ctl_caught);
+		return -1;
+	}
 	ctl_tmp_name(out, sizeof out, "probe");
 	ctl_tmp_name(err, sizeof err, "probe");
 	efd = -1;
@@ -470,6 +475,13 @@ ctl_run(struct ctl *c, const struct ctl_unlock *u, bool unlocked,
 	int	 rc;
 
 	memset(o, 0, sizeof *o);
+	/* A signal that came before the program: it does not start. */
+	if (ctl_caught != 0) {
+		snprintf(o->why, sizeof o->why, "interrupted by signal %d",
+		    (int)ctl_caught);
+		o->status = 128 + ctl_caught;
+		return -1;
+	}
 	ctl_tmp_name(dir, sizeof dir, "run");
 	if (unlocked && mkdtemp(dir) == NULL) {
 		snprintf(o->why, sizeof o->why, "a report folder: %s",

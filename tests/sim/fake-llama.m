@@ -70,6 +70,8 @@ main(int argc, char **argv)
 	    "the main loop\n");
 	if (exit_ms >= 0) {
 		usleep((useconds_t)exit_ms * 1000);
+		/* Freed, or LeakSanitizer's exit status would stand for CODE. */
+		object_dispose(dev);
 		return (int)exit_code;
 	}
 	while (!once && !fake_stop) {
