@@ -277,22 +277,50 @@ ctl_probe_direct(struct ctl *c, struct ctl_unlock *u)
 	snprintf(u->why, sizeof u->why, "%s", e.reason);
 	snprintf(u->device, sizeof u->device, "%s", json_string_value(
 	    json_object_get(e.report, "device")) ?: "");
-	snprintf(u->prober, sizeof u->prober, "metalcap-probe, run by "
-	    "metalcapctl (no daemon answered)");
 	json_decref(e.report);
 	return 0;
 }
 
-/* The daemon's verdict (a cached one if still valid); -1 if none answers. */
+/* Whether two paths name one file. */
+static bool
+ctl_same_file(const char *a, const char *b)
+{
+	struct stat	sa, sb;
+
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 &&
+	    sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/*
+ * The daemon's verdict (a cached one if still valid); -1 if none answers,
+ * or if it probes another library than the one this run would inject (a
+ * build's metalcapctl beside an installed daemon): then the probe runs
+ * here.
+ */
 static int
 ctl_probe_daemon(struct ctl *c, struct ctl_unlock *u)
 {
 	struct mc_rpc_message	 m;
 	const msgpack_object	*report;
+	char			 shim[PATH_MAX];
 
+	snprintf(u->prober, sizeof u->prober, "metalcap-probe, run by "
+	    "metalcapctl (no daemon answered)");
 	if (mc_client_open(&c->client, c->paths.socket, c->timeout) == -1 ||
 	    mc_client_hello(&c->client) != MC_CLIENT_OK ||
-	    mc_client_call(&c->client, MC_M_PROBE, NULL, "profile",
+	    mc_client_call(&c->client, MC_M_HELLO, NULL, NULL, NULL, &m) !=
+	    MC_CLIENT_OK) {
+		mc_client_close(&c->client);
+		return -1;
+	}
+	if (!ctl_same_file(ctl_field(&m.result, "shim", shim, sizeof shim),
+	    c->paths.shim)) {
+		mc_fmt(u->prober, sizeof u->prober, "metalcap-probe, run by "
+		    "metalcapctl (metalcapd probes another shim, %s)", shim);
+		mc_client_close(&c->client);
+		return -1;
+	}
+	if (mc_client_call(&c->client, MC_M_PROBE, NULL, "profile",
 	    u->profile->name, &m) != MC_CLIENT_OK) {
 		mc_client_close(&c->client);
 		return -1;

@@ -252,13 +252,15 @@ static void
 rpc_hello(struct rpc_call *call)
 {
 	rpc_ok(call);
-	msgpack_pack_map(&call->pk, 4);
+	msgpack_pack_map(&call->pk, 5);
 	rpc_pack_kv(&call->pk, "version", MC_VERSION);
 	mc_rpc_pack_str(&call->pk, "protocol");
 	msgpack_pack_int(&call->pk, MC_PROTOCOL_VERSION);
 	mc_rpc_pack_str(&call->pk, "pid");
 	msgpack_pack_int64(&call->pk, (int64_t)getpid());
 	rpc_pack_managed(&call->pk, &call->conn->daemon->managed);
+	/* The library its probes and jobs get: whose verdict this is. */
+	rpc_pack_kv(&call->pk, "shim", call->conn->daemon->paths.shim);
 }
 
 static void

@@ -91,6 +91,30 @@ check_layout(void)
 	assert_int_equal(system(cmd), 0);
 }
 
+static void
+check_other_shim(void)
+{
+	char		 report[200];
+	const char	*args[] = { "exec", "--report", report, "--",
+	    FAKE_LLAMA, "--once", NULL };
+	const char	*extra[] = { switches, NULL };
+	const char	*installed_ctl = ctl_program;
+	json_t		*doc;
+	int		 code;
+
+	snprintf(report, sizeof report, "%s/exec.json", home);
+	ctl_program = NULL;
+	ctlv_env(&code, extra, args);
+	ctl_program = installed_ctl;
+	assert_int_equal(code, 0);
+	doc = json_load_file(report, 0, NULL);
+	assert_non_null(doc);
+	assert_non_null(strstr(json_string_value(json_object_get(
+	    json_object_get(doc, "probe"), "by")), "metalcapd probes another "
+	    "shim"));
+	json_decref(doc);
+}
+
 static int
 setup_install(void **state)
 {
@@ -130,6 +154,11 @@ test_install_run_uninstall(void **state)
 	snprintf(cmd, sizeof cmd, "LD_PRELOAD=%s/libmetalcap.so", installed);
 	assert_true(environ_has(pid, cmd));
 	assert_field_has("llama", "profile", "apple9");
+	/*
+	 * The build's metalcapctl beside the installed daemon injects
+	 * another library than the daemon probed: it probes for itself.
+	 */
+	check_other_shim();
 	/* Everything make install made goes, the stage folder included. */
 	make_install("uninstall");
 	snprintf(cmd, sizeof cmd, "test ! -e %s", stage);
