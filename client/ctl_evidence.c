@@ -190,6 +190,7 @@ ctl_evidence_metadata(struct ctl *c, const struct ctl_bench *b)
 	const struct profile	*p = u->profile;
 	char			 os[256], model[128], when[32];
 	char			 t1[sizeof b->refused], t2[256], t3[256];
+	char			 t4[256], t5[256];
 	time_t			 now = time(NULL);
 	FILE			*f;
 	char			**a;
@@ -206,9 +207,9 @@ ctl_evidence_metadata(struct ctl *c, const struct ctl_bench *b)
 	    ctl_evidence_md(t1, sizeof t1, b->refused),
 	    ctl_evidence_md(t2, sizeof t2, os),
 	    ctl_evidence_md(t3, sizeof t3, model), b->sides[0].gpu_info[0] ?
-	    ctl_evidence_md(os, sizeof os, b->sides[0].gpu_info) :
-	    "(no run parsed)", u->device[0] ? ctl_evidence_md(model,
-	    sizeof model, u->device) : "(not reported)");
+	    ctl_evidence_md(t4, sizeof t4, b->sides[0].gpu_info) :
+	    "(no run parsed)", u->device[0] ? ctl_evidence_md(t5,
+	    sizeof t5, u->device) : "(not reported)");
 	fprintf(f, "\n## metalcap\n\n- Version: %s\n- Profile: %s "
 	    "(AppleFamilyMax %llu, MaxThreadgroupMemory %llu, "
 	    "RecommendedWorkingSetSize %llu)\n- Probe verdict: %s, by %s\n",

@@ -88,6 +88,29 @@ def check_metadata(folder, rounds, model, command):
     assert field("Command") == shlex.join(command), field("Command")
     assert field("GPU as llama-bench reports it") == \
         "Apple Paravirtual device"
+    assert field("GPU as metalcap-probe reports it") == \
+        "Apple Paravirtual device"
+    # The guest, as this machine describes itself (Linux here; sysctl's
+    # kern.osproductversion, kern.osversion and hw.model on a Mac).
+    pretty = "Linux"
+    with open("/etc/os-release") as f:
+        for line in f:
+            if line.startswith("PRETTY_NAME="):
+                pretty = line.split("=", 1)[1].strip().strip('"')
+                break
+    u = os.uname()
+    assert field("OS") == "%s, %s %s (%s)" % (pretty, u.sysname, u.release,
+                                              u.machine), field("OS")
+    try:
+        with open("/sys/class/dmi/id/product_name") as f:
+            model = f.readline().strip()
+    except OSError:
+        model = "unknown"
+    assert field("Hardware model") == "`%s`" % model, field("Hardware model")
+    with open(os.path.join(os.path.dirname(__file__), "..", "..",
+                           "VERSION")) as f:
+        assert field("Version") == f.read().strip()
+    assert re.match(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$", field("Date"))
     runs = re.findall(r"^- round (\d+), (stock|unlocked): exit 0, `([^`]*)`",
                       text, re.M)
     order = []
