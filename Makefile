@@ -37,13 +37,20 @@ LDFLAGS_SAN	:= $(SAN)
 
 ifeq ($(UNAME),Darwin)
 SHLIB		:= dylib
-CFLAGS_C	+= -D_DARWIN_C_SOURCE
+# Homebrew's libraries (/opt/homebrew on Apple silicon is not searched).
+CFLAGS_C	+= -D_DARWIN_C_SOURCE $(shell pkg-config --cflags libuv \
+		   msgpack-c libplist-2.0 jansson 2>/dev/null)
+LDFLAGS_SAN	+= $(shell pkg-config --libs-only-L libuv msgpack-c \
+		   libplist-2.0 jansson 2>/dev/null)
 SHIM_ARCHS	:= -arch arm64 -arch arm64e -arch x86_64
 SHIM_LINK	:= -dynamiclib $(SHIM_ARCHS) -lobjc
+# SHA-256 from CommonCrypto, in libSystem.
+CRYPTO_LIB	:=
 else
 SHLIB		:= so
 CFLAGS_C	+= -D_GNU_SOURCE
 SHIM_LINK	:= -shared -lobjc -lpthread
+CRYPTO_LIB	:= -lcrypto
 endif
 
 SHIM_SRC	:= shim/shim.c shim/shim_config.c shim/shim_env.c \
@@ -116,9 +123,12 @@ BENCH_BINS	:= $(O)/bench/bench_shim
 
 all: $(SHIM_LIB) $(PROBE) $(DAEMON) $(CLIENT) $(TEMPLATE)
 
-# Order-only: checked on every run, never a reason to rebuild.
+# Order-only: checked on every run, never a reason to rebuild.  DEPS=none
+# (a package manager's build, Homebrew's) installs nothing: its own
+# dependencies are declared to it.
+DEPS		?= auto
 need-deps:
-	@scripts/deps.sh native
+	@[ "$(DEPS)" = none ] || scripts/deps.sh native
 need-zig:
 	@scripts/deps.sh zig
 deps:
@@ -156,7 +166,7 @@ $(DAEMON): $(DAEMON_SRC) daemon/mcd.h $(COMMON_SRC) common/*.h VERSION \
 $(CLIENT): $(CLIENT_SRC) client/*.h daemon/mcd.h common/*.h VERSION \
     | need-deps $(O)/bin
 	$(CC) $(CFLAGS_C) -Icommon -Idaemon -Iclient $(CLIENT_SRC) -o $@ \
-	    -lmsgpackc -ljansson -lplist-2.0 -lcrypto $(LDFLAGS_SAN)
+	    -lmsgpackc -ljansson -lplist-2.0 $(CRYPTO_LIB) $(LDFLAGS_SAN)
 
 $(TEMPLATE): agent-template/job.plist
 	@mkdir -p $(@D)
@@ -593,7 +603,9 @@ macos: $(MACOS)/libmetalcap.dylib $(MACOS)/metalcap-probe $(MACOS)/metalcapd \
 
 # --- make install: the package's layout under PREFIX (GNU variables) --------
 
-PREFIX		?= /usr/local
+# The GNU spelling, prefix, is taken too.
+prefix		?= /usr/local
+PREFIX		?= $(prefix)
 DESTDIR		?=
 BINDIR		?= $(PREFIX)/bin
 LIBEXECDIR	?= $(PREFIX)/libexec

@@ -35,10 +35,13 @@ static const char *const ctl_report_below[] = { "Library",
 static int
 ctl_report_open_below(const char *home)
 {
-	size_t	i, n = sizeof ctl_report_below / sizeof ctl_report_below[0];
-	int	dir, fd;
+	size_t		i, n = sizeof ctl_report_below /
+	    sizeof ctl_report_below[0];
+	struct stat	hs, fs;
+	int		dir, fd;
 
-	if ((dir = open(home, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+	if ((dir = open(home, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1 ||
+	    fstat(dir, &hs) == -1)
 		return -1;
 	for (i = 0; i < n; i++) {
 		fd = openat(dir, ctl_report_below[i], O_RDONLY | O_NOFOLLOW |
@@ -47,6 +50,16 @@ ctl_report_open_below(const char *home)
 		if (fd == -1)
 			return -1;
 		dir = fd;
+	}
+	/*
+	 * The home's owner's own file, one name for it: a hard link to a
+	 * file the user may not read would have root read it for them.
+	 */
+	if (fstat(dir, &fs) == -1 || fs.st_uid != hs.st_uid ||
+	    fs.st_nlink != 1) {
+		close(dir);
+		errno = EPERM;
+		return -1;
 	}
 	return dir;
 }
@@ -68,7 +81,10 @@ ctl_report_load(int fd, const char *path, char *why, size_t whylen)
 		    "bytes", path, CTL_REPORT_MAX);
 		return NULL;
 	}
-	buf = malloc(CTL_REPORT_MAX);
+	if ((buf = malloc(CTL_REPORT_MAX)) == NULL) {
+		snprintf(why, whylen, "%s: out of memory", path);
+		return NULL;
+	}
 	while (len < CTL_REPORT_MAX && ((n = read(fd, buf + len,
 	    CTL_REPORT_MAX - len)) > 0 || (n == -1 && errno == EINTR)))
 		if (n > 0)
@@ -90,6 +106,39 @@ ctl_json_str(json_t *obj, const char *key)
 }
 
 /*
+ * "; NAME: STATE (REASON)" of a job needing attention.  The file is the
+ * user's: what it says is printed as printable UTF-8 on one line, with
+ * no '|' (inventory attributes join users with it) and the reason cut at
+ * 200 bytes, so it cannot pass for another user's entry or break a line.
+ */
+static const char *
+ctl_report_text(char *buf, size_t len, const char *s)
+{
+	char	*p;
+
+	mc_text(buf, len, s);
+	for (p = buf; (p = strchr(p, '|')) != NULL; p++)
+		*p = '/';
+	return buf;
+}
+
+static void
+ctl_report_job_line(json_t *job)
+{
+	const char	*keys[] = { "name", "state", "reason" };
+	char		 text[3][256];
+	size_t		 k;
+
+	for (k = 0; k < 3; k++)
+		ctl_report_text(text[k], k == 2 ? 201 : sizeof text[k],
+		    ctl_json_str(job, keys[k]));
+	printf("; %s: %s%s%s%s", text[0], text[1],
+	    json_is_string(json_object_get(job, "reason")) ? " (" : "",
+	    text[2], json_is_string(json_object_get(job, "reason")) ? ")" :
+	    "");
+}
+
+/*
  * One line for inventory tools, from the status file alone (no socket: a
  * root-run Jamf or osquery script reads any user's file):
  *   ok|attention version=V jobs=N STATE=COUNT...[; JOB: STATE (REASON)]...
@@ -103,7 +152,7 @@ ctl_report_file(const char *path, const char *home, bool as_json)
 	json_t		*doc, *jobs, *job, *bad, *counts;
 	size_t		 i, k, n[sizeof states / sizeof states[0]] = { 0 };
 	const char	*state;
-	char		 why[PATH_MAX + 128];
+	char		 why[PATH_MAX + 128], version[40];
 	int		 fd;
 
 	fd = home != NULL ? ctl_report_open_below(home) :
@@ -153,18 +202,13 @@ ctl_report_file(const char *path, const char *home, bool as_json)
 		putchar('\n');
 	} else {
 		printf("%s version=%s jobs=%zu", json_array_size(bad) ?
-		    "attention" : "ok", ctl_json_str(doc, "version"),
-		    json_array_size(jobs));
+		    "attention" : "ok", ctl_report_text(version, 40,
+		    ctl_json_str(doc, "version")), json_array_size(jobs));
 		for (k = 0; k < sizeof states / sizeof states[0]; k++)
 			if (n[k] > 0)
 				printf(" %s=%zu", states[k], n[k]);
 		json_array_foreach(bad, i, job)
-			printf("; %s: %s%s%s%s", ctl_json_str(job, "name"),
-			    ctl_json_str(job, "state"),
-			    json_is_string(json_object_get(job, "reason")) ?
-			    " (" : "", ctl_json_str(job, "reason"),
-			    json_is_string(json_object_get(job, "reason")) ?
-			    ")" : "");
+			ctl_report_job_line(job);
 		putchar('\n');
 	}
 	k = json_array_size(bad);

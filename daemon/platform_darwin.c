@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "mc_util.h"
 #include "mcd.h"
 
 #define PLATFORM_SUN_PATH	sizeof ((struct sockaddr_un *)0)->sun_path
@@ -62,15 +63,32 @@ platform_login_agents(const char *home, char *dir, size_t len)
 int
 platform_self_dir(const char *argv0, char *dir, size_t len)
 {
-	char		path[PATH_MAX], real[PATH_MAX];
+	char		path[PATH_MAX], link[PATH_MAX], joined[PATH_MAX];
 	uint32_t	size = sizeof path;
+	ssize_t		n;
+	int		hops;
 
 	(void)argv0;
 	if (_NSGetExecutablePath(path, &size) != 0)
 		return -1;
-	/* Run through a link (PREFIX/bin/metalcapctl): where it really is. */
-	if (realpath(path, real) != NULL)
-		snprintf(path, sizeof path, "%s", real);
+	/*
+	 * Run through a link (PREFIX/bin/metalcapctl): follow the program's
+	 * own links, not its folders', so that Homebrew's opt/metalcap path
+	 * stays (the versioned Cellar folder behind it goes at an upgrade,
+	 * and job agents name the shim through this path).
+	 */
+	for (hops = 0; hops < 8 && (n = readlink(path, link,
+	    sizeof link - 1)) > 0; hops++) {
+		link[n] = '\0';
+		if (link[0] == '/')
+			snprintf(path, sizeof path, "%s", link);
+		else {
+			snprintf(joined, sizeof joined, "%s", path);
+			if (mc_fmt(path, sizeof path, "%s/%s", dirname(joined),
+			    link) == -1)
+				return -1;
+		}
+	}
 	snprintf(dir, len, "%s", dirname(path));
 	return 0;
 }

@@ -77,13 +77,16 @@ normal() {
 	echo "${out#/}"
 }
 
-# Make a folder, noting it when it did not exist.
+# Make a folder, noting it (as installed, without DESTDIR) when it did not
+# exist; DESTDIR itself, a packager's staging root, is not ours to note.
 folder() {
 	[ -d "$1" ] && return 0
 	parent=${1%/*}
 	[ -n "$parent" ] && folder "$parent"
 	mkdir -m 0755 "$1"
-	echo "$1" >> "$new_folders"
+	case $1 in
+	"$DESTDIR"/*) echo "${1#"$DESTDIR"}" >> "$new_folders" ;;
+	esac
 }
 
 install_all() {
@@ -132,7 +135,8 @@ uninstall_all() {
 	# someone else put files in stays.
 	{ manifest_entries | awk '$1 == "own" || $1 == "dir" { print $4 }' |
 	    while read -r path; do echo "$DESTDIR$(where "$path")"; done
-	  echo "$folders"; } | grep . | sort -ru | while read -r dir; do
+	  echo "$folders" | grep . | sed "s|^|$DESTDIR|"; } | grep . |
+	    sort -ru | while read -r dir; do
 		rmdir "$dir" 2>/dev/null || true
 	done
 	echo "uninstall: metalcap removed from $DESTDIR$PREFIX"

@@ -83,8 +83,23 @@ else
 	echo "pkg-build: $product is NOT signed (no Developer ID Installer identity)"
 fi
 if [ -n "$identity" ] && [ -n "${METALCAP_NOTARY_PROFILE:-}" ]; then
-	xcrun notarytool submit "$product" \
-	    --keychain-profile "$METALCAP_NOTARY_PROFILE" --wait
+	# Apple refuses ad-hoc-signed code inside a notarized package.
+	[ -n "${METALCAP_CODESIGN_IDENTITY:-}" ] || {
+		echo "pkg-build: notarizing needs METALCAP_CODESIGN_IDENTITY" \
+		    "(a Developer ID Application identity for the binaries)" >&2
+		exit 1
+	}
+	# notarytool exits 0 on an Invalid result: read its status.
+	xcrun notarytool submit "$product" --wait --output-format plist \
+	    --keychain-profile "$METALCAP_NOTARY_PROFILE" > "$out/notary.plist"
+	status=$(plutil -extract status raw -o - "$out/notary.plist")
+	if [ "$status" != Accepted ]; then
+		id=$(plutil -extract id raw -o - "$out/notary.plist")
+		xcrun notarytool log "$id" \
+		    --keychain-profile "$METALCAP_NOTARY_PROFILE" >&2 || true
+		echo "pkg-build: notarization $status; not stapled" >&2
+		exit 1
+	fi
 	xcrun stapler staple "$product"
 	echo "pkg-build: $product notarized and stapled"
 elif [ -n "$identity" ]; then

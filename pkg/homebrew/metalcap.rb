@@ -19,7 +19,16 @@ class Metalcap < Formula
   depends_on :macos
 
   def install
-    system "make", "install", "PREFIX=#{prefix}"
+    # The shim needs its arm64e slice (arm64e children of a workload);
+    # superenv would strip the Makefile's -arch flags.
+    ENV.permit_arch_flags if ENV.respond_to?(:permit_arch_flags)
+    # DEPS=none: the dependencies are declared above, brew installs them.
+    system "make", "install", "PREFIX=#{prefix}", "DEPS=none"
+  end
+
+  def post_install
+    # launchd does not start a job whose log file cannot be opened.
+    (var/"log/metalcap").mkpath
   end
 
   service do

@@ -24,6 +24,44 @@ AGENTS="Library/Application Support/metalcap/agents"
 
 say() { echo "metalcap: $*"; }
 
+# Owner (uid:gid) and mode of a path, not following a final link: GNU's
+# stat where the tests run, else BSD's on macOS (GNU's -f means another
+# thing, so it must not be tried first; BSD's stat refuses -c).
+path_owner() {
+	stat -c %u:%g "$1" 2>/dev/null || stat -f %u:%g "$1"
+}
+path_mode() {
+	stat -c %a "$1" 2>/dev/null || stat -f %Lp "$1"
+}
+
+# A shared folder that is missing, made like the nearest folder above it
+# that exists (owner and mode), one level at a time, each noted in $2:
+# Homebrew owns /usr/local on Intel Macs, and a root-owned
+# /usr/local/share/man would stop it.
+make_shared() {
+	[ -d "$1" ] && return 0
+	make_shared "${1%/*}" "$2"
+	parent=${1%/*}
+	mkdir "$1" &&
+	    chown "$(path_owner "$parent")" "$1" 2>/dev/null
+	chmod "$(path_mode "$parent")" "$1"
+	echo "$1" >> "$2"
+}
+
+# Is FILE, under HOME, the user's own (uid UID), reached through no link?
+# Root deletes it otherwise never: a user could point a folder of theirs
+# at a file of someone else's.
+users_own_file() {
+	home=$1 uid=$2 file=$3
+	{ [ -f "$file" ] && [ ! -L "$file" ]; } || return 1
+	[ "$(path_owner "$file" | cut -d: -f1)" = "$uid" ] || return 1
+	dir=${file%/*}
+	while [ "$dir" != "$home" ] && [ -n "$dir" ]; do
+		[ ! -L "$dir" ] || return 1
+		dir=${dir%/*}
+	done
+}
+
 # The installed manifest's entries (pkg/manifest), comments dropped.
 manifest_of() {
 	grep -v -e '^#' -e '^[[:space:]]*$' \
@@ -58,13 +96,22 @@ home_of() {
 # Boot a service target out and wait until launchd lets go of it: exit 36
 # means still tearing down; 3 and 113 mean it was not loaded, 112 and 125
 # that the domain does not exist (no such session): nothing to boot out.
+# A bootout that succeeds returns before the job is gone (launchd.md
+# §1.2), so print is asked until it no longer knows the label.
 service_bootout() {
 	service=$1 tries=0
 	while :; do
 		rc=0
 		launchctl bootout "$service" 2>/dev/null || rc=$?
 		case $rc in
-		0) loaded_was=yes; return 0 ;;
+		0)
+			loaded_was=yes
+			while [ "$tries" -lt 20 ] &&
+			    launchctl print "$service" >/dev/null 2>&1; do
+				tries=$((tries + 1))
+				sleep 0.5
+			done
+			return 0 ;;
 		3 | 112 | 113 | 125) return 0 ;;
 		36) ;;
 		*) say "bootout $service: launchctl exit $rc"; return "$rc" ;;

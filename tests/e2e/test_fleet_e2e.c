@@ -262,9 +262,11 @@ check_status_plist(void)
  * pkg/fleet's extension attribute, run as root (as Jamf runs it) over
  * users from the directory service (the STUB dscl): alice's status file
  * is the daemon's own; bob's is a link to a file he may not read, carol's
- * state folder a link, dave's file hostile (markup in a reason), and a
- * system account is skipped.  No link is followed, nothing of a file is
- * quoted, and what users wrote is escaped.
+ * state folder a link, dave's file hostile (markup, a newline, an escape
+ * and another user's entry in a reason), eve's a hard link to a file
+ * she may not read, and a system account is skipped.  No link is
+ * followed, nothing of a file is quoted, and what users wrote cannot pass
+ * for another user's entry or break the XML.
  */
 static void
 check_jamf_ea(void)
@@ -289,13 +291,15 @@ check_jamf_ea(void)
 	    "ln -s %s/elsewhere/state \"$u/carol/Library/Application Support/"
 	    "metalcap/state\"; "
 	    "printf '{\"version\": \"0.1.0\", \"jobs\": [{\"name\": \"x\", "
-	    "\"state\": \"reverted\", \"reason\": \"<b>&\"}]}' > "
-	    "\"$u/dave/%s/status.json\"; "
+	    "\"state\": \"reverted\", \"reason\": \"<b>& | bob: ok"
+	    "\\\\n\\\\u001b[31m\"}]}' > \"$u/dave/%s/status.json\"; "
+	    "mkdir -p \"$u/eve/%s\"; cp state/status.json private.json; "
+	    "chmod 600 private.json; ln private.json \"$u/eve/%s/status.json\"; "
 	    "printf '_spotlight 89 %s/Users/alice\\nalice 501 %s/Users/alice"
 	    "\\nbob 502 %s/Users/bob\\ncarol 503 %s/Users/carol\\n"
-	    "dave 504 %s/Users/dave\\n' > users",
-	    home, state, state, state, state, home, state, home, state, home,
-	    home, home, home, home);
+	    "dave 504 %s/Users/dave\\neve 505 %s/Users/eve\\n' > users",
+	    home, state, state, state, state, home, state, home, state, state,
+	    state, home, home, home, home, home, home);
 	assert_int_equal(system(cmd), 0);
 	snprintf(users, sizeof users, "PKG_STUB_USERS=%s/users", home);
 	snprintf(stubs, sizeof stubs, "STUBS=%s/tests/pkg/stubs",
@@ -313,7 +317,8 @@ check_jamf_ea(void)
 	snprintf(line, sizeof line, "<result>alice: ok version=" MC_VERSION
 	    " jobs=2 unlocked=1 stock=1 | bob: status unreadable | carol: "
 	    "status unreadable | dave: attention version=0.1.0 jobs=1 "
-	    "reverted=1; x: reverted (&lt;b&gt;&amp;)</result>\n");
+	    "reverted=1; x: reverted (&lt;b&gt;&amp; / bob: ok??[31m) | eve: "
+	    "status unreadable</result>\n");
 	assert_string_equal(r.out, line);
 	assert_null(strstr(r.out, "TOPSECRET"));
 }

@@ -53,10 +53,17 @@ dependencies() {
 	has 'depends_on "pkg-config" => :build'
 }
 
+# make install under Homebrew installs no dependency itself (brew's build
+# PATH has no brew), and the service's log folder exists before it runs.
+# (The patterns name make's variables, which the shell must not expand.)
+# shellcheck disable=SC2016
 install_line() {
-	has 'system "make", "install", "PREFIX=#{prefix}"' &&
+	has 'system "make", "install", "PREFIX=#{prefix}", "DEPS=none"' &&
 	    grep -q '^install: all' "$top/Makefile" &&
-	    grep -q '^PREFIX[[:space:]]*?= /usr/local' "$top/Makefile"
+	    grep -q '^PREFIX[[:space:]]*?= $(prefix)' "$top/Makefile" &&
+	    grep -q '^prefix[[:space:]]*?= /usr/local$' "$top/Makefile" &&
+	    grep -q '@\[ "$(DEPS)" = none \] ||' "$top/Makefile" &&
+	    has '(var/"log/metalcap").mkpath'
 }
 
 # The service runs metalcapd from LIBEXECDIR/metalcap, in the foreground,

@@ -39,12 +39,23 @@ mutate() {
 }
 
 agent=usr/local/share/metalcap/org.metalcap.metalcapd.plist
+
+# sed -i is GNU's or BSD's, not both: edit through a copy.
+edit() {
+	sed "$1" "$2" > "$2.new" && mv "$2.new" "$2"
+}
 libexec=usr/local/libexec/metalcap
 
 mutate "mode" "$libexec/metalcapd: mode 775, want 755" \
     chmod 775 "$libexec/metalcapd"
-mutate "owner" "$libexec/libmetalcap.dylib: owner 501:20" \
-    chown 501:20 "$libexec/libmetalcap.dylib"
+# Owners are checked only where this process can see them (root, or
+# fakeroot on Linux); a Mac user building make pkg cannot.
+if [ "$(id -u)" -eq 0 ]; then
+	mutate "owner" "$libexec/libmetalcap.dylib: owner 501:20" \
+	    chown 501:20 "$libexec/libmetalcap.dylib"
+else
+	echo "skip owner: owners are not visible to this user"
+fi
 mutate "missing file" "usr/local/share/metalcap/man/man8/metalcapd.8: missing" \
     rm usr/local/share/metalcap/man/man8/metalcapd.8
 mutate "extra file" "$libexec/debug.log: in the payload but not" \
@@ -60,9 +71,9 @@ mutate "a link postinstall places" "usr/local/share/man/man1/metalcapctl.1: in t
 mutate "broken plist" "usr/local/share/metalcap/job.plist: not a valid" \
     sh -c 'echo "<plist><dict>" > usr/local/share/metalcap/job.plist'
 mutate "agent runs a program outside the payload" "$agent: runs" \
-    sed -i 's|/usr/local/libexec/metalcap/metalcapd|/opt/metalcapd|' "$agent"
+    edit 's|/usr/local/libexec/metalcap/metalcapd|/opt/metalcapd|' "$agent"
 mutate "agent label" "$agent: Label is" \
-    sed -i 's|<string>org.metalcap.metalcapd</string>|<string>metalcapd</string>|' "$agent"
+    edit 's|<string>org.metalcap.metalcapd</string>|<string>metalcapd</string>|' "$agent"
 
 # The manifest itself: a payload entry in a shared folder, whose owner
 # Installer would reset (Homebrew owns /usr/local on Intel Macs).

@@ -74,6 +74,8 @@ user_data() {
 	# An older metalcapd rendered them into the folder loaded at login.
 	cp "$top/agent-template/job.plist" "$h/Library/LaunchAgents/org.metalcap.job.old.plist"
 	echo "<plist/>" > "$h/Library/LaunchAgents/com.example.other.plist"
+	# Hers, as a home is.
+	chown -R "${2:-501}:20" "$h"
 }
 
 # A listing with checksums of everything in alice's home but the agents
@@ -206,7 +208,14 @@ disabled_agent_is_reported_not_forced() {
 uninstall_removes_payload_keeps_user_data() {
 	installed_and_running
 	account bob 502 /Volumes/Data/bob gui
-	user_data /Volumes/Data/bob
+	user_data /Volumes/Data/bob 502
+	# carol points her agents folder at root's LaunchAgents: what root
+	# finds through that link is not hers to delete.
+	account carol 503 /Users/carol
+	mkdir -p "$T/Users/carol/Library/Application Support/metalcap" "$T/Library/LaunchAgents"
+	cp "$top/agent-template/job.plist" "$T/Library/LaunchAgents/org.metalcap.job.system.plist"
+	ln -s "$T/Library/LaunchAgents" "$T/Users/carol/Library/Application Support/metalcap/agents"
+	chown -R 503:20 "$T/Users/carol"
 	launchctl bootstrap gui/502 "$(agent_path)"
 	echo "user/501/org.metalcap.job.old" >> "$PKG_STUB_DIR/loaded"
 	echo "gui/502/org.metalcap.job.llama" >> "$PKG_STUB_DIR/loaded"
@@ -222,14 +231,17 @@ uninstall_removes_payload_keeps_user_data() {
 	expect_text "$out" "alice: kept $T/Users/alice/Library/Application Support/metalcap, $T/Users/alice/Library/Logs/metalcap"
 	expect_text "$out" "bob: kept $T/Volumes/Data/bob/Library/Application Support/metalcap"
 	expect_text "$out" "bob: stopped org.metalcap.metalcapd"
+	expect_file "$T/Library/LaunchAgents/org.metalcap.job.system.plist"
+	expect_text "$out" "carol: kept $T/Users/carol/Library/Application Support/metalcap/agents/org.metalcap.job.system.plist: not carol's own file"
 	grep -v -e '^#' -e '^[[:space:]]*$' "$top/pkg/manifest" |
 	    while read -r type _ _ path _; do
 		case $type in
-		shared) [ -d "$T/$path" ] || echo "    shared folder removed: $path" ;;
+		shared) ;;	# made by postinstall here: see the next tests
 		*) if [ -e "$T/$path" ] || [ -L "$T/$path" ]; then echo "    still there: $path"; fi ;;
 		esac
 	    done > "$PKG_STUB_DIR/leftovers"
 	[ ! -s "$PKG_STUB_DIR/leftovers" ] || fail "$(cat "$PKG_STUB_DIR/leftovers")"
+	expect_file "$T/Users/alice/Library/LaunchAgents"
 	# A second run says it is not installed, and changes nothing.
 	out=$(sh "$top/pkg/uninstall" --target "$T" 2>&1) && fail "second uninstall succeeded"
 	expect_text "$out" "not installed"
@@ -263,10 +275,34 @@ shared_folders_keep_their_owners() {
 	expect_gone "$(agent_path)"
 }
 
+# Shared folders that do not exist yet are made as their parent is (here
+# Homebrew's: 501:20, 0775), not root's, and uninstall takes them away.
+missing_shared_folders_made_like_their_parent() {
+	account alice 501 /Users/alice gui
+	mkdir -p "$T/usr/local/share" "$T/Library/LaunchAgents"
+	for path in usr/local usr/local/share; do
+		chown 501:20 "$T/$path"
+		chmod 0775 "$T/$path"
+	done
+	install_payload
+	out=$(postinstall) || fail "postinstall failed: $out"
+	for path in usr/local/bin usr/local/share/man usr/local/share/man/man8 \
+	    usr/local/share/zsh/site-functions; do
+		got=$(stat -c "%u:%g %a" "$T/$path")
+		[ "$got" = "501:20 775" ] || fail "$path made as $got"
+	done
+	out=$(sh "$T/usr/local/libexec/metalcap/uninstall" --target "$T" 2>&1) ||
+	    fail "uninstall failed: $out"
+	expect_gone "$T/usr/local/bin"
+	expect_gone "$T/usr/local/share/man"
+	expect_file "$T/usr/local/share"
+}
+
 for t in fresh_install_with_gui_user fresh_install_nobody_logged_in \
     two_sessions_one_daemon upgrade_keeps_user_data_and_jobs disabled_agent_is_reported_not_forced \
     uninstall_removes_payload_keeps_user_data \
-    shared_folders_keep_their_owners; do
+    shared_folders_keep_their_owners \
+    missing_shared_folders_made_like_their_parent; do
 	run_test "$t"
 done
 echo "$passed passed, $failed failed"
