@@ -60,7 +60,7 @@ setup_alone(void **state)
 static int
 teardown_alone(void **state)
 {
-	char	cmd[128];
+	char	cmd[4096];
 
 	(void)state;
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", home);
@@ -147,7 +147,7 @@ test_exec_status(void **state)
 	    NULL };
 	const char	*other[] = { "exec", "--profile", "nonesuch", "--",
 	    FAKE_LLAMA, "--once", NULL };
-	char		 setuid_copy[160], cmd[400];
+	char		 setuid_copy[160], cmd[4096];
 	const char	*setuid_run[] = { "exec", "--", setuid_copy, "--once",
 	    NULL };
 	struct child_result *r;
@@ -184,7 +184,7 @@ test_exec_status(void **state)
 static void
 test_exec_as_a_child(void **state)
 {
-	char			 cmd[1024], dir[160];
+	char			 cmd[4096], dir[160];
 	int			 status;
 
 	(void)state;
@@ -287,7 +287,7 @@ test_bench_evidence(void **state)
 	const char		*args[] = { "bench", "--samples", "2", "--out",
 	    evidence, "--", BENCH_SIM, "-m", model, "-p", "64", "-n", "16",
 	    "-r", "3", NULL };
-	char			 cmd[1024];
+	char			 cmd[4096];
 	struct child_result	*r;
 	int			 code;
 
@@ -322,7 +322,7 @@ test_bench_json_leaves_nothing(void **state)
 	struct child_result	*r;
 	json_t			*doc, *t;
 	double			 s, u;
-	char			 cmd[256];
+	char			 cmd[4096];
 	int			 code;
 
 	(void)state;
@@ -359,7 +359,7 @@ test_bench_json_leaves_nothing(void **state)
 static void
 test_bench_refuses_without_shim(void **state)
 {
-	char			 launcher[160], cmd[600], path[200];
+	char			 launcher[160], cmd[4096], path[200];
 	const char		*args[] = { "bench", "--samples", "1", "--out",
 	    evidence, "--", launcher, BENCH_SIM, "-m", model, "-r", "2",
 	    NULL };
@@ -436,7 +436,7 @@ test_doctor_mentions_bench(void **state)
 	    evidence, "--", BENCH_SIM, "-m", model, "-p", "32", "-n", "8",
 	    "-r", "2", NULL };
 	struct child_result	*r;
-	char			 line[200], cmd[400];
+	char			 line[200], cmd[4096];
 	int			 code;
 
 	(void)state;
@@ -473,7 +473,7 @@ test_bench_usage(void **state)
 	    "-o", "md", NULL };
 	const char		*busy[] = { "bench", "--out", home, "--",
 	    BENCH_SIM, "-m", model, NULL };
-	char			 dir[160], cmd[600];
+	char			 dir[160], cmd[4096];
 	const char		*shared[] = { "bench", "--out", dir, "--",
 	    BENCH_SIM, "-m", model, NULL };
 	const char		*twice[] = { "bench", "--", BENCH_SIM, "-m",

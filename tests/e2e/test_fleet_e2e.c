@@ -205,7 +205,7 @@ test_managed_example_profile(void **state)
 static void
 check_status_plist(void)
 {
-	char	script[4096], path[512], cmd[600];
+	char	script[4096], path[512], cmd[4096];
 
 	snprintf(script, sizeof script,
 	    "import json, plistlib, shutil, subprocess, sys, os\n"

@@ -33,7 +33,7 @@ static char	stage[160], installed[300], libvar[300];
 static void
 make_install(const char *what)
 {
-	char	cmd[1024];
+	char	cmd[4096];
 
 	snprintf(cmd, sizeof cmd, "make -s -C %s -o all %s BUILD=%s "
 	    "DESTDIR=%s PREFIX=" PREFIX " >%s/make-%s.log 2>&1", MC_TEST_SOURCE,
@@ -49,7 +49,7 @@ make_install(const char *what)
 static void
 check_layout(void)
 {
-	char	script[3000], path[256], cmd[800];
+	char	script[3000], path[256], cmd[4096];
 
 	snprintf(script, sizeof script,
 	    "import os, sys\n"
@@ -128,7 +128,7 @@ setup_install(void **state)
 static void
 test_install_run_uninstall(void **state)
 {
-	char	cmd[600];
+	char	cmd[4096];
 	long	pid;
 
 	(void)state;
