@@ -44,12 +44,7 @@ ctl_evidence_open(const struct ctl_bench *b, const char *name)
 static const char *
 ctl_evidence_md(char *buf, size_t len, const char *s)
 {
-	char	*p;
-
-	mc_text(buf, len, s);
-	for (p = buf; (p = strchr(p, '`')) != NULL; p++)
-		*p = '?';
-	return buf;
+	return mc_text_avoid(buf, len, s, "`", '?');
 }
 
 /*

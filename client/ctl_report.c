@@ -114,12 +114,7 @@ ctl_json_str(json_t *obj, const char *key)
 static const char *
 ctl_report_text(char *buf, size_t len, const char *s)
 {
-	char	*p;
-
-	mc_text(buf, len, s);
-	for (p = buf; (p = strchr(p, '|')) != NULL; p++)
-		*p = '/';
-	return buf;
+	return mc_text_avoid(buf, len, s, "|", '/');
 }
 
 static void

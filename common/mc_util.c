@@ -123,3 +123,15 @@ mc_fnv1a(uint64_t h, const void *data, size_t len)
 		h = (h ^ *p++) * 1099511628211ULL;
 	return h;
 }
+
+const char *
+mc_text_avoid(char *dst, size_t size, const char *src, const char *avoid,
+    char with)
+{
+	char	*p;
+
+	mc_text(dst, size, src);
+	for (p = dst; (p = strpbrk(p, avoid)) != NULL; p++)
+		*p = with;
+	return dst;
+}

@@ -15,6 +15,9 @@ int	mc_fmt(char *buf, size_t len, const char *fmt, ...)
 
 /* Outside text into dst: whole UTF-8 characters, controls as '?'. */
 void	mc_text(char *dst, size_t size, const char *src);
+/* The same, with every byte of avoid also replaced by with; dst back. */
+const char *mc_text_avoid(char *dst, size_t size, const char *src,
+	    const char *avoid, char with);
 
 /* A big-endian number of n bytes (at most 8): msgpack, plists, Mach-O. */
 uint64_t mc_be(const uint8_t *p, unsigned n);
