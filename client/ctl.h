@@ -105,6 +105,7 @@ void	ctl_tmp_name(char *buf, size_t len, const char *what);
 void	ctl_signals_init(void);
 void	ctl_signals_catch(void);
 int	ctl_signal_caught(void);
+void	ctl_signals_settle(int status);
 void	ctl_signals_die(void);
 
 /* ctl_bench.c, ctl_evidence.c: one bench, its runs and its evidence. */

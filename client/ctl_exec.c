@@ -99,6 +99,7 @@ cmd_exec(struct ctl *c, const struct ctl_command *cmd, int argc,
 		json_decref(doc);
 	}
 	ctl_unlock_free(&u);
+	ctl_signals_settle(rc);
 	ctl_signals_die();
 	return rc;
 }

@@ -91,6 +91,19 @@ ctl_signal_caught(void)
 	return ctl_caught;
 }
 
+/*
+ * The terminal's ^C or ^\ reached the program too: when it handled it and
+ * went on (llama-cli's first ^C stops a generation), the program's status
+ * stands, as a shell lets a child that survives ^C decide.
+ */
+void
+ctl_signals_settle(int status)
+{
+	if ((ctl_caught == SIGINT || ctl_caught == SIGQUIT) &&
+	    status != 128 + ctl_caught)
+		ctl_caught = 0;
+}
+
 /* After cleaning up: die of the signal caught, if one was. */
 void
 ctl_signals_die(void)
@@ -121,6 +134,11 @@ ctl_spawn(char *const *argv, char *const *env, int out, int err, pid_t *pid)
 	for (i = 0; i < sizeof ctl_sigs / sizeof ctl_sigs[0]; i++)
 		sigaddset(&block, ctl_sigs[i]);
 	sigprocmask(SIG_BLOCK, &block, &old);
+	/* One came between the caller's check and the block: do not start. */
+	if (ctl_caught != 0) {
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		return EINTR;
+	}
 	posix_spawn_file_actions_init(&fa);
 	posix_spawnattr_init(&attr);
 	sigemptyset(&deflt);

@@ -124,9 +124,12 @@ uninstall_all() {
 		case $type in
 		own | dir | shared | copy) ;;
 		link)
+			# Only ours: a link someone replaced stays.
 			target=$(where "$(normal "${path%/*}/$source")")
-			[ "$(readlink "$DESTDIR$dest" 2>/dev/null)" = "$target" ] &&
-			    rm -f "$DESTDIR$dest" ;;
+			if [ "$(readlink "$DESTDIR$dest" 2>/dev/null)" = \
+			    "$target" ]; then
+				rm -f "$DESTDIR$dest"
+			fi ;;
 		*) rm -f "$DESTDIR$dest" ;;
 		esac
 	done

@@ -101,9 +101,9 @@ home_of() {
 service_bootout() {
 	service=$1 tries=0
 	while :; do
-		rc=0
-		launchctl bootout "$service" 2>/dev/null || rc=$?
-		case $rc in
+		brc=0
+		launchctl bootout "$service" 2>/dev/null || brc=$?
+		case $brc in
 		0)
 			loaded_was=yes
 			while [ "$tries" -lt 20 ] &&
@@ -114,7 +114,7 @@ service_bootout() {
 			return 0 ;;
 		3 | 112 | 113 | 125) return 0 ;;
 		36) ;;
-		*) say "bootout $service: launchctl exit $rc"; return "$rc" ;;
+		*) say "bootout $service: launchctl exit $brc"; return "$brc" ;;
 		esac
 		tries=$((tries + 1))
 		[ "$tries" -lt 10 ] || { say "bootout $service: still in progress"; return 36; }

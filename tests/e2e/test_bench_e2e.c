@@ -211,6 +211,19 @@ test_exec_as_a_child(void **state)
 	snprintf(cmd, sizeof cmd, "grep -qx 143 %s/rc && ! ls -d "
 	    "%s/metalcap-* 2>/dev/null", home, home);
 	assert_int_equal(system(cmd), 0);
+	/*
+	 * The terminal's ^C to the whole group: fake-llama handles it and
+	 * exits 0, so metalcapctl exits 0 too, as a shell's child would.
+	 */
+	snprintf(cmd, sizeof cmd, "rm -f %s/err; setsid sh -c '%s exec %s "
+	    "--home %s exec -- %s 2>%s/err' & p=$!; for i in $(seq 100); do "
+	    "grep -q 'starting the main loop' %s/err 2>/dev/null && break; "
+	    "sleep 0.1; done; kill -INT -$p || kill -KILL $p; wait $p; "
+	    "echo $? > %s/rc",
+	    home, switches, CTL, home, FAKE_LLAMA, home, home, home);
+	assert_int_equal(system(cmd), 0);
+	snprintf(cmd, sizeof cmd, "grep -qx 0 %s/rc", home);
+	assert_int_equal(system(cmd), 0);
 }
 
 /*
