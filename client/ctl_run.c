@@ -325,9 +325,7 @@ ctl_probe_daemon(struct ctl *c, struct ctl_unlock *u)
 	snprintf(u->prober, sizeof u->prober, "metalcap-probe, run by "
 	    "metalcapctl (no daemon answered)");
 	if (mc_client_open(&c->client, c->paths.socket, c->timeout) == -1 ||
-	    mc_client_hello(&c->client) != MC_CLIENT_OK ||
-	    mc_client_call(&c->client, MC_M_HELLO, NULL, NULL, NULL, &m) !=
-	    MC_CLIENT_OK) {
+	    mc_client_hello_reply(&c->client, &m) != MC_CLIENT_OK) {
 		mc_client_close(&c->client);
 		return -1;
 	}

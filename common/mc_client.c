@@ -173,18 +173,20 @@ mc_client_call(struct mc_client *c, const char *method, char *const *params,
 	return MC_CLIENT_DAEMON;
 }
 
-/* The daemon must speak this client's protocol version. */
+/*
+ * The daemon must speak this client's protocol version; *m holds its hello
+ * (valid until the next call), for what else it says.
+ */
 enum mc_client_status
-mc_client_hello(struct mc_client *c)
+mc_client_hello_reply(struct mc_client *c, struct mc_rpc_message *m)
 {
-	struct mc_rpc_message	 m;
 	const msgpack_object	*proto;
 	enum mc_client_status	 st;
 
-	if ((st = mc_client_call(c, MC_M_HELLO, NULL, NULL, NULL, &m)) !=
+	if ((st = mc_client_call(c, MC_M_HELLO, NULL, NULL, NULL, m)) !=
 	    MC_CLIENT_OK)
 		return st;
-	proto = mc_rpc_map_get(&m.result, "protocol");
+	proto = mc_rpc_map_get(&m->result, "protocol");
 	if (proto == NULL || proto->type != MSGPACK_OBJECT_POSITIVE_INTEGER ||
 	    proto->via.u64 != MC_PROTOCOL_VERSION) {
 		snprintf(c->code, sizeof c->code, "EPROTO");
@@ -194,4 +196,12 @@ mc_client_hello(struct mc_client *c)
 		return MC_CLIENT_DAEMON;
 	}
 	return MC_CLIENT_OK;
+}
+
+enum mc_client_status
+mc_client_hello(struct mc_client *c)
+{
+	struct mc_rpc_message	m;
+
+	return mc_client_hello_reply(c, &m);
 }

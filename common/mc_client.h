@@ -36,5 +36,7 @@ enum mc_client_status mc_client_call(struct mc_client *, const char *method,
 enum mc_client_status mc_client_read(struct mc_client *,
 	    struct mc_rpc_message *);
 enum mc_client_status mc_client_hello(struct mc_client *);
+enum mc_client_status mc_client_hello_reply(struct mc_client *,
+	    struct mc_rpc_message *);
 
 #endif
