@@ -265,16 +265,6 @@ ctl_evidence_names(const struct ctl_bench *b)
 	return names;
 }
 
-static void
-ctl_evidence_free_names(char **names)
-{
-	size_t	i;
-
-	for (i = 0; names != NULL && names[i] != NULL; i++)
-		free(names[i]);
-	free(names);
-}
-
 /* SHA256SUMS over every other file, in the format sha256sum -c reads. */
 static int
 ctl_evidence_sums(const struct ctl_bench *b)
@@ -287,7 +277,7 @@ ctl_evidence_sums(const struct ctl_bench *b)
 	if ((names = ctl_evidence_names(b)) == NULL)
 		return -1;
 	if ((f = ctl_evidence_open(b, "SHA256SUMS")) == NULL) {
-		ctl_evidence_free_names(names);
+		mc_strv_free(names);
 		return -1;
 	}
 	for (i = 0; names[i] != NULL; i++) {
@@ -302,7 +292,7 @@ ctl_evidence_sums(const struct ctl_bench *b)
 		} else
 			fprintf(f, "%s  %s\n", hex, names[i]);
 	}
-	ctl_evidence_free_names(names);
+	mc_strv_free(names);
 	return fclose(f) == 0 ? rc : -1;
 }
 
@@ -358,6 +348,6 @@ ctl_evidence_remove(const struct ctl_bench *b)
 
 	for (i = 0; names != NULL && names[i] != NULL; i++)
 		unlinkat(b->dirfd, names[i], 0);
-	ctl_evidence_free_names(names);
+	mc_strv_free(names);
 	rmdir(b->dir);
 }

@@ -265,7 +265,7 @@ ctl_probe_direct(struct ctl *c, struct ctl_unlock *u)
 	unlink(err);
 	env = gate_env(c->paths.shim, u->profile, true, NULL);
 	rc = env == NULL ? ENAMETOOLONG : ctl_spawn(argv, env, ofd, efd, &pid);
-	gate_free_env(env);
+	mc_strv_free(env);
 	if (rc != 0) {
 		mc_fmt(u->why, sizeof u->why, "%s: %s", c->paths.probe,
 		    strerror(rc));
@@ -538,7 +538,7 @@ ctl_run(struct ctl *c, const struct ctl_unlock *u, bool unlocked,
 	argv[0] = (char *)u->program;
 	rc = env == NULL ? ENAMETOOLONG : ctl_spawn(argv, env, out, err, &pid);
 	argv[0] = first;
-	gate_free_env(env);
+	mc_strv_free(env);
 	if (rc != 0) {
 		mc_fmt(o->why, sizeof o->why, "%s: %s", u->program,
 		    strerror(rc));

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -134,4 +135,14 @@ mc_text_avoid(char *dst, size_t size, const char *src, const char *avoid,
 	for (p = dst; (p = strpbrk(p, avoid)) != NULL; p++)
 		*p = with;
 	return dst;
+}
+
+void
+mc_strv_free(char **v)
+{
+	size_t	i;
+
+	for (i = 0; v != NULL && v[i] != NULL; i++)
+		free(v[i]);
+	free(v);
 }

@@ -13,6 +13,9 @@
 int	mc_fmt(char *buf, size_t len, const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4)));
 
+/* Free a NULL-ended array of strings and the strings (NULL: nothing). */
+void	mc_strv_free(char **);
+
 /* Outside text into dst: whole UTF-8 characters, controls as '?'. */
 void	mc_text(char *dst, size_t size, const char *src);
 /* The same, with every byte of avoid also replaced by with; dst back. */

@@ -126,7 +126,7 @@ gate_run(struct mcd *d, const struct profile *p)
 	/* The probe re-runs itself to point the shim's report at itself. */
 	env = gate_env(d->paths.shim, p, true, NULL);
 	proc_run(d, argv, env, d->probe_timeout_ms, gate_done, e);
-	gate_free_env(env);
+	mc_strv_free(env);
 }
 
 /* The cached verdict for p if it is still valid, else NULL. */

@@ -29,7 +29,7 @@ gate_env_var(const char *name, unsigned long long value)
  * This process's environment without any shim variable, then profile p's
  * (none for stock, or family 0): the library, its values, whether children
  * inherit it, and where it reports (NULL: nowhere).  NULL if a path does
- * not fit.  Free with gate_free_env.
+ * not fit.  Free with mc_strv_free.
  */
 char **
 gate_env(const char *shim, const struct profile *p, bool inherit,
@@ -52,7 +52,7 @@ gate_env(const char *shim, const struct profile *p, bool inherit,
 		return env;
 	if (mc_fmt(buf, sizeof buf, "%s=%s", inject, shim) == -1 ||
 	    (report != NULL && strlen(report) > PATH_MAX)) {
-		gate_free_env(env);
+		mc_strv_free(env);
 		return NULL;
 	}
 	env[n++] = strdup(buf);
@@ -69,16 +69,6 @@ gate_env(const char *shim, const struct profile *p, bool inherit,
 		env[n++] = strdup(buf);
 	}
 	return env;
-}
-
-void
-gate_free_env(char **env)
-{
-	size_t	i;
-
-	for (i = 0; env != NULL && env[i] != NULL; i++)
-		free(env[i]);
-	free(env);
 }
 
 /* The first failed check as "check NAME failed: ERROR". */

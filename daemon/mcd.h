@@ -219,7 +219,6 @@ void	gate_judge(struct gate_entry *, bool injected,
 	    const struct launchctl_result *);
 char	**gate_env(const char *shim, const struct profile *, bool inherit,
 	    const char *report);
-void	gate_free_env(char **);
 const struct gate_entry *gate_verdict(struct mcd *, const struct profile *);
 const struct gate_entry *gate_peek(struct mcd *, const struct profile *);
 void	gate_invalidate(struct mcd *, const char *profile);
