@@ -507,7 +507,8 @@ ctl_judge_report(const struct ctl_unlock *u, struct ctl_outcome *o)
 /*
  * Run argv (argv[0] resolved in u) stock or with u's profile, stdout and
  * stderr to out and err (-1: ours).  -1 with o->why if it could not start
- * (o->status is then 126 or 127); else 0, o->status the program's.
+ * (o->status is then EXIT_EXEC_CANNOT or EXIT_EXEC_NOTFOUND); else 0,
+ * o->status the program's.
  */
 int
 ctl_run(struct ctl *c, const struct ctl_unlock *u, bool unlocked,
@@ -530,7 +531,7 @@ ctl_run(struct ctl *c, const struct ctl_unlock *u, bool unlocked,
 	if (unlocked && mkdtemp(dir) == NULL) {
 		snprintf(o->why, sizeof o->why, "a report folder: %s",
 		    strerror(errno));
-		o->status = 126;
+		o->status = EXIT_EXEC_CANNOT;
 		return -1;
 	}
 	env = gate_env(c->paths.shim, unlocked ? u->profile : NULL, false,
@@ -542,7 +543,8 @@ ctl_run(struct ctl *c, const struct ctl_unlock *u, bool unlocked,
 	if (rc != 0) {
 		mc_fmt(o->why, sizeof o->why, "%s: %s", u->program,
 		    strerror(rc));
-		o->status = rc == ENOENT ? 127 : 126;
+		o->status = rc == ENOENT ? EXIT_EXEC_NOTFOUND :
+		    EXIT_EXEC_CANNOT;
 		if (unlocked)
 			ctl_report_dir_remove(dir);
 		return -1;
