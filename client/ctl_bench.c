@@ -335,8 +335,8 @@ ctl_bench_table(const struct ctl_bench *b)
 		    s->hi);
 		snprintf(x, sizeof x, "%.2f [%.2f-%.2f]", u->median, u->lo,
 		    u->hi);
-		printf("%-14s %-28s %-28s %.2fx\n", s->name, a, x, s->median >
-		    0 ? u->median / s->median : 0);
+		printf("%-14s %-28s %-28s %.2fx\n", s->name, a, x,
+		    mc_bench_ratio(s, u));
 	}
 }
 
@@ -368,8 +368,8 @@ ctl_bench_summary(const struct ctl_bench *b)
 			json_array_append_new(tests, json_pack("{s:s, s:o, "
 			    "s:o, s:f}", "name", s->name, "stock",
 			    ctl_bench_side_json(s), "unlocked",
-			    ctl_bench_side_json(u), "ratio", s->median > 0 ?
-			    u->median / s->median : 0));
+			    ctl_bench_side_json(u), "ratio",
+			    mc_bench_ratio(s, u)));
 	}
 	mc_text(refused, sizeof refused, b->refused);
 	mc_text(dir, sizeof dir, b->dir);

@@ -91,8 +91,7 @@ ctl_evidence_csv(const struct ctl_bench *b)
 			continue;
 		ctl_evidence_csv_field(f, workload);
 		fprintf(f, ",%s,tokens/s,,%.4f,%.4f,%.4f,\n", s->name,
-		    s->median, u->median, s->median > 0 ? u->median /
-		    s->median : 0);
+		    s->median, u->median, mc_bench_ratio(s, u));
 	}
 	return fclose(f) == 0 ? 0 : -1;
 }

@@ -52,6 +52,14 @@ mc_bench_median(const double *v, size_t n)
 	return m;
 }
 
+/* Unlocked over stock, by their medians; 0 when stock has none. */
+double
+mc_bench_ratio(const struct mc_bench_test *stock,
+    const struct mc_bench_test *unlocked)
+{
+	return stock->median > 0 ? unlocked->median / stock->median : 0;
+}
+
 static void
 mc_bench_summarize(struct mc_bench_test *t)
 {

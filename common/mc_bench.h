@@ -41,5 +41,7 @@ const struct mc_bench_test *mc_bench_find(const struct mc_bench_run *,
 bool	mc_bench_same_tests(const struct mc_bench_run *,
 	    const struct mc_bench_run *);
 double	mc_bench_median(const double *, size_t);
+double	mc_bench_ratio(const struct mc_bench_test *stock,
+	    const struct mc_bench_test *unlocked);
 
 #endif
