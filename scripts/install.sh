@@ -60,23 +60,6 @@ source_of() {
 	esac
 }
 
-# "a/b/../c" as "a/c" (a link target in the manifest, resolved).
-normal() {
-	out=
-	old_ifs=$IFS IFS=/
-	# shellcheck disable=SC2086
-	set -- $1
-	IFS=$old_ifs
-	for part in "$@"; do
-		case $part in
-		'' | .) ;;
-		..) out=${out%/*} ;;
-		*) out=$out/$part ;;
-		esac
-	done
-	echo "${out#/}"
-}
-
 # Make a folder, noting it (as installed, without DESTDIR) when it did not
 # exist; DESTDIR itself, a packager's staging root, is not ours to note.
 folder() {

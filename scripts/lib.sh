@@ -12,6 +12,23 @@ manifest_entries() {
 	grep -v -e '^#' -e '^[[:space:]]*$' "$manifest"
 }
 
+# "a/b/../c" as "a/c" (a link target in the manifest, resolved).
+normal() {
+	out=
+	old_ifs=$IFS IFS=/
+	# shellcheck disable=SC2086
+	set -- $1
+	IFS=$old_ifs
+	for part in "$@"; do
+		case $part in
+		'' | .) ;;
+		..) out=${out%/*} ;;
+		*) out=$out/$part ;;
+		esac
+	done
+	echo "${out#/}"
+}
+
 # The entries that are the payload: our own folders and what is in them
 # (not the shared folders, links and copies postinstall places).
 payload_entries() {

@@ -96,8 +96,7 @@ in_own() {
 
 # Where a link at PATH pointing to TARGET lands, relative to the root.
 link_lands() {
-	python3 -c 'import os, sys
-print(os.path.normpath(os.path.join(os.path.dirname(sys.argv[1]), sys.argv[2])))' "$1" "$2"
+	normal "${1%/*}/$2"
 }
 
 # check_placed TYPE PATH SOURCE: postinstall's links and copies.
