@@ -381,7 +381,7 @@ SHELL_SCRIPTS	:= $(wildcard scripts/*.sh bench/*.sh tests/pkg/*.sh \
 
 test: $(TEST_BINS) $(FUZZ_BINS) lint
 	@FUZZ_SMOKE=$(FUZZ_SMOKE) FIXTURES=$(abspath $(FIXTURES)) \
-	    scripts/run-tests.sh $(TEST_BINS) $(SHELL_TESTS)
+	    MC_BUILD=$(abspath $(O)) scripts/run-tests.sh $(TEST_BINS) $(SHELL_TESTS)
 
 lint: | need-deps
 	@# Every mutation still applies to the code it was written against.

@@ -5,8 +5,11 @@
 # scripts/deps.sh builds with on macOS, make install with PREFIX, and the
 # paths the service and the test use, as pkg/manifest lays them out.
 # Ends with "N passed, N failed", as scripts/run-tests.sh expects.
+# MC_BUILD names the build folder whose metalcapd it asks (make test sets
+# it: build/ or build/asan/).
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
+build=${MC_BUILD:-$top/build}
 formula=$top/pkg/homebrew/metalcap.rb
 version=$(cat "$top/VERSION")
 passed=0 failed=0
@@ -66,6 +69,13 @@ install_line() {
 	    has '(var/"log/metalcap").mkpath'
 }
 
+daemon_has_foreground() {
+	"$build/bin/metalcapd" --help 2>&1 | grep -qF -- '--foreground' || {
+		echo "$build/bin/metalcapd --help names no --foreground"
+		return 1
+	}
+}
+
 # The service runs metalcapd from LIBEXECDIR/metalcap, in the foreground,
 # kept alive, with its logs; the test runs what the manifest installs.
 service_and_test() {
@@ -73,7 +83,7 @@ service_and_test() {
 	    has 'keep_alive true' && has 'log_path var/"log/metalcap/' &&
 	    has 'error_log_path var/"log/metalcap/' &&
 	    grep -q ' usr/local/libexec/metalcap/metalcapd ' "$top/pkg/manifest" &&
-	    "$top/build/bin/metalcapd" --help 2>&1 | grep -qF -- '--foreground' &&
+	    daemon_has_foreground &&
 	    has '"#{bin}/metalcapctl --version"' &&
 	    grep -q '^link .* usr/local/bin/metalcapctl ' "$top/pkg/manifest" &&
 	    has '#{libexec}/metalcap/metalcap-probe --json' &&
