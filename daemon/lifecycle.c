@@ -128,7 +128,8 @@ static const char *const lifecycle_guard_texts[LG_COUNT] = {
 
 /*
  * The table.  A request is saved before anything is done for it; while
- * its file is invalid the last good agent keeps running; an unlocked
+ * its file is invalid the last good agent keeps running, unless it is
+ * asked to stop (the user's word needs no valid file); an unlocked
  * profile never runs before the gate passed it; evidence of a failed
  * Metal pipeline reverts only a process that may carry the shim; a crash
  * loop in stock, or a program launchd cannot start, gives the job up.
@@ -137,6 +138,8 @@ static const struct lifecycle_row lifecycle_table[] = {
 	/* events          states  guard  next  actions  why */
 	{ EV(LC_EV_FILE_REMOVED), ALL, LG_ANY, LC_SAME, LC_BOOTOUT,
 	    LC_WHY_NONE },
+	{ EV(LC_EV_STOP), ALL, LG_INVALID, JOB_INVALID, LC_PERSIST |
+	    LC_NOTIFY | LC_BOOTOUT, LC_WHY_INVALID },
 	{ REQUESTS, ALL, LG_INVALID, JOB_INVALID, LC_PERSIST | LC_NOTIFY,
 	    LC_WHY_INVALID },
 	{ REQUESTS, ALL, LG_HELD, LC_SAME, LC_PERSIST | LC_RENDER |
@@ -240,7 +243,7 @@ lifecycle_settle(const struct lifecycle_facts *f, enum lifecycle_why *why)
 {
 	*why = LC_WHY_NONE;
 	if (!f->valid)
-		return JOB_INVALID;
+		return (*why = LC_WHY_INVALID, JOB_INVALID);
 	if (f->stopped)
 		return (*why = LC_WHY_STOPPED, JOB_STOPPED);
 	if (f->failed)

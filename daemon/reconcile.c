@@ -399,10 +399,17 @@ reconcile_start(struct mcd *d, struct job *j)
 		return;
 	}
 	/*
-	 * Invalid: the last good agent, if any, keeps running.  Waiting for
-	 * the gate: whatever runs keeps running, and a new job waits (a probe
+	 * Invalid: the last good agent, if any, keeps running, unless it was
+	 * asked to stop (its label needs no valid file).  Waiting for the
+	 * gate: whatever runs keeps running, and a new job waits (a probe
 	 * takes milliseconds) rather than start stock and restart.
 	 */
+	o = state_get(&d->state, j->name, false);
+	if (j->spec == NULL && o != NULL && o->stopped) {
+		watch_stop(j);
+		reconcile_bootout(d, j);
+		return;
+	}
 	if (j->spec == NULL || j->probing) {
 		reconcile_finish(d, j);
 		return;

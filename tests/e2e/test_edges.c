@@ -557,17 +557,6 @@ test_one_domain_per_job(void **state)
  * it starts.  Such a leftover used to start the stopped job again at the
  * next login, shim included, and after an uninstall too.
  */
-/* Is the job's label loaded in the simulated GUI domain? */
-static bool
-loaded_in_gui(const char *name)
-{
-	char	cmd[512];
-
-	snprintf(cmd, sizeof cmd, "%s %s print gui/%ld/org.metalcap.job.%s "
-	    ">/dev/null 2>&1", simvar, SIM, (long)getuid(), name);
-	return system(cmd) == 0;
-}
-
 static void
 test_stopped_job_not_started_at_login(void **state)
 {

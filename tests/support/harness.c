@@ -676,3 +676,14 @@ report(const char *fmt, ...)
 	fprintf(stderr, "\n");
 	va_end(ap);
 }
+
+/* Is the job's label loaded in the simulated GUI domain? */
+bool
+loaded_in_gui(const char *name)
+{
+	char	cmd[512];
+
+	snprintf(cmd, sizeof cmd, "%s %s print gui/%ld/org.metalcap.job.%s "
+	    ">/dev/null 2>&1", simvar, SIM, (long)getuid(), name);
+	return system(cmd) == 0;
+}

@@ -54,6 +54,7 @@ void		 edit_job(int k, const char *mark);
 long		 wait_state(const char *name, const char *state, long not_pid,
 		    double timeout);
 bool		 environ_has(long pid, const char *prefix);
+bool		 loaded_in_gui(const char *name);
 
 /* Files: job files are renamed into jobs.d, as editors do. */
 /* Append text to the job's stderr log, home/logs/JOB.err.log. */

@@ -103,6 +103,9 @@ test_every_combination(void **state)
 			    why == LC_WHY_BAD_PROFILE);
 			assert_true(why != LC_WHY_MANAGED || f.managed);
 			break;
+		case JOB_INVALID:
+			assert_int_equal(why, LC_WHY_INVALID);
+			break;
 		default:
 			assert_int_equal(why, LC_WHY_NONE);
 		}
@@ -198,8 +201,11 @@ check_step(enum job_state s, enum lifecycle_event e,
 	    st.why == LC_WHY_INCIDENT && e != LC_EV_LAUNCHD_OK)
 		PROMISE((st.actions & (LC_PERSIST | LC_NOTIFY)) ==
 		    (LC_PERSIST | LC_NOTIFY));
-	/* An invalid file: the last good agent keeps running. */
-	if (!f->valid && is_converge(e))
+	/* A stop needs no valid file: launchd lets go. */
+	if (e == LC_EV_STOP && !f->valid)
+		PROMISE(st.next == JOB_INVALID && (st.actions & LC_BOOTOUT));
+	/* An invalid file: the last good agent keeps running, but for that. */
+	if (!f->valid && is_converge(e) && e != LC_EV_STOP)
 		PROMISE(st.next == JOB_INVALID && !(st.actions &
 		    (LC_RENDER | LC_BOOTSTRAP | LC_BOOTOUT)));
 	/* Stopped or failed: launchd lets go, whatever changed. */
