@@ -709,6 +709,7 @@ reconcile_refresh_cb(struct mcd *d, const struct launchctl_result *r,
 			return;
 		}
 	}
+	/* Settled once per look, the poll's looks included. */
 	reconcile_settle(d, j);
 	/*
 	 * A job launchd should be running but that has no pid (starting,
@@ -724,7 +725,6 @@ reconcile_refresh_cb(struct mcd *d, const struct launchctl_result *r,
 		    ++j->retries <= PID_POLLS ? RETRY_MS : 2000);
 		return;
 	}
-	reconcile_settle(d, j);
 	if (j->pid > 0 && j->pid != j->watched_pid)
 		reconcile_emit(d, j, LC_EV_STARTED, NULL);
 	reconcile_finish(d, j);
