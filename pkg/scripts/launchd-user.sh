@@ -21,6 +21,9 @@ JOB_PREFIX=org.metalcap.job.
 # Library/LaunchAgents, which launchd loads at login (metalcapd(8)).
 # shellcheck disable=SC2034
 AGENTS="Library/Application Support/metalcap/agents"
+# metalcapd's record of each label it gave launchd (reconcile.c).
+# shellcheck disable=SC2034
+LOADED="Library/Application Support/metalcap/state/loaded"
 
 say() { echo "metalcap: $*"; }
 

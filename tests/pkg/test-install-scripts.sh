@@ -217,8 +217,14 @@ uninstall_removes_payload_keeps_user_data() {
 	ln -s "$T/Library/LaunchAgents" "$T/Users/carol/Library/Application Support/metalcap/agents"
 	chown -R 503:20 "$T/Users/carol"
 	launchctl bootstrap gui/502 "$(agent_path)"
-	echo "user/501/org.metalcap.job.old" >> "$PKG_STUB_DIR/loaded"
-	echo "gui/502/org.metalcap.job.llama" >> "$PKG_STUB_DIR/loaded"
+	# A job whose agent file alice deleted by hand runs on: metalcapd's
+	# record of what it gave launchd still names it.
+	loaded="$T/Users/alice/Library/Application Support/metalcap/state/loaded"
+	mkdir -p "$loaded"
+	echo "1234 gui/501" > "$loaded/org.metalcap.job.gone"
+	chown -R 501:20 "$loaded"
+	printf '%s\n' gui/501/org.metalcap.job.gone user/501/org.metalcap.job.old \
+	    gui/502/org.metalcap.job.llama >> "$PKG_STUB_DIR/loaded"
 	out=$(sh "$T/usr/local/libexec/metalcap/uninstall" --target "$T" 2>&1) ||
 	    fail "uninstall failed: $out"
 	grep -q org.metalcap "$PKG_STUB_DIR/loaded" &&
@@ -231,6 +237,8 @@ uninstall_removes_payload_keeps_user_data() {
 	expect_text "$out" "alice: kept $T/Users/alice/Library/Application Support/metalcap, $T/Users/alice/Library/Logs/metalcap"
 	expect_text "$out" "bob: kept $T/Volumes/Data/bob/Library/Application Support/metalcap"
 	expect_text "$out" "bob: stopped org.metalcap.metalcapd"
+	expect_text "$out" "alice: stopped org.metalcap.job.gone"
+	expect_file "$loaded/org.metalcap.job.gone"
 	expect_file "$T/Library/LaunchAgents/org.metalcap.job.system.plist"
 	expect_text "$out" "carol: kept $T/Users/carol/Library/Application Support/metalcap/agents/org.metalcap.job.system.plist: not carol's own file"
 	grep -v -e '^#' -e '^[[:space:]]*$' "$top/pkg/manifest" |
