@@ -155,13 +155,16 @@ driver_incident_set(struct incident *in, const char *trigger,
 		    evidence[i]);
 }
 
-/* Record a revert or a failure with its evidence, and save it. */
-static void
+/*
+ * Record a revert or a failure with its evidence, and save it; -1 and why
+ * when the save failed.  Saved with it is the request that led to it, if
+ * any: its caller answers the failure and undoes both.
+ */
+static int
 driver_record(struct mcd *d, struct job *j, enum job_state next,
-    const struct mcd_event *ev)
+    const struct mcd_event *ev, char *why, size_t whylen)
 {
 	struct override	*o = state_get(&d->state, j->name, true);
-	char		 why[256];
 
 	if (next == JOB_FAILED) {
 		driver_incident_set(&o->failed, ev->trigger, ev->evidence,
@@ -175,9 +178,7 @@ driver_record(struct mcd *d, struct job *j, enum job_state next,
 		log_warnx("job %s: reverted to stock: %s: %s", j->name,
 		    ev->trigger, ev->nevidence > 0 ? ev->evidence[0] : "");
 	}
-	if (driver_save(d, why, sizeof why) == -1)
-		log_warnx("%s; the job stays stock, kept in memory until the "
-		    "state can be saved", why);
+	return driver_save(d, why, whylen);
 }
 
 /* The words for a new state. */
@@ -340,13 +341,27 @@ driver_act(struct mcd *d, struct job *j, const struct gate_entry *v,
 	const bool	 incident = st->row != NULL &&
 	    st->row->why == LC_WHY_INCIDENT && (st->actions & LC_PERSIST);
 	char		 reason[MCD_ERR_LEN], spare[256];
+	bool		 request = true;
+	int		 saved;
 
+	/*
+	 * A request that cannot be saved is refused and undone (rpc.c), so
+	 * nothing is done for it.  Evidence's incident stays in force in
+	 * memory, and the next save, whoever makes it, writes it too.
+	 */
+	if (why == NULL) {
+		why = spare;
+		whylen = sizeof spare;
+		request = false;
+	}
 	if (st->actions & LC_PERSIST) {
-		if (incident)
-			driver_record(d, j, st->next, ev);
-		else if (driver_save(d, why ? why : spare, why ? whylen :
-		    sizeof spare) == -1)
+		saved = incident ? driver_record(d, j, st->next, ev, why,
+		    whylen) : driver_save(d, why, whylen);
+		if (saved == -1 && request)
 			return -1;
+		if (saved == -1)
+			log_warnx("%s; the job stays stock, kept in memory "
+			    "until the state can be saved", why);
 	}
 	if (st->next == JOB_BLOCKED)
 		j->blocked = true;

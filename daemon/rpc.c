@@ -181,7 +181,8 @@ rpc_commit(struct rpc_call *call, struct job *j, enum lifecycle_event type)
 	char		 why[256];
 
 	if (driver_request(d, j, type, why, sizeof why) == -1) {
-		log_warnx("%s", why);
+		log_warnx("job %s: request not saved, undone: %s", j->name,
+		    why);
 		rpc_undo(d, j, &call->before);
 		rpc_error(call, MC_E_IO, "could not save the change: %s", why);
 		return;

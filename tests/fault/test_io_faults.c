@@ -351,6 +351,56 @@ test_revert_kept_when_disk_full(void **state)
 	    "next save, still reverted after kill -9");
 }
 
+/*
+ * A request the gate's verdict turns into a revert (start, where the
+ * profile failed a probe since the stop) is refused on a full disk and
+ * undone, like any request: the job stays stopped.  It used to be
+ * answered as done, the revert unsaved.
+ */
+static void
+test_request_reverting_disk_full(void **state)
+{
+	char			 filler[600];
+	struct child_result	*r;
+	json_t			*j;
+	long			 pid;
+	int			 code;
+
+	(void)state;
+	if (!state_on_small_tmpfs("a reverting request on a full disk"))
+		skip();
+	edit_job(0, "x");
+	edit_job(1, "y");
+	wait_state("j0", "unlocked", 0, 5.0);
+	wait_state("j1", "unlocked", 0, 5.0);
+	ctl(&code, "stop", "j1", NULL, NULL);
+	wait_state("j1", "stopped", 0, 5.0);
+	/* apple9, both jobs' profile, now fails its probe. */
+	ctl(&code, "disable", "j0", NULL, NULL);
+	wait_state("j0", "stock", 0, 5.0);
+	set_device("MTLSIM_FAIL=simd_sum:compile");
+	ctl(&code, "enable", "j0", NULL, NULL);
+	wait_state("j0", "reverted", 0, 10.0);
+	fill_state(filler, sizeof filler);
+	r = ctl(&code, "start", "j1", NULL, NULL);
+	if (code != 1 || strstr(r->err, "No space left") == NULL)
+		fail_msg("start on a full disk gave %d: %s", code, r->err);
+	sleep_ms(300);
+	assert_field_has("j1", "state", "stopped");
+	j = job_status("j1");
+	assert_true(json_is_null(json_object_get(j, "pid")));
+	json_decref(j);
+	/* Room again: the start goes through, and the verdict reverts it. */
+	unlink(filler);
+	ctl(&code, "start", "j1", NULL, NULL);
+	assert_int_equal(code, 0);
+	pid = wait_state("j1", "reverted", 0, 10.0);
+	assert_field_has("j1", "reason", "simd_sum");
+	assert_false(pid > 0 && environ_has(pid, "LD_PRELOAD="));
+	report("a start that the failed verdict reverts, on a full disk: "
+	    "refused, the job stayed stopped; with room, reverted and saved");
+}
+
 /* --- the job's log -------------------------------------------------------------- */
 
 /* Revert seen within seconds; then enable again (a fresh probe passes). */
@@ -487,6 +537,8 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_revert_kept_when_disk_full,
 		    setup, teardown_unmount),
+		cmocka_unit_test_setup_teardown(
+		    test_request_reverting_disk_full, setup, teardown_unmount),
 		cmocka_unit_test_setup_teardown(test_state_disk_full, setup,
 		    teardown_unmount),
 		cmocka_unit_test_setup_teardown(test_log_faults, setup,
