@@ -156,29 +156,37 @@ driver_incident_set(struct incident *in, const char *trigger,
 }
 
 /*
- * Record a revert or a failure with its evidence, and save it; -1 and why
- * when the save failed.  Saved with it is the request that led to it, if
- * any: its caller answers the failure and undoes both.
+ * Record a revert or a failure with its evidence, and save it.  Saved
+ * with it is the request that led to it, if any: when that save fails,
+ * -1 and why, and the caller refuses the request and undoes both.  The
+ * evidence's own incident stays in force in memory, unsaved, and the next
+ * save, whoever makes it, writes it too.
  */
 static int
 driver_record(struct mcd *d, struct job *j, enum job_state next,
-    const struct mcd_event *ev, char *why, size_t whylen)
+    const struct mcd_event *ev, bool request, char *why, size_t whylen)
 {
 	struct override	*o = state_get(&d->state, j->name, true);
+	const char	*unsaved = "";
 
-	if (next == JOB_FAILED) {
-		driver_incident_set(&o->failed, ev->trigger, ev->evidence,
-		    ev->nevidence);
-		log_warnx("job %s: failed, no more restarts: %s", j->name,
-		    ev->trigger);
-	} else {
-		driver_incident_set(&o->reverted, ev->trigger, ev->evidence,
-		    ev->nevidence);
+	driver_incident_set(next == JOB_FAILED ? &o->failed : &o->reverted,
+	    ev->trigger, ev->evidence, ev->nevidence);
+	if (next != JOB_FAILED)
 		o->revert_count++;
-		log_warnx("job %s: reverted to stock: %s: %s", j->name,
-		    ev->trigger, ev->nevidence > 0 ? ev->evidence[0] : "");
+	if (driver_save(d, why, whylen) == -1) {
+		if (request)
+			return -1;
+		unsaved = "; not saved yet, kept in memory until the state can "
+		    "be saved: ";
 	}
-	return driver_save(d, why, whylen);
+	if (next == JOB_FAILED)
+		log_warnx("job %s: failed, no more restarts: %s%s%s", j->name,
+		    ev->trigger, unsaved, *unsaved ? why : "");
+	else
+		log_warnx("job %s: reverted to stock: %s: %s%s%s", j->name,
+		    ev->trigger, ev->nevidence > 0 ? ev->evidence[0] : "",
+		    unsaved, *unsaved ? why : "");
+	return 0;
 }
 
 /* The words for a new state. */
@@ -342,27 +350,20 @@ driver_act(struct mcd *d, struct job *j, const struct gate_entry *v,
 	    st->row->why == LC_WHY_INCIDENT && (st->actions & LC_PERSIST);
 	char		 reason[MCD_ERR_LEN], spare[256];
 	bool		 request = true;
-	int		 saved;
 
 	/*
 	 * A request that cannot be saved is refused and undone (rpc.c), so
-	 * nothing is done for it.  Evidence's incident stays in force in
-	 * memory, and the next save, whoever makes it, writes it too.
+	 * nothing is done for it.  Only requests and incidents are saved.
 	 */
 	if (why == NULL) {
 		why = spare;
 		whylen = sizeof spare;
 		request = false;
 	}
-	if (st->actions & LC_PERSIST) {
-		saved = incident ? driver_record(d, j, st->next, ev, why,
-		    whylen) : driver_save(d, why, whylen);
-		if (saved == -1 && request)
-			return -1;
-		if (saved == -1)
-			log_warnx("%s; the job stays stock, kept in memory "
-			    "until the state can be saved", why);
-	}
+	if ((st->actions & LC_PERSIST) && (incident ? driver_record(d, j,
+	    st->next, ev, request, why, whylen) : driver_save(d, why,
+	    whylen)) == -1)
+		return -1;
 	if (st->next == JOB_BLOCKED)
 		j->blocked = true;
 	else if (ev->type == LC_EV_SHIM_HOOKED)
