@@ -84,6 +84,7 @@ static const char *const lifecycle_action_names[LC_ACTION_BITS] = {
 enum lifecycle_guard {
 	LG_ANY,
 	LG_INVALID,
+	LG_INVALID_HELD,
 	LG_HELD,
 	LG_NEEDS_PROBE,
 	LG_PROBE_FAILS,
@@ -99,6 +100,7 @@ enum lifecycle_guard {
 static const char *const lifecycle_guard_texts[LG_COUNT] = {
 	[LG_ANY] = "",
 	[LG_INVALID] = "file invalid",
+	[LG_INVALID_HELD] = "file invalid, stopped or failed",
 	[LG_HELD] = "stopped or failed",
 	[LG_NEEDS_PROBE] = "would unlock, no verdict",
 	[LG_PROBE_FAILS] = "would unlock, verdict fails",
@@ -128,8 +130,9 @@ static const char *const lifecycle_guard_texts[LG_COUNT] = {
 
 /*
  * The table.  A request is saved before anything is done for it; while
- * its file is invalid the last good agent keeps running, unless it is
- * asked to stop (the user's word needs no valid file); an unlocked
+ * its file is invalid the last good agent keeps running, unless the job
+ * is stopped or failed (a bootout needs no valid file, and a restarted
+ * daemon carries it out again); an unlocked
  * profile never runs before the gate passed it; evidence of a failed
  * Metal pipeline reverts only a process that may carry the shim; a crash
  * loop in stock, or a program launchd cannot start, gives the job up.
@@ -138,7 +141,7 @@ static const struct lifecycle_row lifecycle_table[] = {
 	/* events          states  guard  next  actions  why */
 	{ EV(LC_EV_FILE_REMOVED), ALL, LG_ANY, LC_SAME, LC_BOOTOUT,
 	    LC_WHY_NONE },
-	{ EV(LC_EV_STOP), ALL, LG_INVALID, JOB_INVALID, LC_PERSIST |
+	{ REQUESTS, ALL, LG_INVALID_HELD, JOB_INVALID, LC_PERSIST |
 	    LC_NOTIFY | LC_BOOTOUT, LC_WHY_INVALID },
 	{ REQUESTS, ALL, LG_INVALID, JOB_INVALID, LC_PERSIST | LC_NOTIFY,
 	    LC_WHY_INVALID },
@@ -149,6 +152,8 @@ static const struct lifecycle_row lifecycle_table[] = {
 	{ REQUESTS, ALL, LG_PROBE_FAILS, JOB_REVERTED, INCIDENT | UP,
 	    LC_WHY_INCIDENT },
 	{ REQUESTS, ALL, LG_ANY, LC_SAME, LC_PERSIST | UP, LC_WHY_NONE },
+	{ CONVERGE, ALL, LG_INVALID_HELD, JOB_INVALID, LC_NOTIFY | LC_BOOTOUT,
+	    LC_WHY_INVALID },
 	{ CONVERGE, ALL, LG_INVALID, JOB_INVALID, LC_NOTIFY, LC_WHY_INVALID },
 	{ CONVERGE, ALL, LG_HELD, LC_SAME, LC_RENDER | LC_BOOTOUT,
 	    LC_WHY_NONE },
@@ -275,6 +280,8 @@ lifecycle_guard_holds(int guard, const struct lifecycle_facts *f)
 	switch (guard) {
 	case LG_INVALID:
 		return !f->valid;
+	case LG_INVALID_HELD:
+		return !f->valid && (f->stopped || f->failed);
 	case LG_HELD:
 		return f->stopped || f->failed;
 	case LG_NEEDS_PROBE:

@@ -399,13 +399,13 @@ reconcile_start(struct mcd *d, struct job *j)
 		return;
 	}
 	/*
-	 * Invalid: the last good agent, if any, keeps running, unless it was
-	 * asked to stop (its label needs no valid file).  Waiting for the
-	 * gate: whatever runs keeps running, and a new job waits (a probe
+	 * Invalid: the last good agent, if any, keeps running, unless the job
+	 * is stopped or failed (its label needs no valid file).  Waiting for
+	 * the gate: whatever runs keeps running, and a new job waits (a probe
 	 * takes milliseconds) rather than start stock and restart.
 	 */
 	o = state_get(&d->state, j->name, false);
-	if (j->spec == NULL && o != NULL && o->stopped) {
+	if (j->spec == NULL && o != NULL && (o->stopped || o->failed.set)) {
 		watch_stop(j);
 		reconcile_bootout(d, j);
 		return;
@@ -479,7 +479,12 @@ reconcile_bootout_cb(struct mcd *d, const struct launchctl_result *r,
 	}
 	j->loaded = false;
 	j->pid = 0;
-	if (o != NULL && (o->stopped || o->failed.set)) {
+	/*
+	 * Out for good: stopped or failed, or an invalid file, which leaves
+	 * nothing to load again (a start that came during the bootout waits
+	 * for a valid file).
+	 */
+	if (j->spec == NULL || (o != NULL && (o->stopped || o->failed.set))) {
 		reconcile_settle(d, j);
 		reconcile_finish(d, j);
 		return;

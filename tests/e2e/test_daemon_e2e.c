@@ -181,47 +181,6 @@ test_bad_files_spare_the_good(void **state)
 	    "boolean, found a string"));
 }
 
-/*
- * A job whose file went bad keeps its last good agent, but a stop still
- * stops it: the label needs no valid file.  It used to be saved and
- * answered while the workload ran on.  Mended, the file finds it
- * stopped; start runs it again.
- */
-static void
-test_stop_invalid_job(void **state)
-{
-	json_t	*j;
-	long	 pid;
-	int	 code, i;
-
-	(void)state;
-	put_job("llama", "");
-	pid = wait_state("llama", "unlocked", 0, 5.0);
-	write_raw("llama.plist", "<plist version=\"1.0\"><dict><key>Profile"
-	    "</key><string>apple9</string></dict></plist>");
-	wait_state("llama", "invalid", 0, 5.0);
-	assert_int_equal(kill((pid_t)pid, 0), 0);
-	assert_true(loaded_in_gui("llama"));
-	ctl(&code, "stop", "llama", NULL, NULL);
-	assert_int_equal(code, 0);
-	for (i = 0; i < 200 && (loaded_in_gui("llama") ||
-	    kill((pid_t)pid, 0) == 0); i++)
-		sleep_ms(25);
-	assert_false(loaded_in_gui("llama"));
-	assert_int_equal(kill((pid_t)pid, 0), -1);
-	/* Still invalid, and still saying why. */
-	assert_field_has("llama", "state", "invalid");
-	assert_field_has("llama", "reason", "ProgramArguments: required");
-	put_job("llama", "");
-	wait_state("llama", "stopped", 0, 5.0);
-	j = job_status("llama");
-	assert_true(json_is_null(json_object_get(j, "pid")));
-	json_decref(j);
-	ctl(&code, "start", "llama", NULL, NULL);
-	assert_int_equal(code, 0);
-	wait_state("llama", "unlocked", 0, 5.0);
-}
-
 static void
 test_second_daemon_refuses(void **state)
 {
@@ -655,8 +614,6 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_override_survives_restart,
 		    setup, teardown),
-		cmocka_unit_test_setup_teardown(test_stop_invalid_job, setup,
-		    teardown),
 		cmocka_unit_test_setup_teardown(test_bad_files_spare_the_good,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_second_daemon_refuses,

@@ -201,11 +201,11 @@ check_step(enum job_state s, enum lifecycle_event e,
 	    st.why == LC_WHY_INCIDENT && e != LC_EV_LAUNCHD_OK)
 		PROMISE((st.actions & (LC_PERSIST | LC_NOTIFY)) ==
 		    (LC_PERSIST | LC_NOTIFY));
-	/* A stop needs no valid file: launchd lets go. */
-	if (e == LC_EV_STOP && !f->valid)
+	/* Stopped or failed needs no valid file: launchd lets go. */
+	if (!f->valid && held && is_converge(e))
 		PROMISE(st.next == JOB_INVALID && (st.actions & LC_BOOTOUT));
 	/* An invalid file: the last good agent keeps running, but for that. */
-	if (!f->valid && is_converge(e) && e != LC_EV_STOP)
+	if (!f->valid && !held && is_converge(e))
 		PROMISE(st.next == JOB_INVALID && !(st.actions &
 		    (LC_RENDER | LC_BOOTSTRAP | LC_BOOTOUT)));
 	/* Stopped or failed: launchd lets go, whatever changed. */
