@@ -471,20 +471,27 @@ reconcile_bootout_cb(struct mcd *d, const struct launchctl_result *r,
 {
 	struct job		*j = arg;
 	const struct override	*o = state_get(&d->state, j->name, false);
-
-	/* 3: it was not loaded; 36: it is already going. */
-	if (r->code != 0 && r->code != 3 && r->code != 36) {
-		reconcile_error(d, j, "bootout", r);
-		return;
-	}
-	j->loaded = false;
-	j->pid = 0;
 	/*
 	 * Out for good: stopped or failed, or an invalid file, which leaves
 	 * nothing to load again (a start that came during the bootout waits
 	 * for a valid file).
 	 */
-	if (j->spec == NULL || (o != NULL && (o->stopped || o->failed.set))) {
+	const bool		 held = j->spec == NULL || (o != NULL &&
+	    (o->stopped || o->failed.set));
+	/* No such domain (112, 125: launchd.md §1.4): nothing loaded there. */
+	const bool		 no_domain = r->code == 112 || r->code == 125;
+
+	if (no_domain && !held && reconcile_no_gui(d, j, r))
+		return;
+	/* 3: it was not loaded; 36: it is already going. */
+	if (r->code != 0 && r->code != 3 && r->code != 36 &&
+	    !(no_domain && held)) {
+		reconcile_error(d, j, "bootout", r);
+		return;
+	}
+	j->loaded = false;
+	j->pid = 0;
+	if (held) {
 		reconcile_settle(d, j);
 		reconcile_finish(d, j);
 		return;

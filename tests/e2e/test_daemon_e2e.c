@@ -249,6 +249,7 @@ test_no_gui_session(void **state)
 {
 	json_t	*j;
 	double	start;
+	int	code;
 
 	(void)state;
 	kill_daemon(SIGTERM);
@@ -265,6 +266,11 @@ test_no_gui_session(void **state)
 	assert_non_null(j);
 	assert_non_null(strstr(str_of(j, "reason"), "no GUI session"));
 	json_decref(j);
+	/* Nothing is loaded in a domain that is not there: stopped at once. */
+	ctl(&code, "stop", "llama", NULL, NULL);
+	assert_int_equal(code, 0);
+	wait_state("llama", "stopped", -1, 3.0);
+	ctl(&code, "start", "llama", NULL, NULL);
 
 	kill_daemon(SIGTERM);
 	use_background_template();
