@@ -25,7 +25,10 @@ AGENTS="Library/Application Support/metalcap/agents"
 # shellcheck disable=SC2034
 LOADED="Library/Application Support/metalcap/state/loaded"
 
-say() { echo "metalcap: $*"; }
+# Names come from users' folders and reach root's terminal: control
+# characters (escape sequences, newlines) are shown as '?', and printf,
+# unlike sh's echo, reads no backslash escapes in them.
+say() { printf 'metalcap: %s\n' "$(printf '%s' "$*" | tr '[:cntrl:]' '?')"; }
 
 # Owner (uid:gid) and mode of a path, not following a final link: GNU's
 # stat where the tests run, else BSD's on macOS (GNU's -f means another

@@ -14,14 +14,14 @@ passed=0 failed=0
 T='' PKG_STUB_DIR='' PKG_STUB_USERS=''
 export PKG_STUB_DIR PKG_STUB_DISABLED PKG_STUB_USERS
 
-fail() { echo "    $*"; ok=no; }
+fail() { printf '    %s\n' "$*"; ok=no; }
 expect_file() { [ -e "$1" ] || fail "missing: $1"; }
 expect_gone() { if [ -e "$1" ] || [ -L "$1" ]; then fail "still there: $1"; fi; }
 expect_loaded() { grep -qxF "$1" "$PKG_STUB_DIR/loaded" || fail "not loaded: $1"; }
 expect_unloaded() { ! grep -qxF "$1" "$PKG_STUB_DIR/loaded" || fail "still loaded: $1"; }
 expect_call() { grep -qxF "$1" "$PKG_STUB_DIR/calls" || fail "launchctl never ran: $1"; }
 expect_no_calls() { [ ! -s "$PKG_STUB_DIR/calls" ] || fail "launchctl ran: $(cat "$PKG_STUB_DIR/calls")"; }
-expect_text() { echo "$1" | grep -qF "$2" || fail "no '$2' in output: $1"; }
+expect_text() { printf '%s\n' "$1" | grep -qF -- "$2" || fail "no '$2' in output: $1"; }
 # How many metalcapd launchd holds for a uid, in both of its domains.
 daemons_of() { grep -c -e "^gui/$1/org.metalcap.metalcapd\$" -e "^user/$1/org.metalcap.metalcapd\$" "$PKG_STUB_DIR/loaded"; }
 expect_daemons() { n=$(daemons_of "$1"); [ "$n" = "$2" ] || fail "uid $1 has $n metalcapd, want $2: $(cat "$PKG_STUB_DIR/loaded")"; }
@@ -222,9 +222,12 @@ uninstall_removes_payload_keeps_user_data() {
 	loaded="$T/Users/alice/Library/Application Support/metalcap/state/loaded"
 	mkdir -p "$loaded"
 	echo "1234 gui/501" > "$loaded/org.metalcap.job.gone"
+	# One named to clear root's terminal when the uninstall names it.
+	esc=$(printf 'org.metalcap.job.x\033[2J\\c')
+	echo "1234 gui/501" > "$loaded/$esc"
 	chown -R 501:20 "$loaded"
 	printf '%s\n' gui/501/org.metalcap.job.gone user/501/org.metalcap.job.old \
-	    gui/502/org.metalcap.job.llama >> "$PKG_STUB_DIR/loaded"
+	    gui/502/org.metalcap.job.llama "gui/501/$esc" >> "$PKG_STUB_DIR/loaded"
 	out=$(sh "$T/usr/local/libexec/metalcap/uninstall" --target "$T" 2>&1) ||
 	    fail "uninstall failed: $out"
 	grep -q org.metalcap "$PKG_STUB_DIR/loaded" &&
@@ -238,6 +241,8 @@ uninstall_removes_payload_keeps_user_data() {
 	expect_text "$out" "bob: kept $T/Volumes/Data/bob/Library/Application Support/metalcap"
 	expect_text "$out" "bob: stopped org.metalcap.metalcapd"
 	expect_text "$out" "alice: stopped org.metalcap.job.gone"
+	expect_text "$out" 'alice: stopped org.metalcap.job.x?[2J\c'
+	if printf '%s' "$out" | grep -q "$(printf '\033')"; then fail "an escape reached the terminal"; fi
 	expect_file "$loaded/org.metalcap.job.gone"
 	expect_file "$T/Library/LaunchAgents/org.metalcap.job.system.plist"
 	expect_text "$out" "carol: kept $T/Users/carol/Library/Application Support/metalcap/agents/org.metalcap.job.system.plist: not carol's own file"
