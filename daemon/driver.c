@@ -350,10 +350,12 @@ driver_act(struct mcd *d, struct job *j, const struct gate_entry *v,
 	    st->row->why == LC_WHY_INCIDENT && (st->actions & LC_PERSIST);
 	char		 reason[MCD_ERR_LEN], spare[256];
 	bool		 request = true;
+	const bool	 was_unsaved = d->state_unsaved;
 
 	/*
 	 * A request that cannot be saved is refused and undone (rpc.c), so
-	 * nothing is done for it.  Only requests and incidents are saved.
+	 * nothing is done for it, and what memory holds is as saved as it
+	 * was before.  Only requests and incidents are saved.
 	 */
 	if (why == NULL) {
 		why = spare;
@@ -362,8 +364,10 @@ driver_act(struct mcd *d, struct job *j, const struct gate_entry *v,
 	}
 	if ((st->actions & LC_PERSIST) && (incident ? driver_record(d, j,
 	    st->next, ev, request, why, whylen) : driver_save(d, why,
-	    whylen)) == -1)
+	    whylen)) == -1) {
+		d->state_unsaved = was_unsaved;
 		return -1;
+	}
 	if (st->next == JOB_BLOCKED)
 		j->blocked = true;
 	else if (ev->type == LC_EV_SHIM_HOOKED)

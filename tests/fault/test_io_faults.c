@@ -363,7 +363,7 @@ test_request_reverting_disk_full(void **state)
 	char			 filler[600];
 	struct child_result	*r;
 	json_t			*j;
-	long			 pid;
+	long			 pid, pid0;
 	int			 code;
 
 	(void)state;
@@ -380,7 +380,7 @@ test_request_reverting_disk_full(void **state)
 	wait_state("j0", "stock", 0, 5.0);
 	set_device("MTLSIM_FAIL=simd_sum:compile");
 	ctl(&code, "enable", "j0", NULL, NULL);
-	wait_state("j0", "reverted", 0, 10.0);
+	pid0 = wait_state("j0", "reverted", 0, 10.0);
 	fill_state(filler, sizeof filler);
 	r = ctl(&code, "start", "j1", NULL, NULL);
 	if (code != 1 || strstr(r->err, "No space left") == NULL)
@@ -389,6 +389,13 @@ test_request_reverting_disk_full(void **state)
 	assert_field_has("j1", "state", "stopped");
 	j = job_status("j1");
 	assert_true(json_is_null(json_object_get(j, "pid")));
+	json_decref(j);
+	/* Undone, nothing is unsaved: j0's saved revert is not said to be. */
+	ctl(&code, "restart", "j0", NULL, NULL);
+	wait_state("j0", "reverted", pid0, 10.0);
+	j = job_status("j0");
+	if (strstr(str_of(j, "reason"), "not saved") != NULL)
+		fail_msg("j0: %s", str_of(j, "reason"));
 	json_decref(j);
 	/* Room again: the start goes through, and the verdict reverts it. */
 	unlink(filler);
