@@ -355,6 +355,7 @@ struct job {
 	bool			 retry_pending;	/* busy only with a back-off */
 	bool			 loaded;	/* known to be registered */
 	bool			 changed;	/* agent file rewritten */
+	bool			 out_for_good;	/* this bootout loads nothing */
 	uv_timer_t		*timer;
 	struct mcd		*daemon;
 	/* the safety loop (watch.c) */

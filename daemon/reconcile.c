@@ -407,6 +407,7 @@ reconcile_start(struct mcd *d, struct job *j)
 	o = state_get(&d->state, j->name, false);
 	if (j->spec == NULL && o != NULL && (o->stopped || o->failed.set)) {
 		watch_stop(j);
+		j->out_for_good = true;
 		reconcile_bootout(d, j);
 		return;
 	}
@@ -472,15 +473,17 @@ reconcile_bootout_cb(struct mcd *d, const struct launchctl_result *r,
 	struct job		*j = arg;
 	const struct override	*o = state_get(&d->state, j->name, false);
 	/*
-	 * Out for good: stopped or failed, or an invalid file, which leaves
-	 * nothing to load again (a start that came during the bootout waits
-	 * for a valid file).
+	 * Out for good: stopped or failed, or sent for an invalid file that
+	 * was (a start that came meanwhile waits for a valid file).  A
+	 * re-render's bootout goes on to load the agent rendered, the last
+	 * good one, even if the file went bad meanwhile.
 	 */
-	const bool		 held = j->spec == NULL || (o != NULL &&
+	const bool		 held = j->out_for_good || (o != NULL &&
 	    (o->stopped || o->failed.set));
 	/* No such domain (112, 125: launchd.md §1.4): nothing loaded there. */
 	const bool		 no_domain = r->code == 112 || r->code == 125;
 
+	j->out_for_good = false;
 	if (no_domain && !held && reconcile_no_gui(d, j, r))
 		return;
 	/* 3: it was not loaded; 36: it is already going. */

@@ -37,7 +37,7 @@ wait_let_go(const char *name, long pid)
 
 	for (i = 0; i < 200 && (loaded_in_gui(name) || kill((pid_t)pid,
 	    0) == 0); i++)
-		sleep_ms(25);
+		sleep_ms(25 * (long)time_scale());
 	assert_false(loaded_in_gui(name));
 	assert_int_equal(kill((pid_t)pid, 0), -1);
 }
@@ -112,7 +112,7 @@ test_stop_start_race_invalid(void **state)
 	assert_true(m.msgid == 2 && m.error.type == MSGPACK_OBJECT_NIL);
 	close(fd);
 	wait_let_go("llama", pid);
-	sleep_ms(1000);
+	sleep_ms(1000 * (long)time_scale());
 	assert_false(loaded_in_gui("llama"));
 	assert_field_has("llama", "state", "invalid");
 	assert_field_has("llama", "reason", "ProgramArguments: required");
@@ -148,6 +148,64 @@ test_saved_stop_invalid_after_restart(void **state)
 	wait_state("llama", "invalid", 0, 5.0);
 }
 
+/* The pid the simulated launchd runs the job's label with, or 0. */
+static long
+launchd_pid(const char *name)
+{
+	char	 cmd[512], line[256];
+	long	 pid = 0;
+	FILE	*p;
+
+	snprintf(cmd, sizeof cmd, "%s %s print gui/%ld/org.metalcap.job.%s "
+	    "2>/dev/null", simvar, SIM, (long)getuid(), name);
+	if ((p = popen(cmd, "r")) == NULL)
+		return 0;
+	while (fgets(line, sizeof line, p) != NULL)
+		if (sscanf(line, "\tpid = %ld", &pid) == 1)
+			break;
+	pclose(p);
+	return pid;
+}
+
+/*
+ * An edit's re-render boots the old agent out; the file goes bad before
+ * launchd answers (a bootout answered a second late: tests/fault's
+ * launchctl-fault).  The agent just rendered, from the valid edit, is the
+ * last good one, and it runs.
+ */
+static void
+test_file_breaks_during_rerender(void **state)
+{
+	static char	 fault[300], real[300];
+	char		 path[256];
+	long		 pid, now = 0;
+	int		 i;
+
+	(void)state;
+	snprintf(path, sizeof path, "%s/lc.fault", home);
+	write_file(path, "w", "bootout late\n");
+	snprintf(fault, sizeof fault, "LAUNCHCTL_FAULT=%s", path);
+	snprintf(real, sizeof real, "LAUNCHCTL_SIM=%s", SIM);
+	kill_daemon(SIGTERM);
+	daemon_launchctl = MC_TEST_SOURCE "/tests/fault/launchctl-fault";
+	daemon_env = fault;
+	daemon_env2 = real;
+	start_daemon();
+	put_job("llama", "");
+	pid = wait_state("llama", "unlocked", 0, 5.0);
+	put_job("llama", "<key>EnvironmentVariables</key><dict><key>EDITED"
+	    "</key><string>1</string></dict>");
+	sleep_ms(300);
+	write_raw("llama.plist", invalid_body);
+	for (i = 0; i < 200 && ((now = launchd_pid("llama")) <= 0 ||
+	    now == pid); i++)
+		sleep_ms(25 * (long)time_scale());
+	assert_true(now > 0 && now != pid);
+	assert_int_equal(kill((pid_t)pid, 0), -1);
+	assert_true(environ_has(now, "EDITED=1"));
+	wait_state("llama", "invalid", 0, 5.0);
+}
+
 int
 main(void)
 {
@@ -158,6 +216,8 @@ main(void)
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_saved_stop_invalid_after_restart, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_file_breaks_during_rerender, setup, teardown),
 	};
 
 	/* MC_TEST_ONLY=pattern runs the matching tests (make mutate). */
