@@ -42,6 +42,21 @@ wait_let_go(const char *name, long pid)
 	assert_int_equal(kill((pid_t)pid, 0), -1);
 }
 
+/* The job runs unlocked, then its file goes bad: the running pid. */
+static long
+running_then_invalid(const char *name)
+{
+	char	file[128];
+	long	pid;
+
+	put_job(name, "");
+	pid = wait_state(name, "unlocked", 0, 5.0);
+	snprintf(file, sizeof file, "%s.plist", name);
+	write_raw(file, invalid_body);
+	wait_state(name, "invalid", 0, 5.0);
+	return pid;
+}
+
 /*
  * A job whose file went bad keeps its last good agent, but a stop still
  * stops it: the label needs no valid file.  It used to be saved and
@@ -56,10 +71,7 @@ test_stop_invalid_job(void **state)
 	int	 code;
 
 	(void)state;
-	put_job("llama", "");
-	pid = wait_state("llama", "unlocked", 0, 5.0);
-	write_raw("llama.plist", invalid_body);
-	wait_state("llama", "invalid", 0, 5.0);
+	pid = running_then_invalid("llama");
 	assert_int_equal(kill((pid_t)pid, 0), 0);
 	assert_true(loaded_in_gui("llama"));
 	ctl(&code, "stop", "llama", NULL, NULL);
@@ -94,10 +106,7 @@ test_stop_start_race_invalid(void **state)
 	int			 fd;
 
 	(void)state;
-	put_job("llama", "");
-	pid = wait_state("llama", "unlocked", 0, 5.0);
-	write_raw("llama.plist", invalid_body);
-	wait_state("llama", "invalid", 0, 5.0);
+	pid = running_then_invalid("llama");
 	msgpack_sbuffer_init(&sb);
 	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
 	mc_rpc_pack_request(&pk, 1, MC_M_STOP, 1);
