@@ -208,7 +208,7 @@ ctl_bench_take(struct ctl_bench *b, struct ctl_bench_run *r)
 {
 	struct mc_bench_run	*run = calloc(1, sizeof *run);
 	char			*text = NULL, why[768];
-	size_t			 len = 0;
+	size_t			 len;
 	ssize_t			 n;
 	int			 fd, rc = -1;
 
@@ -219,13 +219,14 @@ ctl_bench_take(struct ctl_bench *b, struct ctl_bench_run *r)
 		goto out;
 	}
 	text = malloc(CTL_BENCH_JSON_MAX + 1);
-	while (len < CTL_BENCH_JSON_MAX && ((n = read(fd, text + len,
-	    CTL_BENCH_JSON_MAX - len)) > 0 || (n == -1 && errno == EINTR)))
-		if (n > 0)
-			len += (size_t)n;
-	text[len] = '\0';
+	n = mc_read_upto(fd, text, CTL_BENCH_JSON_MAX);
 	close(fd);
-	if (len == CTL_BENCH_JSON_MAX)
+	len = n > 0 ? (size_t)n : 0;
+	text[len] = '\0';
+	if (n == -1)
+		mc_fmt(b->refused, sizeof b->refused, "%s: %s", r->json,
+		    strerror(errno));
+	else if (len == CTL_BENCH_JSON_MAX)
 		mc_fmt(b->refused, sizeof b->refused, "%s: over %d bytes",
 		    r->json, CTL_BENCH_JSON_MAX);
 	else if (mc_bench_parse(text, run, why, sizeof why) == -1)

@@ -73,7 +73,6 @@ ctl_report_load(int fd, const char *path, char *why, size_t whylen)
 	json_t		*doc;
 	char		*buf;
 	ssize_t		 n;
-	size_t		 len = 0;
 
 	if (fstat(fd, &sb) == -1 || !S_ISREG(sb.st_mode) ||
 	    sb.st_size > CTL_REPORT_MAX) {
@@ -85,12 +84,13 @@ ctl_report_load(int fd, const char *path, char *why, size_t whylen)
 		snprintf(why, whylen, "%s: out of memory", path);
 		return NULL;
 	}
-	while (len < CTL_REPORT_MAX && ((n = read(fd, buf + len,
-	    CTL_REPORT_MAX - len)) > 0 || (n == -1 && errno == EINTR)))
-		if (n > 0)
-			len += (size_t)n;
+	if ((n = mc_read_upto(fd, buf, CTL_REPORT_MAX)) == -1) {
+		snprintf(why, whylen, "%s: %s", path, strerror(errno));
+		free(buf);
+		return NULL;
+	}
 	/* jansson's text can quote the file: give the place only. */
-	if ((doc = json_loadb(buf, len, 0, &jerr)) == NULL)
+	if ((doc = json_loadb(buf, (size_t)n, 0, &jerr)) == NULL)
 		snprintf(why, whylen, "%s: not valid JSON (line %d, column %d)",
 		    path, jerr.line, jerr.column);
 	free(buf);

@@ -251,7 +251,6 @@ mc_plist_read_file(const char *path, plist_t *out, char *why, size_t whylen)
 	struct stat	 sb;
 	char		*buf = NULL;
 	ssize_t		 n;
-	size_t		 got = 0;
 	int		 fd = -1;
 
 	*out = NULL;
@@ -279,17 +278,11 @@ mc_plist_read_file(const char *path, plist_t *out, char *why, size_t whylen)
 		snprintf(why, whylen, "%s", strerror(errno));
 		goto fail;
 	}
-	while (got < (size_t)sb.st_size &&
-	    (n = read(fd, buf + got, (size_t)sb.st_size - got)) != 0) {
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1) {
-			snprintf(why, whylen, "%s", strerror(errno));
-			goto fail;
-		}
-		got += (size_t)n;
+	if ((n = mc_read_upto(fd, buf, (size_t)sb.st_size)) == -1) {
+		snprintf(why, whylen, "%s", strerror(errno));
+		goto fail;
 	}
-	if (mc_plist_read_memory(buf, got, out, why, whylen) == -1)
+	if (mc_plist_read_memory(buf, (size_t)n, out, why, whylen) == -1)
 		goto fail;
 	free(buf);
 	close(fd);

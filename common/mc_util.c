@@ -5,6 +5,7 @@
 #include <sys/types.h>
 #include <sys/socket.h>
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -135,6 +136,22 @@ mc_text_avoid(char *dst, size_t size, const char *src, const char *avoid,
 	for (p = dst; (p = strpbrk(p, avoid)) != NULL; p++)
 		*p = with;
 	return dst;
+}
+
+ssize_t
+mc_read_upto(int fd, void *buf, size_t max)
+{
+	size_t	got = 0;
+	ssize_t	n;
+
+	while (got < max && (n = read(fd, (char *)buf + got, max - got)) != 0) {
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1)
+			return -1;
+		got += (size_t)n;
+	}
+	return (ssize_t)got;
 }
 
 void

@@ -13,6 +13,12 @@
 int	mc_fmt(char *buf, size_t len, const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4)));
 
+/*
+ * Read fd to its end or to max bytes, whichever comes first, EINTR
+ * retried: the count, or -1 with errno.
+ */
+ssize_t	mc_read_upto(int fd, void *buf, size_t max);
+
 /* Free a NULL-ended array of strings and the strings (NULL: nothing). */
 void	mc_strv_free(char **);
 
