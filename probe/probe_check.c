@@ -275,6 +275,18 @@ probe_run(const struct probe_context *ctx, const struct probe_dispatch *d,
 	return o.ran;
 }
 
+/*
+ * Is got within the relative tolerance of want?  Asked as "close", never
+ * as "far": every comparison with a NaN is false, so a NaN can only fail;
+ * an infinity is refused by name.
+ */
+bool
+probe_close(float got, float want)
+{
+	return isfinite(got) && isfinite(want) &&
+	    fabsf(got - want) <= 1e-3f * (1.0f + fabsf(want));
+}
+
 /* Compare n floats; on a mismatch say where. */
 static void
 probe_compare(struct probe_result *r, const float *got, const float *want,
@@ -283,7 +295,7 @@ probe_compare(struct probe_result *r, const float *got, const float *want,
 	size_t	i;
 
 	for (i = 0; i < n; i++)
-		if (fabsf(got[i] - want[i]) > 1e-3f * (1.0f + fabsf(want[i]))) {
+		if (!probe_close(got[i], want[i])) {
 			snprintf(r->error, sizeof r->error, "wrong result: "
 			    "element %zu is %g, the CPU reference says %g", i,
 			    (double)got[i], (double)want[i]);

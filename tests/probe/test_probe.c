@@ -5,6 +5,7 @@
  * against the SIMULATED device with and without the shim and with every
  * failure switch.  Also the fake-llama stand-in against real llama.cpp logs.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -555,6 +556,50 @@ test_slightly_off(void **state)
 }
 
 /*
+ * NaN and infinity fail every float check: a comparison written as "far
+ * apart" is false for NaN and would pass it.
+ */
+static void
+test_not_a_number(void **state)
+{
+	static const char *const checks[] = { "simd_sum", "simdgroup_matrix",
+	    "bfloat", "simd_reduction", "mul_mm_half", "mul_mm_bfloat" };
+	static const char *const modes[] = { "nan", "inf" };
+	size_t	i, k;
+
+	(void)state;
+	assert_false(probe_close(NAN, 1.0f));
+	assert_false(probe_close(NAN, NAN));
+	assert_false(probe_close(INFINITY, INFINITY));
+	assert_false(probe_close(-INFINITY, 1e30f));
+	assert_true(probe_close(1.0005f, 1.0f));
+	assert_false(probe_close(1.003f, 1.0f));
+	for (i = 0; i < sizeof checks / sizeof checks[0]; i++)
+		for (k = 0; k < sizeof modes / sizeof modes[0]; k++) {
+			char			 fail[96];
+			const char		*env[] = { PRELOAD, CEILING, fail,
+			    NULL };
+			const char		*args[] = { "--checks", checks[i],
+			    NULL };
+			struct probe_run_result	 r;
+			const char		*error;
+
+			snprintf(fail, sizeof fail, "MTLSIM_FAIL=%s:%s",
+			    checks[i], modes[k]);
+			run_probe(&r, env, args);
+			error = json_string_value(json_object_get(check_named(
+			    r.doc, checks[i]), "error"));
+			if (r.exit_code != 1 || error == NULL ||
+			    strstr(error, "wrong result") == NULL)
+				fail_msg("%s: exit %d, %s", fail, r.exit_code,
+				    error ? error : "passed");
+			assert_false(field_true(json_object_get(r.doc,
+			    "verdict"), "family"));
+			json_decref(r.doc);
+		}
+}
+
+/*
  * Threadgroup memory that wraps at the documented 32 KB while 64 KB is
  * advertised: every address holds its own value, so the aliasing shows
  * (a repeating pattern would not), and the verdict keeps the family
@@ -631,6 +676,7 @@ main(void)
 		cmocka_unit_test(test_timeout_fits_real_compiles),
 		cmocka_unit_test(test_threadgroup_alias),
 		cmocka_unit_test(test_slightly_off),
+		cmocka_unit_test(test_not_a_number),
 	};
 
 	/* MC_TEST_ONLY=pattern runs the matching tests (make mutate). */

@@ -17,7 +17,9 @@
  *                                 label (the probe's check name) fail the
  *                                 way the real device can: compile,
  *                                 pipeline, wrong (zeros), hang, off
- *                                 (each result 1 % off)
+ *                                 (each result 1 % off), nan (every
+ *                                 float NaN), inf (every float
+ *                                 infinite)
  *   MTLSIM_RESIDENCY=nil|nil-error  newResidencySet returns nil, without or
  *                                 with an error
  *   MTLSIM_HW_THREADGROUP_MEMORY=N  the largest dynamic threadgroup block a

@@ -7,6 +7,7 @@
  * SIMD group would.  MTLSIM_FAIL turns any dispatch into the failures seen
  * on the real paravirtual device.
  */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -270,6 +271,36 @@ mtlsim_slightly_off(const struct mtlsim_dispatch *d)
 }
 
 /*
+ * Not a number in every float of the output: what a half or bfloat path
+ * that overflows, or a SIMD-group op reading lanes that never ran, gives.
+ * The counts of probe_tg_mem are integers and cannot be NaN: they are
+ * left alone, so the mode fails exactly the float checks.
+ */
+static void
+mtlsim_not_a_number(const struct mtlsim_dispatch *d)
+{
+	size_t	i, n = d->sizes[d->output] / sizeof(float);
+
+	if (strcmp(d->function, "probe_tg_mem") == 0)
+		return;
+	for (i = 0; i < n; i++)
+		((float *)d->buffers[d->output])[i] = NAN;
+}
+
+/* Infinity with the reference's sign: overflow in a half accumulator. */
+static void
+mtlsim_infinite(const struct mtlsim_dispatch *d)
+{
+	size_t	i, n = d->sizes[d->output] / sizeof(float);
+	float	*out = d->buffers[d->output];
+
+	if (strcmp(d->function, "probe_tg_mem") == 0)
+		return;
+	for (i = 0; i < n; i++)
+		out[i] = out[i] < 0 ? -INFINITY : INFINITY;
+}
+
+/*
  * Dispatch one kernel and wait for it, as newLibraryWithSource:,
  * newComputePipelineStateWithFunction:, commit and waitUntilCompleted do.
  */
@@ -341,6 +372,10 @@ mtlsim_dispatch(id device, const struct mtlsim_dispatch *d, char *error,
 	/* Slightly off: a percent, the kind of error a lax check misses. */
 	if (fail != NULL && strcmp(fail, "off") == 0)
 		mtlsim_slightly_off(d);
+	if (fail != NULL && strcmp(fail, "nan") == 0)
+		mtlsim_not_a_number(d);
+	if (fail != NULL && strcmp(fail, "inf") == 0)
+		mtlsim_infinite(d);
 	return MTLSIM_COMPLETED;
 }
 
