@@ -337,9 +337,11 @@ shim_load(void)
 
 	shim_start_ns = shim_now_ns();
 	report = getenv(SHIM_REPORT_VAR);
-	if (report != NULL)
-		snprintf(shim_report_path, sizeof shim_report_path, "%s",
-		    report);
+	/* A path cut short names another file: then no report at all. */
+	if (report != NULL && snprintf(shim_report_path,
+	    sizeof shim_report_path, "%s", report) >=
+	    (int)sizeof shim_report_path)
+		shim_report_path[0] = '\0';
 
 	if (shim_config_load(&shim_config, shim_getenv, NULL, why,
 	    sizeof why) == -1) {

@@ -56,27 +56,52 @@ shim_report_format(const struct shim_report *report, long pid, char *line,
 }
 
 /*
+ * Open name (relative to dirfd) for appending, only as a regular file of
+ * its own: O_NOFOLLOW refuses a link planted at the last component,
+ * O_NONBLOCK keeps a FIFO from blocking the workload (with no reader the
+ * open fails, with one the fstat below refuses it), and a device or
+ * socket is refused the same way.  -1 when it is not such a file.
+ */
+static int
+shim_report_open(int dirfd, const char *name)
+{
+	struct stat	sb;
+	int		fd;
+
+	fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC |
+	    O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0600);
+	if (fd == -1)
+		return -1;
+	if (fstat(fd, &sb) == -1 || !S_ISREG(sb.st_mode)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
  * Append the line to a file, or to DIR/metalcap.<pid>.report when the
- * destination is a directory.  One write(2) with O_APPEND keeps lines from
- * concurrent processes whole.
+ * destination is a directory (a link to one is not followed: in a shared
+ * folder such as /tmp another user could plant it).  One write(2) with
+ * O_APPEND keeps lines from concurrent processes whole.
  */
 void
 shim_report_write(const char *destination, const char *line, size_t len,
     long pid)
 {
-	struct stat	 sb;
-	char		 path[1024];
-	int		 fd;
+	char	 name[64];
+	int	 dirfd, fd;
 
 	if (destination == NULL || *destination == '\0')
 		return;
-	if (stat(destination, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-		if (snprintf(path, sizeof path, "%s/metalcap.%ld.report",
-		    destination, pid) >= (int)sizeof path)
-			return;
-		destination = path;
-	}
-	fd = open(destination, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	dirfd = open(destination, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC);
+	if (dirfd != -1) {
+		snprintf(name, sizeof name, "metalcap.%ld.report", pid);
+		fd = shim_report_open(dirfd, name);
+		close(dirfd);
+	} else
+		fd = shim_report_open(AT_FDCWD, destination);
 	if (fd == -1)
 		return;
 	while (write(fd, line, len) == -1 && errno == EINTR)

@@ -473,6 +473,65 @@ test_report_directory(void **state)
 	rmdir(dir);
 }
 
+/*
+ * A report path another user could plant in a shared folder: a FIFO must
+ * not block the workload, and a link (to a file or to a folder) must not
+ * be followed.  A path too long to keep writes nothing rather than a
+ * shorter, other path.
+ */
+static void
+test_report_planted(void **state)
+{
+	char		 dir[] = "/tmp/mc-report-plant.XXXXXX", var[256];
+	char		 at[64], target[64], inside[128], longvar[1400];
+	const char	*env[] = { PRELOAD, "METALCAP_APPLE_FAMILY_MAX=1009",
+	    var, NULL };
+	const char	*env_long[] = { PRELOAD,
+	    "METALCAP_APPLE_FAMILY_MAX=1009", longvar, NULL };
+	struct run	 r;
+	struct stat	 sb;
+	size_t		 n;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(at, sizeof at, "%s/report", dir);
+	snprintf(target, sizeof target, "%s/target", dir);
+	snprintf(var, sizeof var, "METALCAP_REPORT=%s", at);
+
+	assert_int_equal(mkfifo(at, 0600), 0);
+	run(&r, env, NULL);
+	assert_false(r.result.overdue);
+	assert_int_equal(family(&r, 1009), 1);
+	unlink(at);
+
+	assert_int_equal(symlink(target, at), 0);
+	run(&r, env, NULL);
+	assert_int_equal(family(&r, 1009), 1);
+	assert_int_equal(lstat(target, &sb), -1);
+	unlink(at);
+
+	assert_int_equal(mkdir(target, 0700), 0);
+	assert_int_equal(symlink(target, at), 0);
+	run(&r, env, NULL);
+	snprintf(inside, sizeof inside, "%s/metalcap.%ld.report", target,
+	    (long)r.result.pid);
+	assert_int_equal(lstat(inside, &sb), -1);
+	unlink(at);
+
+	/* dir/target/././.../report: names the same file only when whole. */
+	n = (size_t)snprintf(longvar, sizeof longvar, "METALCAP_REPORT=%s",
+	    target);
+	while (n < 1100)
+		n += (size_t)snprintf(longvar + n, sizeof longvar - n, "/.");
+	snprintf(longvar + n, sizeof longvar - n, "/r");
+	run(&r, env_long, NULL);
+	assert_int_equal(family(&r, 1009), 1);
+	snprintf(inside, sizeof inside, "%s/r", target);
+	assert_int_equal(lstat(inside, &sb), -1);
+	rmdir(target);
+	rmdir(dir);
+}
+
 int
 main(void)
 {
@@ -488,6 +547,7 @@ main(void)
 		cmocka_unit_test(test_late_metal),
 		cmocka_unit_test(test_inherit),
 		cmocka_unit_test(test_report_directory),
+		cmocka_unit_test(test_report_planted),
 	};
 
 	return cmocka_run_group_tests_name("shim_inject", tests, NULL, NULL);

@@ -5,11 +5,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "child.h"
@@ -57,6 +59,38 @@ child_drain(int *fd, char *buf, size_t *len)
 	buf[*len] = '\0';
 }
 
+/* Milliseconds left of the child's deadline, 0 when it has passed. */
+static int
+child_left_ms(const struct timespec *start)
+{
+	struct timespec	now;
+	long long	spent;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	spent = (long long)(now.tv_sec - start->tv_sec) * 1000 +
+	    (now.tv_nsec - start->tv_nsec) / 1000000;
+	return spent >= CHILD_DEADLINE_MS ? 0 : (int)(CHILD_DEADLINE_MS - spent);
+}
+
+/*
+ * A child that hangs fails its test, named, instead of hanging the suite:
+ * it is killed, and its pipes are closed (a grandchild may hold them).
+ */
+static void
+child_overdue(struct child_result *result, const char *program, int *out,
+    int *err)
+{
+	fprintf(stderr, "child: %s ran past its %d ms deadline: killed\n",
+	    program, CHILD_DEADLINE_MS);
+	result->overdue = 1;
+	kill(result->pid, SIGKILL);
+	if (out[0] != -1)
+		close(out[0]);
+	if (err[0] != -1)
+		close(err[0]);
+	out[0] = err[0] = -1;
+}
+
 /* Run argv with env; returns 0 and fills result, or -1 if it cannot run. */
 int
 child_run(const char *const *argv, char *const *env,
@@ -66,6 +100,8 @@ child_run(const char *const *argv, char *const *env,
 	int				 out[2], err[2], rc;
 	size_t				 outlen = 0, errlen = 0;
 	struct pollfd			 pfd[2];
+	struct timespec			 start;
+	int				 left;
 
 	memset(result, 0, sizeof *result);
 	if (pipe2(out, O_CLOEXEC) == -1)
@@ -90,10 +126,15 @@ child_run(const char *const *argv, char *const *env,
 		close(err[0]);
 		return -1;
 	}
+	clock_gettime(CLOCK_MONOTONIC, &start);
 	while (out[0] != -1 || err[0] != -1) {
 		pfd[0] = (struct pollfd){ .fd = out[0], .events = POLLIN };
 		pfd[1] = (struct pollfd){ .fd = err[0], .events = POLLIN };
-		if (poll(pfd, 2, -1) == -1 && errno != EINTR)
+		if ((left = child_left_ms(&start)) == 0) {
+			child_overdue(result, argv[0], out, err);
+			break;
+		}
+		if (poll(pfd, 2, left) == -1 && errno != EINTR)
 			break;
 		if (pfd[0].revents != 0)
 			child_drain(&out[0], result->out, &outlen);

@@ -11,10 +11,14 @@
 
 #define CHILD_OUTPUT_MAX	65536
 #define CHILD_ENV_MAX		64
+/* No test child runs this long unless it hangs (the probe's own default
+ * deadline is the longest wait a child makes). */
+#define CHILD_DEADLINE_MS	180000
 
 struct child_result {
 	int	status;			/* as from waitpid */
 	pid_t	pid;
+	int	overdue;		/* killed at CHILD_DEADLINE_MS */
 	char	out[CHILD_OUTPUT_MAX];
 	char	err[CHILD_OUTPUT_MAX];
 };
