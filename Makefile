@@ -43,13 +43,18 @@ CFLAGS_C	+= -D_DARWIN_C_SOURCE $(shell pkg-config --cflags libuv \
 LDFLAGS_SAN	+= $(shell pkg-config --libs-only-L libuv msgpack-c \
 		   libplist-2.0 jansson 2>/dev/null)
 SHIM_ARCHS	:= -arch arm64 -arch arm64e -arch x86_64
-SHIM_LINK	:= -dynamiclib $(SHIM_ARCHS) -lobjc
+SHIM_LINK	:= -dynamiclib $(SHIM_ARCHS) -framework Metal -lobjc
 # SHA-256 from CommonCrypto, in libSystem.
 CRYPTO_LIB	:=
 else
 SHLIB		:= so
 CFLAGS_C	+= -D_GNU_SOURCE
-SHIM_LINK	:= -shared -lobjc -lpthread
+# The shim links Metal (tests/sim's simulated Metal here), as on macOS, and
+# the objc4 model: Apple's runtime rules for the shim's own calls.
+SHIM_LINK	= tests/sim/objc4-model.c -shared -L$(O)/tests \
+		   -Wl,--no-as-needed -lmtlsim -Wl,--as-needed \
+		   -Wl,-rpath,'$$ORIGIN/../tests' -ldl -lobjc -lpthread
+SHIM_DEPS	= $(SIM_LIB) tests/sim/objc4-model.c
 CRYPTO_LIB	:= -lcrypto
 endif
 
@@ -72,7 +77,9 @@ TEST_BINS	:= $(O)/tests/test_shim_config $(O)/tests/test_shim_inject \
 		   $(O)/tests/test_invalid_e2e
 SIM_LIB		:= $(O)/tests/libmtlsim.so
 SIM_OVERBROAD	:= $(O)/tests/overbroad/libmtlsim.so
+SIM_RENAMED	:= $(O)/tests/renamed/libmtlsim.so
 SIM_KERNEL	:= $(O)/tests/mtlsim_kernel.o
+OBJC4_MODEL	:= $(O)/tests/objc4-model-check
 SIM_TOOLS	:= $(O)/tests/mtlsim-query $(O)/tests/fake-llama \
 		   $(O)/tests/launchctl-sim $(O)/tests/late-metal \
 		   $(O)/tests/llama-bench-sim
@@ -138,7 +145,7 @@ deps:
 $(O)/lib $(O)/tests $(O)/bench $(O)/bin:
 	mkdir -p $@
 
-$(SHIM_LIB): $(SHIM_SRC) shim/*.h VERSION | need-deps $(O)/lib
+$(SHIM_LIB): $(SHIM_SRC) shim/*.h VERSION $(SHIM_DEPS) | need-deps $(O)/lib
 	$(CC) $(CFLAGS_C) $(SHIM_CFLAGS) $(SHIM_SRC) -o $@ $(SHIM_LINK) \
 	    $(LDFLAGS_SAN)
 
@@ -150,6 +157,19 @@ $(SIM_KERNEL): tests/sim/mtlsim_kernel.c tests/sim/mtlsim.h \
 
 $(SIM_LIB): tests/sim/mtlsim.m $(SIM_KERNEL) | $(O)/tests
 	$(CC) $(CFLAGS_OBJC) -fPIC -shared $^ -o $@ -lobjc $(LDFLAGS_SAN)
+
+# The objc4 model alone, to show it is as strict as objc4 (test_shim_inject).
+$(O)/tests/objc4-model-check: tests/sim/objc4-model-check.c \
+    tests/sim/objc4-model.c $(SIM_LIB) | need-deps $(O)/tests
+	$(CC) $(CFLAGS_C) $(filter %.c,$^) -o $@ -L$(O)/tests \
+	    -Wl,--no-as-needed -lmtlsim -Wl,--as-needed -Wl,-rpath,'$$ORIGIN' \
+	    -ldl -lobjc -lpthread $(LDFLAGS_SAN)
+
+# Test-only: the private base class renamed, as a Metal release might.
+$(SIM_RENAMED): tests/sim/mtlsim.m $(SIM_KERNEL) | $(O)/tests
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_OBJC) -DMTLSIM_BASE_RENAMED -fPIC -shared $^ -o $@ \
+	    -lobjc $(LDFLAGS_SAN)
 
 # Test-only: claims Metal3 once the shim is in, like an over-broad profile.
 $(SIM_OVERBROAD): tests/sim/mtlsim.m $(SIM_KERNEL) | $(O)/tests
@@ -233,7 +253,7 @@ $(O)/tests/test_shim_config: tests/unit/test_shim_config.c \
 
 $(O)/tests/test_shim_inject: tests/inject/test_shim_inject.c \
     tests/support/child.c tests/support/child.h $(SHIM_LIB) $(SIM_TOOLS) \
-    | $(O)/tests
+    $(OBJC4_MODEL) $(SIM_RENAMED) | $(O)/tests
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Itests/support -Ishim $< \
 	    tests/support/child.c -o $@ -lcmocka $(LDFLAGS_SAN)
 
@@ -523,7 +543,7 @@ $(MACOS)/obj/$(1)/shim/%.o: shim/%.c shim/*.h VERSION | need-zig
 	$(call macos_cc,$(1)) $(MACOS_CFLAGS) -c $$< -o $$@
 
 $(MACOS)/$(1)/libmetalcap.dylib: $(SHIM_SRC:%.c=$(MACOS)/obj/$(1)/%.o) \
-    macos/tbd/libobjc.tbd $(MACOS_EXPORTS)
+    macos/tbd/Metal.tbd macos/tbd/libobjc.tbd $(MACOS_EXPORTS)
 	@mkdir -p $$(@D)
 	$(LD64) -arch $(1) $(MACOS_LINK) \
 	    -dylib -install_name /usr/local/libexec/metalcap/libmetalcap.dylib \

@@ -57,7 +57,23 @@ check() {
 
 check "$dir/libmetalcap.dylib" DYLIB macos/shim.exports \
     /usr/local/libexec/metalcap/libmetalcap.dylib \
+    /System/Library/Frameworks/Metal.framework/Versions/A/Metal \
     /usr/lib/libobjc.A.dylib /usr/lib/libSystem.B.dylib
+
+# The shim must load Metal itself, as a plain LC_LOAD_DYLIB: then dyld maps
+# Metal and objc registers _MTLDevice before the shim's constructor runs
+# (dyld RuntimeState::setObjCNotifiers, APIs::runAllInitializersForMain).
+# A weak, lazy or delay-init link would leave the class missing there.
+for arch in arm64 x86_64; do
+	"$OBJDUMP" --macho --private-headers --arch="$arch" \
+	    "$dir/libmetalcap.dylib" | awk '
+	    /cmd LC_/ { cmd = $2 }
+	    /name \/System\/Library\/Frameworks\/Metal.framework/ {
+		    print cmd }' > "$dir/metal-link.$$"
+	[ "$(cat "$dir/metal-link.$$")" = LC_LOAD_DYLIB ] ||
+	    bad "$dir/libmetalcap.dylib" "$arch does not load Metal with a plain LC_LOAD_DYLIB (has: $(tr '\n' ' ' < "$dir/metal-link.$$"))"
+	rm -f "$dir/metal-link.$$"
+done
 
 # Compiled, not run: the probe's Metal backend needs a real Mac.
 check "$dir/metalcap-probe" EXECUTE - \

@@ -4,16 +4,18 @@
  * gives, so inference engines pick their fast kernels.
  *
  * Load order of events:
- *   1. the constructor parses the environment; any error leaves the process
- *      stock and reports why;
- *   2. it replaces -[_MTLDevice initGPUFamilySupport], which every device
- *      runs while it is created -- at once if Metal is loaded, else as soon
- *      as an image that brings the class is loaded (Python with MLX,
- *      llama.cpp's GGML_BACKEND_DL, plugins): the platform tells us of new
- *      images (dyld and libobjc on macOS, the GNU runtime's load hook
- *      here), and the decision is the same code either way;
+ *   1. the library links Metal, so dyld maps Metal (and objc registers its
+ *      classes) before this constructor runs, whether the workload links
+ *      Metal, loads it later (Python with MLX, GGML_BACKEND_DL) or never;
+ *   2. the constructor parses the environment (any error leaves the
+ *      process stock and reports why) and replaces
+ *      -[_MTLDevice initGPUFamilySupport], which every device runs while
+ *      it is created;
  *   3. the first device to get there installs the answer hooks on its own
- *      concrete class, once, under a lock.
+ *      concrete class, once, under a lock, if it is the paravirtual GPU.
+ * No callback of the loader is used: objc4 runs its load-image callbacks
+ * with its runtime lock held, and every call this library makes into the
+ * runtime takes that lock (tests/sim/README.md, "the objc4 model").
  * Answers only ever go up, and only the Apple families 1001..max; the
  * Common, Mac and Metal families are left to the device.
  */
@@ -35,6 +37,7 @@
 
 #define SHIM_BASE_CLASS		"_MTLDevice"
 #define SHIM_INIT_SELECTOR	"initGPUFamilySupport"
+#define SHIM_PARAVIRT_CLASS	"Paravirt"
 
 typedef BOOL		(*shim_supports_fn)(id, SEL, long);
 typedef unsigned long	(*shim_size_fn)(id, SEL);
@@ -56,17 +59,17 @@ static struct shim_config	shim_config;
 static uint64_t			shim_ctor_ns;	/* constructor's own cost */
 static char			shim_report_path[1024];
 
-static shim_init_fn		shim_orig_init;
-static shim_supports_fn		shim_orig_supports;
-static shim_size_fn		shim_orig_tg_memory;
-static shim_u64_fn		shim_orig_working_set;
+/*
+ * The implementations replaced, each stored before its replacement goes
+ * live: another thread may send the message the instant it is replaced.
+ */
+static IMP			shim_orig_init;
+static IMP			shim_orig_supports;
+static IMP			shim_orig_tg_memory;
+static IMP			shim_orig_working_set;
 
 static pthread_mutex_t		shim_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_bool		shim_device_done;
-static atomic_bool		shim_init_done;	/* initGPUFamilySupport */
-static const char		*shim_init_how;	/* "ctor", "image-load" */
-static uint64_t			shim_init_ms;
-static uint64_t			shim_start_ns;
 
 static void	shim_report(const char *, const char *, const char *,
 		    const char *, bool);
@@ -90,8 +93,6 @@ shim_report(const char *state, const char *device_class, const char *hooked,
 		.hooked = hooked,
 		.reason = reason,
 		.ctor_ns = shim_ctor_ns,
-		.init_hook = shim_init_how,
-		.init_hook_ms = shim_init_ms,
 	};
 	char			line[SHIM_REPORT_LINE_MAX];
 	size_t			len;
@@ -123,13 +124,15 @@ shim_supports_family(id self, SEL cmd, long family)
 	if (family >= SHIM_FAMILY_APPLE_MIN &&
 	    (uint64_t)family <= shim_config.family_max)
 		return YES;
-	return shim_orig_supports(self, cmd, family);
+	return SHIM_FROM_IMP(shim_supports_fn, shim_orig_supports)(self, cmd,
+	    family);
 }
 
 static unsigned long
 shim_max_threadgroup_memory(id self, SEL cmd)
 {
-	unsigned long	stock = shim_orig_tg_memory(self, cmd);
+	unsigned long	stock = SHIM_FROM_IMP(shim_size_fn,
+	    shim_orig_tg_memory)(self, cmd);
 
 	return stock > shim_config.threadgroup_memory ? stock :
 	    (unsigned long)shim_config.threadgroup_memory;
@@ -138,17 +141,18 @@ shim_max_threadgroup_memory(id self, SEL cmd)
 static uint64_t
 shim_working_set(id self, SEL cmd)
 {
-	uint64_t	stock = shim_orig_working_set(self, cmd);
+	uint64_t	stock = SHIM_FROM_IMP(shim_u64_fn,
+	    shim_orig_working_set)(self, cmd);
 
 	return stock > shim_config.working_set ? stock :
 	    shim_config.working_set;
 }
 
 /*
- * Put replacement on cls for name, keeping the implementation it had (its
- * own or inherited) in *original.  class_replaceMethod adds the method to
- * cls when it was inherited, so the superclass and its other subclasses
- * keep their answers.
+ * Put replacement on cls for name, storing the implementation it had (its
+ * own or inherited) in *original first.  class_replaceMethod adds the
+ * method to cls when it was inherited, so the superclass and its other
+ * subclasses keep their answers.
  */
 static bool
 shim_hook(Class cls, const char *name, IMP replacement, IMP *original,
@@ -157,10 +161,8 @@ shim_hook(Class cls, const char *name, IMP replacement, IMP *original,
 	SEL	 sel = sel_registerName(name);
 	Method	 method = class_getInstanceMethod(cls, sel);
 
-	if (method == NULL)
-		return false;
-	*original = method_getImplementation(method);
-	if (*original == NULL)
+	if (method == NULL || (*original = method_getImplementation(method)) ==
+	    NULL)
 		return false;
 	class_replaceMethod(cls, sel, replacement,
 	    method_getTypeEncoding(method));
@@ -170,153 +172,117 @@ shim_hook(Class cls, const char *name, IMP replacement, IMP *original,
 	return true;
 }
 
+/*
+ * Is this the paravirtual GPU of a macOS guest?  Told by its class, which
+ * is known before the device has finished initializing (its name may not
+ * be, and nothing is asked of a half-made device).  The class of the
+ * guest's device is AppleParavirtDevice (MLX issue #31, a Parallels guest
+ * on Virtualization.framework); a Mac's own GPU is AGX... (Apple silicon)
+ * or the Intel or AMD driver's class, and answers for itself.
+ */
+static bool
+shim_paravirtual(Class cls)
+{
+	return strstr(class_getName(cls), SHIM_PARAVIRT_CLASS) != NULL;
+}
+
+/* Does cls have every method the configuration asks to hook? */
+static bool
+shim_has_methods(Class cls)
+{
+	return class_getInstanceMethod(cls, sel_registerName("supportsFamily:"))
+	    != NULL &&
+	    (shim_config.threadgroup_memory == 0 || class_getInstanceMethod(cls,
+	    sel_registerName("maxThreadgroupMemoryLength")) != NULL) &&
+	    (shim_config.working_set == 0 || class_getInstanceMethod(cls,
+	    sel_registerName("recommendedMaxWorkingSetSize")) != NULL);
+}
+
 /* Install the answer hooks on the device's concrete class, once. */
 static void
 shim_hook_device(id device)
 {
-	Class	 cls = object_getClass(device);
-	char	 hooked[128] = "", reason[SHIM_REASON_LEN];
-	IMP	 imp;
+	Class		 cls = object_getClass(device);
+	const char	*name = class_getName(cls);
+	char		 hooked[128] = "", reason[SHIM_REASON_LEN];
 
 	pthread_mutex_lock(&shim_lock);
 	if (atomic_load(&shim_device_done))
 		goto out;
-	/* Check every method first so that a miss leaves nothing hooked. */
-	if (class_getInstanceMethod(cls, sel_registerName("supportsFamily:"))
-	    == NULL ||
-	    (shim_config.threadgroup_memory != 0 && class_getInstanceMethod(cls,
-	    sel_registerName("maxThreadgroupMemoryLength")) == NULL) ||
-	    (shim_config.working_set != 0 && class_getInstanceMethod(cls,
-	    sel_registerName("recommendedMaxWorkingSetSize")) == NULL)) {
-		snprintf(reason, sizeof reason,
-		    "device class %s lacks a required method",
-		    class_getName(cls));
-		shim_report("stock", class_getName(cls), NULL, reason, true);
+	if (!shim_paravirtual(cls)) {
+		snprintf(reason, sizeof reason, "device class %s is not the "
+		    "paravirtual GPU of a guest: nothing to raise", name);
+		shim_report("stock", name, NULL, reason, true);
 		goto done;
 	}
-	if (shim_hook(cls, "supportsFamily:", SHIM_AS_IMP(shim_supports_family), &imp,
-	    hooked, sizeof hooked))
-		shim_orig_supports = SHIM_FROM_IMP(shim_supports_fn, imp);
-	if (shim_config.threadgroup_memory != 0 && shim_hook(cls,
-	    "maxThreadgroupMemoryLength", SHIM_AS_IMP(shim_max_threadgroup_memory),
-	    &imp, hooked, sizeof hooked))
-		shim_orig_tg_memory = SHIM_FROM_IMP(shim_size_fn, imp);
-	if (shim_config.working_set != 0 && shim_hook(cls,
-	    "recommendedMaxWorkingSetSize", SHIM_AS_IMP(shim_working_set), &imp,
-	    hooked, sizeof hooked))
-		shim_orig_working_set = SHIM_FROM_IMP(shim_u64_fn, imp);
-	shim_report("hooked", class_getName(cls), hooked, NULL, true);
+	/* Check every method first so that a miss leaves nothing hooked. */
+	if (!shim_has_methods(cls)) {
+		snprintf(reason, sizeof reason,
+		    "device class %s lacks a required method", name);
+		shim_report("stock", name, NULL, reason, true);
+		goto done;
+	}
+	shim_hook(cls, "supportsFamily:", SHIM_AS_IMP(shim_supports_family),
+	    &shim_orig_supports, hooked, sizeof hooked);
+	if (shim_config.threadgroup_memory != 0)
+		shim_hook(cls, "maxThreadgroupMemoryLength",
+		    SHIM_AS_IMP(shim_max_threadgroup_memory),
+		    &shim_orig_tg_memory, hooked, sizeof hooked);
+	if (shim_config.working_set != 0)
+		shim_hook(cls, "recommendedMaxWorkingSetSize",
+		    SHIM_AS_IMP(shim_working_set), &shim_orig_working_set,
+		    hooked, sizeof hooked);
+	shim_report("hooked", name, hooked, NULL, true);
 done:
 	atomic_store(&shim_device_done, true);
 out:
 	pthread_mutex_unlock(&shim_lock);
 }
 
+/*
+ * The hooks go in before the device's own initializer runs, as in Cua's
+ * reference shim, so that whatever it derives from the answers is raised
+ * too.
+ */
 static id
 shim_init_gpu_family_support(id self, SEL cmd)
 {
 	if (!atomic_load(&shim_device_done))
 		shim_hook_device(self);
-	return shim_orig_init(self, cmd);
+	return SHIM_FROM_IMP(shim_init_fn, shim_orig_init)(self, cmd);
 }
 
 /*
- * Replace -[_MTLDevice initGPUFamilySupport] if the class is there and it
- * is not done yet; how says when.  True once it is in place.
+ * Replace -[_MTLDevice initGPUFamilySupport], from the constructor: the
+ * class is there, since this library links Metal.  NULL, or why not.
  */
-static bool
-shim_hook_init(const char *how)
+static const char *
+shim_hook_init(void)
 {
 	Class	 base;
 	Method	 init;
 
-	if (atomic_load(&shim_init_done))
-		return true;
-	pthread_mutex_lock(&shim_lock);
-	if (!atomic_load(&shim_init_done) &&
-	    (base = objc_getClass(SHIM_BASE_CLASS)) != NULL &&
-	    (init = class_getInstanceMethod(base,
-	    sel_registerName(SHIM_INIT_SELECTOR))) != NULL) {
-		shim_orig_init = SHIM_FROM_IMP(shim_init_fn,
-		    method_setImplementation(init,
-		    SHIM_AS_IMP(shim_init_gpu_family_support)));
-		shim_init_how = how;
-		shim_init_ms = (shim_now_ns() - shim_start_ns) / 1000000u;
-		atomic_store(&shim_init_done, true);
-	}
-	pthread_mutex_unlock(&shim_lock);
-	return atomic_load(&shim_init_done);
+	if ((base = objc_getClass(SHIM_BASE_CLASS)) == NULL)
+		return "class " SHIM_BASE_CLASS " not found: Metal did not load "
+		    "or no longer has it";
+	init = class_getInstanceMethod(base,
+	    sel_registerName(SHIM_INIT_SELECTOR));
+	if (init == NULL || (shim_orig_init = method_getImplementation(init))
+	    == NULL)
+		return "class " SHIM_BASE_CLASS " has no -" SHIM_INIT_SELECTOR;
+	method_setImplementation(init,
+	    SHIM_AS_IMP(shim_init_gpu_family_support));
+	return NULL;
 }
 
-/* Metal never came: say so once the process ends. */
+/* No device was made: say so once the process ends. */
 static void
 shim_report_never(void)
 {
-	char	why[SHIM_REASON_LEN];
-
-	if (atomic_load(&shim_device_done))
-		return;
-	if (atomic_load(&shim_init_done))
-		snprintf(why, sizeof why, "no Metal device was created");
-	else
-		snprintf(why, sizeof why, "class %s not found: Metal never "
-		    "loaded", SHIM_BASE_CLASS);
-	shim_report("stock", NULL, NULL, why, true);
+	if (!atomic_load(&shim_device_done))
+		shim_report("stock", NULL, NULL, "no Metal device was created",
+		    true);
 }
-
-/* --- the platform seam: learning of images loaded later ------------------ */
-
-#ifdef __APPLE__
-#include <mach-o/dyld.h>
-
-/* macOS 13 and later: after an image's Objective-C classes are ready. */
-extern void	objc_addLoadImageFunc(void (*)(const struct mach_header *))
-		    __attribute__((weak_import));
-
-static void
-shim_image_objc(const struct mach_header *mh)
-{
-	(void)mh;
-	shim_hook_init("image-load");
-}
-
-static void
-shim_image_dyld(const struct mach_header *mh, intptr_t slide)
-{
-	(void)mh;
-	(void)slide;
-	shim_hook_init("image-load");
-}
-
-static void
-shim_watch_images(void)
-{
-	if (objc_addLoadImageFunc != NULL)
-		objc_addLoadImageFunc(shim_image_objc);
-	else
-		_dyld_register_func_for_add_image(shim_image_dyld);
-}
-#else
-/* The GNU runtime calls this for each class or category it loads. */
-static void	(*shim_prev_load)(Class, struct objc_category *);
-
-static void
-shim_class_loaded(Class cls, struct objc_category *category)
-{
-	if (shim_prev_load != NULL)
-		shim_prev_load(cls, category);
-	if (category == NULL && strcmp(class_getName(cls), SHIM_BASE_CLASS)
-	    == 0)
-		shim_hook_init("image-load");
-}
-
-static void
-shim_watch_images(void)
-{
-	shim_prev_load = _objc_load_callback;
-	_objc_load_callback = shim_class_loaded;
-}
-#endif
 
 /* Find where this library was loaded from, for METALCAP_INHERIT=0. */
 static const char *
@@ -333,9 +299,9 @@ __attribute__((constructor)) static void
 shim_load(void)
 {
 	char		 why[SHIM_REASON_LEN];
-	const char	*report;
+	const char	*report, *problem = NULL;
+	uint64_t	 start = shim_now_ns();
 
-	shim_start_ns = shim_now_ns();
 	report = getenv(SHIM_REPORT_VAR);
 	/* A path cut short names another file: then no report at all. */
 	if (report != NULL && snprintf(shim_report_path,
@@ -345,15 +311,17 @@ shim_load(void)
 
 	if (shim_config_load(&shim_config, shim_getenv, NULL, why,
 	    sizeof why) == -1) {
-		shim_ctor_ns = shim_now_ns() - shim_start_ns;
+		shim_ctor_ns = shim_now_ns() - start;
 		shim_report("stock", NULL, NULL, why, false);
 		goto scrub;
 	}
-	/* Metal may come later: the report waits for a device, or exit. */
-	if (!shim_hook_init("ctor"))
-		shim_watch_images();
-	atexit(shim_report_never);
-	shim_ctor_ns = shim_now_ns() - shim_start_ns;
+	problem = shim_hook_init();
+	shim_ctor_ns = shim_now_ns() - start;
+	/* Hooked: the report waits for a device, or for the exit. */
+	if (problem != NULL)
+		shim_report("stock", NULL, NULL, problem, true);
+	else
+		atexit(shim_report_never);
 scrub:
 	if (!shim_config.inherit)
 		shim_env_scrub(shim_self_path());

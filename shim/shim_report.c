@@ -31,8 +31,7 @@ shim_report_format(const struct shim_report *report, long pid, char *line,
 	n = snprintf(line, linelen,
 	    "metalcap pid=%ld version=%s state=%s family_max=%llu "
 	    "threadgroup_memory=%llu working_set=%llu inherit=%d source=%s "
-	    "class=%s hooked=%s ctor_ns=%llu init_hook=%s init_hook_ms=%llu "
-	    "reason=%s\n",
+	    "class=%s hooked=%s ctor_ns=%llu reason=%s\n",
 	    pid, MC_VERSION, report->state,
 	    c ? (unsigned long long)c->family_max : 0ULL,
 	    c ? (unsigned long long)c->threadgroup_memory : 0ULL,
@@ -42,8 +41,6 @@ shim_report_format(const struct shim_report *report, long pid, char *line,
 	    report->device_class ? report->device_class : "-",
 	    report->hooked && *report->hooked ? report->hooked : "-",
 	    (unsigned long long)report->ctor_ns,
-	    report->init_hook ? report->init_hook : "-",
-	    (unsigned long long)report->init_hook_ms,
 	    report->reason ? report->reason : "-");
 	if (n < 0)
 		return 0;

@@ -21,8 +21,6 @@ struct shim_report {
 	const char		*hooked;	/* comma-separated selectors */
 	const char		*reason;	/* why stock; NULL when hooked */
 	uint64_t		 ctor_ns;	/* the constructor's own time */
-	const char		*init_hook;	/* "ctor", "image-load", NULL */
-	uint64_t		 init_hook_ms;	/* after the constructor */
 };
 
 size_t	shim_report_format(const struct shim_report *report, long pid,

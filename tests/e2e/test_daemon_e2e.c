@@ -67,7 +67,7 @@ test_drop_registers_unlocked(void **state)
 	assert_string_equal(str_of(json_object_get(j, "shim"), "state"),
 	    "hooked");
 	assert_string_equal(str_of(json_object_get(j, "shim"), "class"),
-	    "MTLSimParavirtualDevice");
+	    "AppleParavirtDevice");
 	json_decref(j);
 	assert_true(environ_has(pid, "METALCAP_APPLE_FAMILY_MAX=1009"));
 	snprintf(agent, sizeof agent, "%s/agents/org.metalcap.job.llama.plist",

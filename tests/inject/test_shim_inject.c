@@ -6,6 +6,7 @@
  */
 #include <dirent.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -183,7 +184,7 @@ test_ceiling_1009(void **state)
 	snprintf(buf, sizeof buf, "metalcap pid=%ld ", (long)r.result.pid);
 	assert_memory_equal(r.report, buf, strlen(buf));
 	assert_string_equal(report_field(&r, "class", buf, sizeof buf),
-	    "MTLSimParavirtualDevice");
+	    "AppleParavirtDevice");
 	assert_string_equal(report_field(&r, "hooked", buf, sizeof buf),
 	    "supportsFamily:,maxThreadgroupMemoryLength");
 	assert_string_equal(report_field(&r, "family_max", buf, sizeof buf),
@@ -346,6 +347,8 @@ test_missing_pieces_hook_nothing(void **state)
 	    "MTLSIM_DEVICE=limited", NULL };
 	const char	*no_class[] = { PRELOAD,
 	    "METALCAP_APPLE_FAMILY_MAX=1009", NULL };
+	const char	*renamed[] = { PRELOAD, "METALCAP_APPLE_FAMILY_MAX=1009",
+	    "LD_LIBRARY_PATH=" MC_TEST_BUILD "/tests/renamed", NULL };
 	const char	*true_argv[] = { "/bin/true", NULL };
 	struct run	 r;
 	char		 buf[256];
@@ -355,19 +358,30 @@ test_missing_pieces_hook_nothing(void **state)
 	assert_int_equal(family(&r, 1009), 0);
 	assert_int_equal(answer(&r, "threadgroup_memory"), 32768);
 	assert_string_equal(report_field(&r, "reason", buf, sizeof buf),
-	    "device class MTLSimLimitedDevice lacks a required method");
+	    "device class MTLSimParavirtLimitedDevice lacks a required method");
 
-	/* A process without the Metal classes: nothing to hook. */
+	/* The shim loads Metal itself: a process that never makes a device
+	 * says so when it ends. */
 	run(&r, no_class, true_argv);
 	assert_string_equal(report_field(&r, "state", buf, sizeof buf),
 	    "stock");
 	assert_string_equal(report_field(&r, "reason", buf, sizeof buf),
-	    "class _MTLDevice not found: Metal never loaded");
+	    "no Metal device was created");
+
+	/* A Metal release without the private base class: nothing hooked. */
+	run(&r, renamed, NULL);
+	assert_int_equal(family(&r, 1009), 0);
+	assert_int_equal(answer(&r, "threadgroup_memory"), 32768);
+	assert_string_equal(report_field(&r, "reason", buf, sizeof buf),
+	    "class _MTLDevice not found: Metal did not load or no longer "
+	    "has it");
+	assert_int_equal(report_lines(&r), 1);
 }
 
 /*
  * Metal loaded after start (dlopen, as MLX in Python or a GGML_BACKEND_DL
- * build): unlocked all the same, and the report says how and when.
+ * build): the shim brought Metal in already, so the device made late is
+ * unlocked all the same, hooked from the constructor's one hook.
  */
 static void
 test_late_metal(void **state)
@@ -388,15 +402,91 @@ test_late_metal(void **state)
 	assert_int_equal(answer(&r, "threadgroup_memory"), 65536);
 	assert_string_equal(report_field(&r, "state", buf, sizeof buf),
 	    "hooked");
-	assert_string_equal(report_field(&r, "init_hook", buf, sizeof buf),
-	    "image-load");
-	assert_true(strtol(report_field(&r, "init_hook_ms", buf, sizeof buf),
-	    NULL, 10) >= 100);
 	assert_int_equal(report_lines(&r), 1);
-	/* Loaded at start: hooked from the constructor. */
+}
+
+/*
+ * The objc4 model is as strict as objc4: a load-image function that looks
+ * a class up aborts with libplatform's words, and the same call outside
+ * one works.  The shim registers no such function, and the model is
+ * linked into it, so a shim that did would abort in every test.
+ */
+static void
+test_objc4_model_strict(void **state)
+{
+	const char	*inside[] = { MC_TEST_BUILD "/tests/objc4-model-check",
+	    "inside", NULL };
+	const char	*outside[] = { MC_TEST_BUILD "/tests/objc4-model-check",
+	    "outside", NULL };
+	char		*env[CHILD_ENV_MAX];
+	struct child_result r;
+
+	(void)state;
+	child_env(env, NULL);
+	assert_int_equal(child_run(inside, env, &r), 0);
+	assert_true(WIFSIGNALED(r.status));
+	assert_int_equal(WTERMSIG(r.status), SIGABRT);
+	assert_non_null(strstr(r.err, "Trying to recursively lock an "
+	    "os_unfair_lock"));
+	assert_int_equal(child_run(outside, env, &r), 0);
+	assert_true(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
+	assert_string_equal(r.out, "class=found\n");
+}
+
+/*
+ * supportsFamily: is inherited from _MTLDevice: the hook is added to the
+ * guest's device class alone, so another device class in the process (a
+ * Mac's own GPU) keeps its answers, and the hook is in place before the
+ * original it calls is needed (another thread sending the message the
+ * instant it is replaced: the model's knob).
+ */
+static void
+test_inherited_method_hooked_alone(void **state)
+{
+	const char	*env[] = { PRELOAD, "METALCAP_APPLE_FAMILY_MAX=1009",
+	    NULL };
+	const char	*racing[] = { PRELOAD, "METALCAP_APPLE_FAMILY_MAX=1009",
+	    "OBJC4_MODEL_SEND_ON_REPLACE=1", NULL };
+	const char	*argv[] = { QUERY, "--then", "bare-metal", NULL };
+	struct run	 r;
+
+	(void)state;
+	run(&r, env, argv);
+	assert_int_equal(family(&r, 1009), 1);
+	assert_int_equal(answer(&r, "then.family.1008"), 0);
+	assert_int_equal(answer(&r, "then.family.1007"), 1);
+	assert_int_equal(answer(&r, "then.threadgroup_memory"), 32768);
+	run(&r, racing, NULL);
+	assert_int_equal(family(&r, 1009), 1);
+	assert_int_equal(family(&r, 3003), 1);
+	assert_int_equal(family(&r, 2001), 0);
+	assert_int_equal(answer(&r, "threadgroup_memory"), 65536);
+}
+
+/* A Mac's own GPU is not raised, and the report says why. */
+static void
+test_bare_metal_untouched(void **state)
+{
+	const char	*host[] = { "MTLSIM_DEVICE=bare-metal", NULL };
+	const char	*env[] = { PRELOAD, "METALCAP_APPLE_FAMILY_MAX=1009",
+	    "MTLSIM_DEVICE=bare-metal", NULL };
+	struct run	 stock, r;
+	char		 buf[256];
+
+	(void)state;
+	run(&stock, host, NULL);
 	run(&r, env, NULL);
-	assert_string_equal(report_field(&r, "init_hook", buf, sizeof buf),
-	    "ctor");
+	assert_string_equal(r.result.out, stock.result.out);
+	assert_int_equal(family(&r, 1007), 1);
+	assert_int_equal(family(&r, 1009), 0);
+	assert_string_equal(report_field(&r, "state", buf, sizeof buf),
+	    "stock");
+	assert_string_equal(report_field(&r, "class", buf, sizeof buf),
+	    "AGXG13XDevice");
+	assert_string_equal(report_field(&r, "reason", buf, sizeof buf),
+	    "device class AGXG13XDevice is not the paravirtual GPU of a "
+	    "guest: nothing to raise");
+	assert_int_equal(report_lines(&r), 1);
 }
 
 /* Does the child's `env` output have a line starting with prefix? */
@@ -545,6 +635,9 @@ main(void)
 		cmocka_unit_test(test_eight_threads_hook_once),
 		cmocka_unit_test(test_missing_pieces_hook_nothing),
 		cmocka_unit_test(test_late_metal),
+		cmocka_unit_test(test_objc4_model_strict),
+		cmocka_unit_test(test_inherited_method_hooked_alone),
+		cmocka_unit_test(test_bare_metal_untouched),
 		cmocka_unit_test(test_inherit),
 		cmocka_unit_test(test_report_directory),
 		cmocka_unit_test(test_report_planted),

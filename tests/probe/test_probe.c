@@ -171,7 +171,7 @@ test_report_fields_with_shim(void **state)
 	assert_int_equal(json_integer_value(json_object_get(shim,
 	    "family_max")), 1009);
 	assert_string_equal(json_string_value(json_object_get(shim, "class")),
-	    "MTLSimParavirtualDevice");
+	    "AppleParavirtDevice");
 	assert_true(json_is_null(json_object_get(shim, "reason")));
 	assert_int_equal(json_array_size(json_object_get(doc, "checks")), 10);
 	json_array_foreach(json_object_get(doc, "checks"), i, c) {

@@ -4,11 +4,13 @@
  * engine does and prints every answer the shim may change, one key=value a
  * line.  Linux test tool only.
  *
- *   mtlsim-query [--threads N] [--exec PROGRAM [ARG...]]
+ *   mtlsim-query [--threads N] [--then KIND] [--exec PROGRAM [ARG...]]
  *
  * --threads N creates N devices at once from N threads (a race on the
- * shim's one-time hook installation); --exec then runs PROGRAM as a child,
- * so tests can see what environment a child inherits.
+ * shim's one-time hook installation); --then KIND creates a second device
+ * of another class (MTLSIM_DEVICE=KIND) and prints its answers as then.*;
+ * --exec then runs PROGRAM as a child, so tests can see what environment
+ * a child inherits.
  */
 #include <objc/runtime.h>
 #include <pthread.h>
@@ -60,19 +62,21 @@ query_create_concurrently(int nthreads)
 	return devices[0];
 }
 
+/* Each answer as key=value; a second device's keys start with "then.". */
 static void
-query_print(MTLSimQuery *dev)
+query_print(MTLSimQuery *dev, const char *prefix)
 {
 	size_t	i;
 
-	printf("device=%s\n", [dev name]);
+	printf("%sdevice=%s\n", prefix, [dev name]);
 	for (i = 0; i < sizeof query_families / sizeof query_families[0]; i++)
-		printf("family.%ld=%d\n", query_families[i],
+		printf("%sfamily.%ld=%d\n", prefix, query_families[i],
 		    [dev supportsFamily:query_families[i]] ? 1 : 0);
-	printf("threadgroup_memory=%lu\n", [dev maxThreadgroupMemoryLength]);
+	printf("%sthreadgroup_memory=%lu\n", prefix,
+	    [dev maxThreadgroupMemoryLength]);
 	if (class_getInstanceMethod(object_getClass(dev),
 	    sel_registerName("recommendedMaxWorkingSetSize")) != NULL)
-		printf("working_set=%llu\n",
+		printf("%sworking_set=%llu\n", prefix,
 		    [dev recommendedMaxWorkingSetSize]);
 	fflush(stdout);
 }
@@ -98,17 +102,20 @@ query_exec(char **argv)
 int
 main(int argc, char **argv)
 {
-	id	dev;
-	int	nthreads = 1, i;
+	id		 dev;
+	int		 nthreads = 1, i;
+	const char	*then = NULL;
 
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
 			nthreads = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--then") == 0 && i + 1 < argc)
+			then = argv[++i];
 		else if (strcmp(argv[i], "--exec") == 0 && i + 1 < argc)
 			break;
 		else {
 			fprintf(stderr, "usage: mtlsim-query [--threads N] "
-			    "[--exec PROGRAM [ARG...]]\n");
+			    "[--then KIND] [--exec PROGRAM [ARG...]]\n");
 			return 2;
 		}
 	}
@@ -122,7 +129,15 @@ main(int argc, char **argv)
 		fprintf(stderr, "mtlsim-query: no Metal device\n");
 		return 3;
 	}
-	query_print(dev);
+	query_print(dev, "");
 	object_dispose(dev);
+	/* Another device of another class in the same process. */
+	if (then != NULL) {
+		setenv("MTLSIM_DEVICE", then, 1);
+		if ((dev = MTLCreateSystemDefaultDevice()) == nil)
+			return 3;
+		query_print(dev, "then.");
+		object_dispose(dev);
+	}
 	return i < argc ? query_exec(argv + i + 1) : 0;
 }

@@ -11,8 +11,10 @@
  *   MTLSIM_EXTRA_FAMILIES=a,b,... further families reported true
  *   MTLSIM_THREADGROUP_MEMORY=N   maxThreadgroupMemoryLength (default 32768)
  *   MTLSIM_WORKING_SET=N          recommendedMaxWorkingSetSize
- *   MTLSIM_DEVICE=limited         a device class without
+ *   MTLSIM_DEVICE=limited         a paravirtual device class without
  *                                 recommendedMaxWorkingSetSize
+ *   MTLSIM_DEVICE=bare-metal      a Mac's own GPU (AGXG13XDevice, "Apple
+ *                                 M1 Ultra", the host's stock answers)
  *   MTLSIM_FAIL=check:mode,...    make the kernel dispatched under that
  *                                 label (the probe's check name) fail the
  *                                 way the real device can: compile,
@@ -54,6 +56,13 @@
 #define MTLSIM_STOCK_TG_MEMORY		32768UL
 /* About what llama.cpp logged in the stock guest: "11453.25 MB" (fixtures). */
 #define MTLSIM_STOCK_WORKING_SET	11453250000ULL
+
+/* The M1 Ultra host of the same evidence (llama-bare-metal-host.stderr):
+ * Apple7, Common3, Metal4 (and Metal3, Mac2 below it), 115448.73 MB. */
+#define MTLSIM_HOST_DEVICE_NAME		"Apple M1 Ultra"
+#define MTLSIM_HOST_APPLE_FAMILY	7
+#define MTLSIM_HOST_EXTRA_FAMILIES	"2002,5001,5002"
+#define MTLSIM_HOST_WORKING_SET		115448730000ULL
 
 #define MTLSIM_HW_TG_MEMORY		65536UL
 #define MTLSIM_SIMD_WIDTH		32

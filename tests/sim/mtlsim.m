@@ -16,7 +16,17 @@
 
 #include "mtlsim.h"
 
-/* The private base class the shim looks up by name; a root class here. */
+#ifdef MTLSIM_BASE_RENAMED
+/* Test-only: a Metal release whose private base class has another name. */
+#define _MTLDevice	_MTLDeviceRenamed
+#endif
+
+/*
+ * The private base class the shim looks up by name; a root class here.
+ * supportsFamily: is the base class's, inherited by the concrete device
+ * classes as on macOS: the shim must add its hook to the concrete class
+ * without touching the base.
+ */
 @interface _MTLDevice
 {
 	Class			isa;
@@ -29,20 +39,26 @@
 + (id)alloc;
 - (id)init;
 - (id)initGPUFamilySupport;
+- (BOOL)supportsFamily:(long)family;
 @end
 
-/* The concrete class of the guest's device. */
-@interface MTLSimParavirtualDevice : _MTLDevice
-- (BOOL)supportsFamily:(long)family;
+/* The concrete class of the guest's device (MLX issue #31's log). */
+@interface AppleParavirtDevice : _MTLDevice
 - (unsigned long)maxThreadgroupMemoryLength;
 - (unsigned long long)recommendedMaxWorkingSetSize;
 - (const char *)name;
 @end
 
-/* A device class that lacks one of the methods the shim may hook. */
-@interface MTLSimLimitedDevice : _MTLDevice
-- (BOOL)supportsFamily:(long)family;
+/* A paravirtual device class that lacks one method the shim may hook. */
+@interface MTLSimParavirtLimitedDevice : _MTLDevice
 - (unsigned long)maxThreadgroupMemoryLength;
+- (const char *)name;
+@end
+
+/* A Mac's own GPU: M1 Ultra, as llama.cpp logged it on the host. */
+@interface AGXG13XDevice : _MTLDevice
+- (unsigned long)maxThreadgroupMemoryLength;
+- (unsigned long long)recommendedMaxWorkingSetSize;
 - (const char *)name;
 @end
 
@@ -108,18 +124,22 @@ mtlsim_supports(_MTLDevice *dev, long family)
 	return class_createInstance(self, 0);
 }
 
+/* The guest's stock answers, or the M1 Ultra host's for AGXG13XDevice. */
 - (id)init
 {
 	const char	*families = mtlsim_getenv("MTLSIM_EXTRA_FAMILIES");
+	bool		 host = strcmp(class_getName(object_getClass(self)),
+	    "AGXG13XDevice") == 0;
 
 	/* Copy first: mtlsim_getenv reuses its buffer. */
-	strncpy(extra, families ? families : "", sizeof extra - 1);
-	apple_max = mtlsim_env_number("MTLSIM_APPLE_FAMILY",
-	    MTLSIM_STOCK_APPLE_FAMILY);
+	strncpy(extra, families ? families : host ? MTLSIM_HOST_EXTRA_FAMILIES :
+	    "", sizeof extra - 1);
+	apple_max = mtlsim_env_number("MTLSIM_APPLE_FAMILY", host ?
+	    MTLSIM_HOST_APPLE_FAMILY : MTLSIM_STOCK_APPLE_FAMILY);
 	tg_memory = mtlsim_env_number("MTLSIM_THREADGROUP_MEMORY",
 	    MTLSIM_STOCK_TG_MEMORY);
-	working_set = mtlsim_env_number("MTLSIM_WORKING_SET",
-	    MTLSIM_STOCK_WORKING_SET);
+	working_set = mtlsim_env_number("MTLSIM_WORKING_SET", host ?
+	    MTLSIM_HOST_WORKING_SET : MTLSIM_STOCK_WORKING_SET);
 	return [self initGPUFamilySupport];
 }
 
@@ -127,14 +147,14 @@ mtlsim_supports(_MTLDevice *dev, long family)
 {
 	return self;
 }
-@end
 
-@implementation MTLSimParavirtualDevice
 - (BOOL)supportsFamily:(long)family
 {
 	return mtlsim_supports(self, family);
 }
+@end
 
+@implementation AppleParavirtDevice
 - (unsigned long)maxThreadgroupMemoryLength
 {
 	return tg_memory;
@@ -151,12 +171,7 @@ mtlsim_supports(_MTLDevice *dev, long family)
 }
 @end
 
-@implementation MTLSimLimitedDevice
-- (BOOL)supportsFamily:(long)family
-{
-	return mtlsim_supports(self, family);
-}
-
+@implementation MTLSimParavirtLimitedDevice
 - (unsigned long)maxThreadgroupMemoryLength
 {
 	return tg_memory;
@@ -168,16 +183,34 @@ mtlsim_supports(_MTLDevice *dev, long family)
 }
 @end
 
+@implementation AGXG13XDevice
+- (unsigned long)maxThreadgroupMemoryLength
+{
+	return tg_memory;
+}
+
+- (unsigned long long)recommendedMaxWorkingSetSize
+{
+	return working_set;
+}
+
+- (const char *)name
+{
+	return MTLSIM_HOST_DEVICE_NAME;
+}
+@end
+
 id
 MTLCreateSystemDefaultDevice(void)
 {
-	bool	limited;
+	const char	*kind;
 
 	if (mtlsim_getenv("MTLSIM_NO_DEVICE") != NULL)
 		return nil;
-	limited = mtlsim_getenv("MTLSIM_DEVICE") != NULL &&
-	    strcmp(mtlsim_getenv("MTLSIM_DEVICE"), "limited") == 0;
-	if (limited)
-		return [[MTLSimLimitedDevice alloc] init];
-	return [[MTLSimParavirtualDevice alloc] init];
+	kind = mtlsim_getenv("MTLSIM_DEVICE");
+	if (kind != NULL && strcmp(kind, "limited") == 0)
+		return [[MTLSimParavirtLimitedDevice alloc] init];
+	if (kind != NULL && strcmp(kind, "bare-metal") == 0)
+		return [[AGXG13XDevice alloc] init];
+	return [[AppleParavirtDevice alloc] init];
 }

@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * SIMULATOR: Apple's Objective-C runtime (objc4) where it differs from the
+ * GNU runtime the tests run on, for the calls the shim makes.  Linked into
+ * the Linux build of the shim with the shim's hidden visibility, so the
+ * shim's own calls into the runtime come here first and each is passed on
+ * to the GNU runtime (dlsym RTLD_NEXT); nothing else in the process is
+ * touched.  Sources: tests/sim/README.md, "the objc4 model".
+ *
+ * 1. objc_addLoadImageFunc calls its function at once for every image
+ *    loaded, then for each image loaded later, "with ObjC's internal
+ *    runtime lock held" (objc4-951 runtime.h; objc-os.mm).  That lock,
+ *    runtimeLock, is a non-recursive os_unfair_lock (objc-os.h mutex_t),
+ *    and objc_getClass, class_getInstanceMethod, class_replaceMethod and
+ *    method_setImplementation take it (method_getImplementation and
+ *    class_getName in some cases: here always, the strict reading).
+ *    Taking it again on the same thread is libplatform's "Trying to
+ *    recursively lock an os_unfair_lock" abort.  GNU libobjc's lock is
+ *    recursive, so without this model such a call passes.
+ * 2. class_replaceMethod replaces the method only where the class itself
+ *    has it, and otherwise adds it to the class, so the superclass and
+ *    its other subclasses keep theirs (objc4 objc-runtime-new.mm addMethod
+ *    with replace, getMethodNoSuper_nolock).  GNU's replaces the
+ *    inherited method in the superclass, and a subclass whose dispatch
+ *    table is already installed keeps the old implementation.
+ *
+ * A test knob, not objc4's behaviour: OBJC4_MODEL_SEND_ON_REPLACE=1 plays
+ * another thread that sends the message the instant class_replaceMethod
+ * has put the new implementation in place, on a fresh instance (a family
+ * outside the Apple range as its argument, so a hook must reach the
+ * original).  A hook that stores the original after replacing crashes.
+ */
+#include <dlfcn.h>
+#include <link.h>
+#include <objc/runtime.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MODEL_MAX_FUNCS		8
+#define MODEL_OUTSIDE_APPLE	3001L
+
+typedef void	(*model_image_fn)(const void *);
+
+/* objc4's runtimeLock: held by this thread while load-image funcs run. */
+static __thread int	 model_lock_held;
+static pthread_mutex_t	 model_lock = PTHREAD_MUTEX_INITIALIZER;
+static model_image_fn	 model_funcs[MODEL_MAX_FUNCS];
+static int		 model_nfuncs;
+
+static void *
+model_next(const char *name)
+{
+	void	*fn = dlsym(RTLD_NEXT, name);
+
+	if (fn == NULL) {
+		fprintf(stderr, "objc4-model: %s not found\n", name);
+		abort();
+	}
+	return fn;
+}
+
+/* Every runtime call that takes runtimeLock in objc4 comes through here. */
+static void
+model_take_lock(const char *function)
+{
+	if (!model_lock_held)
+		return;
+	fprintf(stderr, "objc4-model: %s called from a load-image function, "
+	    "with runtimeLock held\nBUG IN CLIENT OF LIBPLATFORM: Trying to "
+	    "recursively lock an os_unfair_lock\n", function);
+	abort();
+}
+
+/* Run every load-image function, as objc4 does: under runtimeLock. */
+static void
+model_notify(int from, const void *image)
+{
+	int	f;
+
+	model_lock_held = 1;
+	for (f = from; f < model_nfuncs; f++)
+		model_funcs[f](image);
+	model_lock_held = 0;
+}
+
+static int
+model_each_image(struct dl_phdr_info *info, size_t size, void *from)
+{
+	(void)size;
+	model_notify(*(int *)from, (const void *)info->dlpi_addr);
+	return 0;
+}
+
+/* Later images: the GNU runtime tells of each class it loads. */
+static void	(*model_prev_load)(Class, struct objc_category *);
+
+static void
+model_class_loaded(Class cls, struct objc_category *category)
+{
+	if (model_prev_load != NULL)
+		model_prev_load(cls, category);
+	if (category == NULL)
+		model_notify(0, cls);
+}
+
+/* objc4 objc-os.mm objc_addLoadImageFunc: existing images first, locked. */
+void
+objc_addLoadImageFunc(model_image_fn func)
+{
+	int	from;
+
+	pthread_mutex_lock(&model_lock);
+	if (model_nfuncs == 0) {
+		model_prev_load = _objc_load_callback;
+		_objc_load_callback = model_class_loaded;
+	}
+	if (model_nfuncs < MODEL_MAX_FUNCS) {
+		from = model_nfuncs;
+		model_funcs[model_nfuncs++] = func;
+		dl_iterate_phdr(model_each_image, &from);
+	}
+	pthread_mutex_unlock(&model_lock);
+}
+
+Class
+objc_getClass(const char *name)
+{
+	Class	(*next)(const char *) = model_next("objc_getClass");
+
+	model_take_lock("objc_getClass");
+	return next(name);
+}
+
+Method
+class_getInstanceMethod(Class cls, SEL sel)
+{
+	Method	(*next)(Class, SEL) = model_next("class_getInstanceMethod");
+
+	model_take_lock("class_getInstanceMethod");
+	return next(cls, sel);
+}
+
+IMP
+method_getImplementation(Method m)
+{
+	IMP	(*next)(Method) = model_next("method_getImplementation");
+
+	model_take_lock("method_getImplementation");
+	return next(m);
+}
+
+IMP
+method_setImplementation(Method m, IMP imp)
+{
+	IMP	(*next)(Method, IMP) = model_next("method_setImplementation");
+
+	model_take_lock("method_setImplementation");
+	return next(m, imp);
+}
+
+const char *
+class_getName(Class cls)
+{
+	const char	*(*next)(Class) = model_next("class_getName");
+
+	model_take_lock("class_getName");
+	return next(cls);
+}
+
+/* The knob: another thread's send, the instant the method is replaced. */
+static void
+model_send_now(Class cls, SEL sel)
+{
+	typedef uintptr_t (*send_fn)(id, SEL, long);
+	Method	 m;
+	IMP	 imp;
+	id	 obj;
+
+	if ((m = class_getInstanceMethod(cls, sel)) == NULL ||
+	    (imp = method_getImplementation(m)) == NULL ||
+	    (obj = class_createInstance(cls, 0)) == nil)
+		return;
+	((send_fn)(void (*)(void))imp)(obj, sel, MODEL_OUTSIDE_APPLE);
+	object_dispose(obj);
+}
+
+/* The method cls has of its own (not inherited) for sel, or NULL. */
+static Method
+model_own_method(Class cls, SEL sel)
+{
+	unsigned int	 n, i;
+	Method		*list = class_copyMethodList(cls, &n), found = NULL;
+
+	for (i = 0; list != NULL && i < n && found == NULL; i++)
+		if (sel_isEqual(method_getName(list[i]), sel))
+			found = list[i];
+	free(list);
+	return found;
+}
+
+IMP
+class_replaceMethod(Class cls, SEL sel, IMP imp, const char *types)
+{
+	IMP		 (*set)(Method, IMP) =
+	    model_next("method_setImplementation");
+	Method		 own;
+	IMP		 old = NULL;
+	const char	*knob = getenv("OBJC4_MODEL_SEND_ON_REPLACE");
+
+	model_take_lock("class_replaceMethod");
+	if ((own = model_own_method(cls, sel)) != NULL)
+		old = set(own, imp);
+	else
+		class_addMethod(cls, sel, imp, types);
+	if (knob != NULL && strcmp(knob, "1") == 0)
+		model_send_now(cls, sel);
+	return old;
+}
