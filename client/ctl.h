@@ -37,6 +37,8 @@
 #define CTL_OPT_SAMPLES	0x80	/* --samples N */
 #define CTL_OPT_OUT	0x100	/* --out DIR */
 #define CTL_OPT_USER_HOME 0x200	/* --user-home DIR */
+#define CTL_OPT_MACHINE	0x400	/* --machine apple-silicon|intel */
+#define CTL_OPT_SIP	0x800	/* --sip on|off */
 
 struct ctl_opts {
 	unsigned	  given;	/* CTL_OPT_* seen */
@@ -47,6 +49,8 @@ struct ctl_opts {
 	long		  samples;
 	const char	 *out;
 	const char	 *user_home;
+	bool		  intel;	/* --machine intel */
+	bool		  sip;		/* --sip on */
 };
 
 struct ctl {

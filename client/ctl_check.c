@@ -17,30 +17,44 @@ cmd_check(struct ctl *c, const struct ctl_command *cmd, int argc,
     char **argv)
 {
 	struct mc_inject	 j;
+	struct mc_inject_host	 host;
 	json_t			*doc, *findings;
 	int			 i;
 
 	(void)cmd;
 	(void)argc;
+	/* This Mac, unless told another. */
+	platform_inject_host(&host);
+	if (c->opts.given & CTL_OPT_MACHINE) {
+		host.apple_silicon = !c->opts.intel;
+		host.detected = false;
+	}
+	if (c->opts.given & CTL_OPT_SIP) {
+		host.sip = c->opts.sip;
+		host.detected = false;
+	}
 	mc_inject_judge(argv[0], c->paths.shim, c->opts.given &
-	    CTL_OPT_INHERIT, &j);
+	    CTL_OPT_INHERIT, &host, &j);
 	if (c->json) {
 		findings = json_array();
 		for (i = 0; i < j.n; i++)
 			json_array_append_new(findings, json_pack("{s:s, s:s}",
 			    "level", mc_inject_level_name(j.findings[i].level),
 			    "text", j.findings[i].text));
-		doc = json_pack("{s:s, s:s, s:s, s:s, s:o}", "path", argv[0],
-		    "program", j.program, "archs", j.archs, "verdict",
+		doc = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:o}", "path",
+		    argv[0], "program", j.program, "archs", j.archs, "slice",
+		    j.slice, "machine", j.host, "verdict",
 		    mc_inject_level_name(j.verdict), "findings", findings);
 		json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
 		putchar('\n');
 		json_decref(doc);
 	} else {
-		printf("%s: %s%s\n", argv[0], j.verdict == MC_INJECT_REFUSED ?
+		printf("%s: %s\n", argv[0], j.verdict == MC_INJECT_REFUSED ?
 		    "refused: the shim cannot be injected; it would run stock" :
 		    j.verdict == MC_INJECT_WARN ? "injectable, with warnings" :
-		    "injectable", j.archs[0] ? "" : "");
+		    "injectable");
+		printf("  judged for %s%s%s\n", j.host, j.slice[0] ?
+		    ", which runs its " : "", j.slice[0] ? j.slice : "");
 		for (i = 0; i < j.n; i++)
 			printf("  %-8s %s\n", mc_inject_level_name(
 			    j.findings[i].level), j.findings[i].text);

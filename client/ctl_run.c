@@ -400,7 +400,8 @@ ctl_profile(struct ctl *c, struct ctl_unlock *u)
 int
 ctl_unlock_prepare(struct ctl *c, const char *program, struct ctl_unlock *u)
 {
-	int	i;
+	struct mc_inject_host	host;
+	int			i;
 
 	memset(u, 0, sizeof *u);
 	if (ctl_resolve(program, u->program, sizeof u->program) == -1) {
@@ -412,7 +413,8 @@ ctl_unlock_prepare(struct ctl *c, const char *program, struct ctl_unlock *u)
 	}
 	if (ctl_profile(c, u) == -1)
 		return -1;
-	mc_inject_judge(u->program, c->paths.shim, false, &u->judge);
+	platform_inject_host(&host);
+	mc_inject_judge(u->program, c->paths.shim, false, &host, &u->judge);
 	if (u->judge.verdict == MC_INJECT_REFUSED) {
 		mc_fmt(u->why, sizeof u->why, "%s: the shim cannot be "
 		    "injected (metalcapctl check %s):", u->program, program);

@@ -49,8 +49,9 @@ static const struct ctl_command commands[] = {
 	    "add NAME [--profile P | --stock] [--env K=V]... [--force] -- "
 	    "PROGRAM [ARG]...", cmd_add, NULL, true },
 	{ "remove", 1, 1, 0, "remove NAME", cmd_remove, NULL, true },
-	{ "check", 1, 1, CTL_OPT_INHERIT, "check PROGRAM [--inherit]",
-	    cmd_check, NULL, true },
+	{ "check", 1, 1, CTL_OPT_INHERIT | CTL_OPT_MACHINE | CTL_OPT_SIP,
+	    "check PROGRAM [--inherit] [--machine apple-silicon|intel] "
+	    "[--sip on|off]", cmd_check, NULL, true },
 	{ "exec", 1, -1, P | CTL_OPT_REPORT, "exec [--profile P] [--report "
 	    "FILE] -- PROGRAM [ARG]...", cmd_exec, NULL, true },
 	{ "bench", 1, -1, P | CTL_OPT_SAMPLES | CTL_OPT_OUT, "bench "
@@ -125,6 +126,26 @@ ctl_open(struct ctl *c)
 	}
 }
 
+/* --machine apple-silicon|intel, or --sip on|off: the Mac check judges for. */
+static int
+ctl_host_option(struct ctl *c, bool sip, const char *arg)
+{
+	const char	*yes = sip ? "on" : "intel", *no = sip ? "off" :
+	    "apple-silicon";
+
+	if (strcmp(arg, yes) != 0 && strcmp(arg, no) != 0) {
+		fprintf(stderr, "metalcapctl: --%s %s: expected %s or %s\n",
+		    sip ? "sip" : "machine", arg, no, yes);
+		return -1;
+	}
+	c->opts.given |= sip ? CTL_OPT_SIP : CTL_OPT_MACHINE;
+	if (sip)
+		c->opts.sip = strcmp(arg, yes) == 0;
+	else
+		c->opts.intel = strcmp(arg, yes) == 0;
+	return 0;
+}
+
 /*
  * Every option, global or a command's, wherever it stands (getopt
  * permutes; "--" ends them): metalcapctl status --json is the same as
@@ -136,7 +157,7 @@ ctl_options(struct ctl *c, int argc, char **argv, const char **sock,
 {
 	enum { O_JSON = 256, O_SOCKET, O_HOME, O_VERSION, O_PROFILE, O_STOCK,
 	    O_ENV, O_FORCE, O_TIMEOUT, O_INHERIT, O_REPORT, O_SAMPLES, O_OUT,
-	    O_USER_HOME };
+	    O_USER_HOME, O_MACHINE, O_SIP };
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, O_JSON },
 		{ "socket", required_argument, NULL, O_SOCKET },
@@ -154,6 +175,8 @@ ctl_options(struct ctl *c, int argc, char **argv, const char **sock,
 		{ "samples", required_argument, NULL, O_SAMPLES },
 		{ "out", required_argument, NULL, O_OUT },
 		{ "user-home", required_argument, NULL, O_USER_HOME },
+		{ "machine", required_argument, NULL, O_MACHINE },
+		{ "sip", required_argument, NULL, O_SIP },
 		{ NULL, 0, NULL, 0 }
 	};
 	char	*end;
@@ -188,6 +211,11 @@ ctl_options(struct ctl *c, int argc, char **argv, const char **sock,
 		case O_USER_HOME:
 			c->opts.given |= CTL_OPT_USER_HOME;
 			c->opts.user_home = optarg;
+			break;
+		case O_MACHINE:
+		case O_SIP:
+			if (ctl_host_option(c, ch == O_SIP, optarg) == -1)
+				return -1;
 			break;
 		case O_SAMPLES:
 			c->opts.given |= CTL_OPT_SAMPLES;
@@ -228,7 +256,7 @@ ctl_command(const struct ctl *c, int argc, char **argv, int a)
 {
 	static const char *const names[] = { "--profile", "--follow",
 	    "--stock", "--env", "--force", "--inherit", "--report",
-	    "--samples", "--out", "--user-home" };
+	    "--samples", "--out", "--user-home", "--machine", "--sip" };
 	const struct ctl_command *cmd = NULL;
 	unsigned	 extra;
 	size_t		 i;

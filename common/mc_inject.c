@@ -1,21 +1,31 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Will DYLD_INSERT_LIBRARIES reach this program, and will dyld let the
- * shim in?  Decided before launch, from the file, with a reason for each
- * finding.  Refused only where the injection truly cannot happen:
+ * shim in?  Decided before launch, from the file, for a given Mac (struct
+ * mc_inject_host), with a reason for each finding.  The slice judged is
+ * the one that Mac's kernel runs (xnu grade_binary: arm64e over arm64 on
+ * Apple silicon, x86_64 under Rosetta only when there is no arm64 slice;
+ * x86_64 on Intel), and it is named.  Refused only where the injection
+ * truly cannot happen:
  *
+ *   - a SIP-protected program (or a script run by one) while SIP is on:
+ *     dyld strips DYLD_* from it and so from everything it starts
+ *     (dyld ProcessConfig::Security, pruneEnvVars);
  *   - setuid or setgid: dyld ignores DYLD_* for them;
  *   - the hardened runtime without allow-dyld-environment-variables: dyld
  *     ignores DYLD_* (Apple's hardened-runtime documentation);
  *   - library validation (hardened, or CS_REQUIRE_LV) without
  *     disable-library-validation, unless the shim has the program's team:
  *     AMFI refuses a library of another team;
- *   - only arm64e slices and a shim with none: dyld cannot load it.
+ *   - a running slice the shim has no slice for: an arm64e process loads
+ *     only arm64e libraries (dyld GradedArchitectures archs_arm64e), an
+ *     arm64 one arm64e or arm64, an x86_64 one x86_64, and a missing
+ *     inserted library is fatal.
  *
- * Warned, with the condition: a SIP-protected path (DYLD_* stripped while
- * SIP is on), a #! script whose interpreter is one, an unsigned arm64
- * binary, children inheriting the shim.  The same code judges job files
- * (jobfile.c) and metalcapctl check.
+ * Warned, with the condition: a SIP-protected path while SIP is off, an
+ * unsigned arm64 binary, a third-party arm64e slice, children inheriting
+ * the shim.  The same code judges job files (jobfile.c) and metalcapctl
+ * check.
  */
 #include <sys/stat.h>
 
@@ -112,19 +122,53 @@ inject_interpreter(const char *path, char *out, size_t len)
 	snprintf(out, len, "%.*s", (int)strcspn(line + n, " \t\r\n"), line + n);
 }
 
-/* Does the shim have a slice this program slice can load? */
-static bool
-inject_arch_served(const struct mc_macho *shim, const struct mc_macho_slice *s)
+/*
+ * The slice the host's kernel runs, or NULL when none can run there.
+ * Apple silicon grades arm64e 12, arm64 10 (xnu bsd/dev/arm/kern_machdep.c
+ * grade_binary) and runs x86_64 only translated, as a last resort (dyld's
+ * archs_AppleSilicon, which emulates the kernel's choice); Intel runs
+ * x86_64 alone.
+ */
+static const struct mc_macho_slice *
+inject_running_slice(const struct mc_macho *m,
+    const struct mc_inject_host *host)
 {
-	int	i;
+	static const char *const silicon[] = { "arm64e", "arm64", "x86_64" };
+	static const char *const intel[] = { "x86_64" };
+	const char *const	*order = host->apple_silicon ? silicon : intel;
+	size_t			 norder = host->apple_silicon ? 3 : 1, k;
+	int			 i;
 
-	for (i = 0; i < shim->nslices; i++)
-		if (shim->slices[i].cputype == s->cputype &&
-		    strcmp(mc_macho_arch_name(shim->slices[i].cputype,
-		    shim->slices[i].cpusubtype), mc_macho_arch_name(s->cputype,
-		    s->cpusubtype)) == 0)
-			return true;
-	return false;
+	for (k = 0; k < norder; k++)
+		for (i = 0; i < m->nslices; i++)
+			if (strcmp(mc_macho_arch_name(m->slices[i].cputype,
+			    m->slices[i].cpusubtype), order[k]) == 0)
+				return &m->slices[i];
+	return NULL;
+}
+
+/*
+ * The shim's slice that a process running slice s loads, or NULL: dyld
+ * GradedArchitectures currentLoad, archs_arm64e (keys on: arm64e only),
+ * archs_arm64e_keysOff (an arm64 process: arm64e, then arm64), and x86_64
+ * for x86_64.
+ */
+static const struct mc_macho_slice *
+inject_loaded_slice(const struct mc_macho *shim, const char *running)
+{
+	static const char *const for_arm64[] = { "arm64e", "arm64" };
+	const char *const	*take = strcmp(running, "arm64") == 0 ?
+	    for_arm64 : &running;
+	size_t			 ntake = strcmp(running, "arm64") == 0 ? 2 : 1;
+	size_t			 k;
+	int			 i;
+
+	for (k = 0; k < ntake; k++)
+		for (i = 0; i < shim->nslices; i++)
+			if (strcmp(mc_macho_arch_name(shim->slices[i].cputype,
+			    shim->slices[i].cpusubtype), take[k]) == 0)
+				return &shim->slices[i];
+	return NULL;
 }
 
 /* One slice's signature against dyld's and AMFI's rules. */
@@ -157,54 +201,108 @@ inject_slice(struct mc_inject *j, const struct mc_macho_slice *s,
 		    "runtime", arch, s->adhoc ? "ad-hoc" : "a");
 }
 
+/* The shim's Mach-O, or for a shim that is none (the Linux build, or
+ * none named): the slices make macos ships, arm64 and x86_64, no team. */
+static void
+inject_shim(const char *shim, struct mc_macho *m)
+{
+	char	why[128];
+
+	if (shim != NULL && mc_macho_read(shim, m, why, sizeof why) == 0)
+		return;
+	memset(m, 0, sizeof *m);
+	m->slices[0].cputype = 0x0100000cU;
+	m->slices[1].cputype = 0x01000007U;
+	m->nslices = 2;
+}
+
 /* The Mach-O program at path (a script's interpreter already followed). */
 static void
-inject_binary(struct mc_inject *j, const char *path, const char *shim)
+inject_binary(struct mc_inject *j, const char *path, const char *shim,
+    const struct mc_inject_host *host)
 {
-	struct mc_macho		 m, shim_m;
-	struct mc_macho_slice	 none = { 0 };
-	char			 why[128];
-	int			 i, served = 0;
+	struct mc_macho			 m, shim_m;
+	const struct mc_macho_slice	*run, *lib;
+	char				 why[128];
+	int				 i;
 
 	if (mc_macho_read(path, &m, why, sizeof why) == -1) {
 		inject_say(j, MC_INJECT_OK, "%s: %s: nothing to check", path,
 		    why);
 		return;
 	}
-	/* A shim that is no Mach-O (the Linux build): the slices make
-	 * macos ships, arm64 and x86_64, and no team. */
-	if (shim == NULL || mc_macho_read(shim, &shim_m, why, sizeof why) ==
-	    -1) {
-		memset(&shim_m, 0, sizeof shim_m);
-		shim_m.slices[0].cputype = 0x0100000cU;
-		shim_m.slices[1].cputype = 0x01000007U;
-		shim_m.nslices = 2;
-	}
-	for (i = 0; i < m.nslices; i++) {
+	inject_shim(shim, &shim_m);
+	for (i = 0; i < m.nslices; i++)
 		snprintf(j->archs + strlen(j->archs), sizeof j->archs -
 		    strlen(j->archs), "%s%s", i ? "," : "", mc_macho_arch_name(
 		    m.slices[i].cputype, m.slices[i].cpusubtype));
-		if (!inject_arch_served(&shim_m, &m.slices[i]))
-			continue;
-		served++;
-		inject_slice(j, &m.slices[i], shim_m.nslices > 0 &&
-		    shim_m.slices[0].is_signed ? &shim_m.slices[0] : &none);
+	if ((run = inject_running_slice(&m, host)) == NULL) {
+		inject_say(j, MC_INJECT_REFUSED, "no slice of %s runs on %s",
+		    j->archs, j->host);
+		return;
 	}
-	if (served == 0)
-		inject_say(j, MC_INJECT_REFUSED, "no slice the shim can serve "
-		    "(%s; the shim has no arm64e slice unless built on a Mac)",
-		    j->archs);
+	snprintf(j->slice, sizeof j->slice, "%s", mc_macho_arch_name(
+	    run->cputype, run->cpusubtype));
+	if (strcmp(j->slice, "arm64e") == 0 && !run->platform)
+		inject_say(j, MC_INJECT_WARN, "arm64e: a program not Apple's "
+		    "built for arm64e runs only with the -arm64e_preview_abi "
+		    "boot-arg (xnu exec_mach_imgact)");
+	if ((lib = inject_loaded_slice(&shim_m, j->slice)) == NULL) {
+		inject_say(j, MC_INJECT_REFUSED, "%s: %s runs the %s slice, and "
+		    "the shim has none it can load (an %s process loads %s "
+		    "libraries only; the shim has no arm64e slice unless built "
+		    "on a Mac)", j->slice, j->host, j->slice, j->slice,
+		    strcmp(j->slice, "arm64e") == 0 ? "arm64e" : j->slice);
+		return;
+	}
+	inject_slice(j, run, lib);
+}
+
+/* Fill j->host with what the judgement assumes of the Mac. */
+static void
+inject_host_name(struct mc_inject *j, const struct mc_inject_host *host)
+{
+	snprintf(j->host, sizeof j->host, "%s%s with SIP %s",
+	    host->detected ? "this Mac, " : "", host->apple_silicon ?
+	    "Apple silicon" : "an Intel Mac", host->sip ? "on" : "off");
+}
+
+/*
+ * A SIP-protected program: refused while SIP is on, whatever it would
+ * start (env, a shell, a python3 stub into the Command Line Tools): dyld
+ * prunes DYLD_* from its environment, which its children then inherit.
+ * True when that ends the judgement.
+ */
+static bool
+inject_sip(struct mc_inject *j, const struct mc_inject_host *host,
+    const char *program, int depth)
+{
+	if (!inject_sip_path(program))
+		return false;
+	if (!host->sip) {
+		inject_say(j, MC_INJECT_WARN, "%s is under a SIP-protected "
+		    "path: SIP is off on %s, so dyld keeps DYLD_* for it",
+		    program, j->host);
+		return false;
+	}
+	inject_say(j, MC_INJECT_REFUSED, "%s%s is protected by System "
+	    "Integrity Protection: dyld removes DYLD_* from it and so from "
+	    "everything it starts; name the workload's own binary (or turn "
+	    "SIP off)", program, depth > 0 ? ", the script's interpreter," :
+	    "");
+	return true;
 }
 
 void
 mc_inject_judge(const char *path, const char *shim, bool inherit,
-    struct mc_inject *j)
+    const struct mc_inject_host *host, struct mc_inject *j)
 {
 	char		interp[1024];
 	struct stat	sb;
 	int		depth;
 
 	memset(j, 0, sizeof *j);
+	inject_host_name(j, host);
 	snprintf(j->program, sizeof j->program, "%s", path);
 	for (depth = 0; depth < INJECT_SCRIPT_DEPTH; depth++) {
 		if (stat(j->program, &sb) == -1) {
@@ -215,11 +313,8 @@ mc_inject_judge(const char *path, const char *shim, bool inherit,
 		if (sb.st_mode & (S_ISUID | S_ISGID))
 			inject_say(j, MC_INJECT_REFUSED, "%s is setuid or "
 			    "setgid: dyld ignores DYLD_* for it", j->program);
-		if (inject_sip_path(j->program))
-			inject_say(j, MC_INJECT_WARN, "%s is under a "
-			    "SIP-protected path: macOS strips DYLD_* there "
-			    "unless System Integrity Protection is off",
-			    j->program);
+		if (inject_sip(j, host, j->program, depth))
+			break;
 		if (inject_wrapper(j->program)) {
 			inject_say(j, inherit ? MC_INJECT_WARN :
 			    MC_INJECT_REFUSED, "%s is a shell or env wrapper: "
@@ -235,7 +330,7 @@ mc_inject_judge(const char *path, const char *shim, bool inherit,
 		snprintf(j->program, sizeof j->program, "%s", interp);
 	}
 	if (j->verdict != MC_INJECT_REFUSED)
-		inject_binary(j, j->program, shim);
+		inject_binary(j, j->program, shim, host);
 	if (inherit)
 		inject_say(j, MC_INJECT_WARN, "children inherit the shim: "
 		    "where SIP is off, dyld kills an arm64e child (a system "

@@ -105,6 +105,8 @@ macho_code_directory(struct mc_macho_slice *s, const uint8_t *cd, size_t len)
 	s->adhoc = (s->cs_flags & CS_ADHOC) != 0;
 	s->hardened = (s->cs_flags & CS_RUNTIME) != 0;
 	s->require_lv = (s->cs_flags & CS_REQUIRE_LV) != 0;
+	/* uint8_t platform after hashSize and hashType (cs_blobs.h). */
+	s->platform = cd[38] != 0;
 	team = macho_be32(cd + 48);
 	if (version < 0x20200 || team == 0 || team >= len)
 		return;

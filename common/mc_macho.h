@@ -22,6 +22,7 @@ struct mc_macho_slice {
 	bool		require_lv;	/* CS_REQUIRE_LV */
 	bool		allow_dyld_env;	/* ...allow-dyld-environment-variables */
 	bool		disable_lv;	/* ...disable-library-validation */
+	bool		platform;	/* Apple's own: CodeDirectory platform */
 	uint32_t	cs_flags;
 	char		team[32];	/* "" when none */
 };
@@ -44,6 +45,16 @@ enum mc_inject_level {
 
 #define MC_INJECT_MAX_FINDINGS	12
 
+/*
+ * The Mac the program will run on: which of its slices the kernel runs,
+ * and whether dyld strips DYLD_* from SIP-protected programs there.
+ */
+struct mc_inject_host {
+	bool	apple_silicon;	/* else an Intel Mac */
+	bool	sip;		/* System Integrity Protection on */
+	bool	detected;	/* read from this Mac; else the default */
+};
+
 struct mc_inject {
 	enum mc_inject_level	 verdict;	/* the worst finding */
 	int			 n;
@@ -53,10 +64,12 @@ struct mc_inject {
 	}			 findings[MC_INJECT_MAX_FINDINGS];
 	char			 program[1024];	/* judged, after #! */
 	char			 archs[64];	/* "arm64,x86_64" */
+	char			 slice[16];	/* the one judged: what runs */
+	char			 host[96];	/* the Mac judged for */
 };
 
 void	mc_inject_judge(const char *path, const char *shim, bool inherit,
-	    struct mc_inject *);
+	    const struct mc_inject_host *, struct mc_inject *);
 const char *mc_inject_level_name(enum mc_inject_level);
 
 #endif

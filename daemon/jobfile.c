@@ -151,6 +151,7 @@ jobfile_check_program(const char *path, const char *file, bool unlocked,
     bool inherit, struct diag *errors, struct diag *warnings)
 {
 	struct mc_inject	 judged;
+	struct mc_inject_host	 host;
 	struct stat		 sb;
 	int			 fd, i;
 
@@ -174,7 +175,8 @@ jobfile_check_program(const char *path, const char *file, bool unlocked,
 	}
 	if (!unlocked)
 		return;
-	mc_inject_judge(path, NULL, inherit, &judged);
+	platform_inject_host(&host);
+	mc_inject_judge(path, NULL, inherit, &host, &judged);
 	for (i = 0; i < judged.n; i++)
 		if (judged.findings[i].level != MC_INJECT_OK)
 			diag_add(judged.findings[i].level == MC_INJECT_REFUSED ?

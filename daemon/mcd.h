@@ -64,6 +64,8 @@ const char *platform_inject_var(void);
 int	platform_pid_fd(long pid);
 void	platform_release_memory(void);
 void	platform_host(char *os, size_t oslen, char *model, size_t modellen);
+struct mc_inject_host;
+void	platform_inject_host(struct mc_inject_host *);
 
 /* --- log.c ------------------------------------------------------------------ */
 

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "mc_util.h"
+#include "mc_macho.h"
 #include "mcd.h"
 
 #define PLATFORM_SUN_PATH	sizeof ((struct sockaddr_un *)0)->sun_path
@@ -157,4 +158,27 @@ platform_host(char *os, size_t oslen, char *model, size_t modellen)
 	platform_sysctl("kern.osversion", build, sizeof build);
 	snprintf(os, oslen, "macOS %s (%s)", version, build);
 	platform_sysctl("hw.model", model, modellen);
+}
+
+/* xnu bsd/sys/csr.h; libSystem exports csr_check, the SDK has no header. */
+int	csr_check(uint32_t mask);
+#define CSR_ALLOW_TASK_FOR_PID	(1U << 2)
+
+/*
+ * The Mac that runs the jobs: Apple silicon when hw.optional.arm64 is 1
+ * (also under Rosetta: xnu kern_mib.c), and SIP on unless csr_check
+ * allows task_for_pid, the flag dyld itself read to decide whether a
+ * restricted process keeps DYLD_* (dyld-832 dyld2.cpp "usingSIP"; newer
+ * dyld asks AMFI, whose rule is not published).
+ */
+void
+platform_inject_host(struct mc_inject_host *host)
+{
+	int	arm64 = 0;
+	size_t	len = sizeof arm64;
+
+	host->apple_silicon = sysctlbyname("hw.optional.arm64", &arm64, &len,
+	    NULL, 0) == 0 && arm64 == 1;
+	host->sip = csr_check(CSR_ALLOW_TASK_FOR_PID) != 0;
+	host->detected = true;
 }

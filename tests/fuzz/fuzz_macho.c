@@ -18,12 +18,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct mc_macho		m;
 	struct mc_inject	j;
+	struct mc_inject_host	host = { true, true, false };
 	char			path[64], why[128];
 
 	fuzz_write_file(path, "program", data, size);
 	chmod(path, 0755);
 	mc_macho_read(path, &m, why, sizeof why);
-	mc_inject_judge(path, NULL, false, &j);
+	mc_inject_judge(path, NULL, false, &host, &j);
+	host.apple_silicon = false;
+	mc_inject_judge(path, NULL, false, &host, &j);
 	unlink(path);
 	return 0;
 }

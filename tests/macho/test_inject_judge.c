@@ -29,6 +29,7 @@
 #define BUILD		MC_TEST_BUILD
 #define BINS		BUILD "/npm-macho"
 #define CTL		BUILD "/bin/metalcapctl"
+#define PY3		"/usr/bin/python3"
 
 static char	tmpdir[64];
 
@@ -52,24 +53,46 @@ group_teardown(void **state)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
-/* The judgement of path, with one finding that must contain text. */
+/* The Macs judged for. */
+static const struct mc_inject_host silicon = { true, true, false };
+static const struct mc_inject_host silicon_sip_off = { true, false, false };
+static const struct mc_inject_host intel = { false, true, false };
+
+/* The judgement of path on host, with one finding that must contain text. */
 static void
-expect(const char *path, bool inherit, enum mc_inject_level verdict,
-    const char *text)
+expect_on(const struct mc_inject_host *host, const char *path, bool inherit,
+    enum mc_inject_level verdict, const char *text)
 {
 	struct mc_inject	j;
 	int			i;
 
-	mc_inject_judge(path, NULL, inherit, &j);
+	mc_inject_judge(path, NULL, inherit, host, &j);
 	if (j.verdict != verdict)
-		fail_msg("%s: %s, want %s (%s)", path,
+		fail_msg("%s on %s: %s, want %s (%s)", path, j.host,
 		    mc_inject_level_name(j.verdict),
 		    mc_inject_level_name(verdict), j.n ? j.findings[0].text :
 		    "no finding");
 	for (i = 0; i < j.n; i++)
 		if (strstr(j.findings[i].text, text) != NULL)
 			return;
-	fail_msg("%s: no finding says '%s'", path, text);
+	fail_msg("%s on %s: no finding says '%s'", path, j.host, text);
+}
+
+/* On Apple silicon with SIP on, the Mac metalcap is mostly for. */
+static void
+expect(const char *path, bool inherit, enum mc_inject_level verdict,
+    const char *text)
+{
+	expect_on(&silicon, path, inherit, verdict, text);
+}
+
+/* The slice judged for path on host. */
+static const char *
+judged_slice(const struct mc_inject_host *host, const char *path,
+    struct mc_inject *j)
+{
+	mc_inject_judge(path, NULL, false, host, j);
+	return j->slice;
 }
 
 static void
@@ -138,8 +161,10 @@ test_derived_variants(void **state)
 	/* dprint marked arm64e-only: no slice a shim without arm64e serves. */
 	snprintf(path, sizeof path, "%s/dprint-arm64e", tmpdir);
 	derive(BINS "/dprint", path, 0755, 8, arm64e, sizeof arm64e);
-	expect(path, false, MC_INJECT_REFUSED, "no slice the shim can serve "
-	    "(arm64e");
+	expect(path, false, MC_INJECT_REFUSED, "arm64e: Apple silicon with "
+	    "SIP on runs the arm64e slice, and the shim has none");
+	expect_on(&intel, path, false, MC_INJECT_REFUSED, "no slice of arm64e "
+	    "runs on an Intel Mac");
 	/* dprint made setuid: dyld ignores DYLD_* for it. */
 	snprintf(path, sizeof path, "%s/dprint-setuid", tmpdir);
 	derive(BINS "/dprint", path, 04755, 0, NULL, 0);
@@ -153,12 +178,168 @@ test_derived_variants(void **state)
 	/* ... and one whose interpreter is sentry-cli: refused. */
 	write_script(script, "#!" BINS "/sentry-cli\n");
 	expect(script, false, MC_INJECT_REFUSED, "hardened runtime without");
-	/* A shell script: the shim would stop at the shell. */
+	/* A shell script: SIP strips DYLD_* from /bin/sh; with SIP off the
+	 * shim would stop at the shell. */
 	write_script(script, "#!/bin/sh\nexec llama-server\n");
-	expect(script, false, MC_INJECT_REFUSED, "/bin/sh is a shell or env "
-	    "wrapper");
-	expect(script, true, MC_INJECT_WARN, "/bin/sh is a shell or env "
-	    "wrapper");
+	expect(script, true, MC_INJECT_REFUSED, "/bin/sh, the script's "
+	    "interpreter, is protected by System Integrity Protection");
+	expect_on(&silicon_sip_off, script, false, MC_INJECT_REFUSED,
+	    "/bin/sh is a shell or env wrapper");
+	expect_on(&silicon_sip_off, script, true, MC_INJECT_WARN, "/bin/sh is "
+	    "a shell or env wrapper");
+}
+
+static void
+put_be32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+static uint32_t
+get_be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	    (uint32_t)p[2] << 8 | p[3];
+}
+
+/* The whole of file, malloc'ed; *len its size. */
+static uint8_t *
+slurp(const char *file, size_t *len)
+{
+	uint8_t	*buf;
+	FILE	*f;
+	long	 n;
+
+	assert_non_null(f = fopen(file, "rb"));
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	assert_non_null(buf = malloc((size_t)n));
+	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	*len = (size_t)n;
+	return buf;
+}
+
+struct slice_src {
+	const char	*file;	/* a thin Mach-O, or a fat one and... */
+	int		 index;	/* ...its slice; -1 for a thin file */
+	uint32_t	 cputype, cpusubtype;
+};
+
+/*
+ * A universal file at dst from slices of real binaries, each marked as
+ * the cputype and subtype asked (in the fat header and its own Mach-O
+ * header): the shape of a fat arm64e + x86_64 program without a Mac.
+ */
+static void
+make_fat(const char *dst, const struct slice_src *src, int n)
+{
+	uint8_t		 head[4096] = { 0 }, *bytes, *from;
+	size_t		 len, size, at = 16384;
+	FILE		*f;
+	int		 i;
+
+	assert_non_null(f = fopen(dst, "wb"));
+	put_be32(head, 0xcafebabe);
+	put_be32(head + 4, (uint32_t)n);
+	fwrite(head, 1, sizeof head, f);
+	for (i = 0; i < n; i++) {
+		bytes = slurp(src[i].file, &len);
+		from = bytes;
+		size = len;
+		if (src[i].index >= 0) {
+			from = bytes + get_be32(bytes + 8 + 20 * src[i].index +
+			    8);
+			size = get_be32(bytes + 8 + 20 * src[i].index + 12);
+		}
+		/* The slice's own header: little-endian cputype, subtype. */
+		memcpy(from + 4, &src[i].cputype, 4);
+		memcpy(from + 8, &src[i].cpusubtype, 4);
+		put_be32(head + 8 + 20 * i, src[i].cputype);
+		put_be32(head + 8 + 20 * i + 4, src[i].cpusubtype);
+		put_be32(head + 8 + 20 * i + 8, (uint32_t)at);
+		put_be32(head + 8 + 20 * i + 12, (uint32_t)size);
+		put_be32(head + 8 + 20 * i + 16, 14);
+		fseek(f, (long)at, SEEK_SET);
+		fwrite(from, 1, size, f);
+		at = (at + size + 16383) & ~(size_t)16383;
+		free(bytes);
+	}
+	fseek(f, 0, SEEK_SET);
+	fwrite(head, 1, sizeof head, f);
+	fclose(f);
+	assert_int_equal(chmod(dst, 0755), 0);
+}
+
+#define ARM64		0x0100000cU
+#define X86_64		0x01000007U
+
+/*
+ * The slice judged is the one the Mac runs: a fat arm64e + x86_64 program
+ * (the shape of /usr/bin's) runs arm64e on Apple silicon, which a shim
+ * without arm64e cannot enter, though its x86_64 slice could; and a
+ * hardened x86_64 slice does not refuse the arm64 slice that runs.
+ */
+static void
+test_slice_that_runs(void **state)
+{
+	const struct slice_src	arm64e_x86[] = {
+		{ BINS "/dprint", -1, ARM64, 0x80000002U },
+		{ BINS "/dprint", -1, X86_64, 3 },
+	};
+	const struct slice_src	arm64_hardened_x86[] = {
+		{ BINS "/dprint", -1, ARM64, 0 },
+		{ BINS "/sentry-cli", 0, X86_64, 3 },
+	};
+	struct mc_inject	j;
+	char			path[256];
+
+	(void)state;
+	snprintf(path, sizeof path, "%s/fat-arm64e", tmpdir);
+	make_fat(path, arm64e_x86, 2);
+	assert_string_equal(judged_slice(&silicon, path, &j), "arm64e");
+	assert_string_equal(j.archs, "arm64e,x86_64");
+	expect(path, false, MC_INJECT_REFUSED, "runs the arm64e slice");
+	expect(path, false, MC_INJECT_REFUSED, "arm64e: a program not Apple's");
+	assert_string_equal(judged_slice(&intel, path, &j), "x86_64");
+	expect_on(&intel, path, false, MC_INJECT_OK, "x86_64: ad-hoc");
+
+	snprintf(path, sizeof path, "%s/fat-hardened-x86", tmpdir);
+	make_fat(path, arm64_hardened_x86, 2);
+	assert_string_equal(judged_slice(&silicon, path, &j), "arm64");
+	expect(path, false, MC_INJECT_OK, "arm64: ad-hoc signature");
+	expect_on(&intel, path, false, MC_INJECT_REFUSED, "x86_64: hardened "
+	    "runtime without");
+}
+
+/*
+ * SIP-protected programs, and scripts run by one (#!/usr/bin/env
+ * python3): refused while SIP is on, with SIP named; judged as any
+ * program when it is off.  Linux has the same paths, so its /usr/bin/env
+ * and /usr/bin/python3 stand in for the Mac's.
+ */
+static void
+test_sip(void **state)
+{
+	char	script[256];
+
+	(void)state;
+	expect(PY3, false, MC_INJECT_REFUSED, PY3 " is protected by System "
+	    "Integrity Protection");
+	expect_on(&silicon_sip_off, PY3, false, MC_INJECT_WARN, "SIP is off "
+	    "on Apple silicon with SIP off, so dyld keeps DYLD_*");
+	snprintf(script, sizeof script, "%s/serve.py", tmpdir);
+	write_script(script, "#!/usr/bin/env python3\nprint(1)\n");
+	expect(script, true, MC_INJECT_REFUSED, "/usr/bin/env, the script's "
+	    "interpreter, is protected by System Integrity Protection");
+	expect_on(&silicon_sip_off, script, true, MC_INJECT_WARN,
+	    "/usr/bin/env is a shell or env wrapper");
+	expect_on(&silicon_sip_off, script, false, MC_INJECT_REFUSED,
+	    "/usr/bin/env is a shell or env wrapper");
 }
 
 /* Files that are no Mach-O, or whose headers lie: refused cleanly. */
@@ -205,6 +386,12 @@ test_metalcapctl_check(void **state)
 	const char		*refused[] = { CTL, "check", "--json",
 	    BINS "/sentry-cli", NULL };
 	const char		*fine[] = { CTL, "check", BINS "/deno", NULL };
+	const char		*intel_check[] = { CTL, "check", "--json",
+	    "--machine", "intel", BINS "/sentry-cli", NULL };
+	const char		*sip_on[] = { CTL, "check", "--sip", "on", PY3,
+	    NULL };
+	const char		*bad[] = { CTL, "check", "--sip", "maybe", PY3,
+	    NULL };
 	char			*env[CHILD_ENV_MAX];
 	struct child_result	 r;
 
@@ -214,9 +401,24 @@ test_metalcapctl_check(void **state)
 	assert_int_equal(WEXITSTATUS(r.status), 4);
 	assert_non_null(strstr(r.out, "\"verdict\": \"refused\""));
 	assert_non_null(strstr(r.out, "\"archs\": \"x86_64,arm64\""));
+	assert_non_null(strstr(r.out, "\"slice\": \"arm64\""));
 	assert_int_equal(child_run(fine, env, &r), 0);
 	assert_int_equal(WEXITSTATUS(r.status), 0);
 	assert_non_null(strstr(r.out, "injectable"));
+	/* Here, a guest like Cua's image: Apple silicon, SIP off. */
+	assert_non_null(strstr(r.out, "judged for Apple silicon with SIP off, "
+	    "which runs its arm64"));
+	assert_int_equal(child_run(intel_check, env, &r), 0);
+	assert_int_equal(WEXITSTATUS(r.status), 4);
+	assert_non_null(strstr(r.out, "\"slice\": \"x86_64\""));
+	assert_non_null(strstr(r.out, "\"machine\": \"an Intel Mac with SIP "
+	    "off\""));
+	assert_int_equal(child_run(sip_on, env, &r), 0);
+	assert_int_equal(WEXITSTATUS(r.status), 4);
+	assert_non_null(strstr(r.out, "System Integrity Protection"));
+	assert_int_equal(child_run(bad, env, &r), 0);
+	assert_int_equal(WEXITSTATUS(r.status), 2);
+	assert_non_null(strstr(r.err, "--sip maybe: expected off or on"));
 }
 
 int
@@ -225,6 +427,8 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_npm_binaries),
 		cmocka_unit_test(test_derived_variants),
+		cmocka_unit_test(test_slice_that_runs),
+		cmocka_unit_test(test_sip),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_metalcapctl_check),
 	};
