@@ -10,6 +10,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,6 +82,36 @@ shim_config_parse_number(const char *text, uint64_t *value, const char **why)
 	return 0;
 }
 
+/*
+ * A number as Cua's reference shim reads its LUME_METAL_* names
+ * (parseUnsignedEnvironmentValue: strtoull base 0), so a value written for
+ * it means the same here: a leading 0 is octal ("010" is 8, "08" has
+ * characters after the number).  Blanks and signs stay refused, unlike
+ * strtoull: " 1009" is no number, and "-1" would wrap to 2^64-1.
+ */
+int
+shim_config_parse_reference(const char *text, uint64_t *value,
+    const char **why)
+{
+	unsigned long long	 parsed;
+	char			*end;
+
+	if (text[0] != '0' || !isdigit((unsigned char)text[1]))
+		return shim_config_parse_number(text, value, why);
+	errno = 0;
+	parsed = strtoull(text, &end, 8);
+	if (errno == ERANGE) {
+		*why = "is larger than 2^64-1";
+		return -1;
+	}
+	if (*end != '\0') {
+		*why = "has characters after the (octal) number";
+		return -1;
+	}
+	*value = parsed;
+	return 0;
+}
+
 /* Format "NAME=\"value\": why", with the value made printable and short. */
 static void
 shim_config_fail(char *out, size_t outlen, const char *name,
@@ -119,7 +150,11 @@ shim_config_lookup(const struct shim_config_var *var,
 	return value;
 }
 
-/* Read one numeric variable; fallback when unset, range-checked when set. */
+/*
+ * Read one numeric variable; fallback when unset, range-checked when set.
+ * Under the reference's name it is read as the reference reads it: empty
+ * is unset, a leading 0 is octal, and only the family has a limit.
+ */
 static int
 shim_config_number(const struct shim_config_var *var,
     shim_config_getenv_fn getenv_fn, void *ctx, uint64_t fallback,
@@ -127,13 +162,21 @@ shim_config_number(const struct shim_config_var *var,
     size_t whylen)
 {
 	const char	*text, *problem;
+	bool		 reference;
+	int		 rc;
 
 	text = shim_config_lookup(var, getenv_fn, ctx, used);
-	if (text == NULL) {
+	reference = text != NULL && *used == var->alias;
+	if (text == NULL || (reference && *text == '\0' &&
+	    var != &shim_config_family)) {
 		*value = fallback;
 		return 0;
 	}
-	if (shim_config_parse_number(text, value, &problem) == -1) {
+	if (reference && var != &shim_config_family)
+		limit = UINT64_MAX;
+	rc = reference ? shim_config_parse_reference(text, value, &problem) :
+	    shim_config_parse_number(text, value, &problem);
+	if (rc == -1) {
 		shim_config_fail(why, whylen, *used, text, problem);
 		return -1;
 	}

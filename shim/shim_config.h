@@ -31,6 +31,8 @@ typedef const char *(*shim_config_getenv_fn)(const char *name, void *ctx);
 
 int	shim_config_parse_number(const char *text, uint64_t *value,
 	    const char **why);
+int	shim_config_parse_reference(const char *text, uint64_t *value,
+	    const char **why);
 int	shim_config_load(struct shim_config *config,
 	    shim_config_getenv_fn getenv_fn, void *ctx, char *why,
 	    size_t whylen);

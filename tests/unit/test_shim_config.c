@@ -130,6 +130,66 @@ test_alias_only(void **state)
 	assert_int_equal(config.threadgroup_memory, 32768);
 }
 
+/*
+ * The reference shim's names are read as the reference reads them: empty
+ * is unset (the default), a leading 0 is octal, no limit but the
+ * family's.  Our own names stay strict and decimal.
+ */
+static void
+test_reference_rules(void **state)
+{
+	static const char *const octal[] = { ALIAS, "01761", NULL };
+	static const char *const empty_family[] = { ALIAS, "", NULL };
+	static const char *const empty_optional[] = { ALIAS, "1009",
+	    "LUME_METAL_MAX_THREADGROUP_MEMORY", "",
+	    "LUME_METAL_RECOMMENDED_WORKING_SET_SIZE", "", NULL };
+	static const char *const octal_memory[] = { ALIAS, "1009",
+	    "LUME_METAL_MAX_THREADGROUP_MEMORY", "0200000", NULL };
+	static const char *const big_memory[] = { ALIAS, "1009",
+	    "LUME_METAL_MAX_THREADGROUP_MEMORY", "2097152", NULL };
+	static const char *const big_ours[] = { FAMILY, "1009",
+	    TGMEM, "2097152", NULL };
+	static const char *const not_octal[] = { ALIAS, "1009",
+	    "LUME_METAL_RECOMMENDED_WORKING_SET_SIZE", "08", NULL };
+	static const char *const ours_decimal[] = { FAMILY, "01009", NULL };
+	static const char *const blank[] = { ALIAS, " 1009", NULL };
+	struct shim_config	 c;
+	char			 why[SHIM_REASON_LEN];
+	uint64_t		 v;
+	const char		*problem;
+
+	(void)state;
+	assert_int_equal(load(octal, &c, why), 0);
+	assert_int_equal(c.family_max, 1009);
+	assert_int_equal(load(empty_family, &c, why), -1);
+	assert_string_equal(why, ALIAS "=\"\": is empty");
+	assert_int_equal(load(empty_optional, &c, why), 0);
+	assert_int_equal(c.threadgroup_memory, SHIM_DEFAULT_TG_MEMORY);
+	assert_int_equal(c.working_set, 0);
+	assert_int_equal(load(octal_memory, &c, why), 0);
+	assert_int_equal(c.threadgroup_memory, 65536);
+	assert_int_equal(load(big_memory, &c, why), 0);
+	assert_int_equal(c.threadgroup_memory, 2097152);
+	assert_int_equal(load(big_ours, &c, why), -1);
+	assert_string_equal(why, TGMEM "=\"2097152\": is above the limit "
+	    "1048576");
+	assert_int_equal(load(not_octal, &c, why), -1);
+	assert_string_equal(why, "LUME_METAL_RECOMMENDED_WORKING_SET_SIZE="
+	    "\"08\": has characters after the (octal) number");
+	assert_int_equal(load(ours_decimal, &c, why), 0);
+	assert_int_equal(c.family_max, 1009);
+	assert_int_equal(load(blank, &c, why), -1);
+	assert_string_equal(why, ALIAS "=\" 1009\": must start with a digit "
+	    "(no sign or blanks)");
+	assert_int_equal(shim_config_parse_reference("0", &v, &problem), 0);
+	assert_int_equal(v, 0);
+	assert_int_equal(shim_config_parse_reference("0x10", &v, &problem), 0);
+	assert_int_equal(v, 16);
+	assert_int_equal(shim_config_parse_reference(
+	    "02000000000000000000000", &v, &problem), -1);
+	assert_string_equal(problem, "is larger than 2^64-1");
+}
+
 static void
 test_both_names_ours_win(void **state)
 {
@@ -280,6 +340,7 @@ main(void)
 		cmocka_unit_test(test_family_values),
 		cmocka_unit_test(test_family_unset),
 		cmocka_unit_test(test_alias_only),
+		cmocka_unit_test(test_reference_rules),
 		cmocka_unit_test(test_both_names_ours_win),
 		cmocka_unit_test(test_threadgroup_memory),
 		cmocka_unit_test(test_working_set),
