@@ -240,11 +240,20 @@ metal_dispatch(struct probe_device *d, const struct probe_dispatch *p,
 		    "newBufferWithBytes:length:options:", const void *,
 		    p->buffers[i], unsigned long, p->sizes[i], unsigned long,
 		    (unsigned long)MTL_STORAGE_SHARED);
+	/* A buffer the device would not make: nothing to run, or to copy. */
+	for (i = 0; i < p->nbuffers; i++)
+		if (buffers[i] == nil) {
+			snprintf(o->error, sizeof o->error, "the device made no "
+			    "buffer %u of %zu bytes (newBufferWithBytes "
+			    "returned nil)", i, p->sizes[i]);
+			goto release;
+		}
 	if (metal_run(d, p, pipeline, buffers, o)) {
 		o->ran = true;
 		memcpy(p->buffers[p->output], SEND0(void *,
 		    buffers[p->output], "contents"), p->sizes[p->output]);
 	}
+release:
 	for (i = 0; i < p->nbuffers; i++)
 		metal_release(buffers[i]);
 	metal_release(pipeline);
