@@ -135,6 +135,7 @@ bool	probe_answer(const struct probe_answers *, long family);
 float	probe_ref_simd_sum(unsigned width);
 void	probe_ref_matmul(int n, const float *a, const float *b, float *c);
 float	probe_ref_bf16(float x);
+void	probe_ref_shuffle(const float *x, int n, int width, float *out);
 bool	probe_close(float got, float want);
 
 /* --- report (probe_report.c) --------------------------------------------- */

@@ -66,6 +66,46 @@ static const char probe_source[] =
     "    uint group [[simdgroup_index_in_threadgroup]]) {\n"
     "  float s = simd_sum(x[i]), m = simd_max(x[i]);\n"
     "  if (lane == 0) { out[2 * group] = s; out[2 * group + 1] = m; }\n"
+    "}\n"
+    /* Flash attention's Q x K^T: K loaded transposed (the 5-argument
+     * simdgroup_load), half staged in threadgroup memory with a row
+     * stride that is not 8, accumulated in float (ggml-metal.metal
+     * kernel_flash_attn_ext_impl, its quantized-K path). */
+    "kernel void probe_simdgroup_load_t(device const float *a [[buffer(0)]],\n"
+    "    device const float *b [[buffer(1)]], device float *c [[buffer(2)]],\n"
+    "    ushort lane [[thread_index_in_simdgroup]]) {\n"
+    "  threadgroup half sa[64], sb[128];\n"
+    "  for (ushort i = lane; i < 64; i += 32) {\n"
+    "    sa[i] = half(a[i]);\n"
+    "    sb[(i / 8) * 16 + i % 8] = half(b[i]);\n"
+    "  }\n"
+    "  threadgroup_barrier(mem_flags::mem_threadgroup);\n"
+    "  simdgroup_half8x8 left, right;\n"
+    "  simdgroup_float8x8 product = make_filled_simdgroup_matrix<float, 8, 8>(0.0f);\n"
+    "  simdgroup_load(left, sa, 8);\n"
+    "  simdgroup_load(right, sb, 16, 0, true);\n"
+    "  simdgroup_multiply_accumulate(product, left, right, product);\n"
+    "  simdgroup_store(product, c, 8);\n"
+    "}\n"
+    /* The vector flash-attention kernel's reductions: a tree of
+     * simd_shuffle_down, simd_shuffle as a broadcast, and the
+     * simd_shuffle_xor butterfly (kernel_flash_attn_ext_vec, fwht). */
+    "kernel void probe_simd_shuffle(device const float *x [[buffer(0)]],\n"
+    "    device float *out [[buffer(1)]], uint i [[thread_position_in_grid]]) {\n"
+    "  float s = x[i];\n"
+    "  for (ushort off = 16; off > 0; off /= 2) s += simd_shuffle_down(s, off);\n"
+    "  out[2 * i] = simd_shuffle(s, 0);\n"
+    "  out[2 * i + 1] = simd_shuffle_xor(x[i], 1);\n"
+    "}\n"
+    /* simd_max and simd_min on half, as the flash-attention block and
+     * vector kernels mask with them. */
+    "kernel void probe_simd_half(device const float *x [[buffer(0)]],\n"
+    "    device float *out [[buffer(1)]],\n"
+    "    uint i [[thread_position_in_grid]],\n"
+    "    uint lane [[thread_index_in_simdgroup]],\n"
+    "    uint group [[simdgroup_index_in_threadgroup]]) {\n"
+    "  half h = half(x[i]), m = simd_max(h), n = simd_min(h);\n"
+    "  if (lane == 0) { out[2 * group] = float(m); out[2 * group + 1] = float(n); }\n"
     "}\n";
 
 /*
@@ -135,6 +175,12 @@ static void	probe_check_mm_half(const struct probe_context *,
 		    struct probe_result *);
 static void	probe_check_mm_bfloat(const struct probe_context *,
 		    struct probe_result *);
+static void	probe_check_load_transposed(const struct probe_context *,
+		    struct probe_result *);
+static void	probe_check_simd_shuffle(const struct probe_context *,
+		    struct probe_result *);
+static void	probe_check_simd_half(const struct probe_context *,
+		    struct probe_result *);
 static void	probe_check_tg_control(const struct probe_context *,
 		    struct probe_result *);
 static void	probe_check_tg_advertised(const struct probe_context *,
@@ -158,6 +204,15 @@ const struct probe_check probe_checks[] = {
 	    probe_check_mm_half },
 	{ "mul_mm_bfloat", "the same with bfloat, at the default language "
 	    "version as ggml (needs Apple7)", probe_check_mm_bfloat },
+	{ "simdgroup_load_transposed", "half 8x8 matrices, one loaded "
+	    "transposed with a row stride of 16, as flash attention's "
+	    "Q x K^T (needs Apple7)", probe_check_load_transposed },
+	{ "simd_shuffle", "simd_shuffle_down, simd_shuffle and "
+	    "simd_shuffle_xor, as the vector flash-attention kernel (needs "
+	    "Apple7 or Metal3)", probe_check_simd_shuffle },
+	{ "simd_half", "simd_max and simd_min on half, as flash "
+	    "attention's masks (needs Apple7 or Metal3)",
+	    probe_check_simd_half },
 	{ "threadgroup_32k", "a unique value at every address of a 32 KB "
 	    "block, 16 threadgroups (control)", probe_check_tg_control },
 	{ "threadgroup_advertised", "the same at the advertised size",
@@ -238,6 +293,26 @@ probe_ref_matmul(int n, const float *a, const float *b, float *c)
 		}
 }
 
+/*
+ * What probe_simd_shuffle writes for n values in SIMD groups of width:
+ * each lane's group total (broadcast from lane 0), then the value of its
+ * xor-1 neighbour.
+ */
+void
+probe_ref_shuffle(const float *x, int n, int width, float *out)
+{
+	int	i, k;
+	float	total;
+
+	for (i = 0; i < n; i++) {
+		total = 0;
+		for (k = i - i % width; k < i - i % width + width; k++)
+			total += x[k];
+		out[2 * i] = total;
+		out[2 * i + 1] = x[i ^ 1];
+	}
+}
+
 /* Small integers are exact in bfloat, so 2x + 1 is exact too. */
 float
 probe_ref_bf16(float x)
@@ -255,6 +330,15 @@ probe_gate(struct probe_result *r, bool supported, const char *why)
 	r->skipped = true;
 	snprintf(r->error, sizeof r->error, "not run: %s", why);
 	return false;
+}
+
+/* Apple7 or Metal3: ggml's has_simdgroup_reduction. */
+static bool
+probe_gate_reduction(const struct probe_context *ctx, struct probe_result *r)
+{
+	return probe_gate(r, probe_answer(ctx->answers, APPLE7) ||
+	    probe_answer(ctx->answers, METAL3),
+	    "the device reports neither Apple7 nor Metal3");
 }
 
 /* Dispatch and copy the outcome; true when the kernel completed. */
@@ -318,9 +402,7 @@ probe_check_simd_sum(const struct probe_context *ctx, struct probe_result *r)
 		.threadgroups = 1, .threads_per_group = 2 * SIMD_WIDTH,
 	};
 
-	if (!probe_gate(r, probe_answer(ctx->answers, APPLE7) ||
-	    probe_answer(ctx->answers, METAL3),
-	    "the device reports neither Apple7 nor Metal3"))
+	if (!probe_gate_reduction(ctx, r))
 		return;
 	if (!probe_run(ctx, &d, r))
 		return;
@@ -394,9 +476,7 @@ probe_check_simd_reduce(const struct probe_context *ctx,
 	};
 	int			i, g;
 
-	if (!probe_gate(r, probe_answer(ctx->answers, APPLE7) ||
-	    probe_answer(ctx->answers, METAL3),
-	    "the device reports neither Apple7 nor Metal3"))
+	if (!probe_gate_reduction(ctx, r))
 		return;
 	/* Quarters: exact, and the maximum in the middle of each group. */
 	for (i = 0; i < 2 * SIMD_WIDTH; i++)
@@ -410,6 +490,92 @@ probe_check_simd_reduce(const struct probe_context *ctx,
 			want[2 * g] += x[i];
 			if (x[i] > want[2 * g + 1])
 				want[2 * g + 1] = x[i];
+		}
+	}
+	probe_compare(r, out, want, 4);
+}
+
+/* C = A x B^T, 8 x 8, B loaded transposed. */
+static void
+probe_check_load_transposed(const struct probe_context *ctx,
+    struct probe_result *r)
+{
+	float			a[64], b[64], bt[64], c[64] = { 0 }, want[64];
+	struct probe_dispatch	d = {
+		.label = r->name, .source = probe_source,
+		.function = "probe_simdgroup_load_t", .buffers = { a, b, c },
+		.sizes = { sizeof a, sizeof b, sizeof c }, .nbuffers = 3,
+		.output = 2, .threadgroups = 1,
+		.threads_per_group = SIMD_WIDTH,
+	};
+	int			i;
+
+	if (!probe_gate(r, probe_answer(ctx->answers, APPLE7),
+	    "the device does not report Apple7"))
+		return;
+	/* Small integers, exact in half; B not symmetric, so a load that
+	 * forgot to transpose gives another product. */
+	for (i = 0; i < 64; i++) {
+		a[i] = (float)((i * 5) % 7) - 3.0f;
+		b[i] = (float)((i * 3 + i / 8) % 9) - 4.0f;
+	}
+	if (!probe_run(ctx, &d, r))
+		return;
+	for (i = 0; i < 64; i++)
+		bt[i] = b[(i % 8) * 8 + i / 8];
+	probe_ref_matmul(8, a, bt, want);
+	probe_compare(r, c, want, 64);
+}
+
+static void
+probe_check_simd_shuffle(const struct probe_context *ctx,
+    struct probe_result *r)
+{
+	float			x[2 * SIMD_WIDTH], out[4 * SIMD_WIDTH] = { 0 };
+	float			want[4 * SIMD_WIDTH];
+	struct probe_dispatch	d = {
+		.label = r->name, .source = probe_source,
+		.function = "probe_simd_shuffle", .buffers = { x, out },
+		.sizes = { sizeof x, sizeof out }, .nbuffers = 2, .output = 1,
+		.threadgroups = 1, .threads_per_group = 2 * SIMD_WIDTH,
+	};
+	int			i;
+
+	if (!probe_gate_reduction(ctx, r))
+		return;
+	for (i = 0; i < 2 * SIMD_WIDTH; i++)
+		x[i] = (float)((i * 29) % 37 - 18) / 4.0f;
+	if (!probe_run(ctx, &d, r))
+		return;
+	probe_ref_shuffle(x, 2 * SIMD_WIDTH, SIMD_WIDTH, want);
+	probe_compare(r, out, want, 4 * SIMD_WIDTH);
+}
+
+static void
+probe_check_simd_half(const struct probe_context *ctx, struct probe_result *r)
+{
+	float			x[2 * SIMD_WIDTH], out[4] = { 0 }, want[4];
+	struct probe_dispatch	d = {
+		.label = r->name, .source = probe_source,
+		.function = "probe_simd_half", .buffers = { x, out },
+		.sizes = { sizeof x, sizeof out }, .nbuffers = 2, .output = 1,
+		.threadgroups = 1, .threads_per_group = 2 * SIMD_WIDTH,
+	};
+	int			i, g;
+
+	if (!probe_gate_reduction(ctx, r))
+		return;
+	/* Quarters, exact in half; the extremes inside each group. */
+	for (i = 0; i < 2 * SIMD_WIDTH; i++)
+		x[i] = (float)((i * 41) % 97 - 48) / 4.0f;
+	if (!probe_run(ctx, &d, r))
+		return;
+	for (g = 0; g < 2; g++) {
+		want[2 * g] = want[2 * g + 1] = x[g * SIMD_WIDTH];
+		for (i = g * SIMD_WIDTH; i < (g + 1) * SIMD_WIDTH; i++) {
+			want[2 * g] = x[i] > want[2 * g] ? x[i] : want[2 * g];
+			want[2 * g + 1] = x[i] < want[2 * g + 1] ? x[i] :
+			    want[2 * g + 1];
 		}
 	}
 	probe_compare(r, out, want, 4);

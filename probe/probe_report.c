@@ -196,9 +196,9 @@ probe_report_human(FILE *out, const struct probe_answers *a, json_t *shim,
 		    ", reason: " : "",
 		    json_is_string(json_object_get(shim, "reason")) ?
 		    json_string_value(json_object_get(shim, "reason")) : "");
-	fprintf(out, "\n%-24s %-5s %8s  %s\n", "check", "", "ms", "detail");
+	fprintf(out, "\n%-26s %-5s %8s  %s\n", "check", "", "ms", "detail");
 	for (i = 0; i < n; i++)
-		fprintf(out, "%-24s %-5s %8.2f  %s\n", results[i].name,
+		fprintf(out, "%-26s %-5s %8.2f  %s\n", results[i].name,
 		    probe_status_word(&results[i]), results[i].ms,
 		    results[i].error);
 	fprintf(out, "\nverdict: family override %s, threadgroup override %s\n",

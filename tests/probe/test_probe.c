@@ -129,6 +129,16 @@ test_cpu_references(void **state)
 		for (i = 0; i < 1024; i++)
 			assert_float_equal(out[i], m[i], 0);
 	}
+	/* Groups of two: each lane's group total, then its xor-1 neighbour. */
+	{
+		const float	x[4] = { 1, 2, 3, 4 };
+		const float	want[8] = { 3, 2, 3, 1, 7, 4, 7, 3 };
+		float		out[8];
+
+		probe_ref_shuffle(x, 4, 2, out);
+		for (i = 0; i < 8; i++)
+			assert_float_equal(out[i], want[i], 0);
+	}
 	assert_float_equal(probe_ref_bf16(3.0f), 7.0f, 0);
 	assert_float_equal(probe_ref_bf16(-32.0f), -63.0f, 0);
 }
@@ -173,7 +183,7 @@ test_report_fields_with_shim(void **state)
 	assert_string_equal(json_string_value(json_object_get(shim, "class")),
 	    "AppleParavirtDevice");
 	assert_true(json_is_null(json_object_get(shim, "reason")));
-	assert_int_equal(json_array_size(json_object_get(doc, "checks")), 10);
+	assert_int_equal(json_array_size(json_object_get(doc, "checks")), 13);
 	json_array_foreach(json_object_get(doc, "checks"), i, c) {
 		assert_true(json_is_string(json_object_get(c, "name")));
 		assert_true(json_is_boolean(json_object_get(c, "compiled")));
@@ -184,10 +194,11 @@ test_report_fields_with_shim(void **state)
 		v = json_object_get(c, "error");
 		assert_true(json_is_null(v) || json_is_string(v));
 	}
-	for (i = 0; i < 8; i++) {
+	for (i = 0; i < 11; i++) {
 		static const char *const run[] = { "simd_sum",
 		    "simdgroup_matrix", "bfloat", "simd_reduction",
-		    "mul_mm_half", "mul_mm_bfloat", "threadgroup_32k",
+		    "mul_mm_half", "mul_mm_bfloat", "simdgroup_load_transposed",
+		    "simd_shuffle", "simd_half", "threadgroup_32k",
 		    "threadgroup_advertised" };
 
 		c = check_named(doc, run[i]);
@@ -246,6 +257,7 @@ test_failure_switches(void **state)
 {
 	static const char *const checks[] = { "simd_sum", "simdgroup_matrix",
 	    "bfloat", "simd_reduction", "mul_mm_half", "mul_mm_bfloat",
+	    "simdgroup_load_transposed", "simd_shuffle", "simd_half",
 	    "threadgroup_32k", "threadgroup_advertised" };
 	static const struct { const char *mode, *error; } modes[] = {
 		{ "compile", "Error Domain=MTLLibraryErrorDomain" },
@@ -533,6 +545,7 @@ test_slightly_off(void **state)
 {
 	static const char *const checks[] = { "simd_sum", "simdgroup_matrix",
 	    "bfloat", "simd_reduction", "mul_mm_half", "mul_mm_bfloat",
+	    "simdgroup_load_transposed", "simd_shuffle", "simd_half",
 	    "threadgroup_32k", "threadgroup_advertised" };
 	size_t	i;
 
@@ -563,7 +576,8 @@ static void
 test_not_a_number(void **state)
 {
 	static const char *const checks[] = { "simd_sum", "simdgroup_matrix",
-	    "bfloat", "simd_reduction", "mul_mm_half", "mul_mm_bfloat" };
+	    "bfloat", "simd_reduction", "mul_mm_half", "mul_mm_bfloat",
+	    "simdgroup_load_transposed", "simd_shuffle", "simd_half" };
 	static const char *const modes[] = { "nan", "inf" };
 	size_t	i, k;
 

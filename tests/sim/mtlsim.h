@@ -31,7 +31,9 @@
  *                                 but addresses N apart share storage
  *                                 (32768: the documented limit)
  *   MTLSIM_FAIL also takes the ggml-shaped checks by name: simd_reduction,
- *                                 mul_mm_half, mul_mm_bfloat; and ggml
+ *                                 mul_mm_half, mul_mm_bfloat,
+ *                                 simdgroup_load_transposed,
+ *                                 simd_shuffle, simd_half; and ggml
  *                                 kernels only the workload dispatches,
  *                                 by ggml's name:
  *                                 kernel_flash_attn_ext_f16_dk128_dv128

@@ -54,6 +54,9 @@ static void	mtlsim_bf16(const struct mtlsim_dispatch *);
 static void	mtlsim_simd_reduce(const struct mtlsim_dispatch *);
 static void	mtlsim_mul_mm_half(const struct mtlsim_dispatch *);
 static void	mtlsim_mul_mm_bfloat(const struct mtlsim_dispatch *);
+static void	mtlsim_load_transposed(const struct mtlsim_dispatch *);
+static void	mtlsim_simd_shuffle(const struct mtlsim_dispatch *);
+static void	mtlsim_simd_half(const struct mtlsim_dispatch *);
 
 static const struct {
 	const char		*name;
@@ -70,6 +73,9 @@ static const struct {
 	 * the device's default is 3.1 or later (bfloat compiles). */
 	{ "probe_mul_mm_half", mtlsim_mul_mm_half, 0, 3 },
 	{ "probe_mul_mm_bfloat", mtlsim_mul_mm_bfloat, 0, 3 },
+	{ "probe_simdgroup_load_t", mtlsim_load_transposed, 0, 3 },
+	{ "probe_simd_shuffle", mtlsim_simd_shuffle, 0, 2 },
+	{ "probe_simd_half", mtlsim_simd_half, 0, 2 },
 };
 
 /* The failure mode MTLSIM_FAIL sets for this label, or NULL. */
@@ -230,6 +236,82 @@ static void
 mtlsim_mul_mm_bfloat(const struct mtlsim_dispatch *d)
 {
 	mtlsim_mul_mm(d, 16);
+}
+
+/*
+ * A staged in half, B staged in half at a row stride of 16 and loaded
+ * transposed (element [k][j] of the loaded matrix is B's [j][k]),
+ * accumulated in float.
+ */
+static void
+mtlsim_load_transposed(const struct mtlsim_dispatch *d)
+{
+	const float	*a = d->buffers[0], *b = d->buffers[1];
+	float		*c = d->buffers[2], sa[64], sb[128] = { 0 }, acc;
+	int		 i, j, k;
+
+	for (i = 0; i < 64; i++) {
+		sa[i] = mtlsim_round(a[i], 13);
+		sb[(i / 8) * 16 + i % 8] = mtlsim_round(b[i], 13);
+	}
+	for (i = 0; i < 8; i++)
+		for (j = 0; j < 8; j++) {
+			for (acc = 0, k = 0; k < 8; k++)
+				acc += sa[i * 8 + k] * sb[j * 16 + k];
+			c[i * 8 + j] = acc;
+		}
+}
+
+/*
+ * Lane by lane, as the SIMD group runs it: the shuffle-down tree (a lane
+ * whose source is past the group keeps its own value), lane 0's total
+ * broadcast, and each lane's xor-1 neighbour.
+ */
+static void
+mtlsim_simd_shuffle(const struct mtlsim_dispatch *d)
+{
+	const float	*x = d->buffers[0];
+	float		*out = d->buffers[1], s[MTLSIM_SIMD_WIDTH], next[
+	    MTLSIM_SIMD_WIDTH];
+	unsigned long	 groups = d->threadgroups * d->threads_per_group /
+	    MTLSIM_SIMD_WIDTH, g, lane, off;
+
+	for (g = 0; g < groups; g++) {
+		for (lane = 0; lane < MTLSIM_SIMD_WIDTH; lane++)
+			s[lane] = x[g * MTLSIM_SIMD_WIDTH + lane];
+		for (off = MTLSIM_SIMD_WIDTH / 2; off > 0; off /= 2) {
+			for (lane = 0; lane < MTLSIM_SIMD_WIDTH; lane++)
+				next[lane] = s[lane] + (lane + off <
+				    MTLSIM_SIMD_WIDTH ? s[lane + off] : s[lane]);
+			memcpy(s, next, sizeof s);
+		}
+		for (lane = 0; lane < MTLSIM_SIMD_WIDTH; lane++) {
+			out[2 * (g * MTLSIM_SIMD_WIDTH + lane)] = s[0];
+			out[2 * (g * MTLSIM_SIMD_WIDTH + lane) + 1] =
+			    x[g * MTLSIM_SIMD_WIDTH + (lane ^ 1)];
+		}
+	}
+}
+
+/* simd_max and simd_min of each group's values rounded to half. */
+static void
+mtlsim_simd_half(const struct mtlsim_dispatch *d)
+{
+	const float	*x = d->buffers[0];
+	float		*out = d->buffers[1], h, m, n;
+	unsigned long	 groups = d->threadgroups * d->threads_per_group /
+	    MTLSIM_SIMD_WIDTH, g, lane;
+
+	for (g = 0; g < groups; g++) {
+		m = n = mtlsim_round(x[g * MTLSIM_SIMD_WIDTH], 13);
+		for (lane = 0; lane < MTLSIM_SIMD_WIDTH; lane++) {
+			h = mtlsim_round(x[g * MTLSIM_SIMD_WIDTH + lane], 13);
+			m = h > m ? h : m;
+			n = h < n ? h : n;
+		}
+		out[2 * g] = m;
+		out[2 * g + 1] = n;
+	}
 }
 
 /* bfloat keeps the top 16 bits of a float. */
