@@ -28,37 +28,61 @@ struct scan {
 	char			*any_text;	/* being built */
 };
 
+/*
+ * Where the backend itself writes.  A built-in pattern matches only from
+ * the start of a line that the backend wrote: llama.cpp and ggml log as
+ * "function: ..." (GGML_LOG_ERROR("%s: ...", __func__)), optionally after
+ * llama.cpp's --log-timestamps and level prefix ("0.01.234.567 E ");
+ * ggml's asserts as "file:line: GGML_ASSERT(...) failed"; MLX's errors
+ * reach stderr as Python's "RuntimeError: " or libc++abi's uncaught
+ * exception line; dyld as "dyld[pid]: ".  A server's request log
+ * ("srv  log_server_r: request: GET /path") starts otherwise, so the text
+ * a client chooses cannot revert a job.
+ */
+#define SCAN_START	"^([0-9]+\\.[0-9]+\\.[0-9]+\\.[0-9]+ [IWED] )?"
+#define SCAN_FUNCTION	SCAN_START "[a-z_][a-z0-9_]*: "
+#define SCAN_MLX	"^(RuntimeError: |libc\\+\\+abi: terminating due to " \
+			"uncaught exception of type std::runtime_error: )"
+
 static const struct {
 	const char	*what;
 	const char	*re;
 } scan_builtin[] = {
-	{ "Metal library compile error", "ggml_metal_(library_)?init: error: " },
-	{ "Metal library compile error", "Error Domain=MTLLibraryErrorDomain" },
-	{ "Metal library missing", "failed to create library|failed to "
-	    "initialize the Metal library|error: metal library is nil" },
-	{ "pipeline failure", "ggml_metal_library_compile_pipeline: (failed "
-	    "to compile pipeline|failed to create pipeline state|incompatible "
-	    "pipeline)" },
-	{ "pipeline failure", "ggml_metal_init: error: load pipeline error" },
-	{ "threadgroup memory limit", "Threadgroup memory size \\([0-9]+\\) "
-	    "exceeds the maximum threadgroup memory allowed \\([0-9]+\\)" },
-	{ "ggml assertion", "GGML_ASSERT\\(.*\\) failed" },
-	{ "command buffer failure", "command buffer [0-9]+ failed with status "
-	    "[0-9]+|backend is in error state" },
-	{ "residency set failure", "failed to initialize residency set|"
-	    "ggml_metal_buffer_rset_init: error:|\\[metal::Device\\] Unable to "
+	{ "Metal library compile error", SCAN_START
+	    "ggml_metal_(library_)?init: error: " },
+	{ "Metal library compile error", SCAN_FUNCTION
+	    ".*Error Domain=MTLLibraryErrorDomain" },
+	{ "Metal library missing", SCAN_FUNCTION ".*(failed to create "
+	    "library|failed to initialize the Metal library|error: metal "
+	    "library is nil)" },
+	{ "pipeline failure", SCAN_START "ggml_metal_library_compile_pipeline: "
+	    "(error: )?(failed to compile pipeline|failed to create pipeline "
+	    "state|incompatible pipeline)" },
+	{ "pipeline failure", SCAN_START "ggml_metal_init: error: load "
+	    "pipeline error" },
+	{ "threadgroup memory limit", SCAN_FUNCTION ".*Threadgroup memory "
+	    "size \\([0-9]+\\) exceeds the maximum threadgroup memory allowed "
+	    "\\([0-9]+\\)" },
+	{ "ggml assertion", SCAN_START "[^ ]+:[0-9]+: GGML_ASSERT\\(.*\\) "
+	    "failed" },
+	{ "command buffer failure", SCAN_FUNCTION ".*(command buffer [0-9]+ "
+	    "failed with status [0-9]+|backend is in error state)" },
+	{ "residency set failure", SCAN_FUNCTION ".*(failed to initialize "
+	    "residency set|ggml_metal_buffer_rset_init: error:)" },
+	{ "residency set failure", SCAN_MLX "\\[metal::Device\\] Unable to "
 	    "construct residency set" },
-	{ "MLX kernel failure", "\\[metal::Device\\] Unable to (build metal "
-	    "library|load kernel|load function)|\\[METAL\\] Command buffer "
-	    "execution failed" },
-	{ "Metal context failure", "failed to initialize Metal backend|"
-	    "ggml_metal_init\\(\\) failed|error: failed to allocate context" },
-	{ "over-broad profile", "MTLGPUFamilyApple(1[1-9]|[2-9][0-9])|"
-	    "MTLGPUFamilyCommon[4-9]" },
+	{ "MLX kernel failure", SCAN_MLX "(\\[metal::Device\\] Unable to "
+	    "(build metal library|load kernel|load function)|\\[METAL\\] "
+	    "Command buffer execution failed)" },
+	{ "Metal context failure", SCAN_FUNCTION ".*(failed to initialize "
+	    "Metal backend|ggml_metal_init\\(\\) failed|error: failed to "
+	    "allocate context)" },
+	{ "over-broad profile", SCAN_START "ggml_metal_device_init: GPU "
+	    "family: MTLGPUFamily(Apple(1[1-9]|[2-9][0-9])|Common[4-9])" },
 	/* dyld aborts a process whose inserted library will not load
 	 * (dyld's loadInsertedLibraries; proxychains-ng#530). */
-	{ "shim could not load", "terminating because inserted dylib '.*' "
-	    "could not be loaded" },
+	{ "shim could not load", "^dyld\\[[0-9]+\\]: terminating because "
+	    "inserted dylib '.*' could not be loaded" },
 };
 
 /*
