@@ -74,6 +74,7 @@
 #define MC_E_BUSY		"EBUSY"		/* too many requests in flight */
 #define MC_E_IO			"EIO"		/* the daemon could not persist */
 #define MC_E_PROBE		"EPROBE"	/* the profile failed the probe */
+#define MC_E_SUPERSEDED		"ESUPERSEDED"	/* a later request came first */
 
 /* Limits. */
 #define MC_MAX_MESSAGE		(1024 * 1024)	/* bytes buffered per message */

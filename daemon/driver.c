@@ -437,6 +437,8 @@ driver_request(struct mcd *d, struct job *j, enum lifecycle_event type,
 {
 	struct mcd_event	ev = { .type = type, .job = j };
 
+	/* A request answered later (enable after its probe) yields to it. */
+	j->last_request = ++d->requests;
 	return driver_step(d, j, &ev, why, whylen);
 }
 

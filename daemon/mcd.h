@@ -358,6 +358,7 @@ struct job {
 	bool			 loaded;	/* known to be registered */
 	bool			 changed;	/* agent file rewritten */
 	bool			 out_for_good;	/* this bootout loads nothing */
+	uint64_t		 last_request;	/* d->requests at the last one */
 	uv_timer_t		*timer;
 	struct mcd		*daemon;
 	/* the safety loop (watch.c) */
@@ -615,6 +616,7 @@ struct mcd {
 	plist_t			 job_template;
 	struct job		**jobs;
 	size_t			 njobs;
+	uint64_t		 requests;	/* taken since start */
 	char			 domain[32];	/* gui/<uid> or user/<uid> */
 	bool			 background_ok;
 	uv_pipe_t		 server;

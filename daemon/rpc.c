@@ -32,6 +32,7 @@ struct rpc_later {
 	uint32_t	 msgid;
 	char		 job[MCD_NAME_MAX + 8];
 	char		 profile[MCD_NAME_MAX + 1];
+	uint64_t	 requests;	/* the daemon's count when deferred */
 };
 
 typedef void (*rpc_handler)(struct rpc_call *);
@@ -215,6 +216,7 @@ rpc_defer(struct rpc_call *call, const char *job, const char *profile)
 	l->msgid = call->msg->msgid;
 	snprintf(l->job, sizeof l->job, "%s", job ? job : "");
 	snprintf(l->profile, sizeof l->profile, "%s", profile);
+	l->requests = call->conn->daemon->requests;
 	return l;
 }
 
@@ -350,6 +352,13 @@ rpc_enable_probed(struct mcd *d, const struct gate_entry *e, void *arg)
 	if (j == NULL)
 		mc_rpc_pack_response_error(&pk, l->msgid, MC_E_NOJOB,
 		    "the job is gone");
+	else if (j->last_request > l->requests)
+		/* disable, profile, stop... answered while the probe ran:
+		 * the later request stands. */
+		mc_rpc_pack_response_error(&pk, l->msgid, MC_E_SUPERSEDED,
+		    "a later request for the job was answered while the "
+		    "profile was probed: it stands, and this enable changed "
+		    "nothing");
 	else if (e->status == GATE_FAIL) {
 		snprintf(why, sizeof why, "profile %s still fails the probe: "
 		    "%s", l->profile, e->reason);

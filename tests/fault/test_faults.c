@@ -494,6 +494,107 @@ test_probe_faults(void **state)
 	wait_state("j0", "unlocked", 0, 5.0);
 }
 
+/* metalcapctl --home H ARGS... started, not waited for; stderr to home/ERR. */
+static pid_t
+ctl_start(const char *err, const char *const *args)
+{
+	const char	*argv[16] = { CTL, "--home", home };
+	char		*env[CHILD_ENV_MAX], path[256];
+	pid_t		 pid;
+	size_t		 i;
+	int		 fd;
+
+	for (i = 0; args[i] != NULL && i + 4 < 16; i++)
+		argv[i + 3] = args[i];
+	argv[i + 3] = NULL;
+	child_env(env, NULL);
+	snprintf(path, sizeof path, "%s/%s", home, err);
+	assert_true((pid = fork()) != -1);
+	if (pid == 0) {
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		dup2(fd, 2);
+		execve(argv[0], (char *const *)argv, env);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* Wait until home/NAME exists, or fail the test after seconds. */
+static void
+wait_for_file(const char *name, double seconds)
+{
+	char	path[256];
+	double	end = now_s() + seconds * time_scale();
+
+	snprintf(path, sizeof path, "%s/%s", home, name);
+	while (access(path, F_OK) != 0) {
+		if (now_s() > end)
+			fail_msg("%s did not appear within %.0f s", name,
+			    seconds * time_scale());
+		sleep_ms(20);
+	}
+}
+
+/*
+ * An enable that waits for its probe does not undo a disable answered
+ * meanwhile: the probe is held back until the disable is answered, then
+ * released; the enable is refused as superseded and the job stays stock.
+ */
+static void
+test_enable_superseded(void **state)
+{
+	static char		 fault[256], real[256];
+	const char *const	 enable[] = { "enable", "j0", NULL };
+	char			 path[256], err[512] = "";
+	struct child_result	*r;
+	json_t			*j;
+	pid_t			 pid;
+	int			 code, status;
+	FILE			*f;
+
+	(void)state;
+	snprintf(fault, sizeof fault, "PROBE_FAULT=%s/probe.fault", home);
+	snprintf(real, sizeof real, "PROBE_REAL=%s", PROBE);
+	home_file("probe.fault", "");
+	daemon_env = fault;
+	daemon_env2 = real;
+	daemon_args[0] = "--probe";
+	daemon_args[1] = SOURCE "/tests/fault/probe-fault";
+	restart_daemon();
+	edit_job(0, "x");
+	wait_state("j0", "unlocked", 0, 5.0);
+	/* Reverted by a probe that fails: the next enable must probe. */
+	ctl(&code, "disable", "j0", NULL, NULL);
+	wait_state("j0", "stock", 0, 5.0);
+	home_file("probe.fault", "garbage");
+	ctl(&code, "probe", "--profile", "apple9", NULL);
+	ctl(&code, "enable", "j0", NULL, NULL);
+	wait_state("j0", "reverted", 0, 5.0);
+
+	home_file("probe.fault", "hold");
+	pid = ctl_start("enable.err", enable);
+	wait_for_file("probe.fault.held", 10.0);
+	r = ctl(&code, "disable", "j0", NULL, NULL);
+	if (code != 0)
+		fail_msg("disable while the probe ran: %d %s", code, r->err);
+	home_file("probe.fault", "");
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	snprintf(path, sizeof path, "%s/enable.err", home);
+	if ((f = fopen(path, "r")) != NULL) {
+		err[fread(err, 1, sizeof err - 1, f)] = '\0';
+		fclose(f);
+	}
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) != 0);
+	if (strstr(err, "ESUPERSEDED") == NULL)
+		fail_msg("the held enable said: %s", err);
+	j = job_status("j0");
+	assert_string_equal(str_of(j, "desired"), "stock");
+	assert_false(pid_of(j) > 0 && environ_has(pid_of(j), "LD_PRELOAD="));
+	json_decref(j);
+	report("enable held behind its probe, disable answered meanwhile: the "
+	    "enable was refused (%.80s), the job stayed stock", err);
+}
+
 /* --- the job folder ----------------------------------------------------------- */
 
 int
@@ -509,6 +610,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_launchctl_missing, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_probe_faults, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_enable_superseded, setup,
 		    teardown),
 	};
 
