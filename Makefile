@@ -395,8 +395,9 @@ $(FUZZ)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_DAEMON) \
 FUZZ_BINS	:= $(FUZZ_TARGETS:%=$(FUZZ)/fuzz_%)
 
 SHELL_TESTS	:= tests/pkg/test-install-scripts.sh tests/fuzz/smoke.sh \
-		   tests/rpc/check-protocol-doc.py tests/pkg/check-formula.sh
-SHELL_SCRIPTS	:= $(wildcard scripts/*.sh bench/*.sh tests/pkg/*.sh \
+		   tests/rpc/check-protocol-doc.py tests/pkg/check-formula.sh \
+		   tests/support/test-run-tests.sh
+SHELL_SCRIPTS	:= $(wildcard scripts/*.sh bench/*.sh tests/pkg/*.sh tests/support/*.sh \
 		   tests/pkg/stubs/*) pkg/uninstall $(wildcard pkg/scripts/*) \
 		   .ci/run
 

@@ -6,14 +6,26 @@
 # including a test program that crashed before cmocka could count.
 set -u
 
+# A program that hangs fails, named with the test it was running, instead
+# of hanging the suite: each gets MC_TEST_DEADLINE seconds (the slowest
+# takes a few minutes; sanitizer builds scale it by MC_TEST_TIME_SCALE).
+scale=${MC_TEST_TIME_SCALE:-1}
+deadline=$(( ${MC_TEST_DEADLINE:-600} * ${scale%%.*} ))
+
 passed=0
 failed=0
 skipped=0
 for t in "$@"; do
 	log=$(mktemp)
-	"$t" >"$log" 2>&1
+	timeout -k 10 "$deadline" "$t" >"$log" 2>&1
 	rc=$?
 	cat "$log"
+	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+		running=$(sed -n 's/^\[ RUN      \] //p' "$log" | tail -n 1)
+		echo "$t: past its deadline of $deadline s, killed, while" \
+		    "running ${running:-no test yet}" >&2
+		echo "[  FAILED  ] 1 test(s), listed below:" >>"$log"
+	fi
 	p=$(sed -n 's/.*\[  PASSED  \] \([0-9]*\) test(s)\..*/\1/p' "$log" | tail -n 1)
 	f=$(sed -n 's/.*\[  FAILED  \] \([0-9]*\) test(s), listed below:.*/\1/p' "$log" | tail -n 1)
 	k=$(sed -n 's/.*\[  SKIPPED \] \([0-9]*\) test(s), listed below:.*/\1/p' "$log" | tail -n 1)
