@@ -140,6 +140,8 @@ paths_init(struct mcd_paths *p, const char *home, const char *argv0,
 		return -1;
 	}
 	snprintf(p->launchctl, sizeof p->launchctl, "/bin/launchctl");
+	/* Both programs obey this user's managed settings too. */
+	paths_managed_user(p);
 	return 0;
 }
 

@@ -578,7 +578,8 @@ rpc_probe(struct rpc_call *call)
 		rpc_error(call, MC_E_NOPROFILE, "no profile named %s", name);
 		return;
 	}
-	if (!rpc_may_defer(call))
+	/* A probe injects the profile's shim: what may not run, no probe. */
+	if (!rpc_managed_ok(call, name) || !rpc_may_defer(call))
 		return;
 	gate_wait(d, p, rpc_probe_done, rpc_defer(call, NULL, name));
 }

@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <pwd.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -267,6 +268,47 @@ test_exec_managed_force_stock(void **state)
 	assert_int_equal(code, 125);
 	assert_non_null(strstr(r->err, "forbidden by the managed setting "
 	    "ForceStock"));
+}
+
+/*
+ * This user's managed preferences bind exec and bench as the computer's
+ * do, and as they bind the daemon's enable; the daemon probes no profile
+ * they forbid.
+ */
+static void
+test_exec_user_managed(void **state)
+{
+	const char		*args[] = { "exec", "--", FAKE_LLAMA, "--once",
+	    NULL };
+	const char		*bench[] = { "bench", "--samples", "1", "--",
+	    BENCH_SIM, "-m", model, NULL };
+	const char		*probe[] = { "probe", "--profile", "apple9",
+	    NULL };
+	const char		*reload[] = { "reload", NULL };
+	char			 dir[256], file[320];
+	struct child_result	*r;
+	int			 code;
+
+	(void)state;
+	snprintf(dir, sizeof dir, "%s/managed", home);
+	mkdir(dir, 0755);
+	snprintf(dir, sizeof dir, "%s/managed/%s", home,
+	    getpwuid(getuid())->pw_name);
+	mkdir(dir, 0755);
+	snprintf(file, sizeof file, "%s/org.metalcap.plist", dir);
+	write_file(file, "w", "<plist version=\"1.0\"><dict><key>ForceStock"
+	    "</key><true/></dict></plist>");
+	r = run_ctl(&code, NULL, args);
+	assert_int_equal(code, 125);
+	assert_non_null(strstr(r->err, "forbidden by the managed setting "
+	    "ForceStock"));
+	r = run_ctl(&code, NULL, bench);
+	assert_int_not_equal(code, 0);
+	assert_non_null(strstr(r->err, "ForceStock"));
+	run_ctl(&code, NULL, reload);
+	r = run_ctl(&code, NULL, probe);
+	assert_int_not_equal(code, 0);
+	assert_non_null(strstr(r->err, "EMANAGED"));
 }
 
 /* With a daemon running, its verdict is the one used. */
@@ -536,6 +578,8 @@ main(void)
 		    setup_alone, teardown_alone),
 		cmocka_unit_test_setup_teardown(test_exec_managed_force_stock,
 		    setup_alone, teardown_alone),
+		cmocka_unit_test_setup_teardown(test_exec_user_managed,
+		    setup_daemon, teardown),
 		cmocka_unit_test_setup_teardown(test_exec_asks_daemon,
 		    setup_daemon, teardown),
 		cmocka_unit_test_setup_teardown(test_bench_evidence,
