@@ -31,8 +31,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -67,16 +69,26 @@ mc_inject_level_name(enum mc_inject_level level)
 	    "warning" : "refused";
 }
 
-/* Paths macOS protects with SIP: DYLD_* is stripped for what runs there. */
+/*
+ * Paths macOS protects with SIP: DYLD_* is stripped for what runs there.
+ * Judged on the real path, so that a link elsewhere to /usr/bin/env is
+ * protected and /usr/bin/../local/bin/x is not.  (/usr/local is not
+ * under SIP; /System/Volumes/Data holds the user's data volume.)
+ */
 static bool
 inject_sip_path(const char *path)
 {
 	static const char *const sip[] = { "/bin/", "/sbin/", "/usr/bin/",
 	    "/usr/sbin/", "/usr/libexec/", "/System/" };
+	char	real[PATH_MAX];
 	size_t	i;
 
+	if (realpath(path, real) == NULL)
+		snprintf(real, sizeof real, "%s", path);
+	if (strncmp(real, "/System/Volumes/Data/", 21) == 0)
+		return false;
 	for (i = 0; i < sizeof sip / sizeof sip[0]; i++)
-		if (strncmp(path, sip[i], strlen(sip[i])) == 0)
+		if (strncmp(real, sip[i], strlen(sip[i])) == 0)
 			return true;
 	return false;
 }
@@ -243,10 +255,14 @@ inject_binary(struct mc_inject *j, const char *path, const char *shim,
 	}
 	snprintf(j->slice, sizeof j->slice, "%s", mc_macho_arch_name(
 	    run->cputype, run->cpusubtype));
+	/* xnu exec_mach_imgact refuses a third-party arm64e slice (it
+	 * chose already; a fat file's arm64 slice is not tried instead). */
 	if (strcmp(j->slice, "arm64e") == 0 && !run->platform)
-		inject_say(j, MC_INJECT_WARN, "arm64e: a program not Apple's "
-		    "built for arm64e runs only with the -arm64e_preview_abi "
-		    "boot-arg (xnu exec_mach_imgact)");
+		inject_say(j, m.nslices == 1 ? MC_INJECT_REFUSED :
+		    MC_INJECT_WARN, "arm64e: a program not Apple's built for "
+		    "arm64e runs only with the -arm64e_preview_abi boot-arg "
+		    "(xnu exec_mach_imgact)%s", m.nslices == 1 ? "" : "; the "
+		    "kernel may not fall back to its other slices");
 	if ((lib = inject_loaded_slice(&shim_m, j->slice)) == NULL) {
 		inject_say(j, MC_INJECT_REFUSED, "%s: %s runs the %s slice, and "
 		    "the shim has none it can load (an %s process loads %s "

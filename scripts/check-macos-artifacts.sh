@@ -11,6 +11,7 @@ dir=${1:-build/macos}
 LIPO=$(tool llvm-lipo)
 OTOOL=$(tool llvm-otool)
 OBJDUMP=$(tool llvm-objdump)
+NM=$(tool llvm-nm)
 
 failures=0
 bad() { echo "FAIL $1: $2"; failures=$((failures + 1)); }
@@ -73,6 +74,13 @@ for arch in arm64 x86_64; do
 	[ "$(cat "$dir/metal-link.$$")" = LC_LOAD_DYLIB ] ||
 	    bad "$dir/libmetalcap.dylib" "$arch does not load Metal with a plain LC_LOAD_DYLIB (has: $(tr '\n' ' ' < "$dir/metal-link.$$"))"
 	rm -f "$dir/metal-link.$$"
+	# No loader callback: objc4 runs load-image functions with its
+	# runtime lock held, and the shim's runtime calls take that lock.
+	bad_imports=$("$NM" -u --arch="$arch" "$dir/libmetalcap.dylib" |
+	    grep -E '_objc_addLoadImageFunc|_dyld_register_func_for_add_image|_dyld_register_image_state_change_handler' |
+	    tr '\n' ' ')
+	[ -z "$bad_imports" ] ||
+	    bad "$dir/libmetalcap.dylib" "$arch imports a loader callback: $bad_imports"
 done
 
 # Compiled, not run: the probe's Metal backend needs a real Mac.

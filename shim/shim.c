@@ -63,18 +63,21 @@ static char			shim_report_path[1024];
  * The implementations replaced, each stored before its replacement goes
  * live: another thread may send the message the instant it is replaced.
  */
-static IMP			shim_orig_init;
-static IMP			shim_orig_supports;
-static IMP			shim_orig_tg_memory;
-static IMP			shim_orig_working_set;
+static _Atomic(IMP)		shim_orig_init;
+static _Atomic(IMP)		shim_orig_supports;
+static _Atomic(IMP)		shim_orig_tg_memory;
+static _Atomic(IMP)		shim_orig_working_set;
 
 static pthread_mutex_t		shim_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_bool		shim_device_done;
+/* The first device that was not the guest's GPU, for the exit report. */
+static char			shim_other_class[128];
 
 static void	shim_report(const char *, const char *, const char *,
 		    const char *, bool);
 static const char *shim_getenv(const char *, void *);
-static bool	shim_hook(Class, const char *, IMP, IMP *, char *, size_t);
+static bool	shim_hook(Class, const char *, IMP, _Atomic(IMP) *, char *,
+		    size_t);
 static void	shim_hook_device(id);
 static id	shim_init_gpu_family_support(id, SEL);
 static BOOL	shim_supports_family(id, SEL, long);
@@ -117,6 +120,17 @@ shim_getenv(const char *name, void *ctx)
 	return getenv(name);
 }
 
+/*
+ * An original implementation, stored (release) before its replacement went
+ * live: a thread that reached the replacement through its method cache
+ * sees it (acquire), on arm64 too.
+ */
+static IMP
+shim_original(_Atomic(IMP) *slot)
+{
+	return atomic_load_explicit(slot, memory_order_acquire);
+}
+
 /* original || in range; the range test first saves a call on the hot path. */
 static BOOL
 shim_supports_family(id self, SEL cmd, long family)
@@ -124,15 +138,15 @@ shim_supports_family(id self, SEL cmd, long family)
 	if (family >= SHIM_FAMILY_APPLE_MIN &&
 	    (uint64_t)family <= shim_config.family_max)
 		return YES;
-	return SHIM_FROM_IMP(shim_supports_fn, shim_orig_supports)(self, cmd,
-	    family);
+	return SHIM_FROM_IMP(shim_supports_fn, shim_original(
+	    &shim_orig_supports))(self, cmd, family);
 }
 
 static unsigned long
 shim_max_threadgroup_memory(id self, SEL cmd)
 {
 	unsigned long	stock = SHIM_FROM_IMP(shim_size_fn,
-	    shim_orig_tg_memory)(self, cmd);
+	    shim_original(&shim_orig_tg_memory))(self, cmd);
 
 	return stock > shim_config.threadgroup_memory ? stock :
 	    (unsigned long)shim_config.threadgroup_memory;
@@ -142,7 +156,7 @@ static uint64_t
 shim_working_set(id self, SEL cmd)
 {
 	uint64_t	stock = SHIM_FROM_IMP(shim_u64_fn,
-	    shim_orig_working_set)(self, cmd);
+	    shim_original(&shim_orig_working_set))(self, cmd);
 
 	return stock > shim_config.working_set ? stock :
 	    shim_config.working_set;
@@ -155,15 +169,16 @@ shim_working_set(id self, SEL cmd)
  * subclasses keep their answers.
  */
 static bool
-shim_hook(Class cls, const char *name, IMP replacement, IMP *original,
+shim_hook(Class cls, const char *name, IMP replacement, _Atomic(IMP) *original,
     char *hooked, size_t hookedlen)
 {
 	SEL	 sel = sel_registerName(name);
 	Method	 method = class_getInstanceMethod(cls, sel);
+	IMP	 was;
 
-	if (method == NULL || (*original = method_getImplementation(method)) ==
-	    NULL)
+	if (method == NULL || (was = method_getImplementation(method)) == NULL)
 		return false;
+	atomic_store_explicit(original, was, memory_order_release);
 	class_replaceMethod(cls, sel, replacement,
 	    method_getTypeEncoding(method));
 	if (*hooked != '\0')
@@ -209,11 +224,12 @@ shim_hook_device(id device)
 	pthread_mutex_lock(&shim_lock);
 	if (atomic_load(&shim_device_done))
 		goto out;
+	/* Not the guest's GPU: left alone, and a later device may be. */
 	if (!shim_paravirtual(cls)) {
-		snprintf(reason, sizeof reason, "device class %s is not the "
-		    "paravirtual GPU of a guest: nothing to raise", name);
-		shim_report("stock", name, NULL, reason, true);
-		goto done;
+		if (shim_other_class[0] == '\0')
+			snprintf(shim_other_class, sizeof shim_other_class,
+			    "%s", name);
+		goto out;
 	}
 	/* Check every method first so that a miss leaves nothing hooked. */
 	if (!shim_has_methods(cls)) {
@@ -249,7 +265,8 @@ shim_init_gpu_family_support(id self, SEL cmd)
 {
 	if (!atomic_load(&shim_device_done))
 		shim_hook_device(self);
-	return SHIM_FROM_IMP(shim_init_fn, shim_orig_init)(self, cmd);
+	return SHIM_FROM_IMP(shim_init_fn, shim_original(&shim_orig_init))(self,
+	    cmd);
 }
 
 /*
@@ -261,27 +278,45 @@ shim_hook_init(void)
 {
 	Class	 base;
 	Method	 init;
+	IMP	 was;
 
 	if ((base = objc_getClass(SHIM_BASE_CLASS)) == NULL)
 		return "class " SHIM_BASE_CLASS " not found: Metal did not load "
 		    "or no longer has it";
 	init = class_getInstanceMethod(base,
 	    sel_registerName(SHIM_INIT_SELECTOR));
-	if (init == NULL || (shim_orig_init = method_getImplementation(init))
-	    == NULL)
+	if (init == NULL || (was = method_getImplementation(init)) == NULL)
 		return "class " SHIM_BASE_CLASS " has no -" SHIM_INIT_SELECTOR;
+	atomic_store_explicit(&shim_orig_init, was, memory_order_release);
 	method_setImplementation(init,
 	    SHIM_AS_IMP(shim_init_gpu_family_support));
 	return NULL;
 }
 
-/* No device was made: say so once the process ends. */
+/*
+ * No guest's device was hooked: say so once the process ends, naming the
+ * Mac's own GPU if that is what came.  Under the lock, so that a device
+ * hooking on another thread during exit() makes one line, not two.
+ */
 static void
 shim_report_never(void)
 {
-	if (!atomic_load(&shim_device_done))
-		shim_report("stock", NULL, NULL, "no Metal device was created",
-		    true);
+	char	reason[SHIM_REASON_LEN];
+
+	pthread_mutex_lock(&shim_lock);
+	if (!atomic_load(&shim_device_done)) {
+		if (shim_other_class[0] != '\0') {
+			snprintf(reason, sizeof reason, "device class %s is not "
+			    "the paravirtual GPU of a guest: nothing to raise",
+			    shim_other_class);
+			shim_report("stock", shim_other_class, NULL, reason,
+			    true);
+		} else
+			shim_report("stock", NULL, NULL, "no Metal device was "
+			    "created", true);
+		atomic_store(&shim_device_done, true);
+	}
+	pthread_mutex_unlock(&shim_lock);
 }
 
 /* Find where this library was loaded from, for METALCAP_INHERIT=0. */

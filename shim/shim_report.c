@@ -54,10 +54,12 @@ shim_report_format(const struct shim_report *report, long pid, char *line,
 
 /*
  * Open name (relative to dirfd) for appending, only as a regular file of
- * its own: O_NOFOLLOW refuses a link planted at the last component,
- * O_NONBLOCK keeps a FIFO from blocking the workload (with no reader the
- * open fails, with one the fstat below refuses it), and a device or
- * socket is refused the same way.  -1 when it is not such a file.
+ * this user's own with no other name: O_NOFOLLOW refuses a symbolic link
+ * planted at the last component, O_NONBLOCK keeps a FIFO from blocking the
+ * workload (with no reader the open fails, with one the fstat below
+ * refuses it), and a hard link to another file (macOS has no
+ * protected_hardlinks) or another user's file is refused by the fstat.
+ * -1 when it is not such a file.
  */
 static int
 shim_report_open(int dirfd, const char *name)
@@ -69,7 +71,8 @@ shim_report_open(int dirfd, const char *name)
 	    O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0600);
 	if (fd == -1)
 		return -1;
-	if (fstat(fd, &sb) == -1 || !S_ISREG(sb.st_mode)) {
+	if (fstat(fd, &sb) == -1 || !S_ISREG(sb.st_mode) || sb.st_nlink != 1 ||
+	    sb.st_uid != geteuid()) {
 		close(fd);
 		return -1;
 	}

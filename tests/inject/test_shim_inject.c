@@ -470,6 +470,7 @@ test_bare_metal_untouched(void **state)
 	const char	*host[] = { "MTLSIM_DEVICE=bare-metal", NULL };
 	const char	*env[] = { PRELOAD, "METALCAP_APPLE_FAMILY_MAX=1009",
 	    "MTLSIM_DEVICE=bare-metal", NULL };
+	const char	*then_guest[] = { QUERY, "--then", "guest", NULL };
 	struct run	 stock, r;
 	char		 buf[256];
 
@@ -486,6 +487,14 @@ test_bare_metal_untouched(void **state)
 	assert_string_equal(report_field(&r, "reason", buf, sizeof buf),
 	    "device class AGXG13XDevice is not the paravirtual GPU of a "
 	    "guest: nothing to raise");
+	assert_int_equal(report_lines(&r), 1);
+	/* The Mac's GPU first, a guest's device after it: that one is
+	 * raised, and the one line says so. */
+	run(&r, env, then_guest);
+	assert_int_equal(family(&r, 1009), 0);
+	assert_int_equal(answer(&r, "then.family.1009"), 1);
+	assert_string_equal(report_field(&r, "state", buf, sizeof buf),
+	    "hooked");
 	assert_int_equal(report_lines(&r), 1);
 }
 
@@ -581,6 +590,7 @@ test_report_planted(void **state)
 	struct run	 r;
 	struct stat	 sb;
 	size_t		 n;
+	FILE		*f;
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
@@ -599,6 +609,27 @@ test_report_planted(void **state)
 	assert_int_equal(family(&r, 1009), 1);
 	assert_int_equal(lstat(target, &sb), -1);
 	unlink(at);
+
+	/* A hard link to a file of the user's (another name for it). */
+	assert_non_null(f = fopen(target, "w"));
+	fclose(f);
+	assert_int_equal(link(target, at), 0);
+	run(&r, env, NULL);
+	assert_int_equal(stat(target, &sb), 0);
+	assert_int_equal(sb.st_size, 0);
+	unlink(at);
+	unlink(target);
+
+	/* Another user's file at the path (as root here: chown works). */
+	if (geteuid() == 0) {
+		assert_non_null(f = fopen(at, "w"));
+		fclose(f);
+		assert_int_equal(chown(at, 65534, 65534), 0);
+		run(&r, env, NULL);
+		assert_int_equal(stat(at, &sb), 0);
+		assert_int_equal(sb.st_size, 0);
+		unlink(at);
+	}
 
 	assert_int_equal(mkdir(target, 0700), 0);
 	assert_int_equal(symlink(target, at), 0);

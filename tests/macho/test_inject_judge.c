@@ -163,6 +163,8 @@ test_derived_variants(void **state)
 	derive(BINS "/dprint", path, 0755, 8, arm64e, sizeof arm64e);
 	expect(path, false, MC_INJECT_REFUSED, "arm64e: Apple silicon with "
 	    "SIP on runs the arm64e slice, and the shim has none");
+	expect(path, false, MC_INJECT_REFUSED, "runs only with the "
+	    "-arm64e_preview_abi boot-arg");
 	expect_on(&intel, path, false, MC_INJECT_REFUSED, "no slice of arm64e "
 	    "runs on an Intel Mac");
 	/* dprint made setuid: dyld ignores DYLD_* for it. */
@@ -340,6 +342,16 @@ test_sip(void **state)
 	    "/usr/bin/env is a shell or env wrapper");
 	expect_on(&silicon_sip_off, script, false, MC_INJECT_REFUSED,
 	    "/usr/bin/env is a shell or env wrapper");
+	/* Judged where the path really leads: a link to a protected
+	 * program is protected, a path through /usr/bin/.. is not. */
+	snprintf(script, sizeof script, "%s/python3", tmpdir);
+	assert_int_equal(symlink(PY3, script), 0);
+	expect(script, false, MC_INJECT_REFUSED, "protected by System "
+	    "Integrity Protection");
+	expect(BINS "/../npm-macho/deno", false, MC_INJECT_OK,
+	    "arm64: hardened runtime that allows");
+	expect("/usr/bin/../../" BINS "/deno", false, MC_INJECT_OK,
+	    "arm64: hardened runtime that allows");
 }
 
 /* Files that are no Mach-O, or whose headers lie: refused cleanly. */

@@ -34,6 +34,7 @@
 #include <link.h>
 #include <objc/runtime.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +51,9 @@ static __thread int	 model_lock_held;
 static pthread_mutex_t	 model_lock = PTHREAD_MUTEX_INITIALIZER;
 static model_image_fn	 model_funcs[MODEL_MAX_FUNCS];
 static int		 model_nfuncs;
+static void		(*model_prev_load)(Class, struct objc_category *);
+
+static void	model_hook_intact(void);
 
 static void *
 model_next(const char *name)
@@ -67,6 +71,7 @@ model_next(const char *name)
 static void
 model_take_lock(const char *function)
 {
+	model_hook_intact();
 	if (!model_lock_held)
 		return;
 	fprintf(stderr, "objc4-model: %s called from a load-image function, "
@@ -96,8 +101,6 @@ model_each_image(struct dl_phdr_info *info, size_t size, void *from)
 }
 
 /* Later images: the GNU runtime tells of each class it loads. */
-static void	(*model_prev_load)(Class, struct objc_category *);
-
 static void
 model_class_loaded(Class cls, struct objc_category *category)
 {
@@ -107,6 +110,40 @@ model_class_loaded(Class cls, struct objc_category *category)
 		model_notify(0, cls);
 }
 
+/*
+ * objc4 has no class-load hook of the GNU runtime's kind: the model takes
+ * it before anything else can, and a library that replaces it (to learn of
+ * late images another way than objc_addLoadImageFunc) is stopped at its
+ * next runtime call or at exit, as it would not even build on macOS.
+ */
+static bool	model_hook_taken;
+
+__attribute__((constructor(101))) static void
+model_take_hook(void)
+{
+	model_prev_load = _objc_load_callback;
+	_objc_load_callback = model_class_loaded;
+	model_hook_taken = true;
+}
+
+/* (Before the constructor, only the runtime's own loading calls here.) */
+static void
+model_hook_intact(void)
+{
+	if (!model_hook_taken || _objc_load_callback == model_class_loaded)
+		return;
+	fprintf(stderr, "objc4-model: the GNU runtime's class-load hook was "
+	    "replaced: objc4 has none, and its load-image functions run with "
+	    "runtimeLock held\n");
+	abort();
+}
+
+__attribute__((destructor)) static void
+model_check_at_exit(void)
+{
+	model_hook_intact();
+}
+
 /* objc4 objc-os.mm objc_addLoadImageFunc: existing images first, locked. */
 void
 objc_addLoadImageFunc(model_image_fn func)
@@ -114,10 +151,6 @@ objc_addLoadImageFunc(model_image_fn func)
 	int	from;
 
 	pthread_mutex_lock(&model_lock);
-	if (model_nfuncs == 0) {
-		model_prev_load = _objc_load_callback;
-		_objc_load_callback = model_class_loaded;
-	}
 	if (model_nfuncs < MODEL_MAX_FUNCS) {
 		from = model_nfuncs;
 		model_funcs[model_nfuncs++] = func;
