@@ -74,7 +74,7 @@ TEST_BINS	:= $(O)/tests/test_shim_config $(O)/tests/test_shim_inject \
 		   $(O)/tests/test_protocol $(O)/tests/test_files \
 		   $(O)/tests/test_fleet_e2e $(O)/tests/test_bench \
 		   $(O)/tests/test_bench_e2e $(O)/tests/test_install_e2e \
-		   $(O)/tests/test_invalid_e2e
+		   $(O)/tests/test_invalid_e2e $(O)/tests/test_removed_e2e
 SIM_LIB		:= $(O)/tests/libmtlsim.so
 SIM_OVERBROAD	:= $(O)/tests/overbroad/libmtlsim.so
 SIM_RENAMED	:= $(O)/tests/renamed/libmtlsim.so
@@ -288,7 +288,8 @@ HARNESS_DEPS	:= $(HARNESS) tests/support/*.h $(DAEMON) $(CLIENT) \
 		   $(TEMPLATE) $(SHIM_LIB) $(SIM_TOOLS) $(PROBE)
 
 $(O)/tests/test_daemon_e2e $(O)/tests/test_fleet_e2e \
-    $(O)/tests/test_invalid_e2e: $(O)/tests/test_%: tests/e2e/test_%.c $(HARNESS_DEPS) \
+    $(O)/tests/test_invalid_e2e $(O)/tests/test_removed_e2e: \
+    $(O)/tests/test_%: tests/e2e/test_%.c $(HARNESS_DEPS) \
     pkg/profiles/*.mobileconfig pkg/fleet/* | $(O)/tests
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Itests/support -Icommon $< \
 	    $(HARNESS) common/mc_rpc.c common/mc_util.c -o $@ -lcmocka -ljansson \

@@ -117,6 +117,36 @@ ctl_doctor_probe(json_t *res)
 		    "pass" : "FAIL");
 }
 
+/*
+ * doctor's probe of a profile into doc[key]; one the managed settings
+ * forbid is not probed, and the report says so and goes on.
+ */
+static int
+ctl_doctor_probe_call(struct ctl *c, const char *profile, json_t *doc,
+    const char *key)
+{
+	struct mc_rpc_message	m;
+
+	switch (mc_client_call(&c->client, MC_M_PROBE, NULL, "profile",
+	    profile, &m)) {
+	case MC_CLIENT_OK:
+		json_object_set_new(doc, key, ctl_json(&m.result));
+		return 0;
+	case MC_CLIENT_DAEMON:
+		if (strcmp(c->client.code, MC_E_MANAGED) == 0) {
+			json_object_set_new(doc, key, json_pack("{s:s, s:s, "
+			    "s:s}", "profile", profile, "status", "not probed",
+			    "reason", c->client.error));
+			return 0;
+		}
+		warnx("%s: %s", c->client.code, c->client.error);
+		return EXIT_DAEMON;
+	default:
+		warnx("%s", c->client.error);
+		return EXIT_UNREACH;
+	}
+}
+
 /* The managed settings in force, as hello tells them. */
 static void
 ctl_doctor_managed(json_t *m)
@@ -262,9 +292,8 @@ cmd_doctor(struct ctl *c, const struct ctl_command *cmd, int argc,
 	if ((rc = ctl_probe_call(c, NULL, "stock", &m)) != 0)
 		goto out;
 	json_object_set_new(doc, "probe_stock", ctl_json(&m.result));
-	if ((rc = ctl_probe_call(c, NULL, "apple9", &m)) != 0)
+	if ((rc = ctl_doctor_probe_call(c, "apple9", doc, "probe_apple9")) != 0)
 		goto out;
-	json_object_set_new(doc, "probe_apple9", ctl_json(&m.result));
 	if ((rc = ctl_call(c, MC_M_PROFILE_LIST, NULL, NULL, NULL, &m)) != 0)
 		goto out;
 	json_object_set_new(doc, "profiles", ctl_json(&m.result));

@@ -493,18 +493,36 @@ driver_scanned(const struct job *j, const struct mcd_event *ev)
 	return j->file_changed ? LC_EV_FILE_CHANGED : LC_EV_MANAGED;
 }
 
+/*
+ * A job that is gone takes its override and incidents with it: a new job
+ * of the same name starts from its own file, not from an old enable.
+ */
+static void
+driver_forget_override(struct mcd *d, struct job *j)
+{
+	char	why[256];
+
+	if (state_get(&d->state, j->name, false) == NULL)
+		return;
+	state_drop(&d->state, j->name);
+	if (state_save(&d->state, why, sizeof why) == -1)
+		log_warnx("job %s: its override could not be forgotten on "
+		    "disk: %s", j->name, why);
+}
+
 /* Re-read profiles, managed settings and job folders; act on each job. */
 void
 driver_rescan(struct mcd *d)
 {
 	struct mcd_event	ev = { .type = d->scanned ? LC_EV_MANAGED :
 	    LC_EV_LOGIN };
+	bool			first = !d->scanned;
 
 	d->scanned = true;
 	managed_load(d);
 	profile_load_all(&d->profiles, d->paths.profiles);
 	reconcile_prefer_gui(d);
-	job_scan(d);
+	job_scan(d, first);
 	driver_each(d, &ev, driver_scanned);
 	dirwatch_rearm(d);
 	/* Reading many job files leaves a high-water mark in the heap. */
@@ -528,6 +546,7 @@ driver_emit(struct mcd *d, const struct mcd_event *event)
 	case LC_EV_LAUNCHD_GONE:
 		driver_step(d, ev.job, &ev, NULL, 0);
 		driver_notify(d, ev.job, "removed");
+		driver_forget_override(d, ev.job);
 		job_forget(d, ev.job);
 		return;
 	default:

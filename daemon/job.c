@@ -242,12 +242,50 @@ job_scan_dir(struct mcd *d, const char *dir)
 }
 
 /*
+ * Labels launchd was given, in dir (state/loaded: loaded is true; the
+ * agents folder: false), for jobs that have no file: removed while
+ * metalcapd was down.  Each becomes a removed job, so the usual removal
+ * boots it out and deletes its agent and record.
+ */
+static void
+job_scan_given(struct mcd *d, const char *dir, const char *suffix,
+    bool loaded)
+{
+	const size_t	 plen = strlen(MCD_LABEL_PREFIX), slen = strlen(suffix);
+	char		 name[MCD_NAME_MAX + 8];
+	struct job	*j;
+	struct dirent	*de;
+	DIR		*dp;
+	size_t		 n;
+
+	if ((dp = opendir(dir)) == NULL)
+		return;
+	while ((de = readdir(dp)) != NULL) {
+		n = strlen(de->d_name);
+		if (n <= plen + slen || strncmp(de->d_name, MCD_LABEL_PREFIX,
+		    plen) != 0 || strcmp(de->d_name + n - slen, suffix) != 0 ||
+		    mc_fmt(name, sizeof name, "%.*s", (int)(n - plen - slen),
+		    de->d_name + plen) == -1 || !jobfile_name_ok(name))
+			continue;
+		if ((j = job_find(d, name)) == NULL) {
+			j = job_add(d, name);
+			log_info("job %s: its file is gone, but launchd was "
+			    "given it: it goes", name);
+		}
+		if (!j->seen && loaded)
+			j->loaded = true;
+	}
+	closedir(dp);
+}
+
+/*
  * Read the job folders into the table: each job is marked removed (its
- * file is gone) or file_changed (read anew).  The profile table may have
+ * file is gone) or file_changed (read anew); the first time, also the
+ * jobs launchd was given whose file went while the daemon was down.  The profile table may have
  * been rebuilt: call after profile_load_all.
  */
 void
-job_scan(struct mcd *d)
+job_scan(struct mcd *d, bool first)
 {
 	size_t	i;
 
@@ -259,6 +297,14 @@ job_scan(struct mcd *d)
 	}
 	job_scan_dir(d, d->paths.managed_jobs);
 	job_scan_dir(d, d->paths.jobs);
+	/* At the daemon's own start: later, it knows what it gave. */
+	if (first) {
+		char	loaded[PATH_MAX];
+
+		mc_fmt(loaded, sizeof loaded, "%s/loaded", d->paths.state);
+		job_scan_given(d, loaded, "", true);
+		job_scan_given(d, d->paths.agents, ".plist", false);
+	}
 	for (i = 0; i < d->njobs; i++)
 		if (!d->jobs[i]->seen)
 			d->jobs[i]->removed = true;

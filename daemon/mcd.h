@@ -273,6 +273,7 @@ struct state {
 int	state_load(struct state *, const char *dir, char *note, size_t len);
 int	state_save(const struct state *, char *why, size_t whylen);
 struct override *state_get(struct state *, const char *name, bool create);
+void	state_drop(struct state *, const char *name);
 void	state_free(struct state *);
 
 /* --- launchd.c -------------------------------------------------------------- */
@@ -529,7 +530,7 @@ typedef void (*mcd_observer_fn)(struct mcd *, const struct job *,
 
 const char *job_state_name(enum job_state);
 struct job *job_find(struct mcd *, const char *name);
-void	job_scan(struct mcd *);
+void	job_scan(struct mcd *, bool first);
 void	job_free(struct job *);
 void	job_forget(struct mcd *, struct job *);
 void	job_effective(struct mcd *, struct job *);

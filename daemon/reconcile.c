@@ -347,7 +347,17 @@ reconcile_removed_cb(struct mcd *d, const struct launchctl_result *r,
 	struct job	*j = arg;
 	char		 path[PATH_MAX];
 
-	(void)r;
+	/*
+	 * launchd still has it (3: it had not; 112, 125: no such domain, so
+	 * nothing there): keep the job, its agent and its record, and say so
+	 * until a bootout goes through.  Forgotten, it would run on with the
+	 * shim and nothing would name it, not even the uninstaller.
+	 */
+	if (j->removed && r->code != 0 && r->code != 3 && r->code != 36 &&
+	    r->code != 112 && r->code != 125) {
+		reconcile_error(d, j, "bootout of a removed job", r);
+		return;
+	}
 	watch_stop(j);
 	/*
 	 * Its file came back while the bootout was on its way (an editor

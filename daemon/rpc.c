@@ -115,9 +115,20 @@ rpc_param(struct rpc_call *call, unsigned i)
 	    &call->msg->params.via.array.ptr[i] : NULL;
 }
 
-/* The job named by parameter i, or an error reply and NULL. */
+/* Listed: a job with a file, or one whose removal launchd refused. */
+static bool
+rpc_listed(const struct job *j)
+{
+	return !j->removed || j->state == JOB_ERROR;
+}
+
+/*
+ * The job named by parameter i, or an error reply and NULL.  A removed job
+ * takes no request; status (shown) still shows one launchd will not let
+ * go of.
+ */
 static struct job *
-rpc_job(struct rpc_call *call, unsigned i)
+rpc_job_named(struct rpc_call *call, unsigned i, bool shown)
 {
 	char		 name[MCD_NAME_MAX + 8];
 	struct job	*j;
@@ -127,11 +138,18 @@ rpc_job(struct rpc_call *call, unsigned i)
 		    i + 1);
 		return NULL;
 	}
-	if ((j = job_find(call->conn->daemon, name)) == NULL || j->removed) {
+	if ((j = job_find(call->conn->daemon, name)) == NULL || (j->removed &&
+	    !(shown && rpc_listed(j)))) {
 		rpc_error(call, MC_E_NOJOB, "no job named %s", name);
 		return NULL;
 	}
 	return j;
+}
+
+static struct job *
+rpc_job(struct rpc_call *call, unsigned i)
+{
+	return rpc_job_named(call, i, false);
 }
 
 /*
@@ -274,7 +292,7 @@ rpc_status(struct rpc_call *call)
 	size_t		 i, n = 0;
 
 	if (rpc_param(call, 0) != NULL) {
-		if ((j = rpc_job(call, 0)) == NULL)
+		if ((j = rpc_job_named(call, 0, true)) == NULL)
 			return;
 		rpc_ok(call);
 		msgpack_pack_array(&call->pk, 1);
@@ -282,11 +300,11 @@ rpc_status(struct rpc_call *call)
 		return;
 	}
 	for (i = 0; i < d->njobs; i++)
-		n += !d->jobs[i]->removed;
+		n += rpc_listed(d->jobs[i]);
 	rpc_ok(call);
 	msgpack_pack_array(&call->pk, (uint32_t)n);
 	for (i = 0; i < d->njobs; i++)
-		if (!d->jobs[i]->removed)
+		if (rpc_listed(d->jobs[i]))
 			rpc_pack_job(&call->pk, d->jobs[i]);
 }
 
@@ -578,8 +596,10 @@ rpc_probe(struct rpc_call *call)
 		rpc_error(call, MC_E_NOPROFILE, "no profile named %s", name);
 		return;
 	}
-	/* A probe injects the profile's shim: what may not run, no probe. */
-	if (!rpc_managed_ok(call, name) || !rpc_may_defer(call))
+	/* A probe injects the profile's shim: what may not run, no probe
+	 * (stock, which injects nothing, always may). */
+	if ((p->family_max != 0 && !rpc_managed_ok(call, name)) ||
+	    !rpc_may_defer(call))
 		return;
 	gate_wait(d, p, rpc_probe_done, rpc_defer(call, NULL, name));
 }

@@ -189,6 +189,21 @@ state_get(struct state *st, const char *name, bool create)
 	return &st->list[st->count++];
 }
 
+/* Forget a job's override and incidents: its job is gone. */
+void
+state_drop(struct state *st, const char *name)
+{
+	size_t	i;
+
+	for (i = 0; i < st->count; i++)
+		if (strcmp(st->list[i].name, name) == 0) {
+			memmove(&st->list[i], &st->list[i + 1],
+			    (st->count - i - 1) * sizeof *st->list);
+			st->count--;
+			return;
+		}
+}
+
 void
 state_free(struct state *st)
 {

@@ -131,6 +131,8 @@ test_managed_fails_safe(void **state)
 		    "used"));
 		r = ctl(&code, "--json", "doctor", NULL, NULL);
 		assert_non_null(strstr(r->out, "org.metalcap.plist"));
+		/* The daemon probes no profile it forbids; doctor says so. */
+		assert_non_null(strstr(r->out, "\"not probed\""));
 		/* Fixed: unlocked again. */
 		write_managed(NULL, "");
 		ctl(&code, "reload", NULL, NULL, NULL);

@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * End to end: a job whose file is removed goes, all of it, whatever
+ * launchd or the daemon's own downtime does meanwhile.  A bootout launchd
+ * refuses keeps the job named (and its agent and record) until one goes
+ * through; a file removed while metalcapd was down is noticed at its next
+ * start; and the job's override goes with it, so a new job of that name
+ * starts from its own file.  The real metalcapd and metalcapctl; launchd
+ * and the device are SIMULATED, as in test_daemon_e2e.c.
+ */
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "child.h"
+#include "harness.h"
+
+#define LABEL	"org.metalcap.job."
+
+/* Does home/REL (printf-style, the job's name in it) exist? */
+static bool
+home_has(const char *fmt, const char *name)
+{
+	char		rel[192], path[320];
+	struct stat	sb;
+
+	snprintf(rel, sizeof rel, fmt, name);
+	snprintf(path, sizeof path, "%s/%s", home, rel);
+	return lstat(path, &sb) == 0;
+}
+
+static void
+remove_job_file(const char *name)
+{
+	char	path[256];
+
+	snprintf(path, sizeof path, "%s/jobs.d/%s.plist", home, name);
+	assert_int_equal(unlink(path), 0);
+}
+
+/* Wait until the job is gone from status, launchd and the disk. */
+static void
+wait_all_gone(const char *name, long pid)
+{
+	json_t	*j = NULL;
+	int	 i;
+
+	for (i = 0; i < 400; i++) {
+		json_decref(j);
+		j = job_status(name);
+		if (j == NULL && !loaded_in_gui(name) && kill((pid_t)pid, 0) ==
+		    -1 && !home_has("agents/" LABEL "%s.plist", name) &&
+		    !home_has("state/loaded/" LABEL "%s", name))
+			return;
+		sleep_ms(25 * (long)time_scale());
+	}
+	fail_msg("job %s not gone: status %s, launchd %s, pid %s, agent %s, "
+	    "record %s", name, j ? str_of(j, "state") : "none",
+	    loaded_in_gui(name) ? "has it" : "not", kill((pid_t)pid, 0) == 0 ?
+	    "runs" : "gone", home_has("agents/" LABEL "%s.plist", name) ?
+	    "kept" : "gone", home_has("state/loaded/" LABEL "%s", name) ?
+	    "kept" : "gone");
+}
+
+/*
+ * launchd refuses the bootout of a removed job: the job stays in status,
+ * in error, naming the bootout, and its agent and record stay, since
+ * launchd runs it still; once launchd takes the bootout, all of it goes.
+ */
+static void
+test_removal_bootout_refused(void **state)
+{
+	static char	 fault[300], real[300];
+	char		 path[256];
+	json_t		*j = NULL;
+	long		 pid;
+	int		 i;
+
+	(void)state;
+	snprintf(path, sizeof path, "%s/lc.fault", home);
+	write_file(path, "w", "");
+	snprintf(fault, sizeof fault, "LAUNCHCTL_FAULT=%s", path);
+	snprintf(real, sizeof real, "LAUNCHCTL_SIM=%s", SIM);
+	kill_daemon(SIGTERM);
+	daemon_launchctl = MC_TEST_SOURCE "/tests/fault/launchctl-fault";
+	daemon_env = fault;
+	daemon_env2 = real;
+	start_daemon();
+	put_job("llama", "");
+	pid = wait_state("llama", "unlocked", 0, 5.0);
+	write_file(path, "w", "bootout 5\n");
+	remove_job_file("llama");
+	for (i = 0; i < 200; i++) {
+		json_decref(j);
+		if ((j = job_status("llama")) != NULL &&
+		    strcmp(str_of(j, "state"), "error") == 0)
+			break;
+		sleep_ms(25 * (long)time_scale());
+	}
+	if (j == NULL || strstr(str_of(j, "reason"), "bootout") == NULL)
+		fail_msg("a refused bootout left no trace: %s", j ? str_of(j,
+		    "reason") : "the job is not in status");
+	json_decref(j);
+	assert_int_equal(kill((pid_t)pid, 0), 0);
+	assert_true(loaded_in_gui("llama"));
+	assert_true(home_has("agents/" LABEL "%s.plist", "llama"));
+	assert_true(home_has("state/loaded/" LABEL "%s", "llama"));
+	write_file(path, "w", "");
+	wait_all_gone("llama", pid);
+}
+
+/* A file removed while metalcapd was down: its job goes at the next start. */
+static void
+test_removed_while_down(void **state)
+{
+	long	pid;
+
+	(void)state;
+	put_job("llama", "");
+	pid = wait_state("llama", "unlocked", 0, 5.0);
+	kill_daemon(SIGKILL);
+	remove_job_file("llama");
+	/* launchd runs it on with the shim, as a Mac would. */
+	assert_int_equal(kill((pid_t)pid, 0), 0);
+	assert_true(environ_has(pid, "LD_PRELOAD="));
+	start_daemon();
+	wait_all_gone("llama", pid);
+}
+
+/*
+ * An override goes with its job: enabled, removed and added again stock,
+ * the new job runs stock as its file says.
+ */
+static void
+test_override_goes_with_job(void **state)
+{
+	long	pid;
+	int	code;
+
+	(void)state;
+	put_job("llama", "<key>Unlocked</key><false/>");
+	pid = wait_state("llama", "stock", 0, 5.0);
+	ctl(&code, "enable", "llama", NULL, NULL);
+	assert_int_equal(code, 0);
+	pid = wait_state("llama", "unlocked", pid, 5.0);
+	remove_job_file("llama");
+	wait_all_gone("llama", pid);
+	put_job("llama", "<key>Unlocked</key><false/>");
+	pid = wait_state("llama", "stock", 0, 5.0);
+	assert_false(environ_has(pid, "LD_PRELOAD="));
+	assert_field_has("llama", "desired", "stock");
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_removal_bootout_refused,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_removed_while_down, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_override_goes_with_job,
+		    setup, teardown),
+	};
+
+	/* MC_TEST_ONLY=pattern runs the matching tests (make mutate). */
+	if (getenv("MC_TEST_ONLY") != NULL)
+		cmocka_set_test_filter(getenv("MC_TEST_ONLY"));
+	return cmocka_run_group_tests_name("removed e2e", tests, NULL, NULL);
+}
