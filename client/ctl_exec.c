@@ -7,13 +7,16 @@
  * env(1) has them.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <jansson.h>
 
 #include "ctl.h"
+#include "mc_plist.h"
 #include "mc_util.h"
 #include "protocol.h"
 
@@ -56,13 +59,33 @@ ctl_exec_json(const struct ctl_unlock *u, const struct ctl_outcome *o,
 	    "reason", strcmp(s->reason, "-") ? s->reason : ""));
 }
 
+/*
+ * Write --report FILE as a new file renamed into place: whatever the run
+ * left at that name meanwhile (a link, a FIFO) is replaced, never
+ * followed or waited on.
+ */
+static void
+ctl_exec_report(const char *file, const struct ctl_unlock *u,
+    const struct ctl_outcome *o, int argc, char **argv)
+{
+	json_t	*doc = ctl_exec_json(u, o, argc, argv);
+	char	*text = doc ? json_dumps(doc, JSON_INDENT(2) |
+	    JSON_SORT_KEYS) : NULL, why[PATH_MAX + 64];
+
+	if (text == NULL || mc_write_atomic(file, text, strlen(text), 0644,
+	    why, sizeof why) == -1)
+		fprintf(stderr, "metalcapctl: exec: --report %s: %s\n", file,
+		    text ? why : "cannot write it");
+	free(text);
+	json_decref(doc);
+}
+
 int
 cmd_exec(struct ctl *c, const struct ctl_command *cmd, int argc,
     char **argv)
 {
 	struct ctl_unlock	 u;
 	struct ctl_outcome	 o;
-	json_t			*doc;
 	int			 rc;
 
 	(void)cmd;
@@ -90,14 +113,8 @@ cmd_exec(struct ctl *c, const struct ctl_command *cmd, int argc,
 	    "unlocked by profile" : "STOCK, not unlocked by profile",
 	    u.profile->name, o.why);
 	rc = o.status;
-	if (c->opts.report != NULL) {
-		doc = ctl_exec_json(&u, &o, argc, argv);
-		if (doc == NULL || json_dump_file(doc, c->opts.report,
-		    JSON_INDENT(2) | JSON_SORT_KEYS) == -1)
-			fprintf(stderr, "metalcapctl: exec: --report %s: "
-			    "cannot write it\n", c->opts.report);
-		json_decref(doc);
-	}
+	if (c->opts.report != NULL)
+		ctl_exec_report(c->opts.report, &u, &o, argc, argv);
 	ctl_unlock_free(&u);
 	ctl_signals_settle(rc);
 	ctl_signals_die();

@@ -311,6 +311,36 @@ test_exec_user_managed(void **state)
 	assert_non_null(strstr(r->err, "EMANAGED"));
 }
 
+/*
+ * --report FILE is written as a new file renamed into place: a link the
+ * run planted at that name is replaced, not followed; a FIFO does not
+ * hang metalcapctl.
+ */
+static void
+test_exec_report_planted(void **state)
+{
+	char			 report[160], target[160], script[512];
+	const char		*args[] = { "exec", "--report", report, "--",
+	    "/usr/bin/python3", "-c", script, NULL };
+	struct stat		 sb;
+	int			 code, k;
+
+	(void)state;
+	snprintf(report, sizeof report, "%s/exec.json", home);
+	snprintf(target, sizeof target, "%s/target", home);
+	for (k = 0; k < 2; k++) {
+		snprintf(script, sizeof script, k == 0 ? "import os; "
+		    "os.symlink('%s', '%s')" : "import os; os.mkfifo('%s')",
+		    k == 0 ? target : report, report);
+		run_ctl(&code, NULL, args);
+		assert_int_equal(code, 0);
+		assert_int_equal(lstat(report, &sb), 0);
+		assert_true(S_ISREG(sb.st_mode));
+		assert_int_equal(lstat(target, &sb), -1);
+		unlink(report);
+	}
+}
+
 /* With a daemon running, its verdict is the one used. */
 static void
 test_exec_asks_daemon(void **state)
@@ -580,6 +610,8 @@ main(void)
 		    setup_alone, teardown_alone),
 		cmocka_unit_test_setup_teardown(test_exec_user_managed,
 		    setup_daemon, teardown),
+		cmocka_unit_test_setup_teardown(test_exec_report_planted,
+		    setup_alone, teardown_alone),
 		cmocka_unit_test_setup_teardown(test_exec_asks_daemon,
 		    setup_daemon, teardown),
 		cmocka_unit_test_setup_teardown(test_bench_evidence,
