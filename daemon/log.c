@@ -4,6 +4,7 @@
  * in the foreground, to stderr.  log_debug is silent unless
  * METALCAPD_DEBUG is set.
  */
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,13 +18,26 @@ static FILE	*log_file;
 static bool	 log_stderr = true;
 static bool	 log_verbose;
 
+/*
+ * The log is the daemon's alone: close-on-exec, so that no program it
+ * starts (launchctl, the probe, a job's health check) can write lines
+ * into it.
+ */
 void
 log_open(const char *file, bool to_stderr)
 {
+	int	fd;
+
 	log_stderr = to_stderr;
 	log_verbose = getenv("METALCAPD_DEBUG") != NULL;
-	if (file != NULL && (log_file = fopen(file, "a")) != NULL)
-		setvbuf(log_file, NULL, _IOLBF, 0);
+	if (file == NULL || (fd = open(file, O_WRONLY | O_CREAT | O_APPEND |
+	    O_CLOEXEC, 0644)) == -1)
+		return;
+	if ((log_file = fdopen(fd, "a")) == NULL) {
+		close(fd);
+		return;
+	}
+	setvbuf(log_file, NULL, _IOLBF, 0);
 }
 
 static void

@@ -401,6 +401,40 @@ test_health_check_reverts(void **state)
 }
 
 /*
+ * A program metalcapd starts (here a job's health check) holds none of
+ * its descriptors: it could not write lines into the daemon's log.
+ */
+static void
+test_children_get_no_log(void **state)
+{
+	char		 extra[1024], fds[192], line[512];
+	bool		 listed = false;
+	FILE		*f;
+	int		 i;
+
+	(void)state;
+	snprintf(fds, sizeof fds, "%s/check-fds", home);
+	snprintf(extra, sizeof extra, "<key>HealthCheck</key><dict><key>"
+	    "ProgramArguments</key><array><string>/bin/sh</string><string>-c"
+	    "</string><string>ls -l /proc/$$/fd/ &gt; %s.tmp; mv %s.tmp %s"
+	    "</string></array><key>StartDelaySeconds</key><integer>0</integer>"
+	    "</dict>", fds, fds, fds);
+	put_job("llama", extra);
+	wait_state("llama", "unlocked", 0, 4.0);
+	for (i = 0; i < 200 && access(fds, F_OK) != 0; i++)
+		sleep_ms(25 * (long)time_scale());
+	assert_non_null(f = fopen(fds, "r"));
+	while (fgets(line, sizeof line, f) != NULL) {
+		listed = true;
+		if (strstr(line, "metalcapd.log") != NULL)
+			fail_msg("the health check holds the daemon's log: %s",
+			    line);
+	}
+	fclose(f);
+	assert_true(listed);
+}
+
+/*
  * A launcher that drops the shim before exec'ing the workload (the pid
  * stays, the shim does not): the Linux stand-in for a macOS program that
  * dyld will not inject and that the pre-launch check could not tell.
@@ -636,6 +670,8 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_crash_loops, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_children_get_no_log,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_health_check_reverts, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_blocked_without_marker,
