@@ -4,11 +4,16 @@
  * disproves that the shim took effect in one process.  metalcapd reads it
  * for a job's pid, metalcapctl exec and bench for the program they ran.
  */
+#include <sys/types.h>
+
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mc_util.h"
 #include "mcd.h"
@@ -105,4 +110,37 @@ marker_read(const char *dir, long pid, struct shim_seen *s)
 	}
 	fclose(f);
 	return n > 0;
+}
+
+/*
+ * The report of a pid that has exited goes with it: a later process given
+ * the same pid must prove its own injection, not pass on an old "hooked".
+ */
+void
+marker_forget(const char *dir, long pid)
+{
+	char	path[PATH_MAX];
+
+	if (pid > 0 && mc_fmt(path, sizeof path, "%s/metalcap.%ld.report", dir,
+	    pid) == 0)
+		unlink(path);
+}
+
+/* At start: the reports of pids no longer running (the daemon was down). */
+void
+marker_sweep(const char *dir)
+{
+	struct dirent	*de;
+	DIR		*dp;
+	long		 pid;
+	char		 tail[16];
+
+	if ((dp = opendir(dir)) == NULL)
+		return;
+	while ((de = readdir(dp)) != NULL)
+		if (sscanf(de->d_name, "metalcap.%ld%15s", &pid, tail) == 2 &&
+		    strcmp(tail, ".report") == 0 && pid > 0 &&
+		    kill((pid_t)pid, 0) == -1 && errno == ESRCH)
+			marker_forget(dir, pid);
+	closedir(dp);
 }

@@ -360,6 +360,7 @@ struct job {
 	bool			 changed;	/* agent file rewritten */
 	bool			 out_for_good;	/* this bootout loads nothing */
 	uint64_t		 last_request;	/* d->requests at the last one */
+	long			 report_pid;	/* its shim report, to delete */
 	uv_timer_t		*timer;
 	struct mcd		*daemon;
 	/* the safety loop (watch.c) */
@@ -569,6 +570,8 @@ void	watch_reports_changed(struct mcd *);
 /* marker.c: the shim's report line, for the daemon and metalcapctl */
 void	marker_parse(struct shim_seen *, const char *line);
 bool	marker_read(const char *dir, long pid, struct shim_seen *);
+void	marker_forget(const char *dir, long pid);
+void	marker_sweep(const char *dir);
 
 /* --- server.c / rpc.c --------------------------------------------------------- */
 

@@ -309,7 +309,7 @@ main(int argc, char **argv)
 {
 	struct mcd	*d = &daemon_state;
 	bool		 foreground = false;
-	char		 why[512], logfile[PATH_MAX + 16];
+	char		 why[512], logfile[PATH_MAX + 16], reports[PATH_MAX + 16];
 
 	signal(SIGPIPE, SIG_IGN);
 	d->loop = uv_default_loop();
@@ -328,6 +328,8 @@ main(int argc, char **argv)
 	}
 	mc_fmt(logfile, sizeof logfile, "%s/metalcapd.log", d->paths.logs);
 	log_open(logfile, foreground);
+	mc_fmt(reports, sizeof reports, "%s/reports", d->paths.state);
+	marker_sweep(reports);
 	if (load_template(d) == -1)
 		return 1;
 	if (state_load(&d->state, d->paths.state, why, sizeof why) == -1)

@@ -89,6 +89,23 @@ watch_get(struct mcd *d, struct job *j)
 	return w;
 }
 
+/*
+ * The shim's report of the job's last process goes once that process is
+ * no longer the job's (it exited, was replaced or stopped): the pid may
+ * come again, and the next process must prove its own injection.
+ */
+static void
+watch_forget_report(struct mcd *d, struct job *j)
+{
+	char	dir[PATH_MAX];
+
+	if (j->report_pid <= 0)
+		return;
+	mc_fmt(dir, sizeof dir, "%s/reports", d->paths.state);
+	marker_forget(dir, j->report_pid);
+	j->report_pid = 0;
+}
+
 static void
 watch_stop_pid(struct job_watch *w)
 {
@@ -118,6 +135,7 @@ watch_stop(struct job *j)
 {
 	struct job_watch	*w = j->watch;
 
+	watch_forget_report(j->daemon, j);
 	if (j->tail != NULL) {
 		tail_stop(j->tail);
 		free(j->tail);
@@ -366,6 +384,7 @@ watch_pid_gone(struct pid_watch *p)
 		return;
 	}
 	log_debug("job %s: pid %ld exited", j->name, j->pid);
+	watch_forget_report(j->daemon, j);
 	uv_timer_stop(&w->marker_timer);
 	uv_timer_stop(&w->health_timer);
 	/* launchd knows how it ended: the driver asks. */
@@ -539,6 +558,9 @@ watch_started(struct mcd *d, struct job *j)
 	log_debug("job %s: watching pid %ld", j->name, j->pid);
 	w = watch_get(d, j);
 	watch_stop_pid(w);
+	if (j->report_pid != j->pid)
+		watch_forget_report(d, j);
+	j->report_pid = j->pid;
 	j->watched_pid = j->pid;
 	free(j->shim);
 	j->shim = NULL;

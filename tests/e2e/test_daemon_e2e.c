@@ -401,6 +401,47 @@ test_health_check_reverts(void **state)
 }
 
 /*
+ * A pid's report goes when the pid exits, and at the daemon's start the
+ * reports of pids that are gone: a later process given the same pid must
+ * prove its own injection.
+ */
+static void
+test_reports_go_with_their_pid(void **state)
+{
+	char	 path[256];
+	long	 pid, next;
+	pid_t	 dead;
+	int	 code, i;
+
+	(void)state;
+	put_job("llama", "");
+	pid = wait_state("llama", "unlocked", 0, 4.0);
+	for (i = 0; i < 200 && !marker_exists(pid); i++)
+		sleep_ms(25 * (long)time_scale());
+	assert_true(marker_exists(pid));
+	ctl(&code, "restart", "llama", NULL, NULL);
+	next = wait_state("llama", "unlocked", pid, 4.0);
+	for (i = 0; i < 200 && marker_exists(pid); i++)
+		sleep_ms(25 * (long)time_scale());
+	assert_false(marker_exists(pid));
+	for (i = 0; i < 200 && !marker_exists(next); i++)
+		sleep_ms(25 * (long)time_scale());
+	assert_true(marker_exists(next));
+	/* A report left by a pid that exited while the daemon was down. */
+	kill_daemon(SIGTERM);
+	if ((dead = fork()) == 0)
+		_exit(0);
+	waitpid(dead, NULL, 0);
+	snprintf(path, sizeof path, "%s/state/reports/metalcap.%ld.report",
+	    home, (long)dead);
+	write_file(path, "w", "metalcap pid=1 state=hooked\n");
+	start_daemon();
+	wait_state("llama", "unlocked", 0, 4.0);
+	assert_false(marker_exists(dead));
+	assert_true(marker_exists(next));
+}
+
+/*
  * A program metalcapd starts (here a job's health check) holds none of
  * its descriptors: it could not write lines into the daemon's log.
  */
@@ -671,6 +712,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_crash_loops, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_children_get_no_log,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reports_go_with_their_pid,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_health_check_reverts, setup,
 		    teardown),
