@@ -168,6 +168,23 @@ cmd_watch(struct ctl *c, const struct ctl_command *cmd, int argc,
 	return EXIT_UNREACH;
 }
 
+/*
+ * A workload's log to a terminal: its control characters (an escape
+ * sequence a client got logged, say) shown as '?', never acted on.  Piped,
+ * the bytes pass as they are.
+ */
+static void
+ctl_logs_write(char *buf, size_t n, bool tty)
+{
+	size_t	i;
+
+	for (i = 0; tty && i < n; i++)
+		if (((unsigned char)buf[i] < 0x20 && buf[i] != '\n' &&
+		    buf[i] != '\t') || buf[i] == 0x7f)
+			buf[i] = '?';
+	fwrite(buf, 1, n, stdout);
+}
+
 /* Print the job's stderr log; with -f keep following it. */
 int
 cmd_logs(struct ctl *c, const struct ctl_command *cmd, int argc,
@@ -182,6 +199,7 @@ cmd_logs(struct ctl *c, const struct ctl_command *cmd, int argc,
 	off_t			 off = 0;
 	ssize_t			 n;
 	int			 rc, fd;
+	bool			 tty = isatty(STDOUT_FILENO);
 
 	(void)argc;
 	if ((rc = ctl_call(c, MC_M_STATUS, params, NULL, NULL, &m)) != 0)
@@ -199,7 +217,7 @@ cmd_logs(struct ctl *c, const struct ctl_command *cmd, int argc,
 	setvbuf(stdout, NULL, _IONBF, 0);
 	for (;;) {
 		while ((n = read(fd, buf, sizeof buf)) > 0) {
-			fwrite(buf, 1, (size_t)n, stdout);
+			ctl_logs_write(buf, (size_t)n, tty);
 			off += n;
 		}
 		if (!follow)

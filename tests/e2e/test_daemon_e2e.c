@@ -442,6 +442,35 @@ test_reports_go_with_their_pid(void **state)
 }
 
 /*
+ * metalcapctl logs shows a workload's escape sequences to a terminal as
+ * text ('?'), and passes them on unchanged to a pipe.
+ */
+static void
+test_logs_show_no_escapes(void **state)
+{
+	char			 cmd[512];
+	const char		*tty[] = { "/usr/bin/script", "-qec", cmd,
+	    "/dev/null", NULL };
+	const char		*piped[] = { CTL, "--home", home, "logs",
+	    "llama", NULL };
+	char			*env[CHILD_ENV_MAX];
+	struct child_result	 r;
+
+	(void)state;
+	put_job("llama", "");
+	wait_state("llama", "unlocked", 0, 4.0);
+	append_job_log("llama", "srv  request: GET /\033]0;owned\007\033[2J "
+	    "done\n");
+	snprintf(cmd, sizeof cmd, "%s --home %s logs llama", CTL, home);
+	child_env(env, NULL);
+	assert_int_equal(child_run(tty, env, &r), 0);
+	assert_non_null(strstr(r.out, "GET /?]0;owned??[2J done"));
+	assert_null(strchr(r.out, '\033'));
+	assert_int_equal(child_run(piped, env, &r), 0);
+	assert_non_null(strstr(r.out, "GET /\033]0;owned\007\033[2J done"));
+}
+
+/*
  * A program metalcapd starts (here a job's health check) holds none of
  * its descriptors: it could not write lines into the daemon's log.
  */
@@ -714,6 +743,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_children_get_no_log,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reports_go_with_their_pid,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_logs_show_no_escapes,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_health_check_reverts, setup,
 		    teardown),
