@@ -24,6 +24,7 @@
 struct gate_waiter {
 	gate_done_fn		 fn;
 	void			*arg;
+	uint64_t		 run;	/* the probe it waits for (e->runs) */
 	struct gate_waiter	*next;
 };
 
@@ -54,11 +55,30 @@ gate_find(struct mcd *d, const char *profile)
 	return NULL;
 }
 
+/* Answer the waiters whose probe (this one, or an earlier) is done. */
+static void
+gate_answer(struct mcd *d, struct gate_entry *e)
+{
+	struct gate_waiter	*w, **at = &e->waiters, *ready = NULL;
+
+	while ((w = *at) != NULL)
+		if (w->run <= e->runs) {
+			*at = w->next;
+			w->next = ready;
+			ready = w;
+		} else
+			at = &w->next;
+	for (; ready != NULL; ready = w) {
+		w = ready->next;
+		ready->fn(d, e, ready->arg);
+		free(ready);
+	}
+}
+
 static void
 gate_done(struct mcd *d, const struct launchctl_result *r, void *arg)
 {
 	struct gate_entry	*e = arg;
-	struct gate_waiter	*w, *next;
 	const struct profile	*p = profile_find(&d->profiles, e->profile);
 	struct mcd_event	 ev = { .job = NULL };
 
@@ -69,24 +89,27 @@ gate_done(struct mcd *d, const struct launchctl_result *r, void *arg)
 	    e->status == GATE_PASS ? "pass" : e->status == GATE_PARTIAL ?
 	    "partial" : "FAIL", e->reason[0] ? ": " : "", e->reason);
 	e->running = false;
-	/* A request to re-probe arrived meanwhile: this verdict is old. */
-	if (e->rerun && p != NULL) {
+	gate_answer(d, e);
+	/*
+	 * The jobs on this profile hear the verdict, unless the profile's
+	 * values changed while it ran; a request to re-probe that arrived
+	 * meanwhile gets its own, later probe, and does not hold this
+	 * verdict back (probe requests in a row would starve the jobs).
+	 */
+	if (p == NULL || (e->family == p->family_max &&
+	    e->tg == p->threadgroup_memory && e->ws == p->working_set)) {
+		ev.profile = e->profile;
+		ev.type = e->status == GATE_PASS ? LC_EV_PROBE_PASS :
+		    e->status == GATE_PARTIAL ? LC_EV_PROBE_PARTIAL :
+		    LC_EV_PROBE_FAIL;
+		d->emit(d, &ev);
+	} else
+		e->rerun = true;
+	if (e->rerun && p != NULL && (e = gate_find(d, p->name)) != NULL &&
+	    !e->running) {
 		e->rerun = false;
 		gate_run(d, p);
-		return;
 	}
-	w = e->waiters;
-	e->waiters = NULL;
-	for (; w != NULL; w = next) {
-		next = w->next;
-		w->fn(d, e, w->arg);
-		free(w);
-	}
-	/* The jobs on this profile hear the verdict. */
-	ev.profile = e->profile;
-	ev.type = e->status == GATE_PASS ? LC_EV_PROBE_PASS :
-	    e->status == GATE_PARTIAL ? LC_EV_PROBE_PARTIAL : LC_EV_PROBE_FAIL;
-	d->emit(d, &ev);
 }
 
 /* Start a probe of profile p (or note that one more is wanted). */
@@ -115,13 +138,13 @@ gate_run(struct mcd *d, const struct profile *p)
 		return;
 	}
 	e->running = true;
+	e->runs++;
 	e->family = p->family_max;
 	e->tg = p->threadgroup_memory;
 	e->ws = p->working_set;
 	gate_stamp(d, e->stamp, sizeof e->stamp);
 	json_decref(e->report);
 	e->report = NULL;
-	e->done = false;
 	log_info("probing profile %s", p->name);
 	/* The probe re-runs itself to point the shim's report at itself. */
 	env = gate_env(d->paths.shim, p, true, NULL);
@@ -129,14 +152,19 @@ gate_run(struct mcd *d, const struct profile *p)
 	mc_strv_free(env);
 }
 
-/* The cached verdict for p if it is still valid, else NULL. */
+/*
+ * The cached verdict for p if it is still valid, else NULL.  A probe that
+ * only re-checks (a probe request) leaves the last verdict in force until
+ * its own comes; one for new values or binaries does not (the values and
+ * stamp below differ).
+ */
 const struct gate_entry *
 gate_peek(struct mcd *d, const struct profile *p)
 {
 	struct gate_entry	*e = gate_find(d, p->name);
 	char			 stamp[sizeof e->stamp];
 
-	if (e == NULL || e->running || !e->done)
+	if (e == NULL || !e->done)
 		return NULL;
 	gate_stamp(d, stamp, sizeof stamp);
 	if (e->family != p->family_max || e->tg != p->threadgroup_memory ||
@@ -157,18 +185,21 @@ gate_verdict(struct mcd *d, const struct profile *p)
 	return e;
 }
 
-/* Forget the verdict for a profile: the next use probes again. */
+/*
+ * Forget the verdict for a profile, and probe it again at once: a job
+ * that runs on it waits in probing for that probe, never for none.
+ */
 void
 gate_invalidate(struct mcd *d, const char *profile)
 {
 	struct gate_entry	*e = gate_find(d, profile);
+	const struct profile	*p = profile_find(&d->profiles, profile);
 
 	if (e == NULL)
 		return;
-	if (e->running)
-		e->rerun = true;
-	else
-		e->done = false;
+	e->done = false;
+	if (p != NULL)
+		gate_run(d, p);
 }
 
 /* Run a fresh probe of p and call fn with its verdict. */
@@ -178,11 +209,12 @@ gate_wait(struct mcd *d, const struct profile *p, gate_done_fn fn, void *arg)
 	struct gate_entry	*e;
 	struct gate_waiter	*w = calloc(1, sizeof *w);
 
-	gate_invalidate(d, p->name);
 	gate_run(d, p);
 	e = gate_find(d, p->name);
 	w->fn = fn;
 	w->arg = arg;
+	/* A probe under way started before the request: the next one. */
+	w->run = e->rerun ? e->runs + 1 : e->runs;
 	w->next = e->waiters;
 	e->waiters = w;
 }

@@ -205,6 +205,7 @@ struct gate_entry {
 	char			 stamp[160];		/* shim and probe files */
 	bool			 running;
 	bool			 rerun;		/* probe again when done */
+	uint64_t		 runs;		/* probes started */
 	bool			 done;		/* status is a valid verdict */
 	long			 time;		/* when the verdict came */
 	enum gate_status	 status;

@@ -442,6 +442,34 @@ test_reports_go_with_their_pid(void **state)
 }
 
 /*
+ * A profile request for a stopped job drops the profile's verdict, which
+ * another job runs on: a probe starts at once, so that job does not wait
+ * in probing for a probe no one runs.
+ */
+static void
+test_dropped_verdict_probed_again(void **state)
+{
+	long	pid;
+	int	code;
+
+	(void)state;
+	put_job("a", "<key>Profile</key><string>apple7</string>");
+	put_job("b", "");
+	pid = wait_state("a", "unlocked", 0, 4.0);
+	wait_state("b", "unlocked", 0, 4.0);
+	ctl(&code, "stop", "b", NULL, NULL);
+	assert_int_equal(code, 0);
+	wait_state("b", "stopped", 0, 4.0);
+	ctl(&code, "profile", "b", "apple7", NULL);
+	assert_int_equal(code, 0);
+	/* a's next step finds its verdict dropped: one must be coming. */
+	append_job_log("a", "srv  update: a line that changes nothing\n");
+	ctl(&code, "restart", "a", NULL, NULL);
+	pid = wait_state("a", "unlocked", pid, 4.0);
+	assert_true(environ_has(pid, "LD_PRELOAD="));
+}
+
+/*
  * metalcapctl logs shows a workload's escape sequences to a terminal as
  * text ('?'), and passes them on unchanged to a pipe.
  */
@@ -746,6 +774,8 @@ main(void)
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_logs_show_no_escapes,
 		    setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_dropped_verdict_probed_again, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_health_check_reverts, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_blocked_without_marker,

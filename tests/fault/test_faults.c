@@ -595,6 +595,68 @@ test_enable_superseded(void **state)
 	    "enable was refused (%.80s), the job stayed stock", err);
 }
 
+/*
+ * A probe request that comes while the gate's probe runs gets a probe of
+ * its own, later, and does not hold back the verdict under way: the job
+ * waiting for it runs unlocked while the request's probe is still held.
+ * (Requests in a row used to keep every verdict from the jobs.)
+ */
+static void
+test_probe_requests_do_not_starve(void **state)
+{
+	static char		 fault[256], real[256];
+	struct mc_rpc_decoder	 dec;
+	struct mc_rpc_message	 m;
+	msgpack_sbuffer		 sb;
+	msgpack_packer		 pk;
+	struct child_result	*r;
+	int			 fd, code;
+
+	(void)state;
+	snprintf(fault, sizeof fault, "PROBE_FAULT=%s/probe.fault", home);
+	snprintf(real, sizeof real, "PROBE_REAL=%s", PROBE);
+	home_file("probe.fault", "hold");
+	daemon_env = fault;
+	daemon_env2 = real;
+	daemon_args[0] = "--probe";
+	daemon_args[1] = SOURCE "/tests/fault/probe-fault";
+	restart_daemon();
+	edit_job(0, "x");
+	wait_for_file("probe.fault.held", 10.0);
+	r = ctl(&code, "--json", "status", "j0", NULL);
+	assert_non_null(strstr(r->out, "probing"));
+	/*
+	 * A probe request, then hello on the same connection: hello's reply
+	 * says the request was taken (the daemon answers a connection's
+	 * requests in order), before the probe under way is let go.
+	 */
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	mc_rpc_pack_request(&pk, 1, MC_M_PROBE, 1);
+	msgpack_pack_map(&pk, 1);
+	mc_rpc_pack_str(&pk, "profile");
+	mc_rpc_pack_str(&pk, "apple9");
+	mc_rpc_pack_request(&pk, 2, MC_M_HELLO, 0);
+	mc_rpc_decoder_init(&dec, MC_MAX_REPLY);
+	fd = raw_connect();
+	assert_int_equal(raw_exchange(fd, sb.data, sb.size, &dec, &m), 0);
+	assert_int_equal(m.msgid, 2);
+	home_file("probe.fault.release", "");
+	/* The job hears the verdict under way; the request's probe holds. */
+	wait_state("j0", "unlocked", 0, 5.0);
+	wait_for_file("probe.fault.held", 10.0);
+	home_file("probe.fault.release", "");
+	assert_int_equal(raw_exchange(fd, "", 0, &dec, &m), 0);
+	assert_int_equal(m.msgid, 1);
+	assert_true(m.error.type == MSGPACK_OBJECT_NIL);
+	close(fd);
+	mc_rpc_decoder_free(&dec);
+	msgpack_sbuffer_destroy(&sb);
+	home_file("probe.fault", "");
+	report("a probe request during the gate's probe: the job ran unlocked "
+	    "on the verdict under way; the request got a probe of its own");
+}
+
 /* --- the job folder ----------------------------------------------------------- */
 
 int
@@ -613,6 +675,8 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_enable_superseded, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_probe_requests_do_not_starve, setup, teardown),
 	};
 
 	/* MC_FAULT_ONLY=test_name runs one (cmocka's filter, wildcards). */
