@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The folders metalcapd watches: the job and profile folders and the
- * managed preferences (any change: rescan, once things settle), and the
- * shim's report folder.  A job folder deleted and made again is a new
+ * The folders metalcapd watches: the job folders (the user's and the
+ * machine's), the profile folder and the managed preferences (the
+ * computer's and this user's; any change: rescan, once things settle),
+ * and the shim's report folder.  A managed or machine folder that is
+ * missing is waited for at its nearest ancestor.  A job folder deleted and made again is a new
  * folder: while it is missing its parent is watched, and the watch moves
  * back to the folder the rescan after it reappears.  The watched folder
  * is held open, so a folder made in its place cannot be given its inode
@@ -92,9 +94,7 @@ dirwatch_parent(const char *path, char *buf, size_t len)
 void
 dirwatch_start(struct mcd *d)
 {
-	const char	*managed[] = { d->paths.managed, d->paths.managed_user };
 	char		 dir[PATH_MAX];
-	struct stat	 sb;
 	size_t		 i;
 
 	uv_timer_init(d->loop, &d->rescan_timer);
@@ -106,14 +106,10 @@ dirwatch_start(struct mcd *d)
 	dirwatch_init(d, &d->watch_reports);
 	dirwatch_watch(&d->watch_profiles, d->paths.profiles, dirwatch_cb,
 	    false);
-	/* An MDM writes managed preferences at any time. */
-	for (i = 0; i < 2; i++) {
-		dirwatch_init(d, &d->watch_managed[i]);
-		dirwatch_parent(managed[i], dir, sizeof dir);
-		if (managed[i][0] != '\0' && stat(dir, &sb) == 0 &&
-		    S_ISDIR(sb.st_mode))
-			dirwatch_watch(&d->watch_managed[i], dir, dirwatch_cb,
-			    false);
+	for (i = 0; i < sizeof d->watch_more / sizeof d->watch_more[0]; i++) {
+		dirwatch_init(d, &d->watch_more[i].handle);
+		d->watch_more[i].at[0] = '\0';
+		d->watch_more[i].fd = -1;
 	}
 	mc_fmt(dir, sizeof dir, "%s/reports", d->paths.state);
 	dirwatch_watch(&d->watch_reports, dir, dirwatch_reports_cb, false);
@@ -130,15 +126,21 @@ dirwatch_hold(struct mcd *d, int fd)
 	d->jobs_fd = fd;
 }
 
+/* Are the folders open as a and b one folder? */
+static bool
+dirwatch_same(int a, int b)
+{
+	struct stat	 sa, sb;
+
+	return a != -1 && b != -1 && fstat(a, &sa) == 0 && fstat(b, &sb) ==
+	    0 && sa.st_ino == sb.st_ino && sa.st_dev == sb.st_dev;
+}
+
 /* Is the folder open as fd the one watched and held? */
 static bool
 dirwatch_is_held(const struct mcd *d, int fd)
 {
-	struct stat	 now, held;
-
-	return d->jobs_fd != -1 && fstat(d->jobs_fd, &held) == 0 &&
-	    fstat(fd, &now) == 0 && now.st_ino == held.st_ino &&
-	    now.st_dev == held.st_dev;
+	return dirwatch_same(d->jobs_fd, fd);
 }
 
 /*
@@ -181,6 +183,75 @@ dirwatch_watch_jobs(struct mcd *d)
 	return 0;
 }
 
+/* The folder itself if there is one, else its nearest ancestor there is. */
+static void
+dirwatch_nearest(const char *want, char *buf, size_t len)
+{
+	struct stat	 sb;
+	char		*slash;
+
+	snprintf(buf, len, "%s", want);
+	while (stat(buf, &sb) == -1 || !S_ISDIR(sb.st_mode)) {
+		if ((slash = strrchr(buf, '/')) == NULL) {
+			buf[0] = '\0';
+			return;
+		}
+		slash[slash == buf] = '\0';	/* "/x" leaves "/" */
+	}
+}
+
+/*
+ * Watch want where it is, or, while it is missing, its nearest ancestor:
+ * a folder an MDM or an installer makes after the daemon started (or
+ * deletes and makes again) is watched from the rescan after it appears.
+ */
+static void
+dirwatch_follow(struct dirwatch_slot *s, const char *want)
+{
+	char	at[PATH_MAX];
+	int	fd;
+
+	if (want[0] == '\0')
+		return;
+	dirwatch_nearest(want, at, sizeof at);
+	if (at[0] == '\0' || (fd = open(at, DIRWATCH_HOLD_FLAGS)) == -1)
+		return;
+	if (uv_is_active((uv_handle_t *)&s->handle) && strcmp(at, s->at) ==
+	    0 && dirwatch_same(s->fd, fd)) {
+		close(fd);
+		return;
+	}
+	if (uv_is_active((uv_handle_t *)&s->handle))
+		uv_fs_event_stop(&s->handle);
+	if (s->fd != -1)
+		close(s->fd);
+	s->fd = -1;
+	s->at[0] = '\0';
+	if (dirwatch_watch(&s->handle, at, dirwatch_cb, true) != 0) {
+		close(fd);
+		return;
+	}
+	s->fd = fd;
+	snprintf(s->at, sizeof s->at, "%s", at);
+	/* What came before the watch: look once more. */
+	if (strcmp(at, want) == 0)
+		dirwatch_cb(&s->handle, NULL, 0, 0);
+}
+
+/* The managed folders and the machine's job folder, wherever they are now. */
+static void
+dirwatch_rearm_more(struct mcd *d)
+{
+	char	dir[PATH_MAX];
+
+	dirwatch_follow(&d->watch_more[0], d->paths.managed_jobs);
+	dirwatch_parent(d->paths.managed, dir, sizeof dir);
+	dirwatch_follow(&d->watch_more[1], d->paths.managed[0] ? dir : "");
+	dirwatch_parent(d->paths.managed_user, dir, sizeof dir);
+	dirwatch_follow(&d->watch_more[2], d->paths.managed_user[0] ? dir :
+	    "");
+}
+
 /* After a rescan: watch the job folder there is now, or wait for one. */
 void
 dirwatch_rearm(struct mcd *d)
@@ -191,6 +262,7 @@ dirwatch_rearm(struct mcd *d)
 
 	if (!d->dirwatch_ready)
 		return;
+	dirwatch_rearm_more(d);
 	if ((rc = dirwatch_watch_jobs(d)) == 0) {
 		if (uv_is_active((uv_handle_t *)up))
 			uv_fs_event_stop(up);

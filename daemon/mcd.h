@@ -613,6 +613,13 @@ void	rpc_event_change(struct mcd *, const struct job *, const char *type,
 
 /* --- metalcapd.c -------------------------------------------------------------- */
 
+/* A folder watched, or, while it is missing, its nearest ancestor. */
+struct dirwatch_slot {
+	uv_fs_event_t	 handle;
+	char		 at[PATH_MAX];	/* the folder watched, "" for none */
+	int		 fd;		/* it, held (its inode stays its own) */
+};
+
 struct mcd {
 	uv_loop_t		*loop;
 	struct mcd_paths	 paths;
@@ -642,7 +649,9 @@ struct mcd {
 	uv_timer_t		 fleet_timer;
 	char			 instance_id[33];
 	uv_fs_event_t		 watch_reports;
-	uv_fs_event_t		 watch_managed[2];	/* computer, user */
+	/* The machine's job folder, the computer's and this user's managed
+	 * preferences: each watched where it is, or where it will appear. */
+	struct dirwatch_slot	 watch_more[3];
 	uv_fs_event_t		 watch_jobs_parent;	/* while jobs.d is gone */
 	bool			 dirwatch_ready;
 	int			 jobs_fd;	/* the watched jobs.d, held */

@@ -105,6 +105,9 @@ paths_init(struct mcd_paths *p, const char *home, const char *argv0,
 		paths_join(p->socket, home, MC_SOCKET_NAME);
 		/* Stands in for /Library/Managed Preferences in tests. */
 		paths_join(p->managed, home, "managed/org.metalcap.plist");
+		/* And for /Library/Application Support/metalcap/jobs.d. */
+		paths_join(p->managed_jobs, home,
+		    "Library/Application Support/metalcap/jobs.d");
 	} else {
 		if (platform_default_dirs(config, state, run, p->logs,
 		    p->agents, PATH_MAX) == -1) {

@@ -93,6 +93,42 @@ test_managed_settings(void **state)
 }
 
 /*
+ * Settings pushed after metalcapd started take effect with no reload,
+ * wherever their folder is: this user's managed folder made after start,
+ * the computer's deleted and made again, and the machine's job folder
+ * made by an installer later.
+ */
+static void
+test_late_folders_watched(void **state)
+{
+	char	 path[384], cmd[512];
+	long	 pid;
+
+	(void)state;
+	put_job("llama", "");
+	pid = wait_state("llama", "unlocked", 0, 3.0);
+	write_managed(getpwuid(getuid())->pw_name,
+	    "<key>ForceStock</key><true/>");
+	pid = wait_state("llama", "stock", pid, 3.0);
+	snprintf(cmd, sizeof cmd, "rm -rf %s/managed", home);
+	assert_int_equal(system(cmd), 0);
+	pid = wait_state("llama", "unlocked", pid, 3.0);
+	write_managed(NULL, "<key>ForceStock</key><true/>");
+	pid = wait_state("llama", "stock", pid, 3.0);
+	assert_false(environ_has(pid, "LD_PRELOAD="));
+	/* The machine's job folder, made after start. */
+	snprintf(cmd, sizeof cmd, "mkdir -p '%s/Library/Application Support/"
+	    "metalcap/jobs.d'", home);
+	assert_int_equal(system(cmd), 0);
+	snprintf(path, sizeof path, "%s/Library/Application Support/metalcap/"
+	    "jobs.d/fleet.plist", home);
+	write_file(path, "w", "<plist version=\"1.0\"><dict><key>"
+	    "ProgramArguments</key><array><string>" FAKE_LLAMA "</string>"
+	    "</array></dict></plist>\n");
+	wait_state("fleet", "stock", 0, 3.0);
+}
+
+/*
  * Policy fails safe: a managed file that exists but cannot be used (cut
  * short, a link, ForceStock of the wrong type) means stock for every job,
  * with the reason in status and in hello; and an allowed profile name
@@ -374,6 +410,8 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_managed_example_profile,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_late_folders_watched,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_managed_fails_safe, setup,
 		    teardown),
