@@ -26,6 +26,9 @@
 #include "mcd.h"
 #include "protocol.h"
 
+#define SERVER_STR_(x)	#x
+#define SERVER_STR(x)	SERVER_STR_(x)
+
 struct write_req {
 	uv_write_t	 req;
 	struct conn	*conn;
@@ -202,13 +205,24 @@ server_send(struct conn *c, msgpack_sbuffer *sb)
 void
 server_broadcast(struct mcd *d, msgpack_sbuffer *event)
 {
-	struct conn	*c;
+	struct conn	*c, *next;
 	msgpack_sbuffer	 sb;
 	msgpack_packer	 pk;
 
-	for (c = d->conns; c != NULL; c = c->next) {
+	for (c = d->conns; c != NULL; c = next) {
+		next = c->next;
 		if (!c->subscribed || c->closing)
 			continue;
+		/*
+		 * A subscriber this far behind reads slower than events come:
+		 * queued for it, they would grow the daemon without bound.
+		 * Closed, it can connect again and ask for status.
+		 */
+		if (c->pending_writes >= MC_MAX_OUTSTANDING) {
+			conn_close(c, "a subscriber " SERVER_STR(
+			    MC_MAX_OUTSTANDING) " messages behind: closed");
+			continue;
+		}
 		msgpack_sbuffer_init(&sb);
 		msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
 		if (c->call[0] != '\0') {
@@ -300,8 +314,10 @@ server_idlest(struct mcd *d, struct conn *except)
 	struct conn	*c, *best = NULL;
 
 	for (c = d->conns; c != NULL; c = c->next) {
-		if (c == except || c->closing || c->pending_writes > 0 ||
-		    mc_rpc_partial(&c->decoder) || c->refs > 0)
+		/* A subscriber's queue holds events only: it may give way. */
+		if (c == except || c->closing || (c->pending_writes > 0 &&
+		    !c->subscribed) || mc_rpc_partial(&c->decoder) ||
+		    c->refs > 0)
 			continue;
 		if (best == NULL || (best->subscribed && !c->subscribed) ||
 		    (best->subscribed == c->subscribed &&

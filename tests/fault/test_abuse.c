@@ -430,6 +430,104 @@ test_pipelined_unread(void **state)
 	assert_true(sanitized() || o.rss_growth < 2048);
 }
 
+/* Subscribe on fd and read the answer; events are then left unread. */
+static void
+subscribe_unread(int fd)
+{
+	struct mc_rpc_decoder	 dec;
+	struct mc_rpc_message	 m;
+	msgpack_sbuffer		 sb;
+	msgpack_packer		 pk;
+
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	mc_rpc_pack_request(&pk, 1, MC_M_SUBSCRIBE, 0);
+	mc_rpc_decoder_init(&dec, MC_MAX_REPLY);
+	assert_int_equal(raw_exchange(fd, sb.data, sb.size, &dec, &m), 0);
+	assert_int_equal(m.msgid, 1);
+	mc_rpc_decoder_free(&dec);
+	msgpack_sbuffer_destroy(&sb);
+}
+
+/* n disable requests pipelined on a connection of their own, answered. */
+static void
+burst_of_changes(uint32_t n)
+{
+	struct mc_rpc_decoder	 dec;
+	struct mc_rpc_message	 m;
+	msgpack_sbuffer		 sb;
+	msgpack_packer		 pk;
+	uint32_t		 i, got = 0;
+	int			 fd = raw_connect();
+	pid_t			 writer;
+	char			 buf[65536];
+	const char		*why;
+	ssize_t			 r;
+
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	for (i = 1; i <= n; i++) {
+		mc_rpc_pack_request(&pk, i, i % 2 ? MC_M_DISABLE : MC_M_ENABLE,
+		    1);
+		mc_rpc_pack_str(&pk, "llama");
+	}
+	mc_rpc_decoder_init(&dec, MC_MAX_REPLY);
+	/* A writer of its own, so that the replies are read meanwhile. */
+	if ((writer = fork()) == 0) {
+		for (i = 0; i < sb.size; i += (uint32_t)r)
+			if ((r = write(fd, sb.data + i, sb.size - i)) <= 0)
+				_exit(1);
+		_exit(0);
+	}
+	while (got < n && (r = read(fd, buf, sizeof buf)) > 0) {
+		mc_rpc_feed(&dec, buf, (size_t)r);
+		while (mc_rpc_next(&dec, &m, &why) == MC_RPC_OK)
+			got += m.type == MC_MSG_RESPONSE;
+	}
+	waitpid(writer, NULL, 0);
+	assert_int_equal(got, n);
+	close(fd);
+	mc_rpc_decoder_free(&dec);
+	msgpack_sbuffer_destroy(&sb);
+}
+
+/*
+ * A subscriber that reads slower than events come is closed once it is
+ * MC_MAX_OUTSTANDING messages behind, not followed in memory for ever;
+ * and subscribers with events queued give their places to new clients.
+ */
+static void
+test_slow_subscribers(void **state)
+{
+	static int	fds[MC_MAX_CLIENTS];
+	struct rlimit	rl = { 1024, 1024 };
+	int		slow, i, fresh;
+	long		before = proc_rss_kib(daemon_pid);
+
+	(void)state;
+	setrlimit(RLIMIT_NOFILE, &rl);
+	slow = raw_connect();
+	subscribe_unread(slow);
+	burst_of_changes(4000);
+	assert_true(closed_by_daemon(slow, 5.0 * time_scale()));
+	close(slow);
+	assert_true(sanitized() || proc_rss_kib(daemon_pid) - before < 4096);
+	/* Every place a subscriber with an event queued; one more client. */
+	for (i = 0; i < MC_MAX_CLIENTS; i++) {
+		fds[i] = raw_connect();
+		subscribe_unread(fds[i]);
+	}
+	burst_of_changes(2);
+	fresh = try_connect();
+	assert_true(fresh != -1);
+	assert_true(status_rtt_ms() >= 0);
+	close(fresh);
+	for (i = 0; i < MC_MAX_CLIENTS; i++)
+		close(fds[i]);
+	report("a subscriber that never read was closed behind a burst of "
+	    "4000 changes; with every place a subscriber, a new client got one");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -445,6 +543,8 @@ main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_oversize_and_nesting,
 		    abuse_setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pipelined_unread,
+		    abuse_setup, teardown),
+		cmocka_unit_test_setup_teardown(test_slow_subscribers,
 		    abuse_setup, teardown),
 	};
 
