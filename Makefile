@@ -10,6 +10,7 @@
 #   make lint         shellcheck, mandoc and zsh over scripts and pages
 #   make fuzz         every fuzz target for FUZZ_SECONDS (libFuzzer)
 #   make faults       the long fault-injection and socket-abuse run
+#   make stress       the invariant checker over many seeds (test_invariants_e2e)
 #   make mutate       realistic bugs put in one at a time: caught or not
 #   make bench        every benchmark (bench-shim, -probe, -daemon)
 #   make deps         install what is missing
@@ -74,7 +75,8 @@ TEST_BINS	:= $(O)/tests/test_shim_config $(O)/tests/test_shim_inject \
 		   $(O)/tests/test_protocol $(O)/tests/test_files \
 		   $(O)/tests/test_fleet_e2e $(O)/tests/test_bench \
 		   $(O)/tests/test_bench_e2e $(O)/tests/test_install_e2e \
-		   $(O)/tests/test_invalid_e2e $(O)/tests/test_removed_e2e
+		   $(O)/tests/test_invalid_e2e $(O)/tests/test_removed_e2e \
+		   $(O)/tests/test_invariants_e2e
 SIM_LIB		:= $(O)/tests/libmtlsim.so
 SIM_OVERBROAD	:= $(O)/tests/overbroad/libmtlsim.so
 SIM_RENAMED	:= $(O)/tests/renamed/libmtlsim.so
@@ -123,7 +125,7 @@ PROBE_SHARED	:= probe/probe.c probe/probe_check.c probe/probe_report.c
 BENCH_BINS	:= $(O)/bench/bench_shim
 
 .PHONY: install uninstall dist
-.PHONY: all test lint check-asan check-valgrind mutate macos pkg-root pkg fuzz faults deps \
+.PHONY: all test lint check-asan check-valgrind mutate macos pkg-root pkg fuzz faults deps stress \
 	need-deps need-zig \
 	bench bench-shim bench-probe bench-daemon bench-revert bench-scale \
 	bench-supervisor lifecycle-man \
@@ -288,7 +290,8 @@ HARNESS_DEPS	:= $(HARNESS) tests/support/*.h $(DAEMON) $(CLIENT) \
 		   $(TEMPLATE) $(SHIM_LIB) $(SIM_TOOLS) $(PROBE)
 
 $(O)/tests/test_daemon_e2e $(O)/tests/test_fleet_e2e \
-    $(O)/tests/test_invalid_e2e $(O)/tests/test_removed_e2e: \
+    $(O)/tests/test_invalid_e2e $(O)/tests/test_removed_e2e \
+    $(O)/tests/test_invariants_e2e: \
     $(O)/tests/test_%: tests/e2e/test_%.c $(HARNESS_DEPS) \
     pkg/profiles/*.mobileconfig pkg/fleet/* | $(O)/tests
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Itests/support -Icommon $< \
@@ -459,6 +462,14 @@ mutate: | need-deps
 # every documented launchctl code (make test runs 3 rounds and 4 codes).
 faults: $(O)/tests/test_faults $(O)/tests/test_io_faults $(O)/tests/test_abuse
 	MC_FAULT_ROUNDS=50 MC_FAULT_FULL=1 scripts/run-tests.sh $^
+
+# The invariant checker at length: STRESS_SEEDS seeds of STRESS_STEPS random
+# steps each (make test runs seeds 1,2,3 of 24 steps).
+STRESS_SEEDS	?= 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16
+STRESS_STEPS	?= 60
+stress: $(O)/tests/test_invariants_e2e
+	MC_INVARIANT_SEEDS=$(STRESS_SEEDS) MC_INVARIANT_STEPS=$(STRESS_STEPS) \
+	    MC_TEST_DEADLINE=3600 scripts/run-tests.sh $^
 
 # Each target for FUZZ_SECONDS (default 300); make test runs FUZZ_SMOKE.
 fuzz: $(FUZZ_BINS)
