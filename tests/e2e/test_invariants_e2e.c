@@ -85,7 +85,7 @@ step(void)
 {
 	static const char *const requests[] = { "enable", "disable", "stop",
 	    "start", "restart" };
-	char		 name[8], path[256], extra[256];
+	char		 name[16], path[256], extra[256];
 	json_t		*j;
 	long		 pid;
 	int		 k = (int)pick(NJOBS), code;
@@ -322,7 +322,7 @@ run_seed(unsigned seed, int steps)
 	rng = seed;
 	history[0] = '\0';
 	for (i = 0; i < NJOBS; i++) {
-		char	name[8];
+		char	name[16];
 
 		snprintf(name, sizeof name, "j%d", i);
 		put_job(name, "");

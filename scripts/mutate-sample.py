@@ -1,0 +1,262 @@
+#!/usr/bin/python3
+# Mutants nobody wrote: sites found in the product code with libclang
+# (Debian's python3-clang, so they are syntax-aware), a random sample of
+# them applied one at a time, each built and run against the tests that
+# cover its file.  A mutant is killed when a test fails (or the test
+# program dies or hangs), stillborn when it does not compile (not
+# counted), and survives otherwise.  Equivalent mutants, judged by hand,
+# are listed in tests/mutations/equivalent.txt and excluded.
+#
+#   scripts/mutate-sample.py SEED COUNT [BUILD]
+#
+# Kinds: relational operators (< <= > >= == !=, each to its boundary and
+# its negation), logical operators (&& ||), integer constants (n+1, n-1),
+# negated conditions (if (c) -> if (!(c))), dropped negations (!c -> c),
+# dropped calls whose result is checked (f(...) == -1 -> 0 == -1), and
+# swapped arguments of calls with two arguments of one type.
+import hashlib
+import os
+import random
+import subprocess
+import sys
+import time
+
+import clang.cindex as ci
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# Product code, and the tests that cover each folder or file (fast ones
+# first; a mutant is killed by the first failure).
+SOURCES = {
+    "shim": ["test_shim_config", "test_shim_inject"],
+    "probe": ["test_probe"],
+    "common/mc_inject.c": ["test_inject_judge"],
+    "common/mc_macho.c": ["test_inject_judge"],
+    "common": ["test_protocol", "test_mc_client", "test_files",
+               "test_daemon"],
+    "daemon": ["test_daemon", "test_files", "test_lifecycle",
+               "test_protocol", "test_daemon_e2e", "test_edges",
+               "test_removed_e2e"],
+    "client": ["test_mc_client", "test_bench_e2e", "test_inject_judge",
+               "test_daemon_e2e"],
+}
+# Symmetric where the code uses them (== 0, != 0): a swap is equivalent.
+SYMMETRIC = {"strcmp", "strncmp", "memcmp", "strcasecmp"}
+# Not built or not run on Linux: the macOS backends.
+SKIP = {"probe/probe_metal.c", "daemon/platform_darwin.c"}
+TEST_SECONDS = 600
+
+RELATIONAL = {"<": ["<=", ">="], "<=": ["<", ">"], ">": [">=", "<="],
+              ">=": [">", "<"], "==": ["!="], "!=": ["=="]}
+LOGICAL = {"&&": ["||"], "||": ["&&"]}
+
+
+def tests_for(path):
+    for key in sorted(SOURCES, key=len, reverse=True):
+        if path == key or path.startswith(key + "/"):
+            return SOURCES[key]
+    return []
+
+
+def sources():
+    out = []
+    for key in SOURCES:
+        full = os.path.join(TOP, key)
+        if os.path.isfile(full):
+            continue
+        for name in sorted(os.listdir(full)):
+            rel = key + "/" + name
+            if name.endswith(".c") and rel not in SKIP:
+                out.append(rel)
+    return out
+
+
+def cflags():
+    pkg = subprocess.run(["pkg-config", "--cflags", "libuv", "msgpack",
+                          "libplist-2.0", "jansson"], capture_output=True,
+                         text=True).stdout.split()
+    return ["-std=c11", "-D_GNU_SOURCE", "-DMC_VERSION=\"0\"", "-Icommon",
+            "-Idaemon", "-Iclient", "-Ishim", "-Iprobe", "-Itests/sim"] + pkg
+
+
+def token_after(tu_tokens, offset):
+    """The first token starting at or after offset."""
+    for t in tu_tokens:
+        if t.extent.start.offset >= offset:
+            return t
+    return None
+
+
+def sites(rel, index, flags):
+    """Every mutation site of one file: (start, end, replacement, what)."""
+    path = os.path.join(TOP, rel)
+    tu = index.parse(path, args=flags)
+    text = open(path, "rb").read()
+    tokens = list(tu.cursor.get_tokens())
+    found = []
+
+    def here(c):
+        return c.location.file is not None and \
+            os.path.samefile(c.location.file.name, path)
+
+    def add(start, end, new, what):
+        line = text.count(b"\n", 0, start) + 1
+        found.append((start, end, new, "%s:%d: %s" % (rel, line, what)))
+
+    def walk(c):
+        for k in c.get_children():
+            if here(k):
+                visit(k)
+            walk(k)
+
+    def visit(c):
+        kind = c.kind
+        kids = list(c.get_children())
+        if kind == ci.CursorKind.BINARY_OPERATOR and len(kids) == 2:
+            op = token_after(tokens, kids[0].extent.end.offset)
+            if op is None:
+                return
+            s = op.spelling
+            for new in RELATIONAL.get(s, []) + LOGICAL.get(s, []):
+                add(op.extent.start.offset, op.extent.end.offset, new,
+                    "%s -> %s" % (s, new))
+            # A call whose result is compared: the call dropped.
+            if s in ("==", "!=", "<", ">=") and \
+                    kids[0].kind == ci.CursorKind.CALL_EXPR:
+                add(kids[0].extent.start.offset, kids[0].extent.end.offset,
+                    "0", "call %s dropped (its result 0)" %
+                    kids[0].spelling)
+        elif kind == ci.CursorKind.INTEGER_LITERAL:
+            tok = list(c.get_tokens())
+            if len(tok) == 1 and tok[0].spelling.isdigit():
+                n = int(tok[0].spelling)
+                for new in (n + 1, n - 1):
+                    if new >= 0:
+                        add(c.extent.start.offset, c.extent.end.offset,
+                            str(new), "%d -> %d" % (n, new))
+        elif kind == ci.CursorKind.IF_STMT and kids:
+            cond = kids[0]
+            add(cond.extent.start.offset, cond.extent.end.offset,
+                "!(" + text[cond.extent.start.offset:
+                            cond.extent.end.offset].decode() + ")",
+                "if condition negated")
+        elif kind == ci.CursorKind.UNARY_OPERATOR and kids:
+            first = list(c.get_tokens())
+            if first and first[0].spelling == "!":
+                add(first[0].extent.start.offset,
+                    first[0].extent.end.offset, "", "! dropped")
+        elif kind == ci.CursorKind.CALL_EXPR:
+            args = list(c.get_arguments())
+            if len(args) == 2 and c.spelling not in SYMMETRIC and \
+                    args[0].type.spelling == args[1].type.spelling:
+                a = text[args[0].extent.start.offset:
+                         args[0].extent.end.offset]
+                b = text[args[1].extent.start.offset:
+                         args[1].extent.end.offset]
+                if a != b and args[0].extent.end.offset < \
+                        args[1].extent.start.offset:
+                    mid = text[args[0].extent.end.offset:
+                               args[1].extent.start.offset]
+                    add(args[0].extent.start.offset,
+                        args[1].extent.end.offset,
+                        (b + mid + a).decode(),
+                        "arguments of %s swapped" % c.spelling)
+
+    walk(tu.cursor)
+    # Sites inside macros have extents that overlap: keep the first.
+    return found
+
+
+def apply(rel, site):
+    path = os.path.join(TOP, rel)
+    data = open(path, "rb").read()
+    start, end, new, _ = site
+    open(path, "wb").write(data[:start] + new.encode() + data[end:])
+    return data
+
+
+def run(cmd, seconds, env=None):
+    try:
+        p = subprocess.run(cmd, cwd=TOP, capture_output=True,
+                           timeout=seconds, env=env)
+        return p.returncode
+    except subprocess.TimeoutExpired:
+        return "timeout"
+
+
+def judge(rel, site, build):
+    """killed / survived / stillborn, and by what."""
+    tests = tests_for(rel)
+    original = apply(rel, site)
+    try:
+        targets = [build + "/tests/" + t for t in tests]
+        if run(["make", "-s", "-j2", "O=" + build] + targets, 900) != 0:
+            return "stillborn", "does not build"
+        env = dict(os.environ, MC_TEST_DEADLINE=str(TEST_SECONDS))
+        for t in tests:
+            rc = run([build + "/tests/" + t], TEST_SECONDS, env)
+            if rc != 0:
+                return "killed", t
+        return "survived", ""
+    finally:
+        open(os.path.join(TOP, rel), "wb").write(original)
+
+
+def site_id(site):
+    return hashlib.sha256(site[3].encode() + site[2].encode()).hexdigest()[:12]
+
+
+def main():
+    if len(sys.argv) < 3:
+        sys.exit("usage: mutate-sample.py SEED COUNT [BUILD]")
+    seed, count = int(sys.argv[1]), int(sys.argv[2])
+    build = sys.argv[3] if len(sys.argv) > 3 else "build/mutate"
+    equivalent = set()
+    eq_file = os.path.join(TOP, "tests/mutations/equivalent.txt")
+    if os.path.exists(eq_file):
+        for line in open(eq_file):
+            if line.strip() and not line.startswith("#"):
+                equivalent.add(line.split()[0])
+    index = ci.Index.create()
+    flags = cflags()
+    every = []
+    for rel in sources():
+        for s in sites(rel, index, flags):
+            every.append((rel, s))
+    rng = random.Random(seed)
+    sample = rng.sample(every, min(count, len(every)))
+    # Clean build first, so that each mutant rebuilds only its own part.
+    subprocess.run(["make", "-s", "-j2", "O=" + build] +
+                   [build + "/tests/" + t for t in
+                    sorted({t for v in SOURCES.values() for t in v})],
+                   cwd=TOP, check=True)
+    counts = {"killed": 0, "survived": 0, "stillborn": 0, "equivalent": 0}
+    survivors = []
+    start = time.time()
+    print("mutate-sample: seed %d, %d of %d sites" % (seed, len(sample),
+                                                     len(every)))
+    for n, (rel, s) in enumerate(sample, 1):
+        sid = site_id(s)
+        if sid in equivalent:
+            verdict, by = "equivalent", "tests/mutations/equivalent.txt"
+        else:
+            verdict, by = judge(rel, s, build)
+        counts[verdict] += 1
+        if verdict == "survived":
+            survivors.append("%s %s -> %r" % (sid, s[3], s[2]))
+        print("%3d %-10s %s %s%s" % (n, verdict, sid, s[3],
+                                     " (" + by + ")" if by else ""),
+              flush=True)
+    judged = counts["killed"] + counts["survived"]
+    print("\nmutate-sample: seed %d: %d killed, %d survived, %d stillborn, "
+          "%d equivalent; score %.0f%% of %d judged, %.0f s" %
+          (seed, counts["killed"], counts["survived"], counts["stillborn"],
+           counts["equivalent"],
+           100.0 * counts["killed"] / judged if judged else 0.0, judged,
+           time.time() - start))
+    for line in survivors:
+        print("survivor " + line)
+
+
+if __name__ == "__main__":
+    main()
