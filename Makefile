@@ -12,6 +12,7 @@
 #   make faults       the long fault-injection and socket-abuse run
 #   make stress       the invariant checker over many seeds (test_invariants_e2e)
 #   make mutate       realistic bugs put in one at a time: caught or not
+#   make mutate-sample SEED=N COUNT=M   mutants made by libclang over all product code
 #   make bench        every benchmark (bench-shim, -probe, -daemon)
 #   make deps         install what is missing
 #   make demo         metalcapd running a job (launchd and Metal simulated)
@@ -126,6 +127,7 @@ BENCH_BINS	:= $(O)/bench/bench_shim
 
 .PHONY: install uninstall dist
 .PHONY: all test lint check-asan check-valgrind mutate macos pkg-root pkg fuzz faults deps stress \
+	mutate-sample \
 	need-deps need-zig \
 	bench bench-shim bench-probe bench-daemon bench-revert bench-scale \
 	bench-supervisor lifecycle-man \
@@ -462,6 +464,14 @@ mutate: | need-deps
 # every documented launchctl code (make test runs 3 rounds and 4 codes).
 faults: $(O)/tests/test_faults $(O)/tests/test_io_faults $(O)/tests/test_abuse
 	MC_FAULT_ROUNDS=50 MC_FAULT_FULL=1 scripts/run-tests.sh $^
+
+# Mutants nobody wrote (scripts/mutate-sample.py, libclang): COUNT of them,
+# sampled by SEED, each judged against the tests that cover its file, in
+# build/mutate.  Slow: minutes a mutant.  The score goes to RELIABILITY.md.
+SEED		?= 1
+COUNT		?= 100
+mutate-sample: | need-deps
+	/usr/bin/python3 scripts/mutate-sample.py $(SEED) $(COUNT) build/mutate
 
 # The invariant checker at length: STRESS_SEEDS seeds of STRESS_STEPS random
 # steps each (make test runs seeds 1,2,3 of 24 steps).
