@@ -36,9 +36,9 @@ SOURCES = {
                "test_daemon"],
     "daemon": ["test_daemon", "test_files", "test_lifecycle",
                "test_protocol", "test_daemon_e2e", "test_edges",
-               "test_removed_e2e"],
+               "test_removed_e2e", "test_invalid_e2e", "test_fleet_e2e"],
     "client": ["test_mc_client", "test_bench_e2e", "test_inject_judge",
-               "test_daemon_e2e"],
+               "test_rpc_clients", "test_daemon_e2e", "test_fleet_e2e"],
 }
 # Symmetric where the code uses them (== 0, != 0): a swap is equivalent.
 SYMMETRIC = {"strcmp", "strncmp", "memcmp", "strcasecmp"}

@@ -441,6 +441,34 @@ test_reports_go_with_their_pid(void **state)
 	assert_true(marker_exists(next));
 }
 
+/* profiles lists the shipped profiles with their ceilings, exit 0. */
+static void
+test_profiles_listed(void **state)
+{
+	struct child_result	*r;
+	json_t			*doc, *p;
+	size_t			 i;
+	int			 code, seen = 0;
+
+	(void)state;
+	r = ctl(&code, "profiles", NULL, NULL, NULL);
+	assert_int_equal(code, 0);
+	assert_non_null(strstr(r->out, "apple9"));
+	r = ctl(&code, "--json", "profiles", NULL, NULL);
+	assert_int_equal(code, 0);
+	assert_non_null(doc = json_loads(r->out, 0, NULL));
+	json_array_foreach(doc, i, p) {
+		if (strcmp(str_of(p, "name"), "apple9") == 0)
+			seen += json_integer_value(json_object_get(p,
+			    "apple_family_max")) == 1009;
+		if (strcmp(str_of(p, "name"), "apple7") == 0)
+			seen += json_integer_value(json_object_get(p,
+			    "apple_family_max")) == 1007;
+	}
+	assert_int_equal(seen, 2);
+	json_decref(doc);
+}
+
 /*
  * A profile request for a stopped job drops the profile's verdict, which
  * another job runs on: a probe starts at once, so that job does not wait
@@ -776,6 +804,8 @@ main(void)
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_dropped_verdict_probed_again, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_profiles_listed, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_health_check_reverts, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_blocked_without_marker,

@@ -245,6 +245,10 @@ test_signature_budget(void **state)
 		if (scan_refused(fine[i]) != NULL)
 			fail_msg("%s refused: %s", fine[i], scan_refused(fine[i]));
 	assert_non_null(scan_refused("([a-z]{1,50}){1,50}"));
+	/* {m,} is m copies and a star: counted as m + 1, at the edge. */
+	assert_null(scan_refused("a{254,}"));
+	assert_non_null(scan_refused("a{255,}"));
+	assert_null(scan_refused("a{255}"));
 	/* Found by fuzz_signature: glibc doubles the tree for each '+'
 	 * (x+ is x x*), so stacked pluses took regcomp past 2 GiB. */
 	assert_non_null(scan_refused(">>>>++++++++++++++++++++++++++++++++"
