@@ -134,6 +134,22 @@ inject_interpreter(const char *path, char *out, size_t len)
 	snprintf(out, len, "%.*s", (int)strcspn(line + n, " \t\r\n"), line + n);
 }
 
+/* The first slice of m, in the order of archs (best first), or NULL. */
+static const struct mc_macho_slice *
+inject_best_slice(const struct mc_macho *m, const char *const *archs,
+    size_t narchs)
+{
+	size_t	k;
+	int	i;
+
+	for (k = 0; k < narchs; k++)
+		for (i = 0; i < m->nslices; i++)
+			if (strcmp(mc_macho_arch_name(m->slices[i].cputype,
+			    m->slices[i].cpusubtype), archs[k]) == 0)
+				return &m->slices[i];
+	return NULL;
+}
+
 /*
  * The slice the host's kernel runs, or NULL when none can run there.
  * Apple silicon grades arm64e 12, arm64 10 (xnu bsd/dev/arm/kern_machdep.c
@@ -147,16 +163,9 @@ inject_running_slice(const struct mc_macho *m,
 {
 	static const char *const silicon[] = { "arm64e", "arm64", "x86_64" };
 	static const char *const intel[] = { "x86_64" };
-	const char *const	*order = host->apple_silicon ? silicon : intel;
-	size_t			 norder = host->apple_silicon ? 3 : 1, k;
-	int			 i;
 
-	for (k = 0; k < norder; k++)
-		for (i = 0; i < m->nslices; i++)
-			if (strcmp(mc_macho_arch_name(m->slices[i].cputype,
-			    m->slices[i].cpusubtype), order[k]) == 0)
-				return &m->slices[i];
-	return NULL;
+	return host->apple_silicon ? inject_best_slice(m, silicon, 3) :
+	    inject_best_slice(m, intel, 1);
 }
 
 /*
@@ -169,18 +178,10 @@ static const struct mc_macho_slice *
 inject_loaded_slice(const struct mc_macho *shim, const char *running)
 {
 	static const char *const for_arm64[] = { "arm64e", "arm64" };
-	const char *const	*take = strcmp(running, "arm64") == 0 ?
-	    for_arm64 : &running;
-	size_t			 ntake = strcmp(running, "arm64") == 0 ? 2 : 1;
-	size_t			 k;
-	int			 i;
 
-	for (k = 0; k < ntake; k++)
-		for (i = 0; i < shim->nslices; i++)
-			if (strcmp(mc_macho_arch_name(shim->slices[i].cputype,
-			    shim->slices[i].cpusubtype), take[k]) == 0)
-				return &shim->slices[i];
-	return NULL;
+	return strcmp(running, "arm64") == 0 ?
+	    inject_best_slice(shim, for_arm64, 2) :
+	    inject_best_slice(shim, &running, 1);
 }
 
 /* One slice's signature against dyld's and AMFI's rules. */

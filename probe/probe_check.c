@@ -463,36 +463,69 @@ probe_check_bfloat(const struct probe_context *ctx, struct probe_result *r)
 	probe_compare(r, y, want, 64);
 }
 
+/* What one SIMD group of n values reduces to: two figures. */
+typedef void	(*probe_group_ref)(const float *x, int n, float want[2]);
+
 static void
-probe_check_simd_reduce(const struct probe_context *ctx,
-    struct probe_result *r)
+probe_ref_sum_max(const float *x, int n, float want[2])
+{
+	int	i;
+
+	want[0] = 0;
+	want[1] = x[0];
+	for (i = 0; i < n; i++) {
+		want[0] += x[i];
+		want[1] = x[i] > want[1] ? x[i] : want[1];
+	}
+}
+
+static void
+probe_ref_max_min(const float *x, int n, float want[2])
+{
+	int	i;
+
+	want[0] = want[1] = x[0];
+	for (i = 0; i < n; i++) {
+		want[0] = x[i] > want[0] ? x[i] : want[0];
+		want[1] = x[i] < want[1] ? x[i] : want[1];
+	}
+}
+
+/*
+ * A kernel whose lane 0 writes two figures of its SIMD group, over two
+ * groups of quarters, (i * mul) % mod - mod / 2 (exact in half too, the
+ * extremes inside each group), against ref.
+ */
+static void
+probe_group_check(const struct probe_context *ctx, struct probe_result *r,
+    const char *function, int mul, int mod, probe_group_ref ref)
 {
 	float			x[2 * SIMD_WIDTH], out[4] = { 0 }, want[4];
 	struct probe_dispatch	d = {
 		.label = r->name, .source = probe_source,
-		.function = "probe_simd_reduce", .buffers = { x, out },
+		.function = function, .buffers = { x, out },
 		.sizes = { sizeof x, sizeof out }, .nbuffers = 2, .output = 1,
 		.threadgroups = 1, .threads_per_group = 2 * SIMD_WIDTH,
 	};
-	int			i, g;
+	int			i;
 
 	if (!probe_gate_reduction(ctx, r))
 		return;
-	/* Quarters: exact, and the maximum in the middle of each group. */
 	for (i = 0; i < 2 * SIMD_WIDTH; i++)
-		x[i] = (float)((i * 37) % 101 - 50) / 4.0f;
+		x[i] = (float)((i * mul) % mod - mod / 2) / 4.0f;
 	if (!probe_run(ctx, &d, r))
 		return;
-	for (g = 0; g < 2; g++) {
-		want[2 * g] = 0;
-		want[2 * g + 1] = x[g * SIMD_WIDTH];
-		for (i = g * SIMD_WIDTH; i < (g + 1) * SIMD_WIDTH; i++) {
-			want[2 * g] += x[i];
-			if (x[i] > want[2 * g + 1])
-				want[2 * g + 1] = x[i];
-		}
-	}
+	ref(x, SIMD_WIDTH, want);
+	ref(x + SIMD_WIDTH, SIMD_WIDTH, want + 2);
 	probe_compare(r, out, want, 4);
+}
+
+static void
+probe_check_simd_reduce(const struct probe_context *ctx,
+    struct probe_result *r)
+{
+	probe_group_check(ctx, r, "probe_simd_reduce", 37, 101,
+	    probe_ref_sum_max);
 }
 
 /* C = A x B^T, 8 x 8, B loaded transposed. */
@@ -554,31 +587,7 @@ probe_check_simd_shuffle(const struct probe_context *ctx,
 static void
 probe_check_simd_half(const struct probe_context *ctx, struct probe_result *r)
 {
-	float			x[2 * SIMD_WIDTH], out[4] = { 0 }, want[4];
-	struct probe_dispatch	d = {
-		.label = r->name, .source = probe_source,
-		.function = "probe_simd_half", .buffers = { x, out },
-		.sizes = { sizeof x, sizeof out }, .nbuffers = 2, .output = 1,
-		.threadgroups = 1, .threads_per_group = 2 * SIMD_WIDTH,
-	};
-	int			i, g;
-
-	if (!probe_gate_reduction(ctx, r))
-		return;
-	/* Quarters, exact in half; the extremes inside each group. */
-	for (i = 0; i < 2 * SIMD_WIDTH; i++)
-		x[i] = (float)((i * 41) % 97 - 48) / 4.0f;
-	if (!probe_run(ctx, &d, r))
-		return;
-	for (g = 0; g < 2; g++) {
-		want[2 * g] = want[2 * g + 1] = x[g * SIMD_WIDTH];
-		for (i = g * SIMD_WIDTH; i < (g + 1) * SIMD_WIDTH; i++) {
-			want[2 * g] = x[i] > want[2 * g] ? x[i] : want[2 * g];
-			want[2 * g + 1] = x[i] < want[2 * g + 1] ? x[i] :
-			    want[2 * g + 1];
-		}
-	}
-	probe_compare(r, out, want, 4);
+	probe_group_check(ctx, r, "probe_simd_half", 41, 97, probe_ref_max_min);
 }
 
 /* C = A x B through threadgroup memory, A staged as half or bfloat. */

@@ -157,25 +157,6 @@ test_saved_stop_invalid_after_restart(void **state)
 	wait_state("llama", "invalid", 0, 5.0);
 }
 
-/* The pid the simulated launchd runs the job's label with, or 0. */
-static long
-launchd_pid(const char *name)
-{
-	char	 cmd[512], line[256];
-	long	 pid = 0;
-	FILE	*p;
-
-	snprintf(cmd, sizeof cmd, "%s %s print gui/%ld/org.metalcap.job.%s "
-	    "2>/dev/null", simvar, SIM, (long)getuid(), name);
-	if ((p = popen(cmd, "r")) == NULL)
-		return 0;
-	while (fgets(line, sizeof line, p) != NULL)
-		if (sscanf(line, "\tpid = %ld", &pid) == 1)
-			break;
-	pclose(p);
-	return pid;
-}
-
 /*
  * An edit's re-render boots the old agent out; the file goes bad before
  * launchd answers (a bootout answered a second late: tests/fault's
@@ -185,21 +166,11 @@ launchd_pid(const char *name)
 static void
 test_file_breaks_during_rerender(void **state)
 {
-	static char	 fault[300], real[300];
-	char		 path[256];
 	long		 pid, now = 0;
 	int		 i;
 
 	(void)state;
-	snprintf(path, sizeof path, "%s/lc.fault", home);
-	write_file(path, "w", "bootout late\n");
-	snprintf(fault, sizeof fault, "LAUNCHCTL_FAULT=%s", path);
-	snprintf(real, sizeof real, "LAUNCHCTL_SIM=%s", SIM);
-	kill_daemon(SIGTERM);
-	daemon_launchctl = MC_TEST_SOURCE "/tests/fault/launchctl-fault";
-	daemon_env = fault;
-	daemon_env2 = real;
-	start_daemon();
+	restart_with_launchctl_fault("bootout late\n");
 	put_job("llama", "");
 	pid = wait_state("llama", "unlocked", 0, 5.0);
 	put_job("llama", "<key>EnvironmentVariables</key><dict><key>EDITED"

@@ -178,25 +178,6 @@ launchd_labels(char *out, size_t len)
 	closedir(dp);
 }
 
-/* Does the label's process (as launchd has it) carry the shim? */
-static long
-launchd_pid_of(const char *name)
-{
-	char	 cmd[512], line[256];
-	long	 pid = 0;
-	FILE	*p;
-
-	snprintf(cmd, sizeof cmd, "%s %s print gui/%ld/" LABEL_PREFIX "%s "
-	    "2>/dev/null", simvar, SIM, (long)getuid(), name);
-	if ((p = popen(cmd, "r")) == NULL)
-		return 0;
-	while (fgets(line, sizeof line, p) != NULL)
-		if (sscanf(line, "\tpid = %ld", &pid) == 1)
-			break;
-	pclose(p);
-	return pid;
-}
-
 /* Every job's state, as one string: the daemon has settled when it stays. */
 static json_t *
 all_status(void)
@@ -233,7 +214,7 @@ violation(char *why, size_t len)
 	json_array_foreach(doc, i, j) {
 		name = json_string_value(json_object_get(j, "name"));
 		state = str_of(j, "state");
-		pid = launchd_pid_of(name);
+		pid = launchd_pid(name);
 		if (transitional(state))
 			snprintf(why, len, "job %s is still %s", name, state);
 		else if (pid > 0 && environ_has(pid, "LD_PRELOAD=") &&

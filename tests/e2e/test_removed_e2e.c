@@ -83,22 +83,14 @@ wait_all_gone(const char *name, long pid)
 static void
 test_removal_bootout_refused(void **state)
 {
-	static char	 fault[300], real[300];
 	char		 path[256];
 	json_t		*j = NULL;
 	long		 pid;
 	int		 i;
 
 	(void)state;
+	restart_with_launchctl_fault("");
 	snprintf(path, sizeof path, "%s/lc.fault", home);
-	write_file(path, "w", "");
-	snprintf(fault, sizeof fault, "LAUNCHCTL_FAULT=%s", path);
-	snprintf(real, sizeof real, "LAUNCHCTL_SIM=%s", SIM);
-	kill_daemon(SIGTERM);
-	daemon_launchctl = MC_TEST_SOURCE "/tests/fault/launchctl-fault";
-	daemon_env = fault;
-	daemon_env2 = real;
-	start_daemon();
 	put_job("llama", "");
 	pid = wait_state("llama", "unlocked", 0, 5.0);
 	write_file(path, "w", "bootout 5\n");

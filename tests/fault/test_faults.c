@@ -69,6 +69,22 @@ restart_daemon(void)
 	start_daemon();
 }
 
+/* The daemon started again with probe-fault in front of the probe. */
+static void
+restart_with_probe_fault(const char *mode)
+{
+	static char	fault[256], real[256];
+
+	snprintf(fault, sizeof fault, "PROBE_FAULT=%s/probe.fault", home);
+	snprintf(real, sizeof real, "PROBE_REAL=%s", PROBE);
+	home_file("probe.fault", mode);
+	daemon_env = fault;
+	daemon_env2 = real;
+	daemon_args[0] = "--probe";
+	daemon_args[1] = SOURCE "/tests/fault/probe-fault";
+	restart_daemon();
+}
+
 /* Does the job's running process have var=value in its environment? */
 static bool
 job_env_is(const char *job, const char *var_value)
@@ -300,17 +316,9 @@ test_kill9_burst(void **state)
 static void
 start_with_launchctl_fault(void)
 {
-	static char	fault[256], real[256];
-
-	snprintf(fault, sizeof fault, "LAUNCHCTL_FAULT=%s/lc.fault", home);
-	snprintf(real, sizeof real, "LAUNCHCTL_SIM=%s", SIM);
-	home_file("lc.fault", "");
-	daemon_launchctl = SOURCE "/tests/fault/launchctl-fault";
-	daemon_env = fault;
-	daemon_env2 = real;
 	daemon_args[0] = "--launchctl-timeout";
 	daemon_args[1] = "500";
-	restart_daemon();
+	restart_with_launchctl_fault("");
 }
 
 /*
@@ -443,7 +451,6 @@ test_probe_faults(void **state)
 {
 	static const char *const modes[] = { "hang", "crash", "garbage",
 	    "truncated" };
-	static char	 fault[256], real[256];
 	struct child_result *r;
 	long		 pid;
 	size_t		 i;
@@ -451,16 +458,9 @@ test_probe_faults(void **state)
 	double		 start;
 
 	(void)state;
-	snprintf(fault, sizeof fault, "PROBE_FAULT=%s/probe.fault", home);
-	snprintf(real, sizeof real, "PROBE_REAL=%s", PROBE);
-	home_file("probe.fault", "");
-	daemon_env = fault;
-	daemon_env2 = real;
-	daemon_args[0] = "--probe";
-	daemon_args[1] = SOURCE "/tests/fault/probe-fault";
 	daemon_args[2] = "--probe-timeout";
 	daemon_args[3] = "1000";
-	restart_daemon();
+	restart_with_probe_fault("");
 	edit_job(0, "x");
 	wait_state("j0", "unlocked", 0, 5.0);
 	ctl(&code, "disable", "j0", NULL, NULL);
@@ -543,7 +543,6 @@ wait_for_file(const char *name, double seconds)
 static void
 test_enable_superseded(void **state)
 {
-	static char		 fault[256], real[256];
 	const char *const	 enable[] = { "enable", "j0", NULL };
 	char			 path[256], err[512] = "";
 	struct child_result	*r;
@@ -553,14 +552,7 @@ test_enable_superseded(void **state)
 	FILE			*f;
 
 	(void)state;
-	snprintf(fault, sizeof fault, "PROBE_FAULT=%s/probe.fault", home);
-	snprintf(real, sizeof real, "PROBE_REAL=%s", PROBE);
-	home_file("probe.fault", "");
-	daemon_env = fault;
-	daemon_env2 = real;
-	daemon_args[0] = "--probe";
-	daemon_args[1] = SOURCE "/tests/fault/probe-fault";
-	restart_daemon();
+	restart_with_probe_fault("");
 	edit_job(0, "x");
 	wait_state("j0", "unlocked", 0, 5.0);
 	/* Reverted by a probe that fails: the next enable must probe. */
@@ -604,7 +596,6 @@ test_enable_superseded(void **state)
 static void
 test_probe_requests_do_not_starve(void **state)
 {
-	static char		 fault[256], real[256];
 	struct mc_rpc_decoder	 dec;
 	struct mc_rpc_message	 m;
 	msgpack_sbuffer		 sb;
@@ -613,14 +604,7 @@ test_probe_requests_do_not_starve(void **state)
 	int			 fd, code;
 
 	(void)state;
-	snprintf(fault, sizeof fault, "PROBE_FAULT=%s/probe.fault", home);
-	snprintf(real, sizeof real, "PROBE_REAL=%s", PROBE);
-	home_file("probe.fault", "hold");
-	daemon_env = fault;
-	daemon_env2 = real;
-	daemon_args[0] = "--probe";
-	daemon_args[1] = SOURCE "/tests/fault/probe-fault";
-	restart_daemon();
+	restart_with_probe_fault("hold");
 	edit_job(0, "x");
 	wait_for_file("probe.fault.held", 10.0);
 	r = ctl(&code, "--json", "status", "j0", NULL);

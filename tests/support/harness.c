@@ -687,3 +687,44 @@ loaded_in_gui(const char *name)
 	    ">/dev/null 2>&1", simvar, SIM, (long)getuid(), name);
 	return system(cmd) == 0;
 }
+
+/* The pid the simulated launchd runs the job's label with, or 0. */
+long
+launchd_pid(const char *name)
+{
+	char	 cmd[512], line[256];
+	long	 pid = 0;
+	FILE	*p;
+
+	snprintf(cmd, sizeof cmd, "%s %s print gui/%ld/org.metalcap.job.%s "
+	    "2>/dev/null", simvar, SIM, (long)getuid(), name);
+	if ((p = popen(cmd, "r")) == NULL)
+		return 0;
+	while (fgets(line, sizeof line, p) != NULL)
+		if (sscanf(line, "\tpid = %ld", &pid) == 1)
+			break;
+	pclose(p);
+	return pid;
+}
+
+/*
+ * The daemon started again with tests/fault's launchctl-fault in front of
+ * the simulator, home/lc.fault holding fault ("VERB WHAT", or "" for
+ * none; the test writes it again to change it).
+ */
+void
+restart_with_launchctl_fault(const char *fault)
+{
+	static char	var[300], real[300];
+	char		path[256];
+
+	snprintf(path, sizeof path, "%s/lc.fault", home);
+	write_file(path, "w", fault);
+	snprintf(var, sizeof var, "LAUNCHCTL_FAULT=%s", path);
+	snprintf(real, sizeof real, "LAUNCHCTL_SIM=%s", SIM);
+	kill_daemon(SIGTERM);
+	daemon_launchctl = MC_TEST_SOURCE "/tests/fault/launchctl-fault";
+	daemon_env = var;
+	daemon_env2 = real;
+	start_daemon();
+}

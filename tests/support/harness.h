@@ -55,6 +55,8 @@ long		 wait_state(const char *name, const char *state, long not_pid,
 		    double timeout);
 bool		 environ_has(long pid, const char *prefix);
 bool		 loaded_in_gui(const char *name);
+long		 launchd_pid(const char *name);	/* 0: not running */
+void		 restart_with_launchctl_fault(const char *fault);
 
 /* Files: job files are renamed into jobs.d, as editors do. */
 /* Append text to the job's stderr log, home/logs/JOB.err.log. */
