@@ -410,13 +410,20 @@ probe_check_simd_sum(const struct probe_context *ctx, struct probe_result *r)
 	probe_compare(r, totals, want, 2);
 }
 
+/*
+ * One 8 x 8 SIMD-group multiply, C = A x B, or A x B^T where the kernel
+ * loads B transposed.  Small integers keep every product exact in half
+ * and float; B is not symmetric, so a load that forgot to transpose (or
+ * transposed unasked) gives another product.
+ */
 static void
-probe_check_simd_mm(const struct probe_context *ctx, struct probe_result *r)
+probe_mm8_check(const struct probe_context *ctx, struct probe_result *r,
+    const char *function, bool transposed)
 {
-	float			a[64], b[64], c[64] = { 0 }, want[64];
+	float			a[64], b[64], bt[64], c[64] = { 0 }, want[64];
 	struct probe_dispatch	d = {
 		.label = r->name, .source = probe_source,
-		.function = "probe_simd_mm", .buffers = { a, b, c },
+		.function = function, .buffers = { a, b, c },
 		.sizes = { sizeof a, sizeof b, sizeof c }, .nbuffers = 3,
 		.output = 2, .threadgroups = 1,
 		.threads_per_group = SIMD_WIDTH,
@@ -426,15 +433,22 @@ probe_check_simd_mm(const struct probe_context *ctx, struct probe_result *r)
 	if (!probe_gate(r, probe_answer(ctx->answers, APPLE7),
 	    "the device does not report Apple7"))
 		return;
-	/* Small integers keep every product exact in float. */
 	for (i = 0; i < 64; i++) {
-		a[i] = (float)((i * 7) % 5) - 2.0f;
-		b[i] = (float)((i * 3) % 7) - 3.0f;
+		a[i] = (float)((i * 5) % 7) - 3.0f;
+		b[i] = (float)((i * 3 + i / 8) % 9) - 4.0f;
 	}
 	if (!probe_run(ctx, &d, r))
 		return;
-	probe_ref_matmul(8, a, b, want);
+	for (i = 0; i < 64; i++)
+		bt[i] = transposed ? b[(i % 8) * 8 + i / 8] : b[i];
+	probe_ref_matmul(8, a, bt, want);
 	probe_compare(r, c, want, 64);
+}
+
+static void
+probe_check_simd_mm(const struct probe_context *ctx, struct probe_result *r)
+{
+	probe_mm8_check(ctx, r, "probe_simd_mm", false);
 }
 
 static void
@@ -528,36 +542,12 @@ probe_check_simd_reduce(const struct probe_context *ctx,
 	    probe_ref_sum_max);
 }
 
-/* C = A x B^T, 8 x 8, B loaded transposed. */
+/* Flash attention's Q x K^T: B loaded transposed. */
 static void
 probe_check_load_transposed(const struct probe_context *ctx,
     struct probe_result *r)
 {
-	float			a[64], b[64], bt[64], c[64] = { 0 }, want[64];
-	struct probe_dispatch	d = {
-		.label = r->name, .source = probe_source,
-		.function = "probe_simdgroup_load_t", .buffers = { a, b, c },
-		.sizes = { sizeof a, sizeof b, sizeof c }, .nbuffers = 3,
-		.output = 2, .threadgroups = 1,
-		.threads_per_group = SIMD_WIDTH,
-	};
-	int			i;
-
-	if (!probe_gate(r, probe_answer(ctx->answers, APPLE7),
-	    "the device does not report Apple7"))
-		return;
-	/* Small integers, exact in half; B not symmetric, so a load that
-	 * forgot to transpose gives another product. */
-	for (i = 0; i < 64; i++) {
-		a[i] = (float)((i * 5) % 7) - 3.0f;
-		b[i] = (float)((i * 3 + i / 8) % 9) - 4.0f;
-	}
-	if (!probe_run(ctx, &d, r))
-		return;
-	for (i = 0; i < 64; i++)
-		bt[i] = b[(i % 8) * 8 + i / 8];
-	probe_ref_matmul(8, a, bt, want);
-	probe_compare(r, c, want, 64);
+	probe_mm8_check(ctx, r, "probe_simdgroup_load_t", true);
 }
 
 static void

@@ -248,19 +248,25 @@ test_exec_refuses_failed_probe(void **state)
 	assert_null(strstr(r->err, "ggml_metal_device_init"));
 }
 
-/* Managed ForceStock binds exec as it binds the daemon's jobs. */
+/*
+ * ForceStock in the computer's managed preferences (user NULL) or in a
+ * user's, and exec refused for it.
+ */
 static void
-test_exec_managed_force_stock(void **state)
+force_stock_refuses_exec(const char *user)
 {
 	const char		*args[] = { "exec", "--", FAKE_LLAMA, "--once",
 	    NULL };
-	char			 dir[160], file[200];
+	char			 dir[256], file[320];
 	struct child_result	*r;
 	int			 code;
 
-	(void)state;
 	snprintf(dir, sizeof dir, "%s/managed", home);
 	mkdir(dir, 0755);
+	if (user != NULL) {
+		snprintf(dir, sizeof dir, "%s/managed/%s", home, user);
+		mkdir(dir, 0755);
+	}
 	snprintf(file, sizeof file, "%s/org.metalcap.plist", dir);
 	write_file(file, "w", "<plist version=\"1.0\"><dict><key>ForceStock"
 	    "</key><true/></dict></plist>");
@@ -268,6 +274,14 @@ test_exec_managed_force_stock(void **state)
 	assert_int_equal(code, 125);
 	assert_non_null(strstr(r->err, "forbidden by the managed setting "
 	    "ForceStock"));
+}
+
+/* Managed ForceStock binds exec as it binds the daemon's jobs. */
+static void
+test_exec_managed_force_stock(void **state)
+{
+	(void)state;
+	force_stock_refuses_exec(NULL);
 }
 
 /*
@@ -278,30 +292,16 @@ test_exec_managed_force_stock(void **state)
 static void
 test_exec_user_managed(void **state)
 {
-	const char		*args[] = { "exec", "--", FAKE_LLAMA, "--once",
-	    NULL };
 	const char		*bench[] = { "bench", "--samples", "1", "--",
 	    BENCH_SIM, "-m", model, NULL };
 	const char		*probe[] = { "probe", "--profile", "apple9",
 	    NULL };
 	const char		*reload[] = { "reload", NULL };
-	char			 dir[256], file[320];
 	struct child_result	*r;
 	int			 code;
 
 	(void)state;
-	snprintf(dir, sizeof dir, "%s/managed", home);
-	mkdir(dir, 0755);
-	snprintf(dir, sizeof dir, "%s/managed/%s", home,
-	    getpwuid(getuid())->pw_name);
-	mkdir(dir, 0755);
-	snprintf(file, sizeof file, "%s/org.metalcap.plist", dir);
-	write_file(file, "w", "<plist version=\"1.0\"><dict><key>ForceStock"
-	    "</key><true/></dict></plist>");
-	r = run_ctl(&code, NULL, args);
-	assert_int_equal(code, 125);
-	assert_non_null(strstr(r->err, "forbidden by the managed setting "
-	    "ForceStock"));
+	force_stock_refuses_exec(getpwuid(getuid())->pw_name);
 	r = run_ctl(&code, NULL, bench);
 	assert_int_not_equal(code, 0);
 	assert_non_null(strstr(r->err, "ForceStock"));
