@@ -117,7 +117,7 @@ void
 gate_run(struct mcd *d, const struct profile *p)
 {
 	struct gate_entry	*e = gate_find(d, p->name);
-	char			 stage[16];
+	char			 stage[16], stamp[sizeof e->stamp];
 	char			*argv[] = { d->paths.probe, "--json",
 	    "--timeout-ms", stage, NULL };
 	char			**env;
@@ -139,10 +139,16 @@ gate_run(struct mcd *d, const struct profile *p)
 	}
 	e->running = true;
 	e->runs++;
+	/* The last verdict stays in force only for a re-check of the same
+	 * values and binaries: new ones are unproven until this probe ends. */
+	gate_stamp(d, stamp, sizeof stamp);
+	if (e->family != p->family_max || e->tg != p->threadgroup_memory ||
+	    e->ws != p->working_set || strcmp(e->stamp, stamp) != 0)
+		e->done = false;
 	e->family = p->family_max;
 	e->tg = p->threadgroup_memory;
 	e->ws = p->working_set;
-	gate_stamp(d, e->stamp, sizeof e->stamp);
+	snprintf(e->stamp, sizeof e->stamp, "%s", stamp);
 	json_decref(e->report);
 	e->report = NULL;
 	log_info("probing profile %s", p->name);

@@ -641,6 +641,54 @@ test_probe_requests_do_not_starve(void **state)
 	    "on the verdict under way; the request got a probe of its own");
 }
 
+/* profiles.d/mine.plist with this Apple family ceiling. */
+static void
+write_profile_mine(int family)
+{
+	char	path[256], body[512];
+
+	snprintf(path, sizeof path, "%s/profiles.d", home);
+	mkdir(path, 0755);
+	snprintf(path, sizeof path, "%s/profiles.d/mine.plist", home);
+	snprintf(body, sizeof body, "<plist version=\"1.0\"><dict><key>"
+	    "AppleFamilyMax</key><integer>%d</integer><key>Description</key>"
+	    "<string>a test's own</string></dict></plist>\n", family);
+	write_file(path, "w", body);
+}
+
+/*
+ * New values of a profile are unproven until their own probe ends: the
+ * last verdict (for the old values) does not let a job run them while
+ * that probe is held back.
+ */
+static void
+test_new_values_wait_for_their_probe(void **state)
+{
+	char	var[64];
+	long	pid;
+	int	code;
+
+	(void)state;
+	write_profile_mine(1009);
+	restart_with_probe_fault("");
+	put_job("j0", "<key>Profile</key><string>mine</string>");
+	pid = wait_state("j0", "unlocked", 0, 5.0);
+	assert_true(environ_has(pid, "METALCAP_APPLE_FAMILY_MAX=1009"));
+	home_file("probe.fault", "hold");
+	write_profile_mine(1008);
+	ctl(&code, "reload", NULL, NULL, NULL);
+	wait_for_file("probe.fault.held", 10.0);
+	/* Held: the job waits for it (reload answers after the rescan),
+	 * and nothing runs the new ceiling yet. */
+	snprintf(var, sizeof var, "METALCAP_APPLE_FAMILY_MAX=1008");
+	assert_field_has("j0", "state", "probing");
+	assert_false(job_env_is("j0", var));
+	home_file("probe.fault.release", "");
+	pid = wait_state("j0", "unlocked", pid, 5.0);
+	assert_true(environ_has(pid, var));
+	home_file("probe.fault", "");
+}
+
 /* --- the job folder ----------------------------------------------------------- */
 
 int
@@ -661,6 +709,8 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_probe_requests_do_not_starve, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_new_values_wait_for_their_probe, setup, teardown),
 	};
 
 	/* MC_FAULT_ONLY=test_name runs one (cmocka's filter, wildcards). */
