@@ -294,6 +294,19 @@ fail:
 	return -1;
 }
 
+static int
+mc_write_tmp_open(const char *tmp, mode_t mode)
+{
+	const int	flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_NONBLOCK | O_CLOEXEC;
+	int		fd;
+
+	if ((fd = open(tmp, flags, mode)) == -1 && errno == EEXIST &&
+	    unlink(tmp) == 0)
+		fd = open(tmp, flags, mode);
+	return fd;
+}
+
 /*
  * Make data durable at path: nobody ever sees a half-written file.  With
  * replace false, an existing path is left alone (EEXIST): the new file is
@@ -313,8 +326,12 @@ mc_write_durable(const char *path, const char *data, size_t len, mode_t mode,
 		snprintf(why, whylen, "path too long");
 		return -1;
 	}
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode))
-	    == -1)
+	/*
+	 * The temporary name is guessable (a child knows its parent's pid):
+	 * made anew, never through a link or a FIFO planted there; one left
+	 * by a process of the same pid that died is replaced.
+	 */
+	if ((fd = mc_write_tmp_open(tmp, mode)) == -1)
 		goto fail;
 	while (off < len) {
 		if ((n = write(fd, data + off, len - off)) == -1) {

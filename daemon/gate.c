@@ -55,14 +55,17 @@ gate_find(struct mcd *d, const char *profile)
 	return NULL;
 }
 
-/* Answer the waiters whose probe (this one, or an earlier) is done. */
+/*
+ * Answer the waiters whose probe (this one, or an earlier) is done; all of
+ * them when no later probe will come (the profile is gone).
+ */
 static void
-gate_answer(struct mcd *d, struct gate_entry *e)
+gate_answer(struct mcd *d, struct gate_entry *e, bool all)
 {
 	struct gate_waiter	*w, **at = &e->waiters, *ready = NULL;
 
 	while ((w = *at) != NULL)
-		if (w->run <= e->runs) {
+		if (all || w->run <= e->runs) {
 			*at = w->next;
 			w->next = ready;
 			ready = w;
@@ -89,7 +92,7 @@ gate_done(struct mcd *d, const struct launchctl_result *r, void *arg)
 	    e->status == GATE_PASS ? "pass" : e->status == GATE_PARTIAL ?
 	    "partial" : "FAIL", e->reason[0] ? ": " : "", e->reason);
 	e->running = false;
-	gate_answer(d, e);
+	gate_answer(d, e, p == NULL);
 	/*
 	 * The jobs on this profile hear the verdict, unless the profile's
 	 * values changed while it ran; a request to re-probe that arrived

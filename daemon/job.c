@@ -152,6 +152,8 @@ job_add(struct mcd *d, const char *name)
 	snprintf(j->name, sizeof j->name, "%s", name);
 	render_label(name, j->label, sizeof j->label);
 	j->daemon = d;
+	/* A request deferred for an older job of this name is not its. */
+	j->last_request = ++d->requests;
 	d->jobs = realloc(d->jobs, (d->njobs + 1) * sizeof *d->jobs);
 	d->jobs[d->njobs++] = j;
 	return j;
@@ -210,7 +212,7 @@ job_refresh_file(struct mcd *d, const char *dir, const char *entry)
  * that cannot be read (permissions, I/O) leaves its jobs as they are:
  * nothing a user did says they should stop.
  */
-static void
+static bool
 job_scan_dir(struct mcd *d, const char *dir)
 {
 	DIR		*dp;
@@ -218,10 +220,10 @@ job_scan_dir(struct mcd *d, const char *dir)
 	size_t		 n, i, len = strlen(dir);
 
 	if (dir[0] == '\0')
-		return;
+		return true;
 	if ((dp = opendir(dir)) == NULL) {
 		if (errno == ENOENT)
-			return;
+			return true;
 		log_warnx("cannot read %s: %s; its jobs are left as they are",
 		    dir, strerror(errno));
 		for (i = 0; i < d->njobs; i++)
@@ -229,7 +231,7 @@ job_scan_dir(struct mcd *d, const char *dir)
 			    strncmp(d->jobs[i]->file, dir, len) == 0 &&
 			    d->jobs[i]->file[len] == '/')
 				d->jobs[i]->seen = true;
-		return;
+		return false;
 	}
 	while ((de = readdir(dp)) != NULL) {
 		n = strlen(de->d_name);
@@ -239,6 +241,7 @@ job_scan_dir(struct mcd *d, const char *dir)
 		job_refresh_file(d, dir, de->d_name);
 	}
 	closedir(dp);
+	return true;
 }
 
 /*
@@ -288,6 +291,7 @@ void
 job_scan(struct mcd *d, bool first)
 {
 	size_t	i;
+	bool	read;
 
 	/* No job may point into the old profile table. */
 	for (i = 0; i < d->njobs; i++) {
@@ -295,10 +299,14 @@ job_scan(struct mcd *d, bool first)
 		d->jobs[i]->seen = false;
 		d->jobs[i]->file_changed = false;
 	}
-	job_scan_dir(d, d->paths.managed_jobs);
-	job_scan_dir(d, d->paths.jobs);
-	/* At the daemon's own start: later, it knows what it gave. */
-	if (first) {
+	read = job_scan_dir(d, d->paths.managed_jobs);
+	read = job_scan_dir(d, d->paths.jobs) && read;
+	/*
+	 * At the daemon's own start (later, it knows what it gave), and only
+	 * when every job folder could be read: a folder it cannot read says
+	 * nothing of which jobs are gone.
+	 */
+	if (first && read) {
 		char	loaded[PATH_MAX];
 
 		mc_fmt(loaded, sizeof loaded, "%s/loaded", d->paths.state);

@@ -367,7 +367,7 @@ rpc_enable_probed(struct mcd *d, const struct gate_entry *e, void *arg)
 
 	msgpack_sbuffer_init(&sb);
 	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	if (j == NULL)
+	if (j == NULL || j->removed)
 		mc_rpc_pack_response_error(&pk, l->msgid, MC_E_NOJOB,
 		    "the job is gone");
 	else if (j->last_request > l->requests)

@@ -28,6 +28,8 @@
 
 #define SERVER_STR_(x)	#x
 #define SERVER_STR(x)	SERVER_STR_(x)
+/* Events waiting for a subscriber, past what the kernel took: 256 KiB. */
+#define SERVER_SUBSCRIBER_BEHIND	262144
 
 struct write_req {
 	uv_write_t	 req;
@@ -216,11 +218,15 @@ server_broadcast(struct mcd *d, msgpack_sbuffer *event)
 		/*
 		 * A subscriber this far behind reads slower than events come:
 		 * queued for it, they would grow the daemon without bound.
-		 * Closed, it can connect again and ask for status.
+		 * Judged by the bytes libuv could not hand to the kernel (a
+		 * burst of events in one turn is not a slow reader).  Closed,
+		 * it can connect again and ask for status.
 		 */
-		if (c->pending_writes >= MC_MAX_OUTSTANDING) {
+		if (uv_stream_get_write_queue_size((uv_stream_t *)&c->pipe) >
+		    SERVER_SUBSCRIBER_BEHIND) {
 			conn_close(c, "a subscriber " SERVER_STR(
-			    MC_MAX_OUTSTANDING) " messages behind: closed");
+			    SERVER_SUBSCRIBER_BEHIND) " bytes of events behind: "
+			    "closed");
 			continue;
 		}
 		msgpack_sbuffer_init(&sb);

@@ -133,6 +133,36 @@ test_removed_while_down(void **state)
 }
 
 /*
+ * A jobs folder metalcapd cannot read at its start (here a file in its
+ * place: root reads any folder) says nothing of which jobs are gone: the
+ * jobs launchd runs are left alone, not taken for orphans.
+ */
+static void
+test_unreadable_folder_is_no_removal(void **state)
+{
+	char	from[256], to[256];
+	long	pid;
+
+	(void)state;
+	put_job("llama", "");
+	pid = wait_state("llama", "unlocked", 0, 5.0);
+	kill_daemon(SIGKILL);
+	snprintf(from, sizeof from, "%s/jobs.d", home);
+	snprintf(to, sizeof to, "%s/jobs.d.away", home);
+	assert_int_equal(rename(from, to), 0);
+	write_file(from, "w", "not a folder\n");
+	start_daemon();
+	/* status answers once the first scan is done. */
+	assert_null(job_status("llama"));
+	assert_int_equal(kill((pid_t)pid, 0), 0);
+	assert_true(loaded_in_gui("llama"));
+	assert_true(home_has("agents/" LABEL "%s.plist", "llama"));
+	assert_true(home_has("state/loaded/" LABEL "%s", "llama"));
+	unlink(from);
+	assert_int_equal(rename(to, from), 0);
+}
+
+/*
  * An override goes with its job: enabled, removed and added again stock,
  * the new job runs stock as its file says.
  */
@@ -166,6 +196,8 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_override_goes_with_job,
 		    setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_unreadable_folder_is_no_removal, setup, teardown),
 	};
 
 	/* MC_TEST_ONLY=pattern runs the matching tests (make mutate). */

@@ -511,7 +511,8 @@ test_slow_subscribers(void **state)
 	burst_of_changes(4000);
 	assert_true(closed_by_daemon(slow, 5.0 * time_scale()));
 	close(slow);
-	assert_true(sanitized() || proc_rss_kib(daemon_pid) - before < 4096);
+	/* Bounded: the red team saw 3 MB grow to 2.1 GB. */
+	assert_true(sanitized() || proc_rss_kib(daemon_pid) - before < 16384);
 	/* Every place a subscriber with an event queued; one more client. */
 	for (i = 0; i < MC_MAX_CLIENTS; i++) {
 		fds[i] = raw_connect();
