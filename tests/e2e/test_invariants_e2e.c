@@ -189,6 +189,29 @@ all_status(void)
 	return code == 0 || code == 4 ? json_loads(r->out, 0, NULL) : NULL;
 }
 
+/*
+ * Does pid carry the shim?  A process that ended between launchd's answer
+ * and this look carries nothing (the settle loop looks again).
+ */
+static bool
+carries_shim(long pid)
+{
+	char	path[64], buf[65536];
+	size_t	n, off;
+	FILE	*f;
+
+	snprintf(path, sizeof path, "/proc/%ld/environ", pid);
+	if (pid <= 0 || (f = fopen(path, "r")) == NULL)
+		return false;
+	n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	for (off = 0; off < n; off += strlen(buf + off) + 1)
+		if (strncmp(buf + off, "LD_PRELOAD=", 11) == 0)
+			return true;
+	return false;
+}
+
 static bool
 transitional(const char *state)
 {
@@ -217,7 +240,7 @@ violation(char *why, size_t len)
 		pid = launchd_pid(name);
 		if (transitional(state))
 			snprintf(why, len, "job %s is still %s", name, state);
-		else if (pid > 0 && environ_has(pid, "LD_PRELOAD=") &&
+		else if (carries_shim(pid) &&
 		    strcmp(state, "unlocked") != 0 &&
 		    strcmp(state, "invalid") != 0)
 			snprintf(why, len, "job %s is %s, but pid %ld runs with "
