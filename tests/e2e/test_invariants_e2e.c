@@ -196,20 +196,7 @@ all_status(void)
 static bool
 carries_shim(long pid)
 {
-	char	path[64], buf[65536];
-	size_t	n, off;
-	FILE	*f;
-
-	snprintf(path, sizeof path, "/proc/%ld/environ", pid);
-	if (pid <= 0 || (f = fopen(path, "r")) == NULL)
-		return false;
-	n = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	for (off = 0; off < n; off += strlen(buf + off) + 1)
-		if (strncmp(buf + off, "LD_PRELOAD=", 11) == 0)
-			return true;
-	return false;
+	return pid > 0 && environ_lookup(pid, "LD_PRELOAD=") == 1;
 }
 
 static bool

@@ -212,25 +212,36 @@ wait_state(const char *name, const char *state, long not_pid, double timeout)
 	return 0;
 }
 
-/* Does /proc/PID/environ hold a variable starting with prefix? */
-bool
-environ_has(long pid, const char *prefix)
+/* Does /proc/PID/environ hold a variable starting with prefix?  -1: gone. */
+int
+environ_lookup(long pid, const char *prefix)
 {
 	char	path[64], buf[65536];
 	size_t	n, off;
 	FILE	*f;
-	bool	found = false;
+	int	found = 0;
 
 	snprintf(path, sizeof path, "/proc/%ld/environ", pid);
 	if ((f = fopen(path, "r")) == NULL)
-		fail_msg("cannot read %s", path);
+		return -1;
 	n = fread(buf, 1, sizeof buf - 1, f);
 	fclose(f);
 	buf[n] = '\0';
 	for (off = 0; off < n; off += strlen(buf + off) + 1)
 		if (strncmp(buf + off, prefix, strlen(prefix)) == 0)
-			found = true;
+			found = 1;
 	return found;
+}
+
+/* The same, for a process that must be there. */
+bool
+environ_has(long pid, const char *prefix)
+{
+	int	found = environ_lookup(pid, prefix);
+
+	if (found == -1)
+		fail_msg("cannot read /proc/%ld/environ", pid);
+	return found == 1;
 }
 
 /* Write (mode "w") or append ("a") text to path. */

@@ -54,6 +54,7 @@ void		 edit_job(int k, const char *mark);
 long		 wait_state(const char *name, const char *state, long not_pid,
 		    double timeout);
 bool		 environ_has(long pid, const char *prefix);
+int		 environ_lookup(long pid, const char *prefix);	/* -1: gone */
 bool		 loaded_in_gui(const char *name);
 long		 launchd_pid(const char *name);	/* 0: not running */
 void		 restart_with_launchctl_fault(const char *fault);
