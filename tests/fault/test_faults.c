@@ -641,6 +641,52 @@ test_probe_requests_do_not_starve(void **state)
 	    "on the verdict under way; the request got a probe of its own");
 }
 
+/*
+ * An enable held behind its probe finds its job removed and another made
+ * under the name, stock: the enable is not the new job's, and changes it
+ * not (an override outliving its job, by the back door).
+ */
+static void
+test_enable_outlived_by_new_job(void **state)
+{
+	const char *const	 enable[] = { "enable", "j0", NULL };
+	char			 path[256];
+	json_t			*j;
+	pid_t			 pid;
+	int			 status, code, i;
+
+	(void)state;
+	restart_with_probe_fault("");
+	edit_job(0, "x");
+	wait_state("j0", "unlocked", 0, 5.0);
+	ctl(&code, "disable", "j0", NULL, NULL);
+	wait_state("j0", "stock", 0, 5.0);
+	home_file("probe.fault", "garbage");
+	ctl(&code, "probe", "--profile", "apple9", NULL);
+	ctl(&code, "enable", "j0", NULL, NULL);
+	wait_state("j0", "reverted", 0, 5.0);
+	home_file("probe.fault", "hold");
+	pid = ctl_start("enable.err", enable);
+	wait_for_file("probe.fault.held", 10.0);
+	snprintf(path, sizeof path, "%s/jobs.d/j0.plist", home);
+	assert_int_equal(unlink(path), 0);
+	/* Gone from status before it comes back under the name. */
+	for (i = 0; i < 400 && (j = job_status("j0")) != NULL; i++) {
+		json_decref(j);
+		sleep_ms(25);
+	}
+	assert_null(j);
+	put_job("j0", "<key>Unlocked</key><false/>");
+	wait_state("j0", "stock", 0, 5.0);
+	home_file("probe.fault.release", "");
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) != 0);
+	j = job_status("j0");
+	assert_string_equal(str_of(j, "desired"), "stock");
+	json_decref(j);
+	home_file("probe.fault", "");
+}
+
 /* profiles.d/mine.plist with this Apple family ceiling. */
 static void
 write_profile_mine(int family)
@@ -711,6 +757,8 @@ main(void)
 		    test_probe_requests_do_not_starve, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_new_values_wait_for_their_probe, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_enable_outlived_by_new_job, setup, teardown),
 	};
 
 	/* MC_FAULT_ONLY=test_name runs one (cmocka's filter, wildcards). */
