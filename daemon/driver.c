@@ -296,8 +296,6 @@ driver_kickstart_cb(struct mcd *d, const struct launchctl_result *r,
 {
 	struct job	*j = job_find(d, arg);
 
-	if (j != NULL)
-		j->kick_pending = false;
 	if (j != NULL && r->code != 0)
 		log_warnx("job %s: kickstart -k failed (%d): %s", j->name,
 		    r->code, r->err);
@@ -314,15 +312,6 @@ driver_kickstart(struct mcd *d, struct job *j)
 	char		 target[256];
 	const char	*args[] = { "kickstart", "-k", target, NULL };
 
-	/*
-	 * A restart asked for while launchctl is still doing one is that one
-	 * (as supervisord and systemd take it): a burst of requests counts
-	 * no more stops of ours than processes killed, so it cannot hide the
-	 * crashes that come after it.
-	 */
-	if (j->kick_pending)
-		return;
-	j->kick_pending = true;
 	snprintf(target, sizeof target, "%s/%s", j->domain[0] ? j->domain :
 	    d->domain, j->label);
 	/* Our kill is not a crash: neither its pid's end nor launchd's count. */
@@ -338,7 +327,6 @@ static void
 driver_started(struct mcd *d, struct job *j)
 {
 	int	err;
-
 
 	if (watch_started(d, j) == 0)
 		return;

@@ -291,55 +291,6 @@ test_restarts_are_not_crashes(void **state)
 }
 
 /*
- * A burst of restart requests, taken while launchctl is still doing the
- * first, is one restart: it cannot hide the crash loop that follows.
- * (Each request counted a stop of ours, and ten of them absorbed the
- * next ten crashes.)
- */
-static void
-test_restart_burst_hides_no_crashes(void **state)
-{
-	struct mc_rpc_decoder	 dec;
-	struct mc_rpc_message	 m;
-	msgpack_sbuffer		 sb;
-	msgpack_packer		 pk;
-	long			 pid;
-	uint32_t		 i, got = 0;
-	int			 fd, k;
-
-	(void)state;
-	put_job("sleeper", "<key>ProgramArguments</key><array><string>"
-	    "/bin/sleep</string><string>1000</string></array><key>Unlocked"
-	    "</key><false/><key>CrashLoop</key><dict><key>MaxExits</key>"
-	    "<integer>3</integer><key>WindowSeconds</key><integer>60"
-	    "</integer></dict>");
-	pid = wait_state("sleeper", "stock", 0, 5.0);
-	msgpack_sbuffer_init(&sb);
-	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	for (i = 1; i <= 10; i++) {
-		mc_rpc_pack_request(&pk, i, MC_M_RESTART, 1);
-		mc_rpc_pack_str(&pk, "sleeper");
-	}
-	mc_rpc_decoder_init(&dec, MC_MAX_REPLY);
-	fd = raw_connect();
-	assert_int_equal(raw_exchange(fd, sb.data, sb.size, &dec, &m), 0);
-	for (got = 1; got < 10; got++)
-		assert_int_equal(raw_exchange(fd, "", 0, &dec, &m), 0);
-	close(fd);
-	mc_rpc_decoder_free(&dec);
-	msgpack_sbuffer_destroy(&sb);
-	pid = wait_state("sleeper", "stock", pid, 10.0);
-	/* Three crashes in the window: a crash loop, however many restarts
-	 * came before. */
-	for (k = 0; k < 3; k++) {
-		assert_int_equal(kill((pid_t)pid, SIGSEGV), 0);
-		if (k < 2)
-			pid = wait_state("sleeper", "stock", pid, 10.0);
-	}
-	wait_state("sleeper", "failed", -1, 10.0);
-}
-
-/*
  * A job launchd cannot start is given up with the cause named, and no
  * profile is blamed though it is unlocked.  launchd answers a log it
  * cannot open, or a program gone since the file was checked, with
@@ -673,8 +624,6 @@ main(void)
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restarts_are_not_crashes,
 		    setup, teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_restart_burst_hides_no_crashes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_spawn_failure_named,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_keepalive_dictionary,
