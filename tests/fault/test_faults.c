@@ -536,6 +536,33 @@ wait_for_file(const char *name, double seconds)
 }
 
 /*
+ * j0 unlocked, then reverted by a probe that fails, then `enable j0`
+ * started while its fresh probe is held back: the enable's pid (its
+ * stderr in home/enable.err).
+ */
+static pid_t
+enable_held_for_reverted_j0(void)
+{
+	const char *const	 enable[] = { "enable", "j0", NULL };
+	pid_t			 pid;
+	int			 code;
+
+	restart_with_probe_fault("");
+	edit_job(0, "x");
+	wait_state("j0", "unlocked", 0, 5.0);
+	ctl(&code, "disable", "j0", NULL, NULL);
+	wait_state("j0", "stock", 0, 5.0);
+	home_file("probe.fault", "garbage");
+	ctl(&code, "probe", "--profile", "apple9", NULL);
+	ctl(&code, "enable", "j0", NULL, NULL);
+	wait_state("j0", "reverted", 0, 5.0);
+	home_file("probe.fault", "hold");
+	pid = ctl_start("enable.err", enable);
+	wait_for_file("probe.fault.held", 10.0);
+	return pid;
+}
+
+/*
  * An enable that waits for its probe does not undo a disable answered
  * meanwhile: the probe is held back until the disable is answered, then
  * released; the enable is refused as superseded and the job stays stock.
@@ -543,7 +570,6 @@ wait_for_file(const char *name, double seconds)
 static void
 test_enable_superseded(void **state)
 {
-	const char *const	 enable[] = { "enable", "j0", NULL };
 	char			 path[256], err[512] = "";
 	struct child_result	*r;
 	json_t			*j;
@@ -552,20 +578,7 @@ test_enable_superseded(void **state)
 	FILE			*f;
 
 	(void)state;
-	restart_with_probe_fault("");
-	edit_job(0, "x");
-	wait_state("j0", "unlocked", 0, 5.0);
-	/* Reverted by a probe that fails: the next enable must probe. */
-	ctl(&code, "disable", "j0", NULL, NULL);
-	wait_state("j0", "stock", 0, 5.0);
-	home_file("probe.fault", "garbage");
-	ctl(&code, "probe", "--profile", "apple9", NULL);
-	ctl(&code, "enable", "j0", NULL, NULL);
-	wait_state("j0", "reverted", 0, 5.0);
-
-	home_file("probe.fault", "hold");
-	pid = ctl_start("enable.err", enable);
-	wait_for_file("probe.fault.held", 10.0);
+	pid = enable_held_for_reverted_j0();
 	r = ctl(&code, "disable", "j0", NULL, NULL);
 	if (code != 0)
 		fail_msg("disable while the probe ran: %d %s", code, r->err);
@@ -649,25 +662,13 @@ test_probe_requests_do_not_starve(void **state)
 static void
 test_enable_outlived_by_new_job(void **state)
 {
-	const char *const	 enable[] = { "enable", "j0", NULL };
 	char			 path[256];
 	json_t			*j;
 	pid_t			 pid;
-	int			 status, code, i;
+	int			 status, i;
 
 	(void)state;
-	restart_with_probe_fault("");
-	edit_job(0, "x");
-	wait_state("j0", "unlocked", 0, 5.0);
-	ctl(&code, "disable", "j0", NULL, NULL);
-	wait_state("j0", "stock", 0, 5.0);
-	home_file("probe.fault", "garbage");
-	ctl(&code, "probe", "--profile", "apple9", NULL);
-	ctl(&code, "enable", "j0", NULL, NULL);
-	wait_state("j0", "reverted", 0, 5.0);
-	home_file("probe.fault", "hold");
-	pid = ctl_start("enable.err", enable);
-	wait_for_file("probe.fault.held", 10.0);
+	pid = enable_held_for_reverted_j0();
 	snprintf(path, sizeof path, "%s/jobs.d/j0.plist", home);
 	assert_int_equal(unlink(path), 0);
 	/*
