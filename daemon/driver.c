@@ -312,12 +312,24 @@ driver_kickstart(struct mcd *d, struct job *j)
 	char		 target[256];
 	const char	*args[] = { "kickstart", "-k", target, NULL };
 
+	/*
+	 * A restart asked for before the last one's run has shown is done
+	 * once that run is known (reconcile.c): a kill is then counted for
+	 * the process it kills, and a burst of requests cannot count stops
+	 * of ours that would hide the crashes after it.
+	 */
+	if (j->kicked) {
+		j->kick_again = true;
+		return;
+	}
 	snprintf(target, sizeof target, "%s/%s", j->domain[0] ? j->domain :
 	    d->domain, j->label);
 	/* Our kill is not a crash: neither its pid's end nor launchd's count. */
 	watch_unwatch_pid(j);
-	if (j->pid > 0)
+	if (j->pid > 0 && j->pid != j->stopped_pid) {
 		j->own_stops++;
+		j->stopped_pid = j->pid;
+	}
 	j->kicked = true;
 	launchctl_run(d, args, driver_kickstart_cb, strdup(j->name));
 }

@@ -373,6 +373,8 @@ struct job {
 	long			 runs_counted;	/* runs whose exit we judged */
 	long			 own_stops;	/* exits our kickstart -k caused */
 	bool			 kicked;	/* kickstarted: a run is coming */
+	bool			 kick_again;	/* a restart asked for meanwhile */
+	long			 stopped_pid;	/* the last pid our kickstart killed */
 	uint64_t		 gone_by;	/* loop ms a bootout must be done by */
 	char			 domain[32];	/* where it is loaded; "": not yet */
 	long			 watched_pid;

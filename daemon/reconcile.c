@@ -641,6 +641,7 @@ reconcile_bootstrap(struct mcd *d, struct job *j)
 	j->watched_pid = 0;
 	j->runs_counted = 0;	/* a new registration counts from zero */
 	j->own_stops = 0;
+	j->kick_again = false;	/* the new registration's run is newer */
 	if (job_runs_unlocked(j))
 		watch_begin_tail(d, j);
 	reconcile_agent_path(d, j, path, sizeof path);
@@ -752,6 +753,11 @@ reconcile_refresh_cb(struct mcd *d, const struct launchctl_result *r,
 	}
 	if (j->pid > 0 && j->pid != j->watched_pid)
 		reconcile_emit(d, j, LC_EV_STARTED, NULL);
+	/* A restart asked for while the last was under way: its turn. */
+	if (j->kick_again && !j->kicked && !j->dirty) {
+		j->kick_again = false;
+		reconcile_emit(d, j, LC_EV_RESTART, NULL);
+	}
 	reconcile_finish(d, j);
 }
 

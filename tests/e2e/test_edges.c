@@ -291,6 +291,73 @@ test_restarts_are_not_crashes(void **state)
 }
 
 /*
+ * Ten restart requests in one burst, before launchd has shown the first
+ * one's run: the daemon counted a stop of its own for each and the ten
+ * absorbed the crashes that came after, so a crash loop went unseen for
+ * tens of seconds (issue 26, item 10).  Now a restart asked for while one
+ * is under way waits for it, and each kill is counted for the process it
+ * killed: three crashes (MaxExits) end the job, four signals at most
+ * when one of ours meets the burst's last restart.
+ */
+static void
+test_restart_burst_hides_no_crashes(void **state)
+{
+	struct mc_rpc_decoder	 dec;
+	struct mc_rpc_message	 m;
+	msgpack_sbuffer		 sb;
+	msgpack_packer		 pk;
+	double			 start;
+	json_t			*j;
+	long			 pid, killed = 0;
+	uint32_t		 i;
+	int			 fd, signals = 0;
+
+	(void)state;
+	put_job("sleeper", "<key>ProgramArguments</key><array><string>"
+	    "/bin/sleep</string><string>1000</string></array><key>Unlocked"
+	    "</key><false/><key>CrashLoop</key><dict><key>MaxExits</key>"
+	    "<integer>3</integer><key>WindowSeconds</key><integer>600"
+	    "</integer></dict>");
+	wait_state("sleeper", "stock", 0, 5.0);
+	/* One write, so the daemon reads all ten in one turn of its loop. */
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	for (i = 1; i <= 10; i++) {
+		mc_rpc_pack_request(&pk, i, MC_M_RESTART, 1);
+		mc_rpc_pack_str(&pk, "sleeper");
+	}
+	mc_rpc_decoder_init(&dec, MC_MAX_REPLY);
+	fd = raw_connect();
+	assert_int_equal(raw_exchange(fd, sb.data, sb.size, &dec, &m), 0);
+	for (i = 1; i < 10; i++)
+		assert_int_equal(raw_exchange(fd, "", 0, &dec, &m), 0);
+	close(fd);
+	mc_rpc_decoder_free(&dec);
+	msgpack_sbuffer_destroy(&sb);
+	/* Crash whatever launchd runs now, until the job is given up. */
+	start = now_s();
+	while (now_s() - start < 30.0 * time_scale()) {
+		j = job_status("sleeper");
+		assert_non_null(j);
+		if (strcmp(str_of(j, "state"), "failed") == 0) {
+			json_decref(j);
+			break;
+		}
+		json_decref(j);
+		pid = launchd_pid("sleeper");
+		if (pid > 0 && pid != killed) {
+			assert_true(signals < 4);
+			if (kill((pid_t)pid, SIGSEGV) == 0)
+				signals++;
+			killed = pid;
+		}
+		sleep_ms(20);
+	}
+	assert_field_has("sleeper", "state", "failed");
+	assert_field_has("sleeper", "reason", "crash loop");
+}
+
+/*
  * A job launchd cannot start is given up with the cause named, and no
  * profile is blamed though it is unlocked.  launchd answers a log it
  * cannot open, or a program gone since the file was checked, with
@@ -624,6 +691,8 @@ main(void)
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restarts_are_not_crashes,
 		    setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_restart_burst_hides_no_crashes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_spawn_failure_named,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_keepalive_dictionary,
