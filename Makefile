@@ -466,12 +466,14 @@ faults: $(O)/tests/test_faults $(O)/tests/test_io_faults $(O)/tests/test_abuse
 	MC_FAULT_ROUNDS=50 MC_FAULT_FULL=1 scripts/run-tests.sh $^
 
 # Mutants nobody wrote (scripts/mutate-sample.py, libclang): COUNT of them,
-# sampled by SEED, each judged against the tests that cover its file, in
-# build/mutate.  Slow: minutes a mutant.  The score goes to RELIABILITY.md.
+# sampled by SEED, each judged against the tests that cover its file, JOBS
+# side by side in copies of the tree (build/mutate/wN).  Slow: minutes a
+# mutant.  ONLY=ID,... re-judges those.  The score goes to RELIABILITY.md.
 SEED		?= 1
+JOBS		?= 3
 COUNT		?= 100
 mutate-sample: | need-deps
-	/usr/bin/python3 scripts/mutate-sample.py $(SEED) $(COUNT) build/mutate
+	/usr/bin/python3 scripts/mutate-sample.py --jobs $(JOBS) --only '$(ONLY)' $(SEED) $(COUNT) build/mutate
 
 # The invariant checker at length: STRESS_SEEDS seeds of STRESS_STEPS random
 # steps each (make test runs seeds 1,2,3 of 24 steps).

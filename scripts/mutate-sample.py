@@ -7,18 +7,30 @@
 # counted), and survives otherwise.  Equivalent mutants, judged by hand,
 # are listed in tests/mutations/equivalent.txt and excluded.
 #
-#   scripts/mutate-sample.py SEED COUNT [BUILD]
+#   scripts/mutate-sample.py [--jobs N] [--only ID,...] SEED COUNT [BUILD]
+#
+# Each worker mutates its own copy of the tree (BUILD/wN/tree, the files
+# git knows or would add, as they are now), so the tree you work in is
+# never touched; N workers judge mutants side by side (the tests wait on
+# processes far more than they compute).  A kill is confirmed by running
+# the failing test a second time: a test that failed once under load and
+# then passed is not taken as a kill.  --only re-judges the listed
+# mutants of the same sample (after tests were added for survivors).
 #
 # Kinds: relational operators (< <= > >= == !=, each to its boundary and
 # its negation), logical operators (&& ||), integer constants (n+1, n-1),
 # negated conditions (if (c) -> if (!(c))), dropped negations (!c -> c),
 # dropped calls whose result is checked (f(...) == -1 -> 0 == -1), and
 # swapped arguments of calls with two arguments of one type.
+import argparse
 import hashlib
 import os
+import queue
 import random
+import shutil
 import subprocess
 import sys
+import threading
 import time
 
 import clang.cindex as ci
@@ -167,90 +179,151 @@ def sites(rel, index, flags):
     return found
 
 
-def apply(rel, site):
-    path = os.path.join(TOP, rel)
+def apply(tree, rel, site):
+    path = os.path.join(tree, rel)
     data = open(path, "rb").read()
     start, end, new, _ = site
     open(path, "wb").write(data[:start] + new.encode() + data[end:])
     return data
 
 
-def run(cmd, seconds, env=None):
+def run(cmd, cwd, seconds, env=None):
     try:
-        p = subprocess.run(cmd, cwd=TOP, capture_output=True,
+        p = subprocess.run(cmd, cwd=cwd, capture_output=True,
                            timeout=seconds, env=env)
         return p.returncode
     except subprocess.TimeoutExpired:
         return "timeout"
 
 
-def judge(rel, site, build):
+def every_test():
+    return sorted({t for v in SOURCES.values() for t in v})
+
+
+def make_tree(build, n):
+    """Worker n's copy of the tree, built once with every covering test."""
+    tree = os.path.abspath(os.path.join(build, "w%d" % n, "tree"))
+    if os.path.isdir(tree):
+        shutil.rmtree(tree)
+    os.makedirs(tree)
+    files = subprocess.run(["git", "ls-files", "-z", "-c", "-o",
+                            "--exclude-standard"], cwd=TOP, check=True,
+                           capture_output=True).stdout.split(b"\0")
+    for f in files:
+        if not f or not os.path.isfile(os.path.join(TOP, f.decode())):
+            continue
+        dst = os.path.join(tree, f.decode())
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        shutil.copy2(os.path.join(TOP, f.decode()), dst)
+    subprocess.run(["make", "-s", "-j2"] + ["build/tests/" + t for t in
+                                            every_test()],
+                   cwd=tree, check=True, stdout=subprocess.DEVNULL)
+    return tree
+
+
+def judge(tree, rel, site):
     """killed / survived / stillborn, and by what."""
     tests = tests_for(rel)
-    original = apply(rel, site)
+    original = apply(tree, rel, site)
     try:
-        targets = [build + "/tests/" + t for t in tests]
-        if run(["make", "-s", "-j2", "O=" + build] + targets, 900) != 0:
+        targets = ["build/tests/" + t for t in tests]
+        if run(["make", "-s", "O=build"] + targets, tree, 900) != 0:
             return "stillborn", "does not build"
         env = dict(os.environ, MC_TEST_DEADLINE=str(TEST_SECONDS))
         for t in tests:
-            rc = run([build + "/tests/" + t], TEST_SECONDS, env)
-            if rc != 0:
+            if run(["build/tests/" + t], tree, TEST_SECONDS, env) == 0:
+                continue
+            if run(["build/tests/" + t], tree, TEST_SECONDS, env) != 0:
                 return "killed", t
+            print("    (%s failed once, then passed: not a kill)" % t,
+                  flush=True)
         return "survived", ""
     finally:
-        open(os.path.join(TOP, rel), "wb").write(original)
+        open(os.path.join(tree, rel), "wb").write(original)
+        # The next mutant's build must not take this one's objects.
+        now = time.time()
+        os.utime(os.path.join(tree, rel), (now, now))
 
 
 def site_id(site):
     return hashlib.sha256(site[3].encode() + site[2].encode()).hexdigest()[:12]
 
 
-def main():
-    if len(sys.argv) < 3:
-        sys.exit("usage: mutate-sample.py SEED COUNT [BUILD]")
-    seed, count = int(sys.argv[1]), int(sys.argv[2])
-    build = sys.argv[3] if len(sys.argv) > 3 else "build/mutate"
+def read_equivalent():
     equivalent = set()
     eq_file = os.path.join(TOP, "tests/mutations/equivalent.txt")
     if os.path.exists(eq_file):
         for line in open(eq_file):
             if line.strip() and not line.startswith("#"):
                 equivalent.add(line.split()[0])
+    return equivalent
+
+
+def worker(n, build, todo, results, lock):
+    tree = make_tree(build, n)
+    while True:
+        try:
+            k, rel, s = todo.get_nowait()
+        except queue.Empty:
+            return
+        verdict, by = judge(tree, rel, s)
+        with lock:
+            results[k] = (verdict, by)
+            print("%3d %-10s %s %s%s" % (k, verdict, site_id(s), s[3],
+                                         " (" + by + ")" if by else ""),
+                  flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--only", default="")
+    ap.add_argument("seed", type=int)
+    ap.add_argument("count", type=int)
+    ap.add_argument("build", nargs="?", default="build/mutate")
+    a = ap.parse_args()
+    only = set(x for x in a.only.split(",") if x)
+    equivalent = read_equivalent()
     index = ci.Index.create()
     flags = cflags()
     every = []
     for rel in sources():
         for s in sites(rel, index, flags):
             every.append((rel, s))
-    rng = random.Random(seed)
-    sample = rng.sample(every, min(count, len(every)))
-    # Clean build first, so that each mutant rebuilds only its own part.
-    subprocess.run(["make", "-s", "-j2", "O=" + build] +
-                   [build + "/tests/" + t for t in
-                    sorted({t for v in SOURCES.values() for t in v})],
-                   cwd=TOP, check=True)
+    rng = random.Random(a.seed)
+    sample = rng.sample(every, min(a.count, len(every)))
     counts = {"killed": 0, "survived": 0, "stillborn": 0, "equivalent": 0}
-    survivors = []
+    results = {}
+    todo = queue.Queue()
+    for k, (rel, s) in enumerate(sample, 1):
+        if site_id(s) in equivalent:
+            results[k] = ("equivalent", "tests/mutations/equivalent.txt")
+        elif not only or site_id(s) in only:
+            todo.put((k, rel, s))
     start = time.time()
-    print("mutate-sample: seed %d, %d of %d sites" % (seed, len(sample),
-                                                     len(every)))
-    for n, (rel, s) in enumerate(sample, 1):
-        sid = site_id(s)
-        if sid in equivalent:
-            verdict, by = "equivalent", "tests/mutations/equivalent.txt"
-        else:
-            verdict, by = judge(rel, s, build)
+    print("mutate-sample: seed %d, %d of %d sites, %d to judge, %d workers"
+          % (a.seed, len(sample), len(every), todo.qsize(), a.jobs),
+          flush=True)
+    lock = threading.Lock()
+    threads = [threading.Thread(target=worker, args=(n, a.build, todo,
+                                                     results, lock))
+               for n in range(a.jobs)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    survivors = []
+    for k, (rel, s) in enumerate(sample, 1):
+        if k not in results:
+            continue
+        verdict = results[k][0]
         counts[verdict] += 1
         if verdict == "survived":
-            survivors.append("%s %s -> %r" % (sid, s[3], s[2]))
-        print("%3d %-10s %s %s%s" % (n, verdict, sid, s[3],
-                                     " (" + by + ")" if by else ""),
-              flush=True)
+            survivors.append("%s %s -> %r" % (site_id(s), s[3], s[2]))
     judged = counts["killed"] + counts["survived"]
     print("\nmutate-sample: seed %d: %d killed, %d survived, %d stillborn, "
           "%d equivalent; score %.0f%% of %d judged, %.0f s" %
-          (seed, counts["killed"], counts["survived"], counts["stillborn"],
+          (a.seed, counts["killed"], counts["survived"], counts["stillborn"],
            counts["equivalent"],
            100.0 * counts["killed"] / judged if judged else 0.0, judged,
            time.time() - start))
