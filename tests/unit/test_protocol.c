@@ -204,12 +204,84 @@ test_protocol_malformed(void **state)
 	mc_rpc_decoder_free(&dec);
 }
 
+/*
+ * Every msgpack format, the longer encodings of small values included
+ * (valid msgpack that pynvim and other packers may write), as the
+ * params of one request and followed by a second: the scanner that
+ * guards the decoder must know each format's length.  Fed a byte at a
+ * time, the stream is partial up to the first request's last byte and
+ * whole just after it, and each param is the object msgpack-c's own
+ * unpacker reads from the same bytes.
+ */
+static void
+test_protocol_every_format(void **state)
+{
+	static const unsigned char params[] =
+	    "\xdc\x00\x28"			/* array 16: 40 params */
+	    "\xc0\xc2\xc3\x05\xe0"		/* nil false true fixints */
+	    "\xcc\xfe" "\xcd\x01\x02" "\xce\x01\x02\x03\x04"
+	    "\xcf\x01\x02\x03\x04\x05\x06\x07\x08"
+	    "\xd0\x80" "\xd1\x80\x00" "\xd2\x80\x00\x00\x00"
+	    "\xd3\x80\x00\x00\x00\x00\x00\x00\x00"
+	    "\xca\x3f\x80\x00\x00"		/* float 32: 1.0 */
+	    "\xcb\x3f\xf0\x00\x00\x00\x00\x00\x00"
+	    "\xa3" "abc" "\xd9\x03" "abc" "\xda\x00\x03" "abc"
+	    "\xdb\x00\x00\x00\x03" "abc"
+	    "\xc4\x02" "xy" "\xc5\x00\x02" "xy" "\xc6\x00\x00\x00\x02" "xy"
+	    "\x92\x01\x02" "\xdc\x00\x01\x03" "\xdd\x00\x00\x00\x01\x04"
+	    "\x81\xa1k\x01" "\xde\x00\x01\xa1k\x02"
+	    "\xdf\x00\x00\x00\x01\xa1k\x03"
+	    "\xd4\x01" "A" "\xd5\x02" "AB" "\xd6\x03" "ABCD"
+	    "\xd7\x04" "ABCDEFGH" "\xd8\x05" "ABCDEFGHIJKLMNOP"
+	    "\xc7\x03\x06" "abc" "\xc8\x00\x03\x07" "abc"
+	    "\xc9\x00\x00\x00\x03\x08" "abc"
+	    "\xa0" "\x90" "\x80" "\xc7\x00\x09";	/* empty ones */
+	unsigned char		 stream[512];
+	struct mc_rpc_decoder	 dec;
+	struct mc_rpc_message	 m;
+	msgpack_unpacked	 own;
+	const char		*why = NULL;
+	size_t			 first, len = 0, i, off = 0;
+
+	(void)state;
+	memcpy(stream, "\x94\x00\x01\xa1m", 5);
+	len = 5;
+	memcpy(stream + len, params, sizeof params - 1);
+	len += sizeof params - 1;
+	first = len;
+	memcpy(stream + len, "\x94\x00\x02\xa1n\x90", 6);
+	len += 6;
+	assert_int_equal(mc_rpc_decoder_init(&dec, MC_MAX_MESSAGE), 0);
+	for (i = 0; i < len; i++) {
+		assert_int_equal(mc_rpc_feed(&dec, (const char *)stream + i,
+		    1), 0);
+		if (mc_rpc_partial(&dec) != (i + 1 != first && i + 1 != len))
+			fail_msg("after byte %zu of %zu: partial is %d", i + 1,
+			    len, mc_rpc_partial(&dec));
+	}
+	assert_int_equal(mc_rpc_next(&dec, &m, &why), MC_RPC_OK);
+	assert_int_equal(m.msgid, 1);
+	msgpack_unpacked_init(&own);
+	assert_int_equal(msgpack_unpack_next(&own, (const char *)params,
+	    sizeof params - 1, &off), MSGPACK_UNPACK_SUCCESS);
+	assert_int_equal(off, sizeof params - 1);
+	assert_int_equal(own.data.via.array.size, 40);
+	assert_true(msgpack_object_equal(m.params, own.data));
+	msgpack_unpacked_destroy(&own);
+	assert_int_equal(mc_rpc_next(&dec, &m, &why), MC_RPC_OK);
+	assert_int_equal(m.msgid, 2);
+	assert_string_equal(m.method, "n");
+	assert_int_equal(mc_rpc_next(&dec, &m, &why), MC_RPC_MORE);
+	mc_rpc_decoder_free(&dec);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_protocol),
 		cmocka_unit_test(test_protocol_malformed),
+		cmocka_unit_test(test_protocol_every_format),
 	};
 
 	unit_start();
