@@ -169,20 +169,27 @@ cmd_watch(struct ctl *c, const struct ctl_command *cmd, int argc,
 }
 
 /*
- * A workload's log to a terminal: its control characters (an escape
- * sequence a client got logged, say) shown as '?', never acted on.  Piped,
- * the bytes pass as they are.
+ * A workload's log to a terminal: its controls (an escape sequence a
+ * client got logged, say, in C0 or C1 form) shown as '?', never acted on.
+ * Piped, the bytes pass as they are.  A character cut by the end of what
+ * was read waits for its rest: the bytes carried to the front of buf.
  */
-static void
+static size_t
 ctl_logs_write(char *buf, size_t n, bool tty)
 {
-	size_t	i;
+	size_t	took = tty ? mc_text_tty(buf, n) : n;
 
-	for (i = 0; tty && i < n; i++)
-		if (((unsigned char)buf[i] < 0x20 && buf[i] != '\n' &&
-		    buf[i] != '\t') || buf[i] == 0x7f)
-			buf[i] = '?';
-	fwrite(buf, 1, n, stdout);
+	fwrite(buf, 1, took, stdout);
+	memmove(buf, buf + took, n - took);
+	return n - took;
+}
+
+/* What never got its rest (the file ended inside a character). */
+static void
+ctl_logs_drop(size_t *carry)
+{
+	for (; *carry > 0; (*carry)--)
+		putchar('?');
 }
 
 /* Print the job's stderr log; with -f keep following it. */
@@ -198,6 +205,7 @@ cmd_logs(struct ctl *c, const struct ctl_command *cmd, int argc,
 	struct stat		 sb;
 	off_t			 off = 0;
 	ssize_t			 n;
+	size_t			 carry = 0;
 	int			 rc, fd;
 	bool			 tty = isatty(STDOUT_FILENO);
 
@@ -216,8 +224,8 @@ cmd_logs(struct ctl *c, const struct ctl_command *cmd, int argc,
 	}
 	setvbuf(stdout, NULL, _IONBF, 0);
 	for (;;) {
-		while ((n = read(fd, buf, sizeof buf)) > 0) {
-			ctl_logs_write(buf, (size_t)n, tty);
+		while ((n = read(fd, buf + carry, sizeof buf - carry)) > 0) {
+			carry = ctl_logs_write(buf, carry + (size_t)n, tty);
 			off += n;
 		}
 		if (!follow)
@@ -225,12 +233,14 @@ cmd_logs(struct ctl *c, const struct ctl_command *cmd, int argc,
 		usleep(250000);
 		/* Truncated or rotated: start again from the top. */
 		if (stat(path, &sb) == 0 && sb.st_size < off) {
+			ctl_logs_drop(&carry);
 			close(fd);
 			if ((fd = open(path, O_RDONLY)) == -1)
 				break;
 			off = 0;
 		}
 	}
+	ctl_logs_drop(&carry);
 	close(fd);
 	return 0;
 }

@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -27,9 +28,15 @@ mc_fmt(char *buf, size_t len, const char *fmt, ...)
 	return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
-/* The length of the valid UTF-8 sequence at p (1 to 4), or 0. */
+/*
+ * The length of the valid UTF-8 sequence at p (1 to 4) of the avail bytes
+ * there; 0 when it is not UTF-8; MC_UTF8_CUT when the avail bytes are the
+ * start of a valid one and the rest is yet to come.
+ */
+#define MC_UTF8_CUT	((size_t)-1)
+
 static size_t
-mc_utf8_len(const unsigned char *p)
+mc_utf8_len_n(const unsigned char *p, size_t avail)
 {
 	size_t	n, i;
 
@@ -43,14 +50,36 @@ mc_utf8_len(const unsigned char *p)
 		n = 4;
 	else
 		return 0;
-	for (i = 1; i < n; i++)
+	for (i = 1; i < n && i < avail; i++)
 		if ((p[i] & 0xc0) != 0x80)
 			return 0;
 	/* Overlong forms, surrogates, past U+10FFFF. */
-	if ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] > 0x9f) ||
-	    (p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] > 0x8f))
+	if (avail >= 2 && ((p[0] == 0xe0 && p[1] < 0xa0) ||
+	    (p[0] == 0xed && p[1] > 0x9f) || (p[0] == 0xf0 && p[1] < 0x90) ||
+	    (p[0] == 0xf4 && p[1] > 0x8f)))
 		return 0;
-	return n;
+	return avail < n ? MC_UTF8_CUT : n;
+}
+
+/* In a C string: a NUL ends a sequence as any other wrong byte would. */
+static size_t
+mc_utf8_len(const unsigned char *p)
+{
+	size_t	n = mc_utf8_len_n(p, 4);
+
+	return n == MC_UTF8_CUT ? 0 : n;
+}
+
+/*
+ * A control a terminal would act on: C0 and DEL, and C1 (U+0080 to
+ * U+009F, where U+009B is CSI, the escape sequence's start in one
+ * character).
+ */
+static bool
+mc_utf8_control(const unsigned char *p, size_t n)
+{
+	return (n == 1 && (*p < 0x20 || *p == 0x7f)) ||
+	    (n == 2 && p[0] == 0xc2 && p[1] < 0xa0);
 }
 
 /*
@@ -69,11 +98,11 @@ mc_text(char *dst, size_t size, const char *src)
 		return;
 	while (*p != '\0') {
 		n = mc_utf8_len(p);
-		if (n == 0 || (n == 1 && (*p < 0x20 || *p == 0x7f))) {
+		if (n == 0 || mc_utf8_control(p, n)) {
 			if (used + 1 >= size)
 				break;
 			dst[used++] = *p == '\t' ? ' ' : '?';
-			p++;
+			p += n == 0 ? 1 : n;
 			continue;
 		}
 		if (used + n >= size)
@@ -83,6 +112,25 @@ mc_text(char *dst, size_t size, const char *src)
 		p += n;
 	}
 	dst[used] = '\0';
+}
+
+size_t
+mc_text_tty(char *buf, size_t len)
+{
+	unsigned char	*p = (unsigned char *)buf;
+	size_t		 i = 0, n, k;
+
+	while (i < len) {
+		n = mc_utf8_len_n(p + i, len - i);
+		if (n == MC_UTF8_CUT)
+			return i;
+		if (n == 0 || (mc_utf8_control(p + i, n) && p[i] != '\n' &&
+		    p[i] != '\t'))
+			for (k = 0; k < (n == 0 ? 1 : n); k++)
+				p[i + k] = '?';
+		i += n == 0 ? 1 : n;
+	}
+	return len;
 }
 
 /* The uid of the process at the other end of a unix socket. */

@@ -27,6 +27,12 @@ void	mc_text(char *dst, size_t size, const char *src);
 /* The same, with every byte of avoid also replaced by with; dst back. */
 const char *mc_text_avoid(char *dst, size_t size, const char *src,
 	    const char *avoid, char with);
+/*
+ * Outside text for a terminal, in place: controls but newline and tab, and
+ * bytes that are not UTF-8, as '?'.  The bytes it took (len, less a
+ * character cut by the end: pass them again with what follows).
+ */
+size_t	mc_text_tty(char *buf, size_t len);
 
 /* A big-endian number of n bytes (at most 8): msgpack, plists, Mach-O. */
 uint64_t mc_be(const uint8_t *p, unsigned n);

@@ -9,9 +9,8 @@
 #
 #   scripts/mutate-sample.py [--jobs N] [--only ID,...] SEED COUNT [BUILD]
 #
-# Each worker mutates its own copy of the tree (BUILD/wN/tree, the files
-# git knows or would add, as they are now), so the tree you work in is
-# never touched; N workers judge mutants side by side (the tests wait on
+# Each worker mutates its own copy of the committed tree (BUILD/wN/tree,
+# from git archive HEAD), so the tree you work in is never touched; N workers judge mutants side by side (the tests wait on
 # processes far more than they compute).  A kill is confirmed by running
 # the failing test a second time: a test that failed once under load and
 # then passed is not taken as a kill.  --only re-judges the listed
@@ -36,6 +35,7 @@ import time
 import clang.cindex as ci
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SRC = TOP	# the committed tree the sites are found in (main sets it)
 
 # Product code, and the tests that cover each folder or file (fast ones
 # first; a mutant is killed by the first failure).
@@ -73,7 +73,7 @@ def tests_for(path):
 def sources():
     out = []
     for key in SOURCES:
-        full = os.path.join(TOP, key)
+        full = os.path.join(SRC, key)
         if os.path.isfile(full):
             continue
         for name in sorted(os.listdir(full)):
@@ -87,8 +87,9 @@ def cflags():
     pkg = subprocess.run(["pkg-config", "--cflags", "libuv", "msgpack",
                           "libplist-2.0", "jansson"], capture_output=True,
                          text=True).stdout.split()
-    return ["-std=c11", "-D_GNU_SOURCE", "-DMC_VERSION=\"0\"", "-Icommon",
-            "-Idaemon", "-Iclient", "-Ishim", "-Iprobe", "-Itests/sim"] + pkg
+    return ["-std=c11", "-D_GNU_SOURCE", "-DMC_VERSION=\"0\""] + \
+        ["-I" + os.path.join(SRC, d) for d in
+         ("common", "daemon", "client", "shim", "probe", "tests/sim")] + pkg
 
 
 def token_after(tu_tokens, offset):
@@ -101,7 +102,7 @@ def token_after(tu_tokens, offset):
 
 def sites(rel, index, flags):
     """Every mutation site of one file: (start, end, replacement, what)."""
-    path = os.path.join(TOP, rel)
+    path = os.path.join(SRC, rel)
     tu = index.parse(path, args=flags)
     text = open(path, "rb").read()
     tokens = list(tu.cursor.get_tokens())
@@ -200,21 +201,22 @@ def every_test():
     return sorted({t for v in SOURCES.values() for t in v})
 
 
+def export_head(dst):
+    """The committed tree: a run says which commit it judged."""
+    if os.path.isdir(dst):
+        shutil.rmtree(dst)
+    os.makedirs(dst)
+    archive = subprocess.run(["git", "archive", "HEAD"], cwd=TOP,
+                             check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", dst], input=archive, check=True)
+
+
 def make_tree(build, n):
     """Worker n's copy of the tree, built once with every covering test."""
     tree = os.path.abspath(os.path.join(build, "w%d" % n, "tree"))
     if os.path.isdir(tree):
         shutil.rmtree(tree)
-    os.makedirs(tree)
-    files = subprocess.run(["git", "ls-files", "-z", "-c", "-o",
-                            "--exclude-standard"], cwd=TOP, check=True,
-                           capture_output=True).stdout.split(b"\0")
-    for f in files:
-        if not f or not os.path.isfile(os.path.join(TOP, f.decode())):
-            continue
-        dst = os.path.join(tree, f.decode())
-        os.makedirs(os.path.dirname(dst), exist_ok=True)
-        shutil.copy2(os.path.join(TOP, f.decode()), dst)
+    shutil.copytree(SRC, tree, symlinks=True)
     subprocess.run(["make", "-s", "-j2"] + ["build/tests/" + t for t in
                                             every_test()],
                    cwd=tree, check=True, stdout=subprocess.DEVNULL)
@@ -283,6 +285,9 @@ def main():
     ap.add_argument("build", nargs="?", default="build/mutate")
     a = ap.parse_args()
     only = set(x for x in a.only.split(",") if x)
+    global SRC
+    SRC = os.path.abspath(os.path.join(a.build, "src"))
+    export_head(SRC)
     equivalent = read_equivalent()
     index = ci.Index.create()
     flags = cflags()
@@ -301,9 +306,11 @@ def main():
         elif not only or site_id(s) in only:
             todo.put((k, rel, s))
     start = time.time()
-    print("mutate-sample: seed %d, %d of %d sites, %d to judge, %d workers"
-          % (a.seed, len(sample), len(every), todo.qsize(), a.jobs),
-          flush=True)
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=TOP,
+                          capture_output=True, text=True).stdout.strip()
+    print("mutate-sample: seed %d, %d of %d sites, %d to judge, %d workers, "
+          "commit %s" % (a.seed, len(sample), len(every), todo.qsize(),
+                         a.jobs, head), flush=True)
     lock = threading.Lock()
     threads = [threading.Thread(target=worker, args=(n, a.build, todo,
                                                      results, lock))

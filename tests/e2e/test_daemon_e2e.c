@@ -499,31 +499,55 @@ test_dropped_verdict_probed_again(void **state)
 
 /*
  * metalcapctl logs shows a workload's escape sequences to a terminal as
- * text ('?'), and passes them on unchanged to a pipe.
+ * text ('?'): C0 ones, and C1 ones (CSI as U+009B, and as a lone 0x9b
+ * byte, which is not UTF-8); and passes them on unchanged to a pipe.  A
+ * character that the 64 KiB reads cut in two reaches the terminal whole.
  */
 static void
 test_logs_show_no_escapes(void **state)
 {
-	char			 cmd[512];
-	const char		*tty[] = { "/usr/bin/script", "-qec", cmd,
-	    "/dev/null", NULL };
+	char			 cmd[1536], path[256], *pad;
+	/* On a terminal; what it shows kept to its first and last bytes. */
+	const char		*tty[] = { "/bin/sh", "-c", cmd, NULL };
 	const char		*piped[] = { CTL, "--home", home, "logs",
 	    "llama", NULL };
 	char			*env[CHILD_ENV_MAX];
 	struct child_result	 r;
+	struct stat		 sb;
+	size_t			 n;
 
 	(void)state;
 	put_job("llama", "");
 	wait_state("llama", "unlocked", 0, 4.0);
 	append_job_log("llama", "srv  request: GET /\033]0;owned\007\033[2J "
-	    "done\n");
-	snprintf(cmd, sizeof cmd, "%s --home %s logs llama", CTL, home);
+	    "done\nsrv  request: GET /\xc2\x9b" "2J/\x9b" "2J caf\xc3\xa9\n");
+	/* Pad so that the next character starts at byte 65535. */
+	snprintf(path, sizeof path, "%s/logs/llama.err.log", home);
+	assert_int_equal(stat(path, &sb), 0);
+	assert_true(sb.st_size < 65000);
+	n = 65535 - (size_t)sb.st_size;
+	pad = malloc(n + 8);
+	assert_non_null(pad);
+	memset(pad, 'x', n);
+	strcpy(pad + n, "\xc3\xa9!\n");
+	append_job_log("llama", pad);
+	free(pad);
+	assert_int_equal(stat(path, &sb), 0);
+	assert_int_equal(sb.st_size, 65535 + 4);	/* nothing else came */
+	snprintf(cmd, sizeof cmd, "/usr/bin/script -qec '%s --home %s logs "
+	    "llama' /dev/null > %s.tty && head -c 4096 %s.tty && "
+	    "tail -c 64 %s.tty", CTL, home, path, path, path);
 	child_env(env, NULL);
 	assert_int_equal(child_run(tty, env, &r), 0);
 	assert_non_null(strstr(r.out, "GET /?]0;owned??[2J done"));
+	assert_non_null(strstr(r.out, "GET /??2J/?2J caf\xc3\xa9"));
+	assert_non_null(strstr(r.out, "xx\xc3\xa9!"));
 	assert_null(strchr(r.out, '\033'));
+	assert_null(strstr(r.out, "\xc2\x9b"));
+	assert_null(strchr(r.out, '\x9b'));
 	assert_int_equal(child_run(piped, env, &r), 0);
 	assert_non_null(strstr(r.out, "GET /\033]0;owned\007\033[2J done"));
+	assert_non_null(strstr(r.out, "GET /\xc2\x9b" "2J/\x9b" "2J"));
 }
 
 /*

@@ -383,12 +383,13 @@ test_control_characters(void **state)
 	put_job("llama", "");
 	wait_state("llama", "unlocked", 0, 5.0);
 	append_job_log("llama", "ggml_metal_init: error: \x1b]0;pwned\x07\x1b[2J"
-	    "\xff\xfe broken\n");
+	    "\xc2\x9b" "2J\xff\xfe broken\n");	/* C1's CSI too */
 	wait_state("llama", "reverted", 0, 10.0);
 	r = ctl(&code, "status", NULL, NULL, NULL);
 	assert_null(strchr(r->out, '\x1b'));
 	assert_null(strchr(r->out, '\x07'));
-	assert_non_null(strstr(r->out, "?]0;pwned??[2J?? broken"));
+	assert_non_null(strstr(r->out, "?]0;pwned??[2J?2J?? broken"));
+	assert_null(strstr(r->out, "\xc2\x9b"));
 	r = ctl(&code, "--json", "status", NULL, NULL);
 	assert_non_null(strstr(r->out, "pwned"));
 	report("a failure line with terminal escapes and invalid UTF-8: "
