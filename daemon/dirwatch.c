@@ -3,10 +3,11 @@
  * The folders metalcapd watches: the job folders (the user's and the
  * machine's), the profile folder and the managed preferences (the
  * computer's and this user's; any change: rescan, once things settle),
- * and the shim's report folder.  A managed or machine folder that is
- * missing is waited for at its nearest ancestor.  A job folder deleted and made again is a new
- * folder: while it is missing its parent is watched, and the watch moves
- * back to the folder the rescan after it reappears.  The watched folder
+ * and the shim's report folder.  A folder that is missing (a managed or
+ * machine folder not made yet, a job folder deleted to be made again) is
+ * waited for at its nearest ancestor, where only the way down to it
+ * counts, and the watch moves down with the rescan after each step
+ * appears.  A job folder made again is a new folder.  The watched folder
  * is held open, so a folder made in its place cannot be given its inode
  * number (ext4 does so at once) and pass for the old one.  Nothing here
  * wakes the daemon while nothing changes.
@@ -51,6 +52,30 @@ dirwatch_cb(uv_fs_event_t *h, const char *file, int events, int status)
 	    RESCAN_DEBOUNCE_MS, 0);
 }
 
+/*
+ * At an ancestor only the way down to the folder waited for matters.  An
+ * event for anything else there (the daemon's own log beside it; under
+ * FSEvents, which reports a whole tree, all of /Library) would rescan,
+ * and a rescan that logs a line would rescan again, for ever.
+ */
+static void
+dirwatch_slot_cb(uv_fs_event_t *h, const char *file, int events,
+    int status)
+{
+	const struct dirwatch_slot	*s = (const struct dirwatch_slot *)h;
+	const char			*next;
+	size_t				 n = strlen(s->at), len;
+
+	if (file != NULL && n > 0 && strcmp(s->at, s->want) != 0) {
+		next = s->want + n + (s->at[n - 1] != '/');
+		len = strcspn(next, "/");
+		if (strncmp(file, next, len) != 0 || (file[len] != '\0' &&
+		    file[len] != '/'))
+			return;
+	}
+	dirwatch_cb(h, file, events, status);
+}
+
 static void
 dirwatch_reports_cb(uv_fs_event_t *h, const char *file, int events,
     int status)
@@ -80,6 +105,15 @@ dirwatch_init(struct mcd *d, uv_fs_event_t *h)
 	h->data = d;
 }
 
+static void
+dirwatch_slot_init(struct mcd *d, struct dirwatch_slot *s)
+{
+	dirwatch_init(d, &s->handle);
+	s->want[0] = '\0';
+	s->at[0] = '\0';
+	s->fd = -1;
+}
+
 /* The folder that holds path (a file or a folder). */
 static void
 dirwatch_parent(const char *path, char *buf, size_t len)
@@ -101,16 +135,13 @@ dirwatch_start(struct mcd *d)
 	d->rescan_timer.data = d;
 	d->jobs_fd = -1;
 	dirwatch_init(d, &d->watch_jobs);
-	dirwatch_init(d, &d->watch_jobs_parent);
 	dirwatch_init(d, &d->watch_profiles);
 	dirwatch_init(d, &d->watch_reports);
 	dirwatch_watch(&d->watch_profiles, d->paths.profiles, dirwatch_cb,
 	    false);
-	for (i = 0; i < sizeof d->watch_more / sizeof d->watch_more[0]; i++) {
-		dirwatch_init(d, &d->watch_more[i].handle);
-		d->watch_more[i].at[0] = '\0';
-		d->watch_more[i].fd = -1;
-	}
+	for (i = 0; i < sizeof d->watch_more / sizeof d->watch_more[0]; i++)
+		dirwatch_slot_init(d, &d->watch_more[i]);
+	dirwatch_slot_init(d, &d->watch_jobs_up);
 	mc_fmt(dir, sizeof dir, "%s/reports", d->paths.state);
 	dirwatch_watch(&d->watch_reports, dir, dirwatch_reports_cb, false);
 	d->dirwatch_ready = true;
@@ -200,6 +231,18 @@ dirwatch_nearest(const char *want, char *buf, size_t len)
 	}
 }
 
+/* Watch nothing for s. */
+static void
+dirwatch_unfollow(struct dirwatch_slot *s)
+{
+	if (uv_is_active((uv_handle_t *)&s->handle))
+		uv_fs_event_stop(&s->handle);
+	if (s->fd != -1)
+		close(s->fd);
+	s->fd = -1;
+	s->at[0] = '\0';
+}
+
 /*
  * Watch want where it is, or, while it is missing, its nearest ancestor:
  * a folder an MDM or an installer makes after the daemon started (or
@@ -208,9 +251,10 @@ dirwatch_nearest(const char *want, char *buf, size_t len)
 static void
 dirwatch_follow(struct dirwatch_slot *s, const char *want)
 {
-	char	at[PATH_MAX];
+	char	at[PATH_MAX], now[PATH_MAX];
 	int	fd;
 
+	snprintf(s->want, sizeof s->want, "%s", want);
 	if (want[0] == '\0')
 		return;
 	dirwatch_nearest(want, at, sizeof at);
@@ -221,20 +265,19 @@ dirwatch_follow(struct dirwatch_slot *s, const char *want)
 		close(fd);
 		return;
 	}
-	if (uv_is_active((uv_handle_t *)&s->handle))
-		uv_fs_event_stop(&s->handle);
-	if (s->fd != -1)
-		close(s->fd);
-	s->fd = -1;
-	s->at[0] = '\0';
-	if (dirwatch_watch(&s->handle, at, dirwatch_cb, true) != 0) {
+	dirwatch_unfollow(s);
+	if (dirwatch_watch(&s->handle, at, dirwatch_slot_cb, true) != 0) {
 		close(fd);
 		return;
 	}
 	s->fd = fd;
 	snprintf(s->at, sizeof s->at, "%s", at);
-	/* What came before the watch: look once more. */
-	if (strcmp(at, want) == 0)
+	/*
+	 * What came before the watch: look once more, there or, at an
+	 * ancestor, if the way down grew meanwhile (mkdir -p racing us).
+	 */
+	dirwatch_nearest(want, now, sizeof now);
+	if (strcmp(at, want) == 0 || strcmp(now, at) != 0)
 		dirwatch_cb(&s->handle, NULL, 0, 0);
 }
 
@@ -256,16 +299,14 @@ dirwatch_rearm_more(struct mcd *d)
 void
 dirwatch_rearm(struct mcd *d)
 {
-	char		 parent[PATH_MAX];
-	uv_fs_event_t	*jobs = &d->watch_jobs, *up = &d->watch_jobs_parent;
+	uv_fs_event_t	*jobs = &d->watch_jobs;
 	int		 rc;
 
 	if (!d->dirwatch_ready)
 		return;
 	dirwatch_rearm_more(d);
 	if ((rc = dirwatch_watch_jobs(d)) == 0) {
-		if (uv_is_active((uv_handle_t *)up))
-			uv_fs_event_stop(up);
+		dirwatch_unfollow(&d->watch_jobs_up);
 		return;
 	}
 	if (uv_is_active((uv_handle_t *)jobs)) {
@@ -276,7 +317,5 @@ dirwatch_rearm(struct mcd *d)
 		/* The rescan that saw it go may have read it half deleted. */
 		dirwatch_cb(jobs, NULL, 0, 0);
 	}
-	dirwatch_parent(d->paths.jobs, parent, sizeof parent);
-	if (!uv_is_active((uv_handle_t *)up))
-		dirwatch_watch(up, parent, dirwatch_cb, false);
+	dirwatch_follow(&d->watch_jobs_up, d->paths.jobs);
 }

@@ -380,6 +380,10 @@ driver_act(struct mcd *d, struct job *j, const struct gate_entry *v,
 		d->state_unsaved = was_unsaved;
 		return -1;
 	}
+	/* What a full disk kept from being saved, each settle tries again. */
+	if (ev->type == LC_EV_LAUNCHD_OK && d->state_unsaved &&
+	    driver_save(d, spare, sizeof spare) == 0)
+		log_info("state saved again: %s", d->state.path);
 	if (st->next == JOB_BLOCKED)
 		j->blocked = true;
 	else if (ev->type == LC_EV_SHIM_HOOKED)
@@ -517,9 +521,10 @@ driver_forget_override(struct mcd *d, struct job *j)
 	if (state_get(&d->state, j->name, false) == NULL)
 		return;
 	state_drop(&d->state, j->name);
-	if (state_save(&d->state, why, sizeof why) == -1)
+	/* Unsaved, it would come back after a restart: retried (driver_act). */
+	if (driver_save(d, why, sizeof why) == -1)
 		log_warnx("job %s: its override could not be forgotten on "
-		    "disk: %s", j->name, why);
+		    "disk yet: %s", j->name, why);
 }
 
 /* Re-read profiles, managed settings and job folders; act on each job. */

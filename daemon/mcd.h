@@ -617,9 +617,10 @@ void	rpc_event_change(struct mcd *, const struct job *, const char *type,
 
 /* A folder watched, or, while it is missing, its nearest ancestor. */
 struct dirwatch_slot {
-	uv_fs_event_t	 handle;
-	char		 at[PATH_MAX];	/* the folder watched, "" for none */
-	int		 fd;		/* it, held (its inode stays its own) */
+	uv_fs_event_t	 handle;	/* first: the callback finds the slot */
+	char		 want[PATH_MAX];/* the folder waited for */
+	char		 at[PATH_MAX];	/* it or its nearest ancestor; "": none */
+	int		 fd;		/* at, held (its inode stays its own) */
 };
 
 struct mcd {
@@ -654,7 +655,7 @@ struct mcd {
 	/* The machine's job folder, the computer's and this user's managed
 	 * preferences: each watched where it is, or where it will appear. */
 	struct dirwatch_slot	 watch_more[3];
-	uv_fs_event_t		 watch_jobs_parent;	/* while jobs.d is gone */
+	struct dirwatch_slot	 watch_jobs_up;	/* while jobs.d is gone */
 	bool			 dirwatch_ready;
 	int			 jobs_fd;	/* the watched jobs.d, held */
 	bool			 state_unsaved;	/* memory ahead of the file */

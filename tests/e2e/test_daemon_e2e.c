@@ -550,6 +550,71 @@ test_logs_show_no_escapes(void **state)
 	assert_non_null(strstr(r.out, "GET /\xc2\x9b" "2J/\x9b" "2J"));
 }
 
+/* The exit status of a program run to its end. */
+static int
+exit_of(const char *const *argv, char **env, struct child_result *r)
+{
+	assert_int_equal(child_run(argv, env, r), 0);
+	assert_true(WIFEXITED(r->status));
+	return WEXITSTATUS(r->status);
+}
+
+/*
+ * metalcapd's command line: a number out of range names its option and
+ * exits 2 before anything is made; --paths says where each thing is,
+ * options first; --version names the protocol.
+ */
+static void
+test_daemon_command_line(void **state)
+{
+	static const char *const bad[][2] = {
+		{ "--marker-timeout", "50" }, { "--launchctl-timeout", "99" },
+		{ "--probe-timeout", "x" }, { "--client-timeout", "0" },
+	};
+	char			 other[320], want[400], version[64];
+	const char		*argv[8];
+	char			*env[CHILD_ENV_MAX];
+	struct child_result	 r;
+	size_t			 i;
+
+	(void)state;
+	child_env(env, NULL);
+	snprintf(other, sizeof other, "%s/elsewhere", home);
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		const char *args[] = { DAEMON, "--home", other, bad[i][0],
+		    bad[i][1], "--foreground", NULL };
+
+		assert_int_equal(exit_of(args, env, &r), 2);
+		snprintf(want, sizeof want, "metalcapd: %s: '%s' is not a "
+		    "number of ms >= 100", bad[i][0], bad[i][1]);
+		if (strstr(r.err, want) == NULL)
+			fail_msg("%s %s: %s", bad[i][0], bad[i][1], r.err);
+		assert_int_equal(access(other, F_OK), -1);
+	}
+	argv[0] = DAEMON;
+	argv[1] = "--home";
+	argv[2] = other;
+	argv[3] = "--jobs";
+	argv[4] = "/srv/jobs";
+	argv[5] = "--paths";
+	argv[6] = NULL;
+	assert_int_equal(exit_of(argv, env, &r), 0);
+	assert_non_null(strstr(r.out, "jobs /srv/jobs\n"));
+	snprintf(want, sizeof want, "state %s/state\n", other);
+	assert_non_null(strstr(r.out, want));
+	snprintf(want, sizeof want, "socket %s/metalcapd.sock\n", other);
+	assert_non_null(strstr(r.out, want));
+	argv[3] = "stray";
+	argv[4] = NULL;
+	assert_int_equal(exit_of(argv, env, &r), 2);
+	assert_non_null(strstr(r.err, "unexpected argument 'stray'"));
+	argv[1] = "--version";
+	argv[2] = NULL;
+	assert_int_equal(exit_of(argv, env, &r), 0);
+	snprintf(version, sizeof version, "(protocol %d)", MC_PROTOCOL_VERSION);
+	assert_non_null(strstr(r.out, version));
+}
+
 /*
  * A program metalcapd starts (here a job's health check) holds none of
  * its descriptors: it could not write lines into the daemon's log.
@@ -823,6 +888,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_children_get_no_log,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reports_go_with_their_pid,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_daemon_command_line,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_logs_show_no_escapes,
 		    setup, teardown),

@@ -29,25 +29,6 @@
 #include "harness.h"
 #include "protocol.h"
 
-/* The computer-level managed preferences, or a user's (user != NULL). */
-static void
-write_managed(const char *user, const char *keys)
-{
-	char	path[256], text[1024];
-
-	snprintf(path, sizeof path, "%s/managed", home);
-	mkdir(path, 0755);
-	if (user != NULL) {
-		snprintf(path, sizeof path, "%s/managed/%s", home, user);
-		mkdir(path, 0755);
-	}
-	snprintf(path, sizeof path, "%s/managed/%s%sorg.metalcap.plist", home,
-	    user ? user : "", user ? "/" : "");
-	snprintf(text, sizeof text, "<plist version=\"1.0\"><dict>%s</dict>"
-	    "</plist>\n", keys);
-	write_file(path, "w", text);
-}
-
 static void
 test_managed_settings(void **state)
 {

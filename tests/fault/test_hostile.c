@@ -372,6 +372,47 @@ test_spawn_failures(void **state)
 	    "serving");
 }
 
+/*
+ * The machine's job folder, missing, is waited for at its nearest
+ * ancestor, here the home folder, where the daemon's own log is too
+ * (under FSEvents, which reports whole trees, /Library holds far busier
+ * neighbours).  Only the way down to the folder counts: a rescan that
+ * logged a line (debug logging, or a full disk's warnings) used to
+ * rescan again, for ever, at full CPU, and a job file that came
+ * meanwhile was never acted on.
+ */
+static void
+test_log_beside_watched_ancestor(void **state)
+{
+	char	path[384];
+	double	cpu;
+
+	(void)state;
+	kill_daemon(SIGTERM);
+	daemon_env = "METALCAPD_DEBUG=1";
+	start_daemon();
+	snprintf(path, sizeof path, "%s/Library", home);
+	assert_int_equal(access(path, F_OK), -1);
+	put_job("llama", "");
+	wait_state("llama", "unlocked", 0, 5.0);
+	put_job("second", "");
+	wait_state("second", "unlocked", 0, 5.0);
+	cpu = daemon_cpu_over(1000);
+	report("the machine's job folder waited for at the home folder, "
+	    "beside the daemon's debug log: %.2f s of daemon CPU in 1 s", cpu);
+	assert_true(cpu < 0.5);
+	/* The way down is still watched: the folder made is followed. */
+	snprintf(path, sizeof path, "mkdir -p '%s/Library/Application Support/"
+	    "metalcap/jobs.d'", home);
+	assert_int_equal(system(path), 0);
+	snprintf(path, sizeof path, "%s/Library/Application Support/metalcap/"
+	    "jobs.d/fleet.plist", home);
+	write_file(path, "w", "<plist version=\"1.0\"><dict><key>"
+	    "ProgramArguments</key><array><string>" FAKE_LLAMA "</string>"
+	    "</array></dict></plist>\n");
+	wait_state("fleet", "unlocked", 0, 5.0);
+}
+
 /* A log line full of escape sequences reaches no terminal raw. */
 static void
 test_control_characters(void **state)
@@ -556,6 +597,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_signals, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_spawn_failures, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_log_beside_watched_ancestor, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_control_characters, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_evidence_cut_in_utf8, setup,

@@ -352,6 +352,53 @@ test_revert_kept_when_disk_full(void **state)
 }
 
 /*
+ * A removed job's override that a full disk kept from being forgotten is
+ * forgotten by the next save (a restart of another job settles, and
+ * tries again), so that a restarted daemon cannot give a new job of the
+ * name the old revert.  The failed save used to leave the state file as
+ * it was, with nothing to say it was owed.
+ */
+static void
+test_forgotten_override_saved_later(void **state)
+{
+	char	 log[256], filler[600], path[256], cmd[700];
+	json_t	*j;
+	double	 start;
+	long	 pid;
+	int	 code;
+
+	(void)state;
+	if (!state_on_small_tmpfs("a removed job's override on a full disk"))
+		skip();
+	edit_job(0, "x");
+	edit_job(1, "y");
+	wait_state("j0", "unlocked", 0, 5.0);
+	pid = wait_state("j1", "unlocked", 0, 5.0);
+	log_path(log, sizeof log);
+	write_file(log, "a", failure_line);
+	wait_state("j0", "reverted", 0, 10.0);
+	snprintf(cmd, sizeof cmd, "grep -q '<key>j0</key>' %s/overrides.plist",
+	    state_mount);
+	assert_int_equal(system(cmd), 0);
+	fill_state(filler, sizeof filler);
+	snprintf(path, sizeof path, "%s/jobs.d/j0.plist", home);
+	assert_int_equal(unlink(path), 0);
+	for (start = now_s(); (j = job_status("j0")) != NULL; sleep_ms(50)) {
+		json_decref(j);
+		assert_true(now_s() - start < 10.0 * time_scale());
+	}
+	unlink(filler);
+	/* Nothing of j0's is saved by a restart; the settle after it is. */
+	ctl(&code, "restart", "j1", NULL, NULL);
+	assert_int_equal(code, 0);
+	wait_state("j1", "unlocked", pid, 10.0);
+	for (start = now_s(); system(cmd) == 0; sleep_ms(50))
+		assert_true(now_s() - start < 10.0 * time_scale());
+	report("a removed job's override, not forgotten on a full disk: "
+	    "forgotten on disk by the next settle");
+}
+
+/*
  * A request the gate's verdict turns into a revert (start, where the
  * profile failed a probe since the stop) is refused on a full disk and
  * undone, like any request: the job stays stopped.  It used to be
@@ -546,6 +593,9 @@ main(void)
 		    setup, teardown_unmount),
 		cmocka_unit_test_setup_teardown(
 		    test_request_reverting_disk_full, setup, teardown_unmount),
+		cmocka_unit_test_setup_teardown(
+		    test_forgotten_override_saved_later, setup,
+		    teardown_unmount),
 		cmocka_unit_test_setup_teardown(test_state_disk_full, setup,
 		    teardown_unmount),
 		cmocka_unit_test_setup_teardown(test_log_faults, setup,

@@ -277,6 +277,36 @@ make_fat(const char *dst, const struct slice_src *src, int n)
 	assert_int_equal(chmod(dst, 0755), 0);
 }
 
+/*
+ * A thin Mach-O (what clang and Homebrew bottles make for one
+ * architecture) is judged by its own header: the arm64 slice of a
+ * hardened fat program, cut out, is refused for the same reason.
+ */
+static void
+test_thin_binary(void **state)
+{
+	struct mc_macho	 m;
+	uint8_t		*bytes;
+	char		 path[256], why[128];
+	size_t		 len;
+	FILE		*f;
+
+	(void)state;
+	bytes = slurp(BINS "/sentry-cli", &len);
+	assert_int_equal(get_be32(bytes), 0xcafebabe);
+	snprintf(path, sizeof path, "%s/thin", tmpdir);
+	assert_non_null(f = fopen(path, "wb"));
+	fwrite(bytes + get_be32(bytes + 16), 1, get_be32(bytes + 20), f);
+	fclose(f);
+	free(bytes);
+	assert_int_equal(chmod(path, 0755), 0);
+	assert_int_equal(mc_macho_read(path, &m, why, sizeof why), 0);
+	assert_int_equal(m.nslices, 1);
+	assert_true(m.slices[0].hardened);
+	expect(path, false, MC_INJECT_REFUSED, "hardened runtime without "
+	    "com.apple.security.cs.allow-dyld-environment-variables");
+}
+
 #define ARM64		0x0100000cU
 #define X86_64		0x01000007U
 
@@ -439,6 +469,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_npm_binaries),
 		cmocka_unit_test(test_derived_variants),
+		cmocka_unit_test(test_thin_binary),
 		cmocka_unit_test(test_slice_that_runs),
 		cmocka_unit_test(test_sip),
 		cmocka_unit_test(test_malformed),

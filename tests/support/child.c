@@ -23,7 +23,7 @@ void
 child_env(char **env, const char *const *extra)
 {
 	static const char *const pass[] = { "ASAN_OPTIONS=", "UBSAN_OPTIONS=",
-	    "LSAN_OPTIONS=" };
+	    "LSAN_OPTIONS=", "METALCAPD_DEBUG=" };
 	size_t	n = 0, i;
 	char	**e;
 

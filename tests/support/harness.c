@@ -264,6 +264,25 @@ append_job_log(const char *job, const char *text)
 	write_file(path, "a", text);
 }
 
+/* The computer-level managed preferences, or a user's (user != NULL). */
+void
+write_managed(const char *user, const char *keys)
+{
+	char	path[256], text[1024];
+
+	snprintf(path, sizeof path, "%s/managed", home);
+	mkdir(path, 0755);
+	if (user != NULL) {
+		snprintf(path, sizeof path, "%s/managed/%s", home, user);
+		mkdir(path, 0755);
+	}
+	snprintf(path, sizeof path, "%s/managed/%s%sorg.metalcap.plist", home,
+	    user ? user : "", user ? "/" : "");
+	snprintf(text, sizeof text, "<plist version=\"1.0\"><dict>%s</dict>"
+	    "</plist>\n", keys);
+	write_file(path, "w", text);
+}
+
 /* Write a job file elsewhere and rename it in, as editors and tools do. */
 void
 put_job(const char *name, const char *extra)
