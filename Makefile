@@ -468,12 +468,15 @@ faults: $(O)/tests/test_faults $(O)/tests/test_io_faults $(O)/tests/test_abuse
 # Mutants nobody wrote (scripts/mutate-sample.py, libclang): COUNT of them,
 # sampled by SEED, each judged against the tests that cover its file, JOBS
 # side by side in copies of the tree (build/mutate/wN).  Slow: minutes a
-# mutant.  ONLY=ID,... re-judges those.  The score goes to RELIABILITY.md.
+# mutant.  ONLY=ID,... re-judges those; SAMPLE_FROM=REV draws the sample
+# from REV's sites and judges them on HEAD.  The score goes to RELIABILITY.md.
 SEED		?= 1
 JOBS		?= 3
+SAMPLE_FROM	?= HEAD
 COUNT		?= 100
 mutate-sample: | need-deps
-	/usr/bin/python3 scripts/mutate-sample.py --jobs $(JOBS) --only '$(ONLY)' $(SEED) $(COUNT) build/mutate
+	/usr/bin/python3 scripts/mutate-sample.py --jobs $(JOBS) --only '$(ONLY)' \
+	    --sample-commit $(SAMPLE_FROM) $(SEED) $(COUNT) build/mutate
 
 # The invariant checker at length: STRESS_SEEDS seeds of STRESS_STEPS random
 # steps each (make test runs seeds 1,2,3 of 24 steps).

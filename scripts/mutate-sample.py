@@ -14,7 +14,9 @@
 # processes far more than they compute).  A kill is confirmed by running
 # the failing test a second time: a test that failed once under load and
 # then passed is not taken as a kill.  --only re-judges the listed
-# mutants of the same sample (after tests were added for survivors).
+# mutants of the same sample (after tests were added for survivors), and
+# --sample-commit REV draws the sample from REV while judging on HEAD,
+# each mutant on its own line found again by its text.
 #
 # Kinds: relational operators (< <= > >= == !=, each to its boundary and
 # its negation), logical operators (&& ||), integer constants (n+1, n-1),
@@ -48,7 +50,8 @@ SOURCES = {
                "test_daemon"],
     "daemon": ["test_daemon", "test_files", "test_lifecycle",
                "test_protocol", "test_daemon_e2e", "test_edges",
-               "test_removed_e2e", "test_invalid_e2e", "test_fleet_e2e"],
+               "test_removed_e2e", "test_invalid_e2e", "test_fleet_e2e",
+               "test_hostile", "test_faults"],
     "client": ["test_mc_client", "test_bench_e2e", "test_inject_judge",
                "test_rpc_clients", "test_daemon_e2e", "test_fleet_e2e"],
 }
@@ -201,14 +204,38 @@ def every_test():
     return sorted({t for v in SOURCES.values() for t in v})
 
 
-def export_head(dst):
-    """The committed tree: a run says which commit it judged."""
+def export_head(dst, rev="HEAD"):
+    """A committed tree: a run says which commit it judged."""
     if os.path.isdir(dst):
         shutil.rmtree(dst)
     os.makedirs(dst)
-    archive = subprocess.run(["git", "archive", "HEAD"], cwd=TOP,
+    archive = subprocess.run(["git", "archive", rev], cwd=TOP,
                              check=True, capture_output=True).stdout
     subprocess.run(["tar", "-x", "-C", dst], input=archive, check=True)
+
+
+JUDGED = None	# the tree mutants are judged in, when not SRC
+
+
+def relocate(rel, site):
+    """
+    A site found in SRC, moved to the same line of JUDGED (the line found
+    again by its text, which must be there once); None if it is not.
+    """
+    if JUDGED is None:
+        return site
+    old = open(os.path.join(SRC, rel), "rb").read()
+    new = open(os.path.join(JUDGED, rel), "rb").read()
+    start, end, repl, what = site
+    first = old.rfind(b"\n", 0, start) + 1
+    last = old.find(b"\n", end)
+    line = old[first:last if last != -1 else len(old)]
+    lines = new.split(b"\n")
+    hits = [k for k, text in enumerate(lines) if text == line]
+    if len(hits) != 1:
+        return None
+    at = sum(len(text) + 1 for text in lines[:hits[0]])
+    return (at + start - first, at + end - first, repl, what)
 
 
 def make_tree(build, n):
@@ -216,7 +243,7 @@ def make_tree(build, n):
     tree = os.path.abspath(os.path.join(build, "w%d" % n, "tree"))
     if os.path.isdir(tree):
         shutil.rmtree(tree)
-    shutil.copytree(SRC, tree, symlinks=True)
+    shutil.copytree(JUDGED or SRC, tree, symlinks=True)
     subprocess.run(["make", "-s", "-j2"] + ["build/tests/" + t for t in
                                             every_test()],
                    cwd=tree, check=True, stdout=subprocess.DEVNULL)
@@ -268,7 +295,11 @@ def worker(n, build, todo, results, lock):
             k, rel, s = todo.get_nowait()
         except queue.Empty:
             return
-        verdict, by = judge(tree, rel, s)
+        moved = relocate(rel, s)
+        if moved is None:
+            verdict, by = "stillborn", "its line is not in the judged tree"
+        else:
+            verdict, by = judge(tree, rel, moved)
         with lock:
             results[k] = (verdict, by)
             print("%3d %-10s %s %s%s" % (k, verdict, site_id(s), s[3],
@@ -280,14 +311,20 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--only", default="")
+    ap.add_argument("--sample-commit", default="HEAD",
+                    help="draw the sample from this commit's sites, and "
+                    "judge the mutants on HEAD, each on its line there")
     ap.add_argument("seed", type=int)
     ap.add_argument("count", type=int)
     ap.add_argument("build", nargs="?", default="build/mutate")
     a = ap.parse_args()
     only = set(x for x in a.only.split(",") if x)
-    global SRC
+    global SRC, JUDGED
     SRC = os.path.abspath(os.path.join(a.build, "src"))
-    export_head(SRC)
+    export_head(SRC, a.sample_commit)
+    if a.sample_commit != "HEAD":
+        JUDGED = os.path.abspath(os.path.join(a.build, "head"))
+        export_head(JUDGED)
     equivalent = read_equivalent()
     index = ci.Index.create()
     flags = cflags()

@@ -358,6 +358,9 @@ test_exec_asks_daemon(void **state)
 	doc = load_json(report);
 	assert_non_null(strstr(json_string_value(json_object_get(
 	    json_object_get(doc, "probe"), "by")), "metalcapd"));
+	/* The device the daemon's probe ran on, as its report names it. */
+	assert_string_equal(json_string_value(json_object_get(json_object_get(
+	    doc, "probe"), "device")), "Apple Paravirtual device");
 	assert_true(json_is_true(json_object_get(doc, "injected")));
 	json_decref(doc);
 }
