@@ -82,7 +82,7 @@ test_managed_settings(void **state)
 static void
 test_late_folders_watched(void **state)
 {
-	char	 path[384], cmd[512];
+	char	 cmd[512];
 	long	 pid;
 
 	(void)state;
@@ -98,14 +98,7 @@ test_late_folders_watched(void **state)
 	pid = wait_state("llama", "stock", pid, 3.0);
 	assert_false(environ_has(pid, "LD_PRELOAD="));
 	/* The machine's job folder, made after start. */
-	snprintf(cmd, sizeof cmd, "mkdir -p '%s/Library/Application Support/"
-	    "metalcap/jobs.d'", home);
-	assert_int_equal(system(cmd), 0);
-	snprintf(path, sizeof path, "%s/Library/Application Support/metalcap/"
-	    "jobs.d/fleet.plist", home);
-	write_file(path, "w", "<plist version=\"1.0\"><dict><key>"
-	    "ProgramArguments</key><array><string>" FAKE_LLAMA "</string>"
-	    "</array></dict></plist>\n");
+	put_machine_job("fleet");
 	wait_state("fleet", "stock", 0, 3.0);
 }
 

@@ -426,14 +426,7 @@ test_log_beside_watched_ancestor(void **state)
 	assert_int_equal(rescans, 0);
 	assert_true(cpu < 0.2);
 	/* The way down is still watched: the folder made is followed. */
-	snprintf(path, sizeof path, "mkdir -p '%s/Library/Application Support/"
-	    "metalcap/jobs.d'", home);
-	assert_int_equal(system(path), 0);
-	snprintf(path, sizeof path, "%s/Library/Application Support/metalcap/"
-	    "jobs.d/fleet.plist", home);
-	write_file(path, "w", "<plist version=\"1.0\"><dict><key>"
-	    "ProgramArguments</key><array><string>" FAKE_LLAMA "</string>"
-	    "</array></dict></plist>\n");
+	put_machine_job("fleet");
 	wait_state("fleet", "unlocked", 0, 5.0);
 }
 

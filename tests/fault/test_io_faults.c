@@ -300,6 +300,16 @@ test_state_disk_full(void **state)
 	    "was, the job as it was; with room again the request worked");
 }
 
+/* j0 and j1, both running unlocked; j1's pid. */
+static long
+two_unlocked_jobs(void)
+{
+	edit_job(0, "x");
+	edit_job(1, "y");
+	wait_state("j0", "unlocked", 0, 5.0);
+	return wait_state("j1", "unlocked", 0, 5.0);
+}
+
 static void	log_path(char *, size_t);
 
 static const char failure_line[] = "ggml_metal_library_compile_pipeline: "
@@ -321,10 +331,7 @@ test_revert_kept_when_disk_full(void **state)
 	(void)state;
 	if (!state_on_small_tmpfs("revert on a full disk"))
 		skip();
-	edit_job(0, "x");
-	edit_job(1, "y");
-	wait_state("j0", "unlocked", 0, 5.0);
-	wait_state("j1", "unlocked", 0, 5.0);
+	two_unlocked_jobs();
 	fill_state(filler, sizeof filler);
 	log_path(log, sizeof log);
 	write_file(log, "a", failure_line);
@@ -370,10 +377,7 @@ test_forgotten_override_saved_later(void **state)
 	(void)state;
 	if (!state_on_small_tmpfs("a removed job's override on a full disk"))
 		skip();
-	edit_job(0, "x");
-	edit_job(1, "y");
-	wait_state("j0", "unlocked", 0, 5.0);
-	pid = wait_state("j1", "unlocked", 0, 5.0);
+	pid = two_unlocked_jobs();
 	log_path(log, sizeof log);
 	write_file(log, "a", failure_line);
 	wait_state("j0", "reverted", 0, 10.0);
@@ -416,10 +420,7 @@ test_request_reverting_disk_full(void **state)
 	(void)state;
 	if (!state_on_small_tmpfs("a reverting request on a full disk"))
 		skip();
-	edit_job(0, "x");
-	edit_job(1, "y");
-	wait_state("j0", "unlocked", 0, 5.0);
-	wait_state("j1", "unlocked", 0, 5.0);
+	two_unlocked_jobs();
 	ctl(&code, "stop", "j1", NULL, NULL);
 	wait_state("j1", "stopped", 0, 5.0);
 	/* apple9, both jobs' profile, now fails its probe. */

@@ -283,6 +283,25 @@ write_managed(const char *user, const char *keys)
 	write_file(path, "w", text);
 }
 
+/*
+ * A job in the machine's job folder (the administrator's), the folder
+ * made first if it is not there, as an installer would.
+ */
+void
+put_machine_job(const char *name)
+{
+	char	cmd[512], path[384];
+
+	snprintf(cmd, sizeof cmd, "mkdir -p '%s/Library/Application Support/"
+	    "metalcap/jobs.d'", home);
+	assert_int_equal(system(cmd), 0);
+	snprintf(path, sizeof path, "%s/Library/Application Support/metalcap/"
+	    "jobs.d/%s.plist", home, name);
+	write_file(path, "w", "<plist version=\"1.0\"><dict><key>"
+	    "ProgramArguments</key><array><string>" FAKE_LLAMA "</string>"
+	    "</array></dict></plist>\n");
+}
+
 /* Write a job file elsewhere and rename it in, as editors and tools do. */
 void
 put_job(const char *name, const char *extra)

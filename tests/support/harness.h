@@ -67,6 +67,7 @@ void		 write_file(const char *path, const char *mode,
 void		 put_job(const char *name, const char *extra);
 /* The managed settings (user's when user is not NULL), with keys. */
 void		 write_managed(const char *user, const char *keys);
+void		 put_machine_job(const char *name);
 void		 put_restricted_job(void);	/* a launcher drops the shim */
 void		 use_background_template(void);
 void		 write_raw(const char *file, const char *body);
