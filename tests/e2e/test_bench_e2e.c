@@ -437,6 +437,35 @@ test_bench_json_leaves_nothing(void **state)
 }
 
 /*
+ * A file in the evidence folder that cannot be read back for SHA256SUMS
+ * (here a symbolic link the benchmarked program planted: never
+ * followed) is named with the system's reason, and the bench fails.
+ */
+static void
+test_evidence_unreadable_named(void **state)
+{
+	char			 launcher[160], script[512], cmd[256];
+	const char		*args[] = { "bench", "--samples", "1", "--out",
+	    evidence, "--", launcher, "/bin/sh", "-c", script, BENCH_SIM,
+	    "-m", model, "-r", "2", NULL };
+	struct child_result	*r;
+	int			 code;
+
+	(void)state;
+	/* env(1) under another name, as in the test below: checked as ELF. */
+	snprintf(launcher, sizeof launcher, "%s/run-llama", home);
+	snprintf(cmd, sizeof cmd, "cp /usr/bin/env %s", launcher);
+	assert_int_equal(system(cmd), 0);
+	snprintf(script, sizeof script, "ln -sf /etc/hostname '%s/planted'; "
+	    "exec \"$0\" \"$@\"", evidence);
+	r = run_ctl(&code, NULL, args);
+	assert_int_not_equal(code, 0);
+	if (strstr(r->err, "/planted: Too many levels of symbolic links") ==
+	    NULL)
+		fail_msg("stderr: %s", r->err);
+}
+
+/*
  * A launcher between bench and llama-bench that the pre-launch check
  * cannot recognize (env(1) copied under another name, as a vendor's
  * front-end binary would be): the shim loads into the launcher, takes
@@ -620,6 +649,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_bench_evidence,
 		    setup_alone, teardown_alone),
 		cmocka_unit_test_setup_teardown(test_bench_json_leaves_nothing,
+		    setup_alone, teardown_alone),
+		cmocka_unit_test_setup_teardown(test_evidence_unreadable_named,
 		    setup_alone, teardown_alone),
 		cmocka_unit_test_setup_teardown(test_bench_refuses_without_shim,
 		    setup_alone, teardown_alone),
