@@ -512,10 +512,23 @@ static void
 rpc_set_stopped(struct rpc_call *call, bool stopped)
 {
 	struct job	*j = rpc_job(call, 0);
+	struct override	*o;
 
 	if (j == NULL)
 		return;
-	rpc_override(call, j)->stopped = stopped;
+	o = rpc_override(call, j);
+	o->stopped = stopped;
+	/*
+	 * start on a failed job starts it again, as supervisorctl start does
+	 * for FATAL and systemctl start for a failed unit: the failure is
+	 * cleared (the log keeps it), and a revert stays.
+	 */
+	if (!stopped && o->failed.set) {
+		log_info("job %s: start: its failure (%s) cleared, starting "
+		    "it again", j->name, o->failed.trigger);
+		memset(&o->failed, 0, sizeof o->failed);
+		j->loaded = false;	/* booted out when it failed */
+	}
 	rpc_commit(call, j, stopped ? LC_EV_STOP : LC_EV_START);
 }
 

@@ -291,6 +291,39 @@ test_restarts_are_not_crashes(void **state)
 }
 
 /*
+ * start on a failed job starts it again (supervisorctl start on FATAL,
+ * systemctl start on a failed unit), once whatever failed it is fixed:
+ * it used to answer "start accepted" and leave the job failed.  Its
+ * exits are counted afresh.
+ */
+static void
+test_start_after_failure(void **state)
+{
+	char	flag[256], extra[1024];
+	int	code;
+
+	(void)state;
+	snprintf(flag, sizeof flag, "%s/model-fixed", home);
+	snprintf(extra, sizeof extra, "<key>ProgramArguments</key><array>"
+	    "<string>/bin/sh</string><string>-c</string><string>test -e %s "
+	    "&amp;&amp; exec sleep 1000; exit 3</string></array><key>Unlocked"
+	    "</key><false/><key>CrashLoop</key><dict><key>MaxExits</key>"
+	    "<integer>2</integer><key>WindowSeconds</key><integer>600"
+	    "</integer></dict>", flag);
+	put_job("srv", extra);
+	wait_state("srv", "failed", -1, 10.0);
+	assert_field_has("srv", "reason", "crash loop");
+	write_file(flag, "w", "");
+	ctl(&code, "start", "srv", NULL, NULL);
+	assert_int_equal(code, 0);
+	wait_state("srv", "stock", 0, 10.0);
+	/* Failing again counts from zero: two more exits, not one. */
+	unlink(flag);
+	assert_int_equal(kill((pid_t)launchd_pid("srv"), SIGTERM), 0);
+	wait_state("srv", "failed", -1, 10.0);
+}
+
+/*
  * Ten restart requests in one burst, before launchd has shown the first
  * one's run: the daemon counted a stop of its own for each and the ten
  * absorbed the crashes that came after, so a crash loop went unseen for
@@ -693,6 +726,8 @@ main(void)
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_restart_burst_hides_no_crashes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_start_after_failure,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_spawn_failure_named,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_keepalive_dictionary,
