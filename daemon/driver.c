@@ -162,15 +162,38 @@ driver_incident_set(struct incident *in, const char *trigger,
  * evidence's own incident stays in force in memory, unsaved, and the next
  * save, whoever makes it, writes it too.
  */
+/*
+ * A revert for a crash loop or a failed health check is a hypothesis: the
+ * stock run tests it.  A job that crash-loops stock too fails for its own
+ * cause (a model it cannot open, a port in use...), not the profile's:
+ * the revert is withdrawn and the job keeps its wish to run unlocked.
+ * Reverts on a pipeline failure or a failed probe stay: they are verdicts.
+ */
+static bool
+driver_withdraw_revert(struct job *j, struct override *o)
+{
+	if (!o->reverted.set || (strcmp(o->reverted.trigger, "crash loop") !=
+	    0 && strcmp(o->reverted.trigger, "health check") != 0))
+		return false;
+	log_warnx("job %s: it fails stock too: its revert (%s) is withdrawn, "
+	    "the profile is not to blame", j->name, o->reverted.trigger);
+	memset(&o->reverted, 0, sizeof o->reverted);
+	return true;
+}
+
 static int
 driver_record(struct mcd *d, struct job *j, enum job_state next,
     const struct mcd_event *ev, bool request, char *why, size_t whylen)
 {
 	struct override	*o = state_get(&d->state, j->name, true);
-	const char	*unsaved = "";
+	const char	*unsaved = "", *trigger = ev->trigger;
 
+	if (next == JOB_FAILED && ev->trigger != NULL &&
+	    strcmp(ev->trigger, "crash loop in stock") == 0 &&
+	    driver_withdraw_revert(j, o))
+		trigger = "crash loop in stock too: not the profile";
 	driver_incident_set(next == JOB_FAILED ? &o->failed : &o->reverted,
-	    ev->trigger, ev->evidence, ev->nevidence);
+	    trigger, ev->evidence, ev->nevidence);
 	if (next != JOB_FAILED)
 		o->revert_count++;
 	if (driver_save(d, why, whylen) == -1) {
@@ -181,7 +204,7 @@ driver_record(struct mcd *d, struct job *j, enum job_state next,
 	}
 	if (next == JOB_FAILED)
 		log_warnx("job %s: failed, no more restarts: %s%s%s", j->name,
-		    ev->trigger, unsaved, *unsaved ? why : "");
+		    trigger, unsaved, *unsaved ? why : "");
 	else
 		log_warnx("job %s: reverted to stock: %s: %s%s%s", j->name,
 		    ev->trigger, ev->nevidence > 0 ? ev->evidence[0] : "",

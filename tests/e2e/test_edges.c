@@ -291,6 +291,43 @@ test_restarts_are_not_crashes(void **state)
 }
 
 /*
+ * A revert for a crash loop is a hypothesis that the stock run tests: a
+ * job that crash-loops stock too (it cannot open its model, say) fails
+ * for its own cause, the revert is withdrawn and the profile is not
+ * blamed; the job keeps its wish to run unlocked (issue 27).  It used to
+ * stay reverted, the profile blamed in status and the fleet file.
+ */
+static void
+test_revert_withdrawn_when_stock_fails_too(void **state)
+{
+	json_t	*j;
+	char	 cmd[512];
+
+	(void)state;
+	put_job("srv", "<key>ProgramArguments</key><array><string>"
+	    FAKE_LLAMA "</string><string>--exit-after</string><string>200"
+	    "</string><string>1</string></array><key>CrashLoop</key><dict>"
+	    "<key>MaxExits</key><integer>2</integer><key>WindowSeconds</key>"
+	    "<integer>600</integer></dict>");
+	wait_state("srv", "reverted", -1, 10.0);
+	wait_state("srv", "failed", -1, 15.0);
+	assert_field_has("srv", "reason", "crash loop in stock too: not the "
+	    "profile");
+	/* No revert on record: the next start runs it unlocked again. */
+	j = job_status("srv");
+	assert_true(json_is_null(json_object_get(j, "reverted")));
+	assert_non_null(strstr(json_string_value(json_object_get(
+	    json_object_get(j, "failed"), "trigger")), "not the profile"));
+	json_decref(j);
+	snprintf(cmd, sizeof cmd, "python3 -c 'import json, sys; d = json."
+	    "load(open(sys.argv[1])); j = [x for x in d[\"jobs\"] if x["
+	    "\"name\"] == \"srv\"][0]; sys.exit(j[\"state\"] != \"failed\" "
+	    "or \"not the profile\" not in j[\"reason\"])' %s/state/"
+	    "status.json", home);
+	assert_int_equal(system(cmd), 0);
+}
+
+/*
  * start on a failed job starts it again (supervisorctl start on FATAL,
  * systemctl start on a failed unit), once whatever failed it is fixed:
  * it used to answer "start accepted" and leave the job failed.  Its
@@ -728,6 +765,9 @@ main(void)
 		    test_restart_burst_hides_no_crashes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_start_after_failure,
 		    setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_revert_withdrawn_when_stock_fails_too, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_spawn_failure_named,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_keepalive_dictionary,
