@@ -46,6 +46,7 @@ SOURCES = {
     "probe": ["test_probe"],
     "common/mc_inject.c": ["test_inject_judge"],
     "common/mc_macho.c": ["test_inject_judge"],
+    "common/mc_sha256.c": ["test_bench_e2e"],
     "common": ["test_protocol", "test_mc_client", "test_files",
                "test_daemon"],
     "daemon": ["test_daemon", "test_files", "test_lifecycle",
