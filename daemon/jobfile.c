@@ -325,13 +325,36 @@ jobfile_safety(plist_t root, const char *file, struct job_spec *spec,
 	spec->failure_signatures = plist_copy(node);
 }
 
+/*
+ * The descriptors a server may hold open (launchd's soft limit is 256: a
+ * busy server's sockets, model files and Metal buffers outgrow it).
+ */
+static void
+jobfile_files(plist_t root, const char *file, struct job_spec *spec,
+    struct diag *errors)
+{
+	plist_t		node;
+	uint64_t	v;
+
+	if ((node = jobfile_typed(root, "NumberOfFiles", PLIST_UINT,
+	    "an integer", file, errors)) == NULL)
+		return;
+	plist_get_uint_val(node, &v);
+	if (v < 64 || v > 1048576)
+		diag_add(errors, "%s:NumberOfFiles: %llu is out of range (64 "
+		    "to 1048576)", file, (unsigned long long)v);
+	else
+		spec->number_of_files = v;
+}
+
 static void
 jobfile_unknown_keys(plist_t root, const char *file, struct diag *warnings)
 {
 	static const char *const known[] = { "ProgramArguments", "Profile",
 	    "Unlocked", "EnvironmentVariables", "WorkingDirectory",
 	    "RunAtLoad", "KeepAlive", "StandardOutPath", "StandardErrorPath",
-	    "InheritShim", "HealthCheck", "FailureSignatures", "CrashLoop" };
+	    "InheritShim", "HealthCheck", "FailureSignatures", "CrashLoop",
+	    "NumberOfFiles" };
 	plist_dict_iter	 it = NULL;
 	plist_t		 val;
 	char		*key;
@@ -405,6 +428,7 @@ jobfile_parse(plist_t root, const char *file, struct diag *errors,
 	    errors, true);
 	spec->stderr_path = jobfile_string(root, "StandardErrorPath", file,
 	    errors, true);
+	jobfile_files(root, file, spec, errors);
 	jobfile_safety(root, file, spec, errors, warnings);
 	jobfile_unknown_keys(root, file, warnings);
 	if (errors->count == before && spec->argc > 0)

@@ -98,6 +98,34 @@ render_env(plist_t tmpl, const struct render_input *in)
 	return env;
 }
 
+/*
+ * Where the job runs and what it may hold open.  launchd starts a job in
+ * /, read-only, with a soft limit of 256 descriptors: a server that
+ * writes a relative path, or serves many clients, fails there.  The job's
+ * own keys win; else its user's home folder, and the template's limit.
+ */
+static void
+render_context(plist_t agent, const struct render_input *in)
+{
+	const char	*home = in->paths->home[0] ? in->paths->home :
+	    getenv("HOME");
+	plist_t		 limits;
+
+	if (in->spec->working_dir != NULL)
+		render_set_str(agent, "WorkingDirectory", in->spec->working_dir);
+	else if (home != NULL && home[0] == '/')
+		render_set_str(agent, "WorkingDirectory", home);
+	if (in->spec->number_of_files == 0)
+		return;
+	limits = plist_dict_get_item(agent, "SoftResourceLimits");
+	if (limits == NULL || plist_get_node_type(limits) != PLIST_DICT) {
+		limits = plist_new_dict();
+		plist_dict_set_item(agent, "SoftResourceLimits", limits);
+	}
+	plist_dict_set_item(limits, "NumberOfFiles",
+	    plist_new_uint(in->spec->number_of_files));
+}
+
 /* A new agent dictionary for the job; the caller frees it. */
 plist_t
 render_agent(plist_t tmpl, const struct render_input *in)
@@ -119,8 +147,7 @@ render_agent(plist_t tmpl, const struct render_input *in)
 	mc_fmt(path, sizeof path, "%s/%s.err.log", in->paths->logs, in->name);
 	render_set_str(agent, "StandardErrorPath", in->spec->stderr_path ?
 	    in->spec->stderr_path : path);
-	if (in->spec->working_dir != NULL)
-		render_set_str(agent, "WorkingDirectory", in->spec->working_dir);
+	render_context(agent, in);
 	plist_dict_set_item(agent, "RunAtLoad",
 	    plist_new_bool(in->spec->run_at_load));
 	plist_dict_set_item(agent, "KeepAlive", in->spec->keep_alive ?

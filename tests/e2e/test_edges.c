@@ -290,6 +290,62 @@ test_restarts_are_not_crashes(void **state)
 	json_decref(j);
 }
 
+/* The first line of path, as a number; -1 while it is not there. */
+static long
+number_in(const char *path)
+{
+	FILE	*f;
+	long	 v = -1;
+
+	if ((f = fopen(path, "r")) == NULL)
+		return -1;
+	if (fscanf(f, "%ld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+/*
+ * Where a job runs and what it may hold open: launchd starts jobs in /,
+ * read-only, with 256 descriptors (the simulator now does too), so a job
+ * gets its user's home folder and the template's 4096 unless its file
+ * says otherwise (issue 27, "sensible job context").
+ */
+static void
+test_job_context(void **state)
+{
+	char	 extra[2048], out[256], cwd[300];
+	double	 start;
+	FILE	*f;
+	int	 k;
+
+	(void)state;
+	for (k = 0; k < 2; k++) {
+		snprintf(out, sizeof out, "%s/ctx%d", home, k);
+		snprintf(extra, sizeof extra, "<key>ProgramArguments</key>"
+		    "<array><string>/bin/sh</string><string>-c</string><string>"
+		    "pwd &gt; %s.cwd; ulimit -n &gt; %s.tmp; mv %s.tmp %s; exec "
+		    "sleep 1000</string></array><key>Unlocked</key><false/>%s",
+		    out, out, out, out, k == 0 ? "" : "<key>NumberOfFiles"
+		    "</key><integer>8192</integer><key>WorkingDirectory</key>"
+		    "<string>/tmp</string>");
+		put_job(k == 0 ? "plain" : "own", extra);
+		for (start = now_s(); number_in(out) == -1; sleep_ms(50))
+			assert_true(now_s() - start < 10.0 * time_scale());
+		assert_int_equal(number_in(out), k == 0 ? 4096 : 8192);
+		snprintf(cwd, sizeof cwd, "%s.cwd", out);
+		assert_non_null(f = fopen(cwd, "r"));
+		assert_non_null(fgets(cwd, sizeof cwd, f));
+		fclose(f);
+		cwd[strcspn(cwd, "\n")] = '\0';
+		assert_string_equal(cwd, k == 0 ? home : "/tmp");
+	}
+	put_job("few", "<key>NumberOfFiles</key><integer>10</integer>");
+	wait_state("few", "invalid", -1, 5.0);
+	assert_field_has("few", "reason", "NumberOfFiles: 10 is out of range "
+	    "(64 to 1048576)");
+}
+
 /*
  * A revert for a crash loop is a hypothesis that the stock run tests: a
  * job that crash-loops stock too (it cannot open its model, say) fails
@@ -765,6 +821,8 @@ main(void)
 		    test_restart_burst_hides_no_crashes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_start_after_failure,
 		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_job_context, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_revert_withdrawn_when_stock_fails_too, setup,
 		    teardown),

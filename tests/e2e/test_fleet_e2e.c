@@ -377,6 +377,15 @@ test_status_file(void **state)
 	assert_string_equal(r->out, "ok version=" MC_VERSION
 	    " jobs=2 unlocked=1 stock=1\n");
 	check_jamf_ea();
+	/* A status file cut to nothing (a full disk, a crash at install):
+	 * named as not JSON, not taken for a read error or for health. */
+	kill_daemon(SIGTERM);
+	snprintf(cmd, sizeof cmd, "%s/state/status.json", home);
+	write_file(cmd, "w", "");
+	r = ctl(&code, "report", NULL, NULL, NULL);
+	assert_int_not_equal(code, 0);
+	if (strstr(r->err, "status.json: not valid JSON (line 1") == NULL)
+		fail_msg("report on an empty status file: %s", r->err);
 }
 
 int

@@ -5,6 +5,7 @@
  * restarts it per KeepAlive and stops it on bootout.
  */
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -104,6 +105,29 @@ sup_context(void)
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	umask(022);
+}
+
+/*
+ * The descriptors a job may open: launchd's own soft limit, 256 (what
+ * `launchctl limit maxfiles` shows; NixOS/nix#5726 hit it), unless the
+ * plist's SoftResourceLimits says otherwise (launchd 842
+ * job_setup_attributes: setrlimit with the soft value, the hard kept).
+ * A job without a WorkingDirectory (or with one that is not there) runs
+ * where launchd does, in / (dryvist/nix-ai#1088).
+ */
+static void
+sup_limits(plist_t job)
+{
+	plist_t		limits = plist_dict_get_item(job, "SoftResourceLimits");
+	struct rlimit	rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == -1)
+		return;
+	rl.rlim_cur = rl.rlim_max < 256 ? rl.rlim_max : 256;
+	if (limits != NULL && plist_get_node_type(limits) == PLIST_DICT)
+		rl.rlim_cur = (rlim_t)sim_int(limits, "NumberOfFiles",
+		    (long)rl.rlim_cur);
+	setrlimit(RLIMIT_NOFILE, &rl);
 }
 
 /*
@@ -265,13 +289,16 @@ sup_spawn(plist_t job, pid_t *pid)
 		setpgid(0, 0);
 		/*
 		 * xpcproxy sets the job up and execs it; whatever fails on
-		 * the way (a log it cannot open, a working directory, the
-		 * program itself) ends it with EX_CONFIG (launchd.md §2,
-		 * StandardOutPath row).
+		 * the way (a log it cannot open, the program itself) ends it
+		 * with EX_CONFIG (launchd.md §2, StandardOutPath row).
 		 */
+		sup_limits(job);
+		/* A WorkingDirectory that is not there is logged, and the
+		 * job runs in / (launchd 842 job_setup_attributes). */
+		if (cwd == NULL || chdir(cwd) == -1)
+			(void)chdir("/");
 		if (sup_log(job, "StandardOutPath", 1) == -1 ||
-		    sup_log(job, "StandardErrorPath", 2) == -1 ||
-		    (cwd != NULL && chdir(cwd) == -1))
+		    sup_log(job, "StandardErrorPath", 2) == -1)
 			err = 78;
 		else {
 			sup_dyld(job);

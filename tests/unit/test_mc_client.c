@@ -272,11 +272,22 @@ test_open_failures(void **state)
 	struct mc_client	c;
 	char			longpath[200];
 
+	int			fd, i;
+
 	(void)state;
 	unlink(sock_path);
 	assert_int_equal(mc_client_open(&c, sock_path, 1), -1);
 	assert_non_null(strstr(c.error, "cannot reach metalcapd at"));
 	assert_non_null(strstr(c.error, sock_path));
+	assert_int_equal(c.fd, -1);
+	/* A failed open keeps no descriptor (a tool retrying would run out):
+	 * the lowest free one is the same after fifty. */
+	fd = dup(0);
+	close(fd);
+	for (i = 0; i < 50; i++)
+		assert_int_equal(mc_client_open(&c, sock_path, 1), -1);
+	assert_int_equal(dup(0), fd);
+	close(fd);
 	memset(longpath, 'a', sizeof longpath - 1);
 	longpath[0] = '/';
 	longpath[sizeof longpath - 1] = '\0';
