@@ -53,6 +53,9 @@ SOURCES = {
                "test_protocol", "test_daemon_e2e", "test_edges",
                "test_removed_e2e", "test_invalid_e2e", "test_fleet_e2e",
                "test_hostile", "test_faults"],
+    # The socket under abuse: pipelining, unread replies, slow readers.
+    "daemon/server.c": ["test_daemon", "test_protocol", "test_daemon_e2e",
+                        "test_edges", "test_hostile", "test_abuse"],
     "client": ["test_mc_client", "test_bench_e2e", "test_inject_judge",
                "test_rpc_clients", "test_daemon_e2e", "test_fleet_e2e"],
 }

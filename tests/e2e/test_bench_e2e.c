@@ -571,15 +571,21 @@ test_doctor_mentions_bench(void **state)
 	r = run_ctl(&code, NULL, doctor);
 	snprintf(line, sizeof line, "evidence in %s\n", evidence);
 	assert_non_null(strstr(r->out, line));
-	/* The package's agent and brew services' both: two daemons. */
+	/* brew services' agent alone; then the package's too: two daemons. */
 	assert_non_null(strstr(r->out, "agent        none"));
-	snprintf(cmd, sizeof cmd, "mkdir -p %s/Library/LaunchAgents && cd "
-	    "%s/Library/LaunchAgents && touch org.metalcap.metalcapd.plist "
-	    "homebrew.mxcl.metalcap.plist", home, home);
+	snprintf(cmd, sizeof cmd, "mkdir -p %s/Library/LaunchAgents && touch "
+	    "%s/Library/LaunchAgents/homebrew.mxcl.metalcap.plist", home, home);
+	assert_int_equal(system(cmd), 0);
+	r = run_ctl(&code, NULL, doctor);
+	assert_non_null(strstr(r->out, "agent        brew services'\n"));
+	assert_null(strstr(r->out, "keep one"));
+	snprintf(cmd, sizeof cmd, "touch %s/Library/LaunchAgents/"
+	    "org.metalcap.metalcapd.plist", home);
 	assert_int_equal(system(cmd), 0);
 	r = run_ctl(&code, NULL, doctor);
 	assert_non_null(strstr(r->out, "BOTH the package's and brew "
 	    "services': two metalcapd for one user"));
+	assert_non_null(strstr(r->out, "keep one: brew services stop"));
 }
 
 /* Usage: another output format, and a folder that holds evidence. */

@@ -20,6 +20,34 @@
 #include "protocol.h"
 #include "unit.h"
 
+/*
+ * An error's text: "ECODE: message" is split, a code being E and at least
+ * one more capital; anything else is all message, under the code ERROR.
+ */
+static void
+mc_rpc_error_parse_text_check(const char *text, const char *code,
+    const char *message)
+{
+	msgpack_sbuffer		sb;
+	msgpack_packer		pk;
+	msgpack_unpacked	u;
+	char			 c[32], m[128];
+
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	msgpack_pack_array(&pk, 2);
+	msgpack_pack_uint8(&pk, MC_ERR_VALIDATION);
+	mc_rpc_pack_str(&pk, text);
+	msgpack_unpacked_init(&u);
+	assert_int_equal(msgpack_unpack_next(&u, sb.data, sb.size, NULL),
+	    MSGPACK_UNPACK_SUCCESS);
+	mc_rpc_error_parse(&u.data, c, sizeof c, m, sizeof m);
+	assert_string_equal(c, code);
+	assert_string_equal(m, message);
+	msgpack_unpacked_destroy(&u);
+	msgpack_sbuffer_destroy(&sb);
+}
+
 static void
 test_protocol(void **state)
 {
@@ -66,6 +94,10 @@ test_protocol(void **state)
 	mc_rpc_error_parse(&m.error, buf, sizeof buf, msg, sizeof msg);
 	assert_string_equal(buf, "ENOJOB");
 	assert_string_equal(msg, "no job named x");
+	mc_rpc_error_parse_text_check("E: no code, one letter", "ERROR",
+	    "E: no code, one letter");
+	mc_rpc_error_parse_text_check("EIO: disk full", "EIO", "disk full");
+	mc_rpc_error_parse_text_check("Error: a word", "ERROR", "Error: a word");
 	assert_int_equal(mc_rpc_next(&dec, &m, &why), MC_RPC_OK);
 	assert_int_equal(m.type, MC_MSG_NOTIFY);
 	assert_int_equal(mc_rpc_next(&dec, &m, &why), MC_RPC_MORE);
