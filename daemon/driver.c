@@ -91,6 +91,7 @@ driver_facts(struct mcd *d, const struct job *j, const struct gate_entry *v,
 	f->stopped = o != NULL && o->stopped;
 	f->failed = o != NULL && o->failed.set;
 	f->reverted = o != NULL && o->reverted.set;
+	f->env_fault = watch_env_fault(j);
 	f->wants_unlocked = j->unlocked;
 	f->managed = j->managed_note[0] != '\0';
 	f->profile_exists = j->profile != NULL;
@@ -452,7 +453,7 @@ driver_step(struct mcd *d, struct job *j, const struct mcd_event *event,
 	struct mcd_event	 ev = *event;
 	struct lifecycle_facts	 f;
 	struct lifecycle_step	 st;
-	char			 evidence[2][WATCH_EVIDENCE_LEN];
+	char			 evidence[2][WATCH_EVIDENCE_LEN], trigger[64];
 	const char		*evp[2];
 	const struct gate_entry	*v;
 
@@ -461,7 +462,13 @@ driver_step(struct mcd *d, struct job *j, const struct mcd_event *event,
 	driver_facts(d, j, v, &f);
 	driver_absorb(d, j, v, &ev, &f, evidence, evp);
 	lifecycle_step(j->state, ev.type, &f, &st);
-	if (f.crash_loop && st.next == JOB_FAILED)
+	if (f.crash_loop && f.env_fault && st.next == JOB_FAILED) {
+		/* Its environment, by its own log: no profile to blame. */
+		snprintf(trigger, sizeof trigger, "its environment: %s",
+		    j->env_fault);
+		ev.trigger = trigger;
+		mc_text(evidence[1], sizeof evidence[1], j->env_line);
+	} else if (f.crash_loop && st.next == JOB_FAILED)
 		ev.trigger = "crash loop in stock";
 	log_debug("job %s: %s: %s -> %s", j->name,
 	    lifecycle_event_name(ev.type), job_state_name(j->state),

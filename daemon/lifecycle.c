@@ -89,6 +89,7 @@ enum lifecycle_guard {
 	LG_NEEDS_PROBE,
 	LG_PROBE_FAILS,
 	LG_SHIM_AT_RISK,
+	LG_LOOP_ENV,
 	LG_LOOP_WITH_SHIM,
 	LG_LOOP,
 	LG_RUNS_UNLOCKED,
@@ -105,6 +106,7 @@ static const char *const lifecycle_guard_texts[LG_COUNT] = {
 	[LG_NEEDS_PROBE] = "would unlock, no verdict",
 	[LG_PROBE_FAILS] = "would unlock, verdict fails",
 	[LG_SHIM_AT_RISK] = "may carry the shim, no incident",
+	[LG_LOOP_ENV] = "crash loop, its log names its environment",
 	[LG_LOOP_WITH_SHIM] = "crash loop, may carry the shim",
 	[LG_LOOP] = "crash loop, not failed",
 	[LG_RUNS_UNLOCKED] = "its agent carries the shim",
@@ -167,6 +169,9 @@ static const struct lifecycle_row lifecycle_table[] = {
 	    LC_WHY_NONE },
 	{ EV(LC_EV_STARTED), ALL, LG_ANY, LC_SAME, LC_NOTIFY, LC_WHY_NONE },
 	{ EV(LC_EV_GONE), ALL, LG_ANY, LC_SAME, LC_BOOTSTRAP, LC_WHY_NONE },
+	/* A model it cannot open, a protected folder: not the profile. */
+	{ EXITS, ALL, LG_LOOP_ENV, JOB_FAILED, INCIDENT | LC_BOOTOUT,
+	    LC_WHY_INCIDENT },
 	{ EXITS, ALL, LG_LOOP_WITH_SHIM, JOB_REVERTED, INCIDENT | UP,
 	    LC_WHY_INCIDENT },
 	{ EXITS, ALL, LG_LOOP, JOB_FAILED, INCIDENT | LC_BOOTOUT,
@@ -291,6 +296,8 @@ lifecycle_guard_holds(int guard, const struct lifecycle_facts *f)
 		    lifecycle_settle(f, &why) == JOB_REVERTED;
 	case LG_SHIM_AT_RISK:
 		return f->carries_shim && open;
+	case LG_LOOP_ENV:
+		return f->crash_loop && f->env_fault && !f->failed;
 	case LG_LOOP_WITH_SHIM:
 		return f->crash_loop && f->carries_shim && open;
 	case LG_LOOP:

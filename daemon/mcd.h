@@ -170,6 +170,7 @@ struct scan;
 const char	*scan_refused(const char *re);
 struct scan	*scan_new(plist_t extra_signatures);
 const char	*scan_line(const struct scan *, const char *line);
+const char	*scan_environment(const char *line);
 void		 scan_free(struct scan *);
 
 /* --- tail.c ------------------------------------------------------------------ */
@@ -375,6 +376,10 @@ struct job {
 	long			 own_stops;	/* exits our kickstart -k caused */
 	bool			 kicked;	/* kickstarted: a run is coming */
 	bool			 kick_again;	/* a restart asked for meanwhile */
+	/* the last fault of its environment its log named (scan.c) */
+	const char		*env_fault;	/* NULL: none */
+	char			 env_line[256];
+	uint64_t		 env_ms;	/* loop time it was seen */
 	long			 stopped_pid;	/* the last pid our kickstart killed */
 	uint64_t		 gone_by;	/* loop ms a bootout must be done by */
 	char			 domain[32];	/* where it is loaded; "": not yet */
@@ -463,6 +468,7 @@ struct lifecycle_facts {
 	bool	blocked;		/* its process dropped the shim */
 	bool	carries_shim;		/* its process may have the shim */
 	bool	crash_loop;		/* this exit completes a crash loop */
+	bool	env_fault;		/* its log named its environment */
 	bool	background_ok;		/* the template allows user/UID */
 };
 
@@ -564,6 +570,7 @@ struct job_watch;
 void	watch_begin_tail(struct mcd *, struct job *);
 int	watch_started(struct mcd *, struct job *);
 void	watch_stop(struct job *);
+bool	watch_env_fault(const struct job *);
 bool	watch_count_exits(struct job *, const char *last_exit, int signal,
 	    long count, char evidence[2][WATCH_EVIDENCE_LEN]);
 void	watch_spawn_cause(struct mcd *, const struct job *, char *buf,

@@ -642,6 +642,7 @@ reconcile_bootstrap(struct mcd *d, struct job *j)
 	j->runs_counted = 0;	/* a new registration counts from zero */
 	j->own_stops = 0;
 	j->kick_again = false;	/* the new registration's run is newer */
+	j->env_fault = NULL;	/* its runs will say so again */
 	if (job_runs_unlocked(j))
 		watch_begin_tail(d, j);
 	reconcile_agent_path(d, j, path, sizeof path);

@@ -86,6 +86,53 @@ static const struct {
 };
 
 /*
+ * What a Mac does to a job, as the backend reports it: a folder the
+ * privacy protections (TCC) keep from an agent ("Operation not
+ * permitted" on ~/Downloads, ~/Documents, ~/Desktop, removable and network
+ * volumes), descriptors run out, a model that is missing or unreadable.
+ * ggml reports a model it cannot open as "gguf_init_from_file: failed to
+ * open GGUF file '...' (strerror)", llama.cpp then "llama_model_load:
+ * error loading model: ..." (ggml/src/gguf.cpp, src/llama.cpp).  These
+ * name the job's environment, never a profile; only where the backend
+ * writes, as above.  The first that matches names it.
+ */
+static const struct {
+	const char	*what;
+	const char	*re;
+} scan_environment_builtin[] = {
+	{ "a folder the privacy protections keep from it", SCAN_FUNCTION
+	    ".*Operation not permitted" },
+	{ "no descriptors left", SCAN_FUNCTION ".*Too many open files" },
+	{ "its model cannot be opened", SCAN_FUNCTION "(.*failed to open GGUF "
+	    "file|.*error loading model|.*failed to load model)" },
+};
+
+static regex_t	scan_environment_re[sizeof scan_environment_builtin /
+		    sizeof scan_environment_builtin[0]];
+static bool	scan_environment_ready;
+
+/* Which fault of the job's environment the line shows, or NULL. */
+const char *
+scan_environment(const char *line)
+{
+	size_t	i, n = sizeof scan_environment_builtin /
+		    sizeof scan_environment_builtin[0];
+
+	if (!scan_environment_ready) {
+		for (i = 0; i < n; i++)
+			if (regcomp(&scan_environment_re[i],
+			    scan_environment_builtin[i].re, REG_EXTENDED |
+			    REG_NOSUB) != 0)
+				return NULL;
+		scan_environment_ready = true;
+	}
+	for (i = 0; i < n; i++)
+		if (regexec(&scan_environment_re[i], line, 0, NULL, 0) == 0)
+			return scan_environment_builtin[i].what;
+	return NULL;
+}
+
+/*
  * Signature patterns come from job files, so matching must stay cheap
  * whatever they say.  POSIX matchers (glibc's, and the TRE of macOS libc)
  * are polynomial without back-references and exponential with them, and

@@ -178,6 +178,15 @@ watch_log_line(void *arg, const char *line)
 	const char	*what;
 	const char	*evidence[1] = { line };
 
+	if ((what = scan_environment(line)) != NULL) {
+		if (j->env_fault == NULL)
+			log_info("job %s: its log names its environment: %s",
+			    j->name, what);
+		j->env_fault = what;
+		mc_text(j->env_line, sizeof j->env_line, line);
+		j->env_ms = uv_now(j->daemon->loop);
+		return;
+	}
 	if (j->scan == NULL || (what = scan_line(j->scan, line)) == NULL)
 		return;
 	watch_emit(j->daemon, j, LC_EV_FAILURE_LINE, what, evidence, 1, NULL);
@@ -440,23 +449,35 @@ watch_pid(struct mcd *d, struct job_watch *w, long pid)
  * they make a crash loop (the job file's CrashLoop, or 3 in 60 s).  The
  * evidence says so, for the incident.
  */
+/* The job file's CrashLoop key, or its default. */
+static uint64_t
+watch_crash_key(const struct job *j, const char *key, uint64_t fallback)
+{
+	plist_t	loop = j->spec ? j->spec->crash_loop : NULL, v;
+
+	if (loop != NULL && (v = plist_dict_get_item(loop, key)) != NULL)
+		plist_get_uint_val(v, &fallback);
+	return fallback;
+}
+
+/* Did its log name a fault of its environment within the crash window? */
+bool
+watch_env_fault(const struct job *j)
+{
+	return j->env_fault != NULL && uv_now(j->daemon->loop) - j->env_ms <=
+	    watch_crash_key(j, "WindowSeconds", CRASH_WINDOW_S) * 1000;
+}
+
 bool
 watch_count_exits(struct job *j, const char *last_exit, int sig, long count,
     char ev[2][WATCH_EVIDENCE_LEN])
 {
-	plist_t		 loop = j->spec ? j->spec->crash_loop : NULL;
-	uint64_t	 max = CRASH_MAX_EXITS, window = CRASH_WINDOW_S;
+	uint64_t	 max = watch_crash_key(j, "MaxExits", CRASH_MAX_EXITS);
+	uint64_t	 window = watch_crash_key(j, "WindowSeconds",
+			    CRASH_WINDOW_S);
 	long		 now = (long)time(NULL);
 	int		 i, n = 0;
 
-	if (loop != NULL) {
-		plist_t v;
-
-		if ((v = plist_dict_get_item(loop, "MaxExits")) != NULL)
-			plist_get_uint_val(v, &max);
-		if ((v = plist_dict_get_item(loop, "WindowSeconds")) != NULL)
-			plist_get_uint_val(v, &window);
-	}
 	while (count-- > 0) {
 		if (j->nexits == (int)(sizeof j->exits / sizeof j->exits[0]))
 			memmove(j->exits, j->exits + 1, sizeof j->exits -

@@ -384,6 +384,39 @@ test_revert_withdrawn_when_stock_fails_too(void **state)
 }
 
 /*
+ * A crash loop whose log names the job's environment (ggml's line for a
+ * model in a folder the privacy protections keep from launchd agents)
+ * fails the job with that cause and never reverts it: no profile is
+ * blamed, and the job keeps its wish to run unlocked.  It used to revert,
+ * crash-loop stock, and end failed with the profile blamed.
+ */
+static void
+test_environment_named(void **state)
+{
+	json_t	*j;
+	char	*evidence;
+
+	(void)state;
+	put_job("srv", "<key>ProgramArguments</key><array><string>"
+	    FAKE_LLAMA "</string><string>--say</string><string>"
+	    "gguf_init_from_file: failed to open GGUF file '/Users/u/Downloads/"
+	    "m.gguf' (Operation not permitted)</string><string>--exit-after"
+	    "</string><string>300</string><string>1</string></array><key>"
+	    "CrashLoop</key><dict><key>MaxExits</key><integer>2</integer><key>"
+	    "WindowSeconds</key><integer>600</integer></dict>");
+	wait_state("srv", "failed", -1, 15.0);
+	assert_field_has("srv", "reason", "its environment: a folder the "
+	    "privacy protections keep from it");
+	j = job_status("srv");
+	assert_true(json_is_null(json_object_get(j, "reverted")));
+	evidence = json_dumps(json_object_get(json_object_get(j, "failed"),
+	    "evidence"), 0);
+	assert_non_null(strstr(evidence, "Operation not permitted"));
+	free(evidence);
+	json_decref(j);
+}
+
+/*
  * start on a failed job starts it again (supervisorctl start on FATAL,
  * systemctl start on a failed unit), once whatever failed it is fixed:
  * it used to answer "start accepted" and leave the job failed.  Its
@@ -821,6 +854,8 @@ main(void)
 		    test_restart_burst_hides_no_crashes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_start_after_failure,
 		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_environment_named, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_job_context, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(

@@ -41,6 +41,8 @@ main(int argc, char **argv)
 	GgmlSimDevice	*dev;
 	bool		 once = false;
 	long		 exit_ms = -1, exit_code = 0, term_ms = 0;
+	const char	*say = NULL;	/* a line of the server's, say a model
+					   it cannot open */
 	int		 i;
 
 	for (i = 1; i < argc; i++) {
@@ -51,9 +53,12 @@ main(int argc, char **argv)
 			exit_code = atol(argv[++i]);
 		} else if (strcmp(argv[i], "--term-delay") == 0 && i + 1 < argc)
 			term_ms = atol(argv[++i]);
+		else if (strcmp(argv[i], "--say") == 0 && i + 1 < argc)
+			say = argv[++i];
 		else {
 			fprintf(stderr, "usage: fake-llama [--once] "
-			    "[--exit-after MS CODE] [--term-delay MS]\n");
+			    "[--exit-after MS CODE] [--term-delay MS] "
+			    "[--say LINE]\n");
 			return 2;
 		}
 	}
@@ -66,6 +71,8 @@ main(int argc, char **argv)
 	}
 	if (ggmlsim_init(dev) != 0)
 		return 1;
+	if (say != NULL)
+		LOG("%s\n", say);
 	LOG("main: server is listening on http://127.0.0.1:8080 - starting "
 	    "the main loop\n");
 	if (exit_ms >= 0) {

@@ -74,6 +74,56 @@ test_scan_real_logs(void **state)
 }
 
 /*
+ * Faults of the job's environment, in the backend's words (ggml's
+ * gguf_init_from_file, llama.cpp's llama_model_load), each named; none in
+ * the real logs of healthy runs, and none in text a client chose.
+ */
+static void
+test_scan_environment(void **state)
+{
+	static const struct { const char *line, *what; } lines[] = {
+	    { "gguf_init_from_file: failed to open GGUF file '/Users/u/"
+	      "Downloads/m.gguf' (Operation not permitted)",
+	      "a folder the privacy protections keep from it" },
+	    { "gguf_init_from_file: failed to open GGUF file 'm.gguf' (No "
+	      "such file or directory)", "its model cannot be opened" },
+	    { "llama_model_load: error loading model: llama_model_loader: "
+	      "failed to load model from /m.gguf", "its model cannot be opened" },
+	    { "accept_connection: error: Too many open files",
+	      "no descriptors left" },
+	    { "srv  log_server_r: request: GET /Operation%20not%20permitted "
+	      "127.0.0.1 404", NULL },
+	    { "srv  log_server_r: request: GET /failed to load model 1.2.3.4 "
+	      "404", NULL },
+	};
+	const char	*what;
+	size_t		 i;
+	FILE		*f;
+	char		 path[512], line[4096];
+	const char	*logs[] = { "llama-stock-guest.stderr",
+	    "llama-unlocked-guest.stderr", "llama-bare-metal-host.stderr" };
+
+	(void)state;
+	for (i = 0; i < sizeof lines / sizeof lines[0]; i++) {
+		what = scan_environment(lines[i].line);
+		if (lines[i].what == NULL ? what != NULL : what == NULL ||
+		    strcmp(what, lines[i].what) != 0)
+			fail_msg("'%s': %s, want %s", lines[i].line,
+			    what ? what : "nothing", lines[i].what ?
+			    lines[i].what : "nothing");
+	}
+	for (i = 0; i < sizeof logs / sizeof logs[0]; i++) {
+		snprintf(path, sizeof path, "%s/%s", MC_TEST_FIXTURES, logs[i]);
+		assert_non_null(f = fopen(path, "r"));
+		while (fgets(line, sizeof line, f) != NULL)
+			if ((what = scan_environment(line)) != NULL)
+				fail_msg("%s: '%s' taken for %s", logs[i], line,
+				    what);
+		fclose(f);
+	}
+}
+
+/*
  * Text a client of the workload chooses cannot revert it: llama-server
  * logs each request's path, and a built-in matches only where the backend
  * itself writes, from the start of its own line.  The same failures in
@@ -536,6 +586,7 @@ main(void)
 		cmocka_unit_test(test_launchctl_print_fixtures),
 		cmocka_unit_test(test_scan_real_logs),
 		cmocka_unit_test(test_scan_client_text),
+		cmocka_unit_test(test_scan_environment),
 		cmocka_unit_test_setup_teardown(test_tail, setup, teardown),
 		cmocka_unit_test(test_plist_nul_refused),
 		cmocka_unit_test(test_plist_bombs),
