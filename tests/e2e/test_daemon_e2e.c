@@ -615,6 +615,34 @@ test_daemon_command_line(void **state)
 	assert_non_null(strstr(r.out, version));
 }
 
+/* metalcapctl's arguments: too many or too few is a usage error (2). */
+static void
+test_ctl_arguments(void **state)
+{
+	static const char *const calls[][3] = {
+		{ "reload", "extra", "usage: metalcapctl reload\n" },
+		{ "profiles", "x", "usage: metalcapctl profiles\n" },
+		{ "start", NULL, "usage: metalcapctl start " },
+		{ "stop", "a", NULL },
+	};
+	struct child_result	*r;
+	size_t			 i;
+	int			 code;
+
+	(void)state;
+	for (i = 0; i < sizeof calls / sizeof calls[0]; i++) {
+		r = ctl(&code, calls[i][0], calls[i][1], NULL, NULL);
+		if (calls[i][2] == NULL) {
+			/* Right in number: the daemon's answer (no such job). */
+			assert_int_not_equal(code, 2);
+			continue;
+		}
+		assert_int_equal(code, 2);
+		if (strstr(r->err, calls[i][2]) == NULL)
+			fail_msg("%s: %s", calls[i][0], r->err);
+	}
+}
+
 /*
  * A program metalcapd starts (here a job's health check) holds none of
  * its descriptors: it could not write lines into the daemon's log.
@@ -891,6 +919,8 @@ main(void)
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_daemon_command_line,
 		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ctl_arguments, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_logs_show_no_escapes,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(
