@@ -668,6 +668,13 @@ reconcile_exited(struct mcd *d, struct job *j, const struct launchd_seen *seen,
 	j->own_stops -= ours;
 	if ((ev.count -= ours) == 0)
 		return;
+	/*
+	 * macOS reclaims an idle process (one that said it may be, through
+	 * vproc or xpc transactions) as "JETSAM_REASON_MEMORY_IDLE_EXIT":
+	 * an ordinary end, not a crash.
+	 */
+	if (strcmp(seen->exit_reason, "JETSAM_REASON_MEMORY_IDLE_EXIT") == 0)
+		return;
 	if (seen->signal != 0)
 		ev.type = LC_EV_EXIT_SIGNAL;
 	else if (seen->exit_reason[0] != '\0') {

@@ -606,6 +606,35 @@ test_jetsam_kills_count(void **state)
 }
 
 /*
+ * An idle process macOS reclaims ("last exit reason =
+ * JETSAM_REASON_MEMORY_IDLE_EXIT") ended normally: three of them are no
+ * crash loop, and the job stays unlocked (issue 27, finding 11).
+ */
+static void
+test_idle_exit_is_no_crash(void **state)
+{
+	char	 cmd[512];
+	json_t	*j;
+	long	 pid = 0;
+	int	 i;
+
+	(void)state;
+	put_job("llama", "");
+	for (i = 0; i < 3; i++) {
+		pid = wait_state("llama", "unlocked", pid, 10.0);
+		snprintf(cmd, sizeof cmd, "%s %s sim-jetsam gui/%ld/"
+		    "org.metalcap.job.llama JETSAM_REASON_MEMORY_IDLE_EXIT",
+		    simvar, SIM, (long)getuid());
+		assert_int_equal(system(cmd), 0);
+	}
+	/* Its new pid is learnt in the look that counts the last exit. */
+	wait_state("llama", "unlocked", pid, 10.0);
+	j = job_status("llama");
+	assert_true(json_is_null(json_object_get(j, "reverted")));
+	json_decref(j);
+}
+
+/*
  * A daemon killed while it was starting a child leaves its lock with the
  * child until that execs.  The next daemon, finding the lock held and no
  * one answering on the socket, waits it out instead of refusing ("another
@@ -864,6 +893,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_spawn_failure_named,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_keepalive_dictionary,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_idle_exit_is_no_crash,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_jetsam_kills_count,
 		    setup, teardown),

@@ -599,16 +599,18 @@ sim_trace(int argc, char **argv)
 static void
 sim_mark_jetsam(plist_t rec, void *arg)
 {
-	(void)arg;
 	/* iPadOS 18.5's words for a process over its limit (GhostVT, in
-	 * tests/fixtures/launchctl-print/README.md). */
-	sim_set_str(rec, "KillReason", "JETSAM_REASON_MEMORY_PERPROCESSLIMIT");
+	 * tests/fixtures/launchctl-print/README.md), or the reason asked. */
+	sim_set_str(rec, "KillReason", arg != NULL ? (const char *)arg :
+	    "JETSAM_REASON_MEMORY_PERPROCESSLIMIT");
 }
 
 /*
  * Not launchctl's: the kernel's memory killer, for tests.  The job's
  * process dies of SIGKILL and print tells the run's end as launchd does
- * for jetsam: a "last exit reason", no exit code.
+ * for jetsam: a "last exit reason" (the one given, say macOS's
+ * JETSAM_REASON_MEMORY_IDLE_EXIT for an idle process reclaimed), no exit
+ * code.
  */
 static int
 sim_jetsam(int argc, char **argv)
@@ -618,14 +620,14 @@ sim_jetsam(int argc, char **argv)
 	plist_t		 rec;
 	long long	 pid;
 
-	if (argc != 1 || (label = sim_target_label(argv[0], domain,
+	if (argc < 1 || argc > 2 || (label = sim_target_label(argv[0], domain,
 	    sizeof domain)) == NULL || (rec = sim_load(label)) == NULL)
 		return 113;
 	pid = sim_int(rec, "PID", 0);
 	plist_free(rec);
 	if (pid <= 0 || !sim_alive(pid))
 		return 3;
-	sim_update(label, sim_mark_jetsam, NULL);
+	sim_update(label, sim_mark_jetsam, argc == 2 ? (void *)argv[1] : NULL);
 	kill((pid_t)pid, SIGKILL);
 	return 0;
 }
