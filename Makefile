@@ -275,7 +275,8 @@ $(O)/tests/test_probe: tests/probe/test_probe.c tests/support/child.c \
 DAEMON_UNITS	:= daemon/jobfile.c daemon/render.c daemon/state.c daemon/paths.c \
 		   $(PLATFORM_SRC) \
 		   daemon/profile.c daemon/log.c daemon/scan.c daemon/tail.c \
-		   daemon/lifecycle.c daemon/launchd.c daemon/marker.c
+		   daemon/lifecycle.c daemon/launchd.c daemon/marker.c \
+		   daemon/gate_judge.c
 # The daemon's pure parts, the RPC framing, and files others write.
 $(O)/tests/test_daemon $(O)/tests/test_protocol $(O)/tests/test_files: \
     $(O)/tests/test_%: tests/unit/test_%.c tests/unit/unit.c tests/unit/unit.h \
@@ -283,7 +284,7 @@ $(O)/tests/test_daemon $(O)/tests/test_protocol $(O)/tests/test_files: \
     $(SIM_TOOLS) | $(O)/tests
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) -DMC_TEST_FIXTURES='"$(abspath $(FIXTURES))"' \
 	    -Icommon -Idaemon -Itests/unit $< tests/unit/unit.c $(DAEMON_UNITS) \
-	    $(COMMON_SRC) -o $@ -lcmocka -luv -lplist-2.0 -lmsgpackc \
+	    $(COMMON_SRC) -o $@ -lcmocka -luv -lplist-2.0 -lmsgpackc -ljansson \
 	    $(LDFLAGS_SAN)
 
 HARNESS		:= tests/support/harness.c tests/support/child.c \

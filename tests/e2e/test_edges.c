@@ -670,17 +670,18 @@ test_lock_held_briefly(void **state)
 }
 
 /*
- * An edit of a job whose server takes 13 s to stop: launchd keeps the
+ * An edit of a job whose server takes 17 s to stop: launchd keeps the
  * label until the process exits (SIGKILL only after the agent's
- * ExitTimeOut, 30 s in the template), and metalcapd waits as long.  It
- * used to give up after about 10 s: "error: launchctl bootout (the job
- * did not go away)".
+ * ExitTimeOut, 30 s in the template), and metalcapd waits as long, the
+ * agent's own ExitTimeOut and not its 5 s default (with 10 s to clean
+ * up: 17 s is past that).  It used to give up after about 10 s: "error:
+ * launchctl bootout (the job did not go away)".
  */
 static void
 test_slow_server_edit(void **state)
 {
 	const char	*slow = "<key>ProgramArguments</key><array><string>"
-	    FAKE_LLAMA "</string><string>--term-delay</string><string>13000"
+	    FAKE_LLAMA "</string><string>--term-delay</string><string>17000"
 	    "</string></array>";
 	char		 extra[512];
 	long		 pid;
@@ -691,7 +692,7 @@ test_slow_server_edit(void **state)
 	snprintf(extra, sizeof extra, "%s<key>EnvironmentVariables</key><dict>"
 	    "<key>EDITED</key><string>1</string></dict>", slow);
 	put_job("slow", extra);
-	wait_state("slow", "unlocked", pid, 25.0);
+	wait_state("slow", "unlocked", pid, 30.0);
 	/* And never an error on the way. */
 	snprintf(extra, sizeof extra, "grep -q 'slow: error' %s/logs/"
 	    "metalcapd.log", home);

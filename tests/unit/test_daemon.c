@@ -231,6 +231,30 @@ test_job_program(void **state)
 	}
 }
 
+/*
+ * A probe that printed something other than its report: the verdict
+ * fails, and what it printed is quoted in printable ASCII only (it
+ * becomes a job's reason in status, the log and the fleet file).
+ */
+static void
+test_probe_garbage_quoted(void **state)
+{
+	static struct launchctl_result	r;
+	struct gate_entry		e;
+
+	(void)state;
+	memset(&e, 0, sizeof e);
+	r.code = 1;
+	snprintf(r.out, sizeof r.out, "Seg\x1b[2Jfault\xff\x7f end");
+	snprintf(r.err, sizeof r.err, "abort");
+	gate_judge(&e, true, &r);
+	assert_int_equal(e.status, GATE_FAIL);
+	assert_null(e.report);
+	if (strstr(e.reason, "the probe gave no report (exit 1): output "
+	    "'Seg?[2Jfault?? end' abort") == NULL)
+		fail_msg("reason: %s", e.reason);
+}
+
 /* Patterns within the budget compile and match. */
 static void
 test_signature_budget(void **state)
@@ -595,6 +619,7 @@ main(void)
 		cmocka_unit_test(test_run_dir),
 		cmocka_unit_test(test_marker_report),
 		cmocka_unit_test(test_signature_budget),
+		cmocka_unit_test(test_probe_garbage_quoted),
 		cmocka_unit_test_setup_teardown(test_job_program_special, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_job_loader_env, setup,
