@@ -232,14 +232,23 @@ def relocate(rel, site):
     new = open(os.path.join(JUDGED, rel), "rb").read()
     start, end, repl, what = site
     first = old.rfind(b"\n", 0, start) + 1
-    last = old.find(b"\n", end)
-    line = old[first:last if last != -1 else len(old)]
+    if old.find(b"\n", first, end) != -1:
+        return None	# a site over several lines
+    old_lines = old.split(b"\n")
     lines = new.split(b"\n")
-    hits = [k for k, text in enumerate(lines) if text == line]
-    if len(hits) != 1:
-        return None
-    at = sum(len(text) + 1 for text in lines[:hits[0]])
-    return (at + start - first, at + end - first, repl, what)
+    k = old.count(b"\n", 0, first)
+    # The line, then with more of its neighbours until it is found once.
+    for ctx in range(0, 6):
+        want = old_lines[max(0, k - ctx):k + ctx + 1]
+        lead = k - max(0, k - ctx)
+        hits = [i for i in range(len(lines)) if lines[i:i + len(want)] ==
+                want]
+        if len(hits) == 1:
+            at = sum(len(text) + 1 for text in lines[:hits[0] + lead])
+            return (at + start - first, at + end - first, repl, what)
+        if not hits:
+            return None
+    return None
 
 
 def make_tree(build, n):
