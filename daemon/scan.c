@@ -44,10 +44,13 @@ struct scan {
 #define SCAN_MLX	"^(RuntimeError: |libc\\+\\+abi: terminating due to " \
 			"uncaught exception of type std::runtime_error: )"
 
-static const struct {
+/* A built-in pattern: what it names, and its extended regex. */
+struct scan_text {
 	const char	*what;
 	const char	*re;
-} scan_builtin[] = {
+};
+
+static const struct scan_text scan_builtin[] = {
 	{ "Metal library compile error", SCAN_START
 	    "ggml_metal_(library_)?init: error: " },
 	{ "Metal library compile error", SCAN_FUNCTION
@@ -96,10 +99,7 @@ static const struct {
  * name the job's environment, never a profile; only where the backend
  * writes, as above.  The first that matches names it.
  */
-static const struct {
-	const char	*what;
-	const char	*re;
-} scan_environment_builtin[] = {
+static const struct scan_text scan_environment_builtin[] = {
 	{ "a folder the privacy protections keep from it", SCAN_FUNCTION
 	    ".*Operation not permitted" },
 	{ "no descriptors left", SCAN_FUNCTION ".*Too many open files" },

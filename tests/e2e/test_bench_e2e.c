@@ -437,6 +437,20 @@ test_bench_json_leaves_nothing(void **state)
 }
 
 /*
+ * env(1) copied under another name, as a vendor's front-end binary would
+ * be: the pre-launch check sees an ELF it cannot recognize as a wrapper.
+ */
+static void
+env_launcher(char *path, size_t len)
+{
+	char	cmd[512];
+
+	snprintf(path, len, "%s/run-llama", home);
+	snprintf(cmd, sizeof cmd, "cp /usr/bin/env %s", path);
+	assert_int_equal(system(cmd), 0);
+}
+
+/*
  * A file in the evidence folder that cannot be read back for SHA256SUMS
  * (here a symbolic link the benchmarked program planted: never
  * followed) is named with the system's reason, and the bench fails.
@@ -444,7 +458,7 @@ test_bench_json_leaves_nothing(void **state)
 static void
 test_evidence_unreadable_named(void **state)
 {
-	char			 launcher[160], script[512], cmd[256];
+	char			 launcher[160], script[512];
 	const char		*args[] = { "bench", "--samples", "1", "--out",
 	    evidence, "--", launcher, "/bin/sh", "-c", script, BENCH_SIM,
 	    "-m", model, "-r", "2", NULL };
@@ -452,10 +466,7 @@ test_evidence_unreadable_named(void **state)
 	int			 code;
 
 	(void)state;
-	/* env(1) under another name, as in the test below: checked as ELF. */
-	snprintf(launcher, sizeof launcher, "%s/run-llama", home);
-	snprintf(cmd, sizeof cmd, "cp /usr/bin/env %s", launcher);
-	assert_int_equal(system(cmd), 0);
+	env_launcher(launcher, sizeof launcher);
 	snprintf(script, sizeof script, "ln -sf /etc/hostname '%s/planted'; "
 	    "exec \"$0\" \"$@\"", evidence);
 	r = run_ctl(&code, NULL, args);
@@ -484,9 +495,7 @@ test_bench_refuses_without_shim(void **state)
 	int			 code;
 
 	(void)state;
-	snprintf(launcher, sizeof launcher, "%s/run-llama", home);
-	snprintf(cmd, sizeof cmd, "cp /usr/bin/env %s", launcher);
-	assert_int_equal(system(cmd), 0);
+	env_launcher(launcher, sizeof launcher);
 	r = run_ctl(&code, NULL, args);
 	assert_int_equal(code, 1);
 	assert_non_null(strstr(r->err, "did not get the shim, so there is no "

@@ -575,6 +575,29 @@ test_keepalive_dictionary(void **state)
 }
 
 /*
+ * llama, unlocked, killed by jetsam three times (sim-jetsam's REASON, ""
+ * for its default), each time once its new process is known; the last
+ * pid killed.
+ */
+static long
+jetsam_three_times(const char *reason)
+{
+	char	cmd[512];
+	long	pid = 0;
+	int	i;
+
+	put_job("llama", "");
+	for (i = 0; i < 3; i++) {
+		pid = wait_state("llama", "unlocked", pid, 10.0);
+		snprintf(cmd, sizeof cmd, "%s %s sim-jetsam gui/%ld/"
+		    "org.metalcap.job.llama %s", simvar, SIM, (long)getuid(),
+		    reason);
+		assert_int_equal(system(cmd), 0);
+	}
+	return pid;
+}
+
+/*
  * Killed by jetsam three times in a minute while unlocked: a crash loop,
  * reverted, the reason launchd gave as evidence.  launchd prints such a
  * run's end as "last exit reason = JETSAM_REASON_...", with no exit
@@ -583,19 +606,10 @@ test_keepalive_dictionary(void **state)
 static void
 test_jetsam_kills_count(void **state)
 {
-	char	 cmd[512];
 	json_t	*j, *ev;
-	long	 pid = 0;
-	int	 i;
 
 	(void)state;
-	put_job("llama", "");
-	for (i = 0; i < 3; i++) {
-		pid = wait_state("llama", "unlocked", pid, 10.0);
-		snprintf(cmd, sizeof cmd, "%s %s sim-jetsam gui/%ld/"
-		    "org.metalcap.job.llama", simvar, SIM, (long)getuid());
-		assert_int_equal(system(cmd), 0);
-	}
+	jetsam_three_times("");
 	wait_state("llama", "reverted", -1, 10.0);
 	assert_field_has("llama", "reason", "crash loop: 3 abnormal exits");
 	j = job_status("llama");
@@ -613,20 +627,11 @@ test_jetsam_kills_count(void **state)
 static void
 test_idle_exit_is_no_crash(void **state)
 {
-	char	 cmd[512];
 	json_t	*j;
-	long	 pid = 0;
-	int	 i;
+	long	 pid;
 
 	(void)state;
-	put_job("llama", "");
-	for (i = 0; i < 3; i++) {
-		pid = wait_state("llama", "unlocked", pid, 10.0);
-		snprintf(cmd, sizeof cmd, "%s %s sim-jetsam gui/%ld/"
-		    "org.metalcap.job.llama JETSAM_REASON_MEMORY_IDLE_EXIT",
-		    simvar, SIM, (long)getuid());
-		assert_int_equal(system(cmd), 0);
-	}
+	pid = jetsam_three_times("JETSAM_REASON_MEMORY_IDLE_EXIT");
 	/* Its new pid is learnt in the look that counts the last exit. */
 	wait_state("llama", "unlocked", pid, 10.0);
 	j = job_status("llama");
