@@ -326,6 +326,62 @@ jobfile_safety(plist_t root, const char *file, struct job_spec *spec,
 }
 
 /*
+ * macOS keeps some folders from launchd agents (TCC): ~/Downloads,
+ * ~/Documents, ~/Desktop, iCloud Drive, removable and network volumes
+ * answer "Operation not permitted", usually with no prompt, and the
+ * server exits as it starts.  A path there is worth a warning where the
+ * file is read, before the job ever crash-loops.
+ */
+static const char *
+jobfile_protected(const char *path)
+{
+	static const char *const home[] = { "Downloads", "Documents",
+	    "Desktop", "Library/Mobile Documents" };
+	static const char *const named[] = { "~/Downloads", "~/Documents",
+	    "~/Desktop", "iCloud Drive" };
+	const char	*rest;
+	size_t		 i, n;
+
+	if (strncmp(path, "/Volumes/", 9) == 0)
+		return "a removable or network volume";
+	if (strncmp(path, "/Users/", 7) != 0 ||
+	    (rest = strchr(path + 7, '/')) == NULL)
+		return NULL;
+	for (i = 0; i < sizeof home / sizeof home[0]; i++) {
+		n = strlen(home[i]);
+		if (strncmp(rest + 1, home[i], n) == 0 && (rest[1 + n] == '/' ||
+		    rest[1 + n] == '\0'))
+			return named[i];
+	}
+	return NULL;
+}
+
+static void
+jobfile_warn_protected(const struct job_spec *spec, const char *file,
+    struct diag *warnings)
+{
+	const char	*where, *key;
+	const char	*paths[3] = { spec->working_dir, spec->stdout_path,
+	    spec->stderr_path };
+	static const char *const keys[3] = { "WorkingDirectory",
+	    "StandardOutPath", "StandardErrorPath" };
+	size_t		 i;
+
+	for (i = 0; i < spec->argc + 3; i++) {
+		const char *path = i < spec->argc ? spec->argv[i] :
+		    paths[i - spec->argc];
+
+		key = i < spec->argc ? "ProgramArguments" : keys[i - spec->argc];
+		if (path == NULL || (where = jobfile_protected(path)) == NULL)
+			continue;
+		diag_add(warnings, "%s:%s: %s is in %s, which macOS keeps from "
+		    "launchd agents (\"Operation not permitted\"): move it, or "
+		    "allow it in System Settings, Privacy & Security", file, key,
+		    path, where);
+	}
+}
+
+/*
  * The descriptors a server may hold open (launchd's soft limit is 256: a
  * busy server's sockets, model files and Metal buffers outgrow it).
  */
@@ -430,6 +486,7 @@ jobfile_parse(plist_t root, const char *file, struct diag *errors,
 	    errors, true);
 	jobfile_files(root, file, spec, errors);
 	jobfile_safety(root, file, spec, errors, warnings);
+	jobfile_warn_protected(spec, file, warnings);
 	jobfile_unknown_keys(root, file, warnings);
 	if (errors->count == before && spec->argc > 0)
 		jobfile_check_program(spec->argv[0], file, spec->unlocked,

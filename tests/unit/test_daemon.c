@@ -232,6 +232,41 @@ test_job_program(void **state)
 }
 
 /*
+ * Paths macOS keeps from launchd agents (TCC: ~/Downloads, ~/Documents,
+ * ~/Desktop, iCloud Drive, /Volumes) are warned of where the file is
+ * read, each naming its key; a look-alike folder is not.
+ */
+static void
+test_job_protected_paths(void **state)
+{
+	struct diag	 warnings = { 0 };
+	struct job_spec	*spec;
+	char		 body[2048];
+
+	(void)state;
+	snprintf(body, sizeof body, "<plist version=\"1.0\"><dict><key>"
+	    "ProgramArguments</key><array><string>" PROGRAM "</string><string>"
+	    "-m</string><string>/Users/u/Downloads/m.gguf</string><string>"
+	    "/Users/u/Downloadsx/m.gguf</string></array><key>WorkingDirectory"
+	    "</key><string>/Volumes/ext</string><key>StandardOutPath</key>"
+	    "<string>/Users/u/Library/Mobile Documents/o.log</string><key>"
+	    "StandardErrorPath</key><string>/Users/u/e.log</string></dict>"
+	    "</plist>");
+	spec = load_expect(write_file("t.plist", body), NULL, &warnings);
+	assert_int_equal(warnings.count, 3);
+	assert_string_equal(warnings.items[0], "t.plist:ProgramArguments: "
+	    "/Users/u/Downloads/m.gguf is in ~/Downloads, which macOS keeps "
+	    "from launchd agents (\"Operation not permitted\"): move it, or "
+	    "allow it in System Settings, Privacy & Security");
+	assert_non_null(strstr(warnings.items[1], "t.plist:WorkingDirectory: "
+	    "/Volumes/ext is in a removable or network volume"));
+	assert_non_null(strstr(warnings.items[2], "t.plist:StandardOutPath: "
+	    "/Users/u/Library/Mobile Documents/o.log is in iCloud Drive"));
+	jobfile_free(spec);
+	diag_clear(&warnings);
+}
+
+/*
  * A probe that printed something other than its report: the verdict
  * fails, and what it printed is quoted in printable ASCII only (it
  * becomes a job's reason in status, the log and the fleet file).
@@ -620,6 +655,8 @@ main(void)
 		cmocka_unit_test(test_marker_report),
 		cmocka_unit_test(test_signature_budget),
 		cmocka_unit_test(test_probe_garbage_quoted),
+		cmocka_unit_test_setup_teardown(test_job_protected_paths,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_job_program_special, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_job_loader_env, setup,
