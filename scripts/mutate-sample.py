@@ -195,12 +195,21 @@ def apply(tree, rel, site):
     return data
 
 
+LAST_FAILED = threading.local()
+
+
 def run(cmd, cwd, seconds, env=None):
     try:
         p = subprocess.run(cmd, cwd=cwd, capture_output=True,
                            timeout=seconds, env=env)
+        # Which cmocka tests failed, for a failure that does not repeat.
+        LAST_FAILED.names = sorted(set(
+            line.split(b"]", 1)[1].strip().decode(errors="replace")
+            for line in p.stdout.splitlines() + p.stderr.splitlines()
+            if line.startswith(b"[  FAILED  ] test_")))
         return p.returncode
     except subprocess.TimeoutExpired:
+        LAST_FAILED.names = ["(past its deadline)"]
         return "timeout"
 
 
@@ -275,10 +284,11 @@ def judge(tree, rel, site):
         for t in tests:
             if run(["build/tests/" + t], tree, TEST_SECONDS, env) == 0:
                 continue
+            first = ", ".join(getattr(LAST_FAILED, "names", [])) or "?"
             if run(["build/tests/" + t], tree, TEST_SECONDS, env) != 0:
                 return "killed", t
-            print("    (%s failed once, then passed: not a kill)" % t,
-                  flush=True)
+            print("    (%s failed once (%s), then passed: not a kill)" %
+                  (t, first), flush=True)
         return "survived", ""
     finally:
         open(os.path.join(tree, rel), "wb").write(original)
