@@ -619,6 +619,11 @@ test_daemon_command_line(void **state)
 static void
 test_ctl_arguments(void **state)
 {
+	static char		 state_home[4096 + 15];
+	const char		*extra[] = { state_home, NULL };
+	const char		*report[] = { CTL, "report", NULL };
+	char			*env[CHILD_ENV_MAX];
+	struct child_result	 run;
 	static const char *const calls[][3] = {
 		{ "reload", "extra", "usage: metalcapctl reload\n" },
 		{ "profiles", "x", "usage: metalcapctl profiles\n" },
@@ -641,6 +646,14 @@ test_ctl_arguments(void **state)
 		if (strstr(r->err, calls[i][2]) == NULL)
 			fail_msg("%s: %s", calls[i][0], r->err);
 	}
+	/* A status file whose path would not fit: name the file instead. */
+	memset(state_home, 'a', sizeof state_home - 1);
+	memcpy(state_home, "XDG_STATE_HOME=/tmp/", 20);
+	state_home[sizeof state_home - 1] = '\0';
+	child_env(env, extra);
+	assert_int_equal(exit_of(report, env, &run), 2);
+	assert_non_null(strstr(run.err, "cannot tell where the status file "
+	    "is; name it: metalcapctl report FILE"));
 }
 
 /*
