@@ -343,6 +343,9 @@ def main():
     a = ap.parse_args()
     only = set(x for x in a.only.split(",") if x)
     global SRC, JUDGED
+    # The commit judged, named as it is exported (work may go on).
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=TOP,
+                          capture_output=True, text=True).stdout.strip()
     SRC = os.path.abspath(os.path.join(a.build, "src"))
     export_head(SRC, a.sample_commit)
     if a.sample_commit != "HEAD":
@@ -366,8 +369,6 @@ def main():
         elif not only or site_id(s) in only:
             todo.put((k, rel, s))
     start = time.time()
-    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=TOP,
-                          capture_output=True, text=True).stdout.strip()
     print("mutate-sample: seed %d, %d of %d sites, %d to judge, %d workers, "
           "commit %s" % (a.seed, len(sample), len(every), todo.qsize(),
                          a.jobs, head), flush=True)
