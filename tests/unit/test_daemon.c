@@ -267,6 +267,42 @@ test_job_protected_paths(void **state)
 }
 
 /*
+ * Whether a template lets jobs fall back to user/UID: launchd takes
+ * LimitLoadToSessionType as one string or an array of them.
+ */
+static void
+test_template_background(void **state)
+{
+	static const struct { const char *xml; bool ok; } cases[] = {
+		{ "<string>Background</string>", true },
+		{ "<string>Aqua</string>", false },
+		{ "<array><string>Aqua</string></array>", false },
+		{ "<array><string>Aqua</string><string>Background</string>"
+		    "</array>", true },
+		{ "<integer>1</integer>", false },
+	};
+	char	 xml[512];
+	plist_t	 t = NULL;
+	size_t	 i;
+
+	(void)state;
+	t = plist_new_dict();
+	assert_false(render_allows_background(t));
+	plist_free(t);
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		snprintf(xml, sizeof xml, "<plist version=\"1.0\"><dict><key>"
+		    "LimitLoadToSessionType</key>%s</dict></plist>",
+		    cases[i].xml);
+		t = NULL;
+		plist_from_xml(xml, (uint32_t)strlen(xml), &t);
+		assert_non_null(t);
+		if (render_allows_background(t) != cases[i].ok)
+			fail_msg("%s: want %d", cases[i].xml, cases[i].ok);
+		plist_free(t);
+	}
+}
+
+/*
  * A probe that printed something other than its report: the verdict
  * fails, and what it printed is quoted in printable ASCII only (it
  * becomes a job's reason in status, the log and the fleet file).
@@ -655,6 +691,7 @@ main(void)
 		cmocka_unit_test(test_marker_report),
 		cmocka_unit_test(test_signature_budget),
 		cmocka_unit_test(test_probe_garbage_quoted),
+		cmocka_unit_test(test_template_background),
 		cmocka_unit_test_setup_teardown(test_job_protected_paths,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_job_program_special, setup,
