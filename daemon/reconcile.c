@@ -762,7 +762,7 @@ reconcile_refresh_cb(struct mcd *d, const struct launchctl_result *r,
 	if (j->pid > 0 && j->pid != j->watched_pid)
 		reconcile_emit(d, j, LC_EV_STARTED, NULL);
 	/* A restart asked for while the last was under way: its turn. */
-	if (j->kick_again && !j->kicked && !j->dirty) {
+	if (j->kick_again && !j->kicked && !j->dirty && !j->removed) {
 		j->kick_again = false;
 		reconcile_emit(d, j, LC_EV_RESTART, NULL);
 	}
