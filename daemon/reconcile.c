@@ -675,6 +675,17 @@ reconcile_exited(struct mcd *d, struct job *j, const struct launchd_seen *seen,
 	 */
 	if (strcmp(seen->exit_reason, "JETSAM_REASON_MEMORY_IDLE_EXIT") == 0)
 		return;
+	/*
+	 * Killed for its code signature (a binary changed in place, an
+	 * ad-hoc signature gone stale): the program's own state, never a
+	 * profile's doing, whatever the shim.  Named as its environment.
+	 */
+	if (strstr(seen->exit_reason, "CODESIGNING") != NULL) {
+		j->env_fault = "macOS killed it for its code signature";
+		snprintf(j->env_line, sizeof j->env_line, "last exit reason = "
+		    "%s", seen->exit_reason);
+		j->env_ms = uv_now(d->loop);
+	}
 	if (seen->signal != 0)
 		ev.type = LC_EV_EXIT_SIGNAL;
 	else if (seen->exit_reason[0] != '\0') {

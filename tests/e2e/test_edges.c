@@ -598,6 +598,26 @@ jetsam_three_times(const char *reason)
 }
 
 /*
+ * Killed three times for its code signature ("last exit reason =
+ * OS_REASON_CODESIGNING"): the program's own state, so the job fails with
+ * that named and no revert, whatever profile it had (issue 27, finding 9).
+ */
+static void
+test_codesigning_kills_named(void **state)
+{
+	json_t	*j;
+
+	(void)state;
+	jetsam_three_times("OS_REASON_CODESIGNING");
+	wait_state("llama", "failed", -1, 10.0);
+	assert_field_has("llama", "reason", "its environment: macOS killed it "
+	    "for its code signature");
+	j = job_status("llama");
+	assert_true(json_is_null(json_object_get(j, "reverted")));
+	json_decref(j);
+}
+
+/*
  * Killed by jetsam three times in a minute while unlocked: a crash loop,
  * reverted, the reason launchd gave as evidence.  launchd prints such a
  * run's end as "last exit reason = JETSAM_REASON_...", with no exit
@@ -901,6 +921,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_keepalive_dictionary,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_idle_exit_is_no_crash,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_codesigning_kills_named,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_jetsam_kills_count,
 		    setup, teardown),
