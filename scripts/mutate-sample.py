@@ -29,6 +29,7 @@ import os
 import queue
 import random
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -199,18 +200,33 @@ LAST_FAILED = threading.local()
 
 
 def run(cmd, cwd, seconds, env=None):
+    """
+    cmd in a session of its own, which is killed whole afterwards: a
+    mutant's daemon that ignores SIGTERM, or a test killed at its
+    deadline, must not outlive its judgement.
+    """
+    p = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env=env,
+                         start_new_session=True)
     try:
-        p = subprocess.run(cmd, cwd=cwd, capture_output=True,
-                           timeout=seconds, env=env)
-        # Which cmocka tests failed, for a failure that does not repeat.
-        LAST_FAILED.names = sorted(set(
-            line.split(b"]", 1)[1].strip().decode(errors="replace")
-            for line in p.stdout.splitlines() + p.stderr.splitlines()
-            if line.startswith(b"[  FAILED  ] test_")))
-        return p.returncode
+        out, err = p.communicate(timeout=seconds)
+        rc = p.returncode
     except subprocess.TimeoutExpired:
+        out, err, rc = b"", b"", "timeout"
+    try:
+        os.killpg(p.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    if rc == "timeout":
+        p.communicate()
         LAST_FAILED.names = ["(past its deadline)"]
-        return "timeout"
+        return rc
+    # Which cmocka tests failed, for a failure that does not repeat.
+    LAST_FAILED.names = sorted(set(
+        line.split(b"]", 1)[1].strip().decode(errors="replace")
+        for line in out.splitlines() + err.splitlines()
+        if line.startswith(b"[  FAILED  ] test_")))
+    return rc
 
 
 def every_test():
