@@ -107,6 +107,15 @@ static const struct scan_text scan_environment_builtin[] = {
 	    "file|.*error loading model|.*failed to load model)" },
 };
 
+/*
+ * Words one of those lines must hold: most lines hold none, and a search
+ * for them costs far less than the regular expressions (a server logs
+ * thousands of lines a second under load).
+ */
+static const char *const scan_environment_words[] = {
+	"not permitted", "open files", "GGUF", "load model", "loading model",
+};
+
 static regex_t	scan_environment_re[sizeof scan_environment_builtin /
 		    sizeof scan_environment_builtin[0]];
 static bool	scan_environment_ready;
@@ -118,6 +127,13 @@ scan_environment(const char *line)
 	size_t	i, n = sizeof scan_environment_builtin /
 		    sizeof scan_environment_builtin[0];
 
+	for (i = 0; i < sizeof scan_environment_words /
+	    sizeof scan_environment_words[0]; i++)
+		if (strstr(line, scan_environment_words[i]) != NULL)
+			break;
+	if (i == sizeof scan_environment_words /
+	    sizeof scan_environment_words[0])
+		return NULL;
 	if (!scan_environment_ready) {
 		for (i = 0; i < n; i++)
 			if (regcomp(&scan_environment_re[i],
