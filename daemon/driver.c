@@ -156,13 +156,9 @@ driver_incident_set(struct incident *in, const char *trigger,
 		    evidence[i]);
 }
 
-/*
- * Record a revert or a failure with its evidence, and save it.  Saved
- * with it is the request that led to it, if any: when that save fails,
- * -1 and why, and the caller refuses the request and undoes both.  The
- * evidence's own incident stays in force in memory, unsaved, and the next
- * save, whoever makes it, writes it too.
- */
+/* The trigger of a crash loop without the shim (driver_step). */
+static const char	DRIVER_STOCK_LOOP[] = "crash loop in stock";
+
 /*
  * A revert for a crash loop or a failed health check is a hypothesis: the
  * stock run tests it.  A job that crash-loops stock too fails for its own
@@ -182,6 +178,13 @@ driver_withdraw_revert(struct job *j, struct override *o)
 	return true;
 }
 
+/*
+ * Record a revert or a failure with its evidence, and save it.  Saved
+ * with it is the request that led to it, if any: when that save fails,
+ * -1 and why, and the caller refuses the request and undoes both.  The
+ * evidence's own incident stays in force in memory, unsaved, and the next
+ * save, whoever makes it, writes it too.
+ */
 static int
 driver_record(struct mcd *d, struct job *j, enum job_state next,
     const struct mcd_event *ev, bool request, char *why, size_t whylen)
@@ -190,7 +193,7 @@ driver_record(struct mcd *d, struct job *j, enum job_state next,
 	const char	*unsaved = "", *trigger = ev->trigger;
 
 	if (next == JOB_FAILED && ev->trigger != NULL &&
-	    strcmp(ev->trigger, "crash loop in stock") == 0 &&
+	    strcmp(ev->trigger, DRIVER_STOCK_LOOP) == 0 &&
 	    driver_withdraw_revert(j, o))
 		trigger = "crash loop in stock too: not the profile";
 	driver_incident_set(next == JOB_FAILED ? &o->failed : &o->reverted,
@@ -469,7 +472,7 @@ driver_step(struct mcd *d, struct job *j, const struct mcd_event *event,
 		ev.trigger = trigger;
 		mc_text(evidence[1], sizeof evidence[1], j->env_line);
 	} else if (f.crash_loop && st.next == JOB_FAILED)
-		ev.trigger = "crash loop in stock";
+		ev.trigger = DRIVER_STOCK_LOOP;
 	log_debug("job %s: %s: %s -> %s", j->name,
 	    lifecycle_event_name(ev.type), job_state_name(j->state),
 	    job_state_name(st.next));

@@ -357,28 +357,33 @@ jobfile_protected(const char *path)
 }
 
 static void
+jobfile_warn_path(const char *path, const char *file, const char *key,
+    struct diag *warnings)
+{
+	const char	*where;
+
+	if (path == NULL || (where = jobfile_protected(path)) == NULL)
+		return;
+	diag_add(warnings, "%s:%s: %s is in %s, which macOS keeps from launchd "
+	    "agents (\"Operation not permitted\"): move it, or allow it in "
+	    "System Settings, Privacy & Security", file, key, path, where);
+}
+
+static void
 jobfile_warn_protected(const struct job_spec *spec, const char *file,
     struct diag *warnings)
 {
-	const char	*where, *key;
-	const char	*paths[3] = { spec->working_dir, spec->stdout_path,
-	    spec->stderr_path };
-	static const char *const keys[3] = { "WorkingDirectory",
-	    "StandardOutPath", "StandardErrorPath" };
-	size_t		 i;
+	size_t	i;
 
-	for (i = 0; i < spec->argc + 3; i++) {
-		const char *path = i < spec->argc ? spec->argv[i] :
-		    paths[i - spec->argc];
-
-		key = i < spec->argc ? "ProgramArguments" : keys[i - spec->argc];
-		if (path == NULL || (where = jobfile_protected(path)) == NULL)
-			continue;
-		diag_add(warnings, "%s:%s: %s is in %s, which macOS keeps from "
-		    "launchd agents (\"Operation not permitted\"): move it, or "
-		    "allow it in System Settings, Privacy & Security", file, key,
-		    path, where);
-	}
+	for (i = 0; i < spec->argc; i++)
+		jobfile_warn_path(spec->argv[i], file, "ProgramArguments",
+		    warnings);
+	jobfile_warn_path(spec->working_dir, file, "WorkingDirectory",
+	    warnings);
+	jobfile_warn_path(spec->stdout_path, file, "StandardOutPath",
+	    warnings);
+	jobfile_warn_path(spec->stderr_path, file, "StandardErrorPath",
+	    warnings);
 }
 
 /*

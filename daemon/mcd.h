@@ -570,6 +570,7 @@ struct job_watch;
 void	watch_begin_tail(struct mcd *, struct job *);
 int	watch_started(struct mcd *, struct job *);
 void	watch_stop(struct job *);
+void	watch_note_env(struct job *, const char *what, const char *evidence);
 bool	watch_env_fault(const struct job *);
 bool	watch_count_exits(struct job *, const char *last_exit, int signal,
 	    long count, char evidence[2][WATCH_EVIDENCE_LEN]);

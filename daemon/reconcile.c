@@ -681,10 +681,12 @@ reconcile_exited(struct mcd *d, struct job *j, const struct launchd_seen *seen,
 	 * profile's doing, whatever the shim.  Named as its environment.
 	 */
 	if (strstr(seen->exit_reason, "CODESIGNING") != NULL) {
-		j->env_fault = "macOS killed it for its code signature";
-		snprintf(j->env_line, sizeof j->env_line, "last exit reason = "
-		    "%s", seen->exit_reason);
-		j->env_ms = uv_now(d->loop);
+		char	line[sizeof seen->exit_reason + 32];
+
+		snprintf(line, sizeof line, "last exit reason = %s",
+		    seen->exit_reason);
+		watch_note_env(j, "macOS killed it for its code signature",
+		    line);
 	}
 	if (seen->signal != 0)
 		ev.type = LC_EV_EXIT_SIGNAL;

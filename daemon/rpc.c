@@ -527,7 +527,6 @@ rpc_set_stopped(struct rpc_call *call, bool stopped)
 		log_info("job %s: start: its failure (%s) cleared, starting "
 		    "it again", j->name, o->failed.trigger);
 		memset(&o->failed, 0, sizeof o->failed);
-		j->loaded = false;	/* booted out when it failed */
 	}
 	rpc_commit(call, j, stopped ? LC_EV_STOP : LC_EV_START);
 }

@@ -124,15 +124,16 @@ static bool	scan_environment_ready;
 const char *
 scan_environment(const char *line)
 {
-	size_t	i, n = sizeof scan_environment_builtin /
-		    sizeof scan_environment_builtin[0];
+	const size_t	nwords = sizeof scan_environment_words /
+			    sizeof scan_environment_words[0];
+	const size_t	n = sizeof scan_environment_builtin /
+			    sizeof scan_environment_builtin[0];
+	size_t		i;
 
-	for (i = 0; i < sizeof scan_environment_words /
-	    sizeof scan_environment_words[0]; i++)
+	for (i = 0; i < nwords; i++)
 		if (strstr(line, scan_environment_words[i]) != NULL)
 			break;
-	if (i == sizeof scan_environment_words /
-	    sizeof scan_environment_words[0])
+	if (i == nwords)
 		return NULL;
 	if (!scan_environment_ready) {
 		for (i = 0; i < n; i++)

@@ -182,9 +182,7 @@ watch_log_line(void *arg, const char *line)
 		if (j->env_fault == NULL)
 			log_info("job %s: its log names its environment: %s",
 			    j->name, what);
-		j->env_fault = what;
-		mc_text(j->env_line, sizeof j->env_line, line);
-		j->env_ms = uv_now(j->daemon->loop);
+		watch_note_env(j, what, line);
 		return;
 	}
 	if (j->scan == NULL || (what = scan_line(j->scan, line)) == NULL)
@@ -444,11 +442,6 @@ watch_pid(struct mcd *d, struct job_watch *w, long pid)
 	return 0;
 }
 
-/*
- * Count count abnormal exits, the last one as launchd told it; true when
- * they make a crash loop (the job file's CrashLoop, or 3 in 60 s).  The
- * evidence says so, for the incident.
- */
 /* The job file's CrashLoop key, or its default. */
 static uint64_t
 watch_crash_key(const struct job *j, const char *key, uint64_t fallback)
@@ -460,7 +453,16 @@ watch_crash_key(const struct job *j, const char *key, uint64_t fallback)
 	return fallback;
 }
 
-/* Did its log name a fault of its environment within the crash window? */
+/* A fault of the job's environment, seen now (its log, launchd's words). */
+void
+watch_note_env(struct job *j, const char *what, const char *evidence)
+{
+	j->env_fault = what;
+	mc_text(j->env_line, sizeof j->env_line, evidence);
+	j->env_ms = uv_now(j->daemon->loop);
+}
+
+/* Was a fault of its environment seen within the crash window? */
 bool
 watch_env_fault(const struct job *j)
 {
@@ -468,6 +470,11 @@ watch_env_fault(const struct job *j)
 	    watch_crash_key(j, "WindowSeconds", CRASH_WINDOW_S) * 1000;
 }
 
+/*
+ * Count count abnormal exits, the last one as launchd told it; true when
+ * they make a crash loop (the job file's CrashLoop, or 3 in 60 s).  The
+ * evidence says so, for the incident.
+ */
 bool
 watch_count_exits(struct job *j, const char *last_exit, int sig, long count,
     char ev[2][WATCH_EVIDENCE_LEN])

@@ -112,8 +112,6 @@ sup_context(void)
  * `launchctl limit maxfiles` shows; NixOS/nix#5726 hit it), unless the
  * plist's SoftResourceLimits says otherwise (launchd 842
  * job_setup_attributes: setrlimit with the soft value, the hard kept).
- * A job without a WorkingDirectory (or with one that is not there) runs
- * where launchd does, in / (dryvist/nix-ai#1088).
  */
 static void
 sup_limits(plist_t job)
@@ -293,8 +291,9 @@ sup_spawn(plist_t job, pid_t *pid)
 		 * with EX_CONFIG (launchd.md §2, StandardOutPath row).
 		 */
 		sup_limits(job);
-		/* A WorkingDirectory that is not there is logged, and the
-		 * job runs in / (launchd 842 job_setup_attributes). */
+		/* Where launchd runs, / (dryvist/nix-ai#1088), without a
+		 * WorkingDirectory or with one that is not there (launchd 842
+		 * job_setup_attributes logs it and goes on). */
 		if (cwd == NULL || chdir(cwd) == -1)
 			(void)chdir("/");
 		if (sup_log(job, "StandardOutPath", 1) == -1 ||
