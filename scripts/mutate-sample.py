@@ -335,14 +335,16 @@ def worker(n, build, todo, results, lock):
         except queue.Empty:
             return
         moved = relocate(rel, s)
+        began = time.time()
         if moved is None:
             verdict, by = "stillborn", "its line is not in the judged tree"
         else:
             verdict, by = judge(tree, rel, moved)
         with lock:
             results[k] = (verdict, by)
-            print("%3d %-10s %s %s%s" % (k, verdict, site_id(s), s[3],
-                                         " (" + by + ")" if by else ""),
+            print("%3d %-10s %s %s%s %.0f s" % (k, verdict, site_id(s), s[3],
+                                            " (" + by + ")" if by else "",
+                                            time.time() - began),
                   flush=True)
 
 
