@@ -37,7 +37,13 @@ size_t	mc_text_tty(char *buf, size_t len);
 /* A big-endian number of n bytes (at most 8): msgpack, plists, Mach-O. */
 uint64_t mc_be(const uint8_t *p, unsigned n);
 
-/* FNV-1a, for noticing that bytes changed (not for security). */
+/*
+ * FNV-1a, for noticing that bytes changed (not for security).  The start
+ * value is one digit short of FNV's offset basis (14695981039346656037):
+ * any non-zero start works for this, and the hash of each rendered agent
+ * is kept in state/loaded, so correcting it would bootout and bootstrap
+ * every job once on upgrade, restarting its workload for nothing.
+ */
 #define MC_FNV_START	1469598103934665603ULL
 uint64_t mc_fnv1a(uint64_t h, const void *data, size_t len);
 

@@ -4,7 +4,9 @@
  * at and past their limits (NUL bytes, size, nesting bombs), job logs
  * followed through rotation and over-long lines, real llama.cpp and
  * MLX stderr scanned for failure signatures, and real `launchctl print`
- * output read for pid, runs, state and how the last run ended.
+ * output read for pid, runs, state and how the last run ended; and the
+ * text filter every such string passes before a terminal, JSON or XML
+ * sees it.
  */
 #include <sys/stat.h>
 
@@ -19,6 +21,7 @@
 #include <cmocka.h>
 
 #include "mc_plist.h"
+#include "mc_util.h"
 #include "mcd.h"
 #include "unit.h"
 
@@ -579,6 +582,125 @@ test_launchctl_print_fixtures(void **state)
 	}
 }
 
+/*
+ * Text from outside through mc_text: well-formed UTF-8 (the Unicode
+ * standard's table 3-7) is kept whole, anything else and every control a
+ * terminal acts on becomes '?', a byte at a time for what is not UTF-8.
+ */
+static void
+test_text_utf8(void **state)
+{
+	static const struct {
+		const char	*in, *out;
+	} cases[] = {
+		{ "plain text", "plain text" },
+		{ "a\tb", "a b" },
+		{ "\x1b[31mred", "?[31mred" },
+		{ "del\x7f", "del?" },
+		{ "\xc2\x9b" "2J", "?2J" },			/* C1 CSI */
+		{ "\xc2\x9f|\xc2\xa0|", "?|\xc2\xa0|" },	/* C1's edge */
+		{ "caf\xc3\xa9 \xdf\xbf", "caf\xc3\xa9 \xdf\xbf" },
+		{ "\xe2\x82\xacx", "\xe2\x82\xacx" },	/* 3 bytes, then ASCII */
+		{ "\xe0\xa0\x80\xef\xbf\xbf", "\xe0\xa0\x80\xef\xbf\xbf" },
+		{ "\xf0\x9f\x98\x80!", "\xf0\x9f\x98\x80!" },
+		{ "\xf4\x8f\xbf\xbf", "\xf4\x8f\xbf\xbf" },	/* U+10FFFF */
+		{ "\xc0\xaf\xc1\xbf", "????" },		/* overlong 2 */
+		{ "\xe0\x9f\xbf", "???" },			/* overlong 3 */
+		{ "\xed\xa0\x80", "???" },			/* a surrogate */
+		{ "\xed\x9f\xbf", "\xed\x9f\xbf" },	/* just below */
+		{ "\xf0\x8f\xbf\xbf", "????" },		/* overlong 4 */
+		{ "\xf4\x90\x80\x80", "????" },		/* past U+10FFFF */
+		{ "\xf5\x80\xff", "???" },
+		{ "\xe2\x82", "??" },			/* cut by the NUL */
+		{ "\xc3(", "?(" },
+	};
+	char	out[64];
+	size_t	i;
+
+	(void)state;
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		mc_text(out, sizeof out, cases[i].in);
+		if (strcmp(out, cases[i].out) != 0)
+			fail_msg("case %zu: '%s', not '%s'", i, out,
+			    cases[i].out);
+	}
+	/* Cut at a character boundary, with room for the NUL. */
+	mc_text(out, 6, "ab\xe2\x82\xac");
+	assert_string_equal(out, "ab\xe2\x82\xac");
+	mc_text(out, 5, "ab\xe2\x82\xac");
+	assert_string_equal(out, "ab");
+	mc_text(out, 3, "ab\x1b");
+	assert_string_equal(out, "ab");
+	mc_text(out, 1, "ab");
+	assert_string_equal(out, "");
+	out[0] = 'x';
+	mc_text(out, 0, "ab");
+	assert_int_equal(out[0], 'x');
+	mc_text_avoid(out, sizeof out, "a|b|\x1b", "|", '/');
+	assert_string_equal(out, "a/b/?");
+}
+
+/*
+ * A terminal's copy of a log: newlines and tabs stay, a character cut at
+ * the end of what was read is left for the next read.
+ */
+static void
+test_text_tty(void **state)
+{
+	char	buf[] = "ok\x1b[2J\n\t\xc2\x9b\xe2\x82\xac\xff\xe2\x82";
+	size_t	took;
+
+	(void)state;
+	took = mc_text_tty(buf, sizeof buf - 1);
+	assert_int_equal(took, sizeof buf - 3);
+	assert_memory_equal(buf, "ok?[2J\n\t??\xe2\x82\xac?", took);
+	memcpy(buf, "\xf0\x9f\x98", 3);
+	assert_int_equal(mc_text_tty(buf, 3), 0);
+	memcpy(buf, "\xf0\x9f\x98\x80", 4);
+	assert_int_equal(mc_text_tty(buf, 4), 4);
+	memcpy(buf, "\xe0\x80", 2);		/* overlong: no need to wait */
+	assert_int_equal(mc_text_tty(buf, 2), 2);
+	assert_memory_equal(buf, "??", 2);
+}
+
+#define FNV_OFFSET_BASIS	0xcbf29ce484222325ULL
+
+/* The small numeric helpers, against values computed elsewhere. */
+static void
+test_util_numbers(void **state)
+{
+	static const uint8_t	be[] = { 0xfe, 0xed, 0xfa, 0xcf, 0x01, 0x02,
+	    0x03, 0x04, 0x05 };
+	int			fds[2];
+	char			buf[16];
+
+	(void)state;
+	assert_true(mc_be(be, 0) == 0);
+	assert_true(mc_be(be, 4) == 0xfeedfacfu);
+	assert_true(mc_be(be, 8) == 0xfeedfacf01020304ULL);
+	/* FNV-1a 64, as its authors' test vectors give it. */
+	assert_true(mc_fnv1a(FNV_OFFSET_BASIS, "a", 1) ==
+	    0xaf63dc4c8601ec8cULL);
+	assert_true(mc_fnv1a(FNV_OFFSET_BASIS, "foobar", 6) ==
+	    0x85944171f73967e8ULL);
+	assert_true(mc_fnv1a(mc_fnv1a(FNV_OFFSET_BASIS, "foo", 3), "bar",
+	    3) == 0x85944171f73967e8ULL);
+	/* The start the daemon's recorded hashes were made from. */
+	assert_true(mc_fnv1a(MC_FNV_START, "a", 1) == 0x44bd8ad473cd9906ULL);
+	/* Up to max bytes, over short reads, until end of file. */
+	assert_int_equal(pipe(fds), 0);
+	assert_int_equal(write(fds[1], "hel", 3), 3);
+	assert_int_equal(write(fds[1], "lo", 2), 2);
+	close(fds[1]);
+	assert_int_equal(mc_read_upto(fds[0], buf, 4), 4);
+	assert_memory_equal(buf, "hell", 4);
+	assert_int_equal(mc_read_upto(fds[0], buf, sizeof buf), 1);
+	assert_int_equal(buf[0], 'o');
+	assert_int_equal(mc_read_upto(fds[0], buf, sizeof buf), 0);
+	close(fds[0]);
+	assert_int_equal(mc_read_upto(fds[0], buf, sizeof buf), -1);
+}
+
 int
 main(void)
 {
@@ -587,6 +709,9 @@ main(void)
 		cmocka_unit_test(test_scan_real_logs),
 		cmocka_unit_test(test_scan_client_text),
 		cmocka_unit_test(test_scan_environment),
+		cmocka_unit_test(test_text_utf8),
+		cmocka_unit_test(test_text_tty),
+		cmocka_unit_test(test_util_numbers),
 		cmocka_unit_test_setup_teardown(test_tail, setup, teardown),
 		cmocka_unit_test(test_plist_nul_refused),
 		cmocka_unit_test(test_plist_bombs),
