@@ -146,6 +146,11 @@ test_exec_status(void **state)
 	    "0", "7", NULL };
 	const char	*missing[] = { "exec", "--", "no-such-program-here",
 	    NULL };
+	char		 report[160];
+	const char	*hangup[] = { "exec", "--report", report, "--",
+	    "/usr/bin/python3", "-c", "import os, signal; "
+	    "os.kill(os.getpid(), signal.SIGHUP)", NULL };
+	json_t		*doc;
 	const char	*other[] = { "exec", "--profile", "nonesuch", "--",
 	    FAKE_LLAMA, "--once", NULL };
 	char		 setuid_copy[160], cmd[4096];
@@ -157,6 +162,17 @@ test_exec_status(void **state)
 	(void)state;
 	run_ctl(&code, NULL, crash);
 	assert_int_equal(code, 7);
+	/* Death by the lowest signal, SIGHUP: 128 + 1, and said so. */
+	snprintf(report, sizeof report, "%s/hup.json", home);
+	r = run_ctl(&code, NULL, hangup);
+	assert_int_equal(code, 128 + SIGHUP);
+	assert_non_null(strstr(r->err, "ended by signal 1 before the shim "
+	    "reported"));
+	doc = load_json(report);
+	assert_int_equal(json_integer_value(json_object_get(doc, "status")),
+	    128 + SIGHUP);
+	assert_false(json_is_true(json_object_get(doc, "injected")));
+	json_decref(doc);
 	r = run_ctl(&code, NULL, missing);
 	assert_int_equal(code, 127);
 	assert_non_null(strstr(r->err, "not found in PATH"));
