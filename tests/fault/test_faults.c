@@ -384,6 +384,9 @@ test_launchctl_hangs(void **state)
 	rtt = launchctl_fault_round("bootstrap hang", "after-hang", seen,
 	    sizeof seen);
 	assert_non_null(strstr(seen, "error: launchctl bootstrap failed"));
+	/* The program by its name, as ps shows it to whoever reads this. */
+	assert_non_null(strstr(seen, ": launchctl-fault did not finish within "
+	    "500 ms"));
 	report("launchctl hangs in bootstrap: killed after 500 ms, job shows "
 	    "'%s', status answered in at most %.1f ms meanwhile, converged "
 	    "once launchctl answered again", seen, rtt);
