@@ -470,14 +470,16 @@ faults: $(O)/tests/test_faults $(O)/tests/test_io_faults $(O)/tests/test_abuse
 # sampled by SEED, each judged against the tests that cover its file, JOBS
 # side by side in copies of the tree (build/mutate/wN).  Slow: minutes a
 # mutant.  ONLY=ID,... re-judges those; SAMPLE_FROM=REV draws the sample
-# from REV's sites and judges them on HEAD.  The score goes to RELIABILITY.md.
+# from REV's sites and judges them on HEAD; ASAN=1 judges as check-asan
+# builds and runs.  The score goes to RELIABILITY.md.
 SEED		?= 1
 JOBS		?= 3
 SAMPLE_FROM	?= HEAD
 COUNT		?= 100
 mutate-sample: | need-deps
 	/usr/bin/python3 scripts/mutate-sample.py --jobs $(JOBS) --only '$(ONLY)' \
-	    --sample-commit $(SAMPLE_FROM) $(SEED) $(COUNT) build/mutate
+	    $(if $(ASAN),--asan) --sample-commit $(SAMPLE_FROM) $(SEED) $(COUNT) \
+	    build/mutate$(if $(ASAN),-asan)
 
 # The invariant checker at length: STRESS_SEEDS seeds of STRESS_STEPS random
 # steps each (make test runs seeds 1,2,3 of 24 steps).

@@ -7,7 +7,8 @@
 # counted), and survives otherwise.  Equivalent mutants, judged by hand,
 # are listed in tests/mutations/equivalent.txt and excluded.
 #
-#   scripts/mutate-sample.py [--jobs N] [--only ID,...] SEED COUNT [BUILD]
+#   scripts/mutate-sample.py [--jobs N] [--only ID,...] [--asan]
+#       [--sample-commit REV] SEED COUNT [BUILD]
 #
 # Each worker mutates its own copy of the committed tree (BUILD/wN/tree,
 # from git archive HEAD), so the tree you work in is never touched; N workers judge mutants side by side (the tests wait on
@@ -16,7 +17,9 @@
 # then passed is not taken as a kill.  --only re-judges the listed
 # mutants of the same sample (after tests were added for survivors), and
 # --sample-commit REV draws the sample from REV while judging on HEAD,
-# each mutant on its own line found again by its text.
+# each mutant on its own line found again by its text.  --asan builds and
+# runs the tests as make check-asan does (part of the suite too), for
+# mutants whose harm is a write past a buffer.
 #
 # Kinds: relational operators (< <= > >= == !=, each to its boundary and
 # its negation), logical operators (&& ||), integer constants (n+1, n-1),
@@ -68,6 +71,12 @@ SYMMETRIC = {"strcmp", "strncmp", "memcmp", "strcasecmp"}
 # Not built or not run on Linux: the macOS backends.
 SKIP = {"probe/probe_metal.c", "daemon/platform_darwin.c"}
 TEST_SECONDS = 600
+# --asan: judged as make check-asan builds and runs the suite, so that a
+# mutant whose only effect is a byte written past a buffer is seen.
+ASAN = None
+ASAN_MAKE = ["BUILD=build", "OPT=-O1 -g",
+             "SAN=-fsanitize=address,undefined -fno-omit-frame-pointer "
+             "-fno-sanitize-recover=all"]
 
 RELATIONAL = {"<": ["<=", ">="], "<=": ["<", ">"], ">": [">=", "<="],
               ">=": [">", "<"], "==": ["!="], "!=": ["=="]}
@@ -285,8 +294,8 @@ def make_tree(build, n):
     if os.path.isdir(tree):
         shutil.rmtree(tree)
     shutil.copytree(JUDGED or SRC, tree, symlinks=True)
-    subprocess.run(["make", "-s", "-j2"] + ["build/tests/" + t for t in
-                                            every_test()],
+    subprocess.run(["make", "-s", "-j2"] + (ASAN_MAKE if ASAN else []) +
+                   ["build/tests/" + t for t in every_test()],
                    cwd=tree, check=True, stdout=subprocess.DEVNULL)
     return tree
 
@@ -297,9 +306,12 @@ def judge(tree, rel, site):
     original = apply(tree, rel, site)
     try:
         targets = ["build/tests/" + t for t in tests]
-        if run(["make", "-s", "O=build"] + targets, tree, 900) != 0:
+        if run(["make", "-s"] + (ASAN_MAKE if ASAN else ["O=build"]) +
+               targets, tree, 900) != 0:
             return "stillborn", "does not build"
         env = dict(os.environ, MC_TEST_DEADLINE=str(TEST_SECONDS))
+        if ASAN:
+            env.update(ASAN)
         for t in tests:
             if run(["build/tests/" + t], tree, TEST_SECONDS, env) == 0:
                 continue
@@ -355,6 +367,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--only", default="")
+    ap.add_argument("--asan", action="store_true",
+                    help="build and run as make check-asan does")
     ap.add_argument("--sample-commit", default="HEAD",
                     help="draw the sample from this commit's sites, and "
                     "judge the mutants on HEAD, each on its line there")
@@ -363,7 +377,13 @@ def main():
     ap.add_argument("build", nargs="?", default="build/mutate")
     a = ap.parse_args()
     only = set(x for x in a.only.split(",") if x)
-    global SRC, JUDGED
+    global SRC, JUDGED, ASAN
+    if a.asan:
+        ASAN = {"ASAN_OPTIONS": "verify_asan_link_order=0:detect_leaks=1",
+                "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=1",
+                "LSAN_OPTIONS": "suppressions=" + os.path.join(
+                    TOP, "tests/lsan.supp") + ":print_suppressions=0",
+                "MC_TEST_TIME_SCALE": "4"}
     # The commit judged, named as it is exported (work may go on).
     head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=TOP,
                           capture_output=True, text=True).stdout.strip()
@@ -391,8 +411,9 @@ def main():
             todo.put((k, rel, s))
     start = time.time()
     print("mutate-sample: seed %d, %d of %d sites, %d to judge, %d workers, "
-          "commit %s" % (a.seed, len(sample), len(every), todo.qsize(),
-                         a.jobs, head), flush=True)
+          "commit %s%s" % (a.seed, len(sample), len(every), todo.qsize(),
+                           a.jobs, head, ", under ASan" if ASAN else ""),
+          flush=True)
     lock = threading.Lock()
     threads = [threading.Thread(target=worker, args=(n, a.build, todo,
                                                      results, lock))
