@@ -88,7 +88,7 @@ driver_facts(struct mcd *d, const struct job *j, const struct gate_entry *v,
 
 	memset(f, 0, sizeof *f);
 	f->valid = j->spec != NULL;
-	f->stopped = o != NULL && o->stopped;
+	f->stopped = (o != NULL && o->stopped) || console_holds(d, j);
 	f->failed = o != NULL && o->failed.set;
 	f->reverted = o != NULL && o->reverted.set;
 	f->env_fault = watch_env_fault(j);
@@ -225,6 +225,8 @@ driver_reason(struct mcd *d, struct job *j, const struct lifecycle_step *st,
 
 	switch (st->why) {
 	case LC_WHY_STOPPED:
+		if (console_holds(d, j))
+			return console_reason(d, buf, len);
 		return "stopped by request";
 	case LC_WHY_INCIDENT:
 		if (o == NULL)

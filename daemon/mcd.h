@@ -43,6 +43,7 @@ struct mcd_paths {
 	char	job_template[PATH_MAX];
 	char	managed[PATH_MAX];	/* managed preferences, computer */
 	char	managed_user[PATH_MAX];	/* ... and this user's, over it */
+	char	console[PATH_MAX];	/* whose owner has the console, or "" */
 };
 
 int	paths_init(struct mcd_paths *, const char *home, const char *argv0,
@@ -455,7 +456,7 @@ enum lifecycle_action {
 /* What is known of a job, for where it goes. */
 struct lifecycle_facts {
 	bool	valid;			/* its file parsed */
-	bool	stopped;		/* by request */
+	bool	stopped;		/* by request, or the console held */
 	bool	failed;			/* given up: an incident */
 	bool	reverted;		/* back to stock: an incident */
 	bool	wants_unlocked;		/* after overrides and managed */
@@ -671,6 +672,11 @@ struct mcd {
 	int			 lock_fd;	/* state/metalcapd.lock, held */
 	uv_signal_t		 sighup, sigusr1, sigusr2;
 	bool			 scanned;	/* the first rescan is done */
+	/* Machine jobs wait while another user has the console. */
+	uv_timer_t		 console_timer;
+	bool			 console_held;
+	uid_t			 console_owner;
+	int			 console_ours_polls;
 	/* The seams: sources hand events up, observers hear of changes. */
 	mcd_emit_fn		 emit;
 	mcd_observer_fn		 observers[MCD_OBSERVERS_MAX];
@@ -682,6 +688,12 @@ struct mcd {
 /* --- seams.c ------------------------------------------------------------------ */
 
 void	seams_connect(struct mcd *);
+
+/* --- console.c --------------------------------------------------------------- */
+
+void	console_start(struct mcd *);
+bool	console_holds(const struct mcd *, const struct job *);
+const char *console_reason(const struct mcd *, char *, size_t);
 
 /* --- dirwatch.c -------------------------------------------------------------- */
 

@@ -348,6 +348,7 @@ main(int argc, char **argv)
 	dirwatch_start(d);
 	start_signals(d);
 	fleet_init(d);
+	console_start(d);
 	driver_rescan(d);
 	uv_run(d->loop, UV_RUN_DEFAULT);
 	return 0;

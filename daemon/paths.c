@@ -108,6 +108,8 @@ paths_init(struct mcd_paths *p, const char *home, const char *argv0,
 		/* And for /Library/Application Support/metalcap/jobs.d. */
 		paths_join(p->managed_jobs, home,
 		    "Library/Application Support/metalcap/jobs.d");
+		/* And for /dev/console: its owner is the user in front. */
+		paths_join(p->console, home, "console");
 	} else {
 		if (platform_default_dirs(config, state, run, p->logs,
 		    p->agents, PATH_MAX) == -1) {
@@ -128,6 +130,7 @@ paths_init(struct mcd_paths *p, const char *home, const char *argv0,
 		    "/Library/Application Support/metalcap/jobs.d");
 		snprintf(p->managed, sizeof p->managed,
 		    "/Library/Managed Preferences/org.metalcap.plist");
+		snprintf(p->console, sizeof p->console, "/dev/console");
 #endif
 	}
 	if (strlen(p->socket) >= sizeof sun.sun_path) {

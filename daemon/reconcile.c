@@ -147,6 +147,19 @@ reconcile_should_run(const struct job *j)
 }
 
 /*
+ * Out until someone acts: stopped or failed, or a machine job while
+ * another user has the console.
+ */
+static bool
+reconcile_held(struct mcd *d, const struct job *j)
+{
+	const struct override	*o = state_get(&d->state, j->name, false);
+
+	return (o != NULL && (o->stopped || o->failed.set)) ||
+	    console_holds(d, j);
+}
+
+/*
  * launchd may come round (a hung launchctl, a label still held, a session
  * that appears): try again, 1 s after the first failure, doubling to a
  * minute.  Timers run only while a job is in error.
@@ -384,8 +397,6 @@ reconcile_removed_cb(struct mcd *d, const struct launchctl_result *r,
 static void
 reconcile_start(struct mcd *d, struct job *j)
 {
-	const struct override	*o;
-
 	j->retries = 0;
 	/*
 	 * Where it was loaded, before anything goes to launchd about it
@@ -414,8 +425,7 @@ reconcile_start(struct mcd *d, struct job *j)
 	 * the gate: whatever runs keeps running, and a new job waits (a probe
 	 * takes milliseconds) rather than start stock and restart.
 	 */
-	o = state_get(&d->state, j->name, false);
-	if (j->spec == NULL && o != NULL && (o->stopped || o->failed.set)) {
+	if (j->spec == NULL && reconcile_held(d, j)) {
 		watch_stop(j);
 		j->out_for_good = true;
 		reconcile_bootout(d, j);
@@ -430,8 +440,7 @@ reconcile_start(struct mcd *d, struct job *j)
 		reconcile_finish(d, j);
 		return;
 	}
-	o = state_get(&d->state, j->name, false);
-	if (o != NULL && (o->stopped || o->failed.set)) {
+	if (reconcile_held(d, j)) {
 		watch_stop(j);
 		reconcile_bootout(d, j);
 		return;
@@ -481,15 +490,13 @@ reconcile_bootout_cb(struct mcd *d, const struct launchctl_result *r,
     void *arg)
 {
 	struct job		*j = arg;
-	const struct override	*o = state_get(&d->state, j->name, false);
 	/*
-	 * Out for good: stopped or failed, or sent for an invalid file that
-	 * was (a start that came meanwhile waits for a valid file).  A
-	 * re-render's bootout goes on to load the agent rendered, the last
-	 * good one, even if the file went bad meanwhile.
+	 * Out for good: held, or sent for an invalid file that was (a start
+	 * that came meanwhile waits for a valid file).  A re-render's bootout
+	 * goes on to load the agent rendered, the last good one, even if the
+	 * file went bad meanwhile.
 	 */
-	const bool		 held = j->out_for_good || (o != NULL &&
-	    (o->stopped || o->failed.set));
+	const bool		 held = j->out_for_good || reconcile_held(d, j);
 	/* No such domain (112, 125: launchd.md §1.4): nothing loaded there. */
 	const bool		 no_domain = r->code == 112 || r->code == 125;
 

@@ -388,11 +388,91 @@ test_status_file(void **state)
 		fail_msg("report on an empty status file: %s", r->err);
 }
 
+/*
+ * The console stand-in given to another user: a file that user made (in
+ * a folder of ours, so it can be removed), linked in.  false when no
+ * other uid can be had here.
+ */
+static bool
+console_to_other(const char *console, char *dir, size_t dirlen)
+{
+	const char	*prefix[16];
+	char		 why[256], cmd[1024], file[320];
+	size_t		 i, n = 0;
+
+	if (other_uid_prefix(prefix, 16, why, sizeof why) == -1) {
+		print_message("skipped: %s\n", why);
+		return false;
+	}
+	snprintf(dir, dirlen, "/tmp/mc-console.XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(chmod(dir, 0777), 0);
+	snprintf(file, sizeof file, "%s/console", dir);
+	for (i = 0; prefix[i] != NULL; i++)
+		n += (size_t)snprintf(cmd + n, sizeof cmd - n, "%s ", prefix[i]);
+	snprintf(cmd + n, sizeof cmd - n, "/usr/bin/touch %s", file);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(unlink(console), 0);
+	assert_int_equal(symlink(file, console), 0);
+	return true;
+}
+
+/*
+ * Fast user switching: a machine job runs only for the user who has the
+ * console (the owner of /dev/console; here its stand-in).  Another
+ * user's console holds it: booted out, nothing runs, "stopped" with the
+ * reason, while the user's own jobs run on; a daemon started meanwhile
+ * never runs it; a disable given meanwhile waits; and with the console
+ * back the job runs again, stock as asked.
+ */
+static void
+test_machine_jobs_follow_console(void **state)
+{
+	char	 console[256], dir[64], cmd[128];
+	long	 pid, llama;
+	int	 code, i;
+
+	(void)state;
+	snprintf(console, sizeof console, "%s/console", home);
+	write_file(console, "w", "");
+	put_machine_job("fleet");
+	put_job("llama", "");
+	pid = wait_state("fleet", "unlocked", 0, 3.0);
+	llama = wait_state("llama", "unlocked", 0, 3.0);
+	if (!console_to_other(console, dir, sizeof dir))
+		skip();
+	wait_state("fleet", "stopped", 0, 8.0);
+	assert_field_has("fleet", "reason", "has the console (machine jobs "
+	    "run for the console's user only)");
+	for (i = 0; i < 100 && loaded_in_gui("fleet"); i++)
+		sleep_ms(50);	/* bootout returns before the label goes */
+	assert_false(loaded_in_gui("fleet"));
+	assert_int_equal(kill((pid_t)pid, 0), -1);
+	assert_int_equal(wait_state("llama", "unlocked", 0, 1.0), llama);
+	kill_daemon(SIGTERM);
+	start_daemon();
+	wait_state("fleet", "stopped", 0, 3.0);
+	assert_field_has("fleet", "reason", "has the console");
+	ctl(&code, "disable", "fleet", NULL, NULL);
+	assert_int_equal(code, 0);
+	assert_false(loaded_in_gui("fleet"));
+	assert_field_has("fleet", "reason", "has the console");
+	/* Back to this user: runs, stock as the disable asked. */
+	assert_int_equal(unlink(console), 0);
+	write_file(console, "w", "");
+	pid = wait_state("fleet", "stock", 0, 8.0);
+	assert_false(environ_has(pid, "LD_PRELOAD="));
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_managed_example_profile,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_machine_jobs_follow_console,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_late_folders_watched,
 		    setup, teardown),
