@@ -216,6 +216,108 @@ test_cli_add_remove(void **state)
 	assert_non_null(strstr(r->err, "no such job file"));
 }
 
+/*
+ * Each command's arguments and options as metalcapctl(1)'s synopsis
+ * gives them: one argument too few or too many is refused with the
+ * command's usage, and so is every option it does not take, before
+ * anything is done.
+ */
+static const struct {
+	const char	*name;
+	const char	*args[4];	/* the fewest it takes, in order */
+	bool		 more;		/* takes any number after them */
+	bool		 optional;	/* takes one more, optional */
+	const char	*opts;		/* the options it takes */
+} cli_synopsis[] = {
+	{ "status", { NULL }, false, true, "" },
+	{ "enable", { "llama", NULL }, false, false, "--profile" },
+	{ "disable", { "llama", NULL }, false, false, "" },
+	{ "profile", { "llama", "apple9", NULL }, false, false, "" },
+	{ "profiles", { NULL }, false, false, "" },
+	{ "start", { "llama", NULL }, false, false, "" },
+	{ "stop", { "llama", NULL }, false, false, "" },
+	{ "restart", { "llama", NULL }, false, false, "" },
+	{ "reload", { NULL }, false, false, "" },
+	{ "watch", { NULL }, false, false, "" },
+	{ "logs", { "llama", NULL }, false, false, "-f" },
+	{ "probe", { NULL }, false, true, "--profile" },
+	{ "doctor", { NULL }, false, false, "" },
+	{ "report", { NULL }, false, true, "--user-home" },
+	{ "add", { "x", "/bin/true", NULL }, true, false,
+	    "--profile --stock --env --force" },
+	{ "remove", { "x", NULL }, false, false, "" },
+	{ "check", { "/bin/true", NULL }, false, false,
+	    "--inherit --machine --sip" },
+	{ "exec", { "/bin/true", NULL }, true, false, "--profile --report" },
+	{ "bench", { "/bin/true", NULL }, true, false,
+	    "--profile --samples --out" },
+};
+static const char *const cli_options[][2] = {
+	{ "--profile", "apple9" }, { "-f", NULL }, { "--stock", NULL },
+	{ "--env", "K=V" }, { "--force", NULL }, { "--inherit", NULL },
+	{ "--report", "/nonexistent/r" }, { "--samples", "1" },
+	{ "--out", "/nonexistent/o" }, { "--user-home", "/nonexistent" },
+	{ "--machine", "intel" }, { "--sip", "on" },
+};
+
+/*
+ * metalcapctl CMD [OPT [VALUE]] -- ARGS (the first n) and nextra more,
+ * refused with its usage.
+ */
+static void
+cli_refused(size_t k, size_t n, size_t nextra, const char *const *opt)
+{
+	const char		*argv[16];
+	char			 want[64];
+	struct child_result	*r;
+	size_t			 a = 0, i;
+	int			 code;
+
+	argv[a++] = cli_synopsis[k].name;
+	if (opt != NULL) {
+		argv[a++] = opt[0];
+		if (opt[1] != NULL)
+			argv[a++] = opt[1];
+	}
+	argv[a++] = "--";
+	for (i = 0; i < n; i++)
+		argv[a++] = cli_synopsis[k].args[i];
+	for (i = 0; i < nextra; i++)
+		argv[a++] = "extra";
+	argv[a] = NULL;
+	r = ctlv(&code, argv);
+	snprintf(want, sizeof want, "usage: metalcapctl %s",
+	    cli_synopsis[k].name);
+	if (code != 2 || strstr(r->err, want) == NULL)
+		fail_msg("metalcapctl %s%s%s with %zu arguments: exit %d, %s",
+		    argv[0], opt ? " " : "", opt ? opt[0] : "", n + nextra,
+		    code, r->err);
+	if (opt != NULL && strstr(r->err, "does not take") == NULL)
+		fail_msg("%s %s: %s", argv[0], opt[0], r->err);
+}
+
+static void
+test_cli_synopsis(void **state)
+{
+	size_t	k, n, o;
+
+	(void)state;
+	for (k = 0; k < sizeof cli_synopsis / sizeof cli_synopsis[0]; k++) {
+		for (n = 0; cli_synopsis[k].args[n] != NULL; n++)
+			;
+		if (n > 0)
+			cli_refused(k, n - 1, 0, NULL);
+		if (!cli_synopsis[k].more)
+			cli_refused(k, n, cli_synopsis[k].optional ? 2 : 1,
+			    NULL);
+		for (o = 0; o < sizeof cli_options / sizeof cli_options[0];
+		    o++)
+			if (strstr(cli_synopsis[k].opts, cli_options[o][0]) ==
+			    NULL)
+				cli_refused(k, n, 0, cli_options[o]);
+	}
+}
+
 int
 main(void)
 {
@@ -225,6 +327,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_pynvim, rpc_setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_neovim, rpc_setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_cli_synopsis, rpc_setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_cli_option_order,
 		    rpc_setup, teardown),
