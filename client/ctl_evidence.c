@@ -55,13 +55,14 @@ ctl_evidence_md(char *buf, size_t len, const char *s)
 static void
 ctl_evidence_csv_field(FILE *f, const char *s)
 {
-	if (strchr("=+-@", *s) != NULL && *s != '\0')
-		fputc('\'', f);
+	const bool	formula = *s != '\0' && strchr("=+-@", *s) != NULL;
+
 	if (strpbrk(s, ",\"\r\n") == NULL) {
-		fputs(s, f);
+		fprintf(f, "%s%s", formula ? "'" : "", s);
 		return;
 	}
-	fputc('"', f);
+	/* The quote that makes it text goes inside the field. */
+	fprintf(f, "\"%s", formula ? "'" : "");
 	for (; *s != '\0'; s++) {
 		if (*s == '"')
 			fputc('"', f);

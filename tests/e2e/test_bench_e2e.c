@@ -416,6 +416,37 @@ test_bench_evidence(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/*
+ * A model type is text from a file: in results.csv it stays one field
+ * (RFC 4180 quoting of its comma and quotes), and one that starts like a
+ * formula is made text, as Python's csv reads it back.
+ */
+static void
+test_bench_csv_field_quoted(void **state)
+{
+	const char		*args[] = { "bench", "--samples", "1", "--out",
+	    evidence, "--", BENCH_SIM, "-m", model, "-p", "32", "-n", "8",
+	    "-r", "2", NULL };
+	char			 cmd[4096], script[160];
+	int			 code;
+
+	(void)state;
+	write_file(model, "w", "GGUF\ngeneral.type==HYPERLINK(\"x\"),1B\n"
+	    "general.size=667815936\ngeneral.params=1100048384\n");
+	run_ctl(&code, NULL, args);
+	assert_int_equal(code, 0);
+	snprintf(script, sizeof script, "%s/check.py", home);
+	write_file(script, "w", "import csv, sys\n"
+	    "rows = list(csv.DictReader(open(sys.argv[1], newline='')))\n"
+	    "want = '\\'=HYPERLINK(\"x\"),1B (llama.cpp)'\n"
+	    "assert len(rows) == 2, rows\n"
+	    "for r in rows:\n"
+	    "    assert r['workload'] == want and r['unit'] == 'tokens/s', r\n");
+	snprintf(cmd, sizeof cmd, "python3 %s %s/results.csv", script,
+	    evidence);
+	assert_int_equal(system(cmd), 0);
+}
+
 /* --json without --out: the numbers for scripts, no folder left behind. */
 static void
 test_bench_json_leaves_nothing(void **state)
@@ -678,6 +709,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_exec_asks_daemon,
 		    setup_daemon, teardown),
 		cmocka_unit_test_setup_teardown(test_bench_evidence,
+		    setup_alone, teardown_alone),
+		cmocka_unit_test_setup_teardown(test_bench_csv_field_quoted,
 		    setup_alone, teardown_alone),
 		cmocka_unit_test_setup_teardown(test_bench_json_leaves_nothing,
 		    setup_alone, teardown_alone),
