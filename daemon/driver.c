@@ -319,18 +319,10 @@ driver_partial(struct job *j, const struct gate_entry *v)
 	}
 }
 
+/* launchd has been told; what runs now is learnt as after any change. */
 static void
-driver_kickstart_cb(struct mcd *d, const struct launchctl_result *r,
-    void *arg)
+driver_restarted(struct mcd *d, struct job *j)
 {
-	struct job	*j = job_find(d, arg);
-
-	if (j != NULL && r->code != 0)
-		log_warnx("job %s: kickstart -k failed (%d): %s", j->name,
-		    r->code, r->err);
-	free(arg);
-	if (j == NULL || j->removed)
-		return;
 	j->loaded = false;
 	reconcile(d, j);
 }
@@ -339,7 +331,6 @@ static void
 driver_kickstart(struct mcd *d, struct job *j)
 {
 	char		 target[256];
-	const char	*args[] = { "kickstart", "-k", target, NULL };
 
 	/*
 	 * A restart asked for before the last one's run has shown is done
@@ -353,14 +344,14 @@ driver_kickstart(struct mcd *d, struct job *j)
 	}
 	snprintf(target, sizeof target, "%s/%s", j->domain[0] ? j->domain :
 	    d->domain, j->label);
-	/* Our kill is not a crash: neither its pid's end nor launchd's count. */
+	/* Our stop is not a crash: neither its pid's end nor launchd's count. */
 	watch_unwatch_pid(j);
 	if (j->pid > 0 && j->pid != j->stopped_pid) {
 		j->own_stops++;
 		j->stopped_pid = j->pid;
 	}
 	j->kicked = true;
-	launchctl_run(d, args, driver_kickstart_cb, strdup(j->name));
+	restart_graceful(d, j, target, driver_restarted);
 }
 
 /* A new pid: follow it, or, if it cannot be followed, ask launchd soon. */

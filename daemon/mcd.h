@@ -561,6 +561,7 @@ enum job_state driver_next_state(struct mcd *, const struct job *);
 
 void	reconcile(struct mcd *, struct job *);
 void	reconcile_after(struct mcd *, struct job *, uint64_t ms);
+uint64_t reconcile_exit_timeout_s(struct mcd *, struct job *);
 void	reconcile_prefer_gui(struct mcd *);
 
 /* --- watch.c ------------------------------------------------------------------ */
@@ -688,6 +689,12 @@ struct mcd {
 /* --- seams.c ------------------------------------------------------------------ */
 
 void	seams_connect(struct mcd *);
+
+/* --- restart.c --------------------------------------------------------------- */
+
+typedef void (*restart_done_fn)(struct mcd *, struct job *);
+void	restart_graceful(struct mcd *, struct job *, const char *target,
+	    restart_done_fn);
 
 /* --- console.c --------------------------------------------------------------- */
 

@@ -519,9 +519,12 @@ reconcile_bootout_cb(struct mcd *d, const struct launchctl_result *r,
 	reconcile_wait_gone(d, j);
 }
 
-/* By when must the job's label be gone after a bootout sent now? */
-static uint64_t
-reconcile_gone_by(struct mcd *d, struct job *j)
+/*
+ * The seconds the job's agent gives its process between SIGTERM and
+ * SIGKILL; 0, "infinity", is taken as the longest we wait.
+ */
+uint64_t
+reconcile_exit_timeout_s(struct mcd *d, struct job *j)
 {
 	char		 path[PATH_MAX], why[256];
 	plist_t		 agent = NULL, v;
@@ -533,9 +536,15 @@ reconcile_gone_by(struct mcd *d, struct job *j)
 	    plist_get_node_type(v) == PLIST_UINT)
 		plist_get_uint_val(v, &s);
 	plist_free(agent);
-	if (s == 0 || s > EXIT_TIMEOUT_MAX_S)
-		s = EXIT_TIMEOUT_MAX_S;
-	return uv_now(d->loop) + (s + CLEANUP_S) * 1000;
+	return s == 0 || s > EXIT_TIMEOUT_MAX_S ? EXIT_TIMEOUT_MAX_S : s;
+}
+
+/* By when must the job's label be gone after a bootout sent now? */
+static uint64_t
+reconcile_gone_by(struct mcd *d, struct job *j)
+{
+	return uv_now(d->loop) + (reconcile_exit_timeout_s(d, j) + CLEANUP_S) *
+	    1000;
 }
 
 static void

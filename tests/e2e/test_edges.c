@@ -724,6 +724,101 @@ test_slow_server_edit(void **state)
 	assert_int_not_equal(system(extra), 0);
 }
 
+/* Does launchd's print of the job hold text? */
+static bool
+print_has(const char *name, const char *text)
+{
+	char	cmd[512];
+
+	snprintf(cmd, sizeof cmd, "%s %s print gui/%ld/org.metalcap.job.%s "
+	    "2>/dev/null | grep -qF '%s'", simvar, SIM, (long)getuid(), name,
+	    text);
+	return system(cmd) == 0;
+}
+
+/*
+ * restart stops the process as launchd stops a job, not as kickstart -k
+ * does (SIGKILL at once): SIGTERM, and the agent's ExitTimeOut to finish
+ * the requests in flight.  A server that takes 300 ms exits 0, and a new
+ * process runs; one that takes longer than the ExitTimeOut (1 s in this
+ * template) is killed then, and a new process runs too.
+ */
+static void
+test_restart_graceful(void **state)
+{
+	static const char *const names[] = { "quick", "slow" };
+	char		 tmpl[256], job[512];
+	long		 pid;
+	int		 code, i;
+
+	(void)state;
+	snprintf(tmpl, sizeof tmpl, "%s/template.plist", home);
+	write_file(tmpl, "w", "<plist version=\"1.0\"><dict><key>ExitTimeOut"
+	    "</key><integer>1</integer></dict></plist>");
+	daemon_template = tmpl;
+	kill_daemon(SIGTERM);
+	start_daemon();
+	for (i = 0; i < 2; i++) {
+		snprintf(job, sizeof job, "<key>ProgramArguments</key><array>"
+		    "<string>" FAKE_LLAMA "</string><string>--term-delay"
+		    "</string><string>%d</string></array>", i ? 60000 : 300);
+		put_job(names[i], job);
+		pid = wait_state(names[i], "unlocked", 0, 5.0);
+		ctl(&code, "restart", names[i], NULL, NULL);
+		assert_int_equal(code, 0);
+		wait_state(names[i], "unlocked", pid, 8.0);
+		assert_true(print_has(names[i], i ? "last terminating signal "
+		    "= Killed: 9" : "last exit code = 0"));
+	}
+}
+
+/*
+ * A server's worker that ignores SIGTERM (the group's SIGTERM launchd
+ * sends when the main process ends) would hold the port against the new
+ * run: after the exit timeout, restart kills what the old process left
+ * in its group.
+ */
+static void
+test_restart_kills_lingering_workers(void **state)
+{
+	char		 tmpl[256], job[1024], path[160], text[32];
+	long		 pid, worker = 0;
+	int		 code, i;
+	FILE		*f;
+
+	(void)state;
+	snprintf(tmpl, sizeof tmpl, "%s/template.plist", home);
+	write_file(tmpl, "w", "<plist version=\"1.0\"><dict><key>ExitTimeOut"
+	    "</key><integer>1</integer></dict></plist>");
+	daemon_template = tmpl;
+	kill_daemon(SIGTERM);
+	start_daemon();
+	snprintf(path, sizeof path, "%s/worker.pid", home);
+	snprintf(job, sizeof job, "<key>Unlocked</key><false/>"
+	    "<key>ProgramArguments</key><array><string>/bin/sh</string>"
+	    "<string>-c</string><string>trap '' TERM; sleep 600 &amp; echo $! "
+	    "&gt; %s; trap - TERM; exec " FAKE_LLAMA "</string></array>",
+	    path);
+	put_job("srv", job);
+	pid = wait_state("srv", "stock", 0, 5.0);
+	for (i = 0; i < 100 && worker == 0; i++) {
+		if ((f = fopen(path, "r")) != NULL) {
+			if (fgets(text, sizeof text, f) != NULL)
+				worker = atol(text);
+			fclose(f);
+		}
+		if (worker == 0)
+			sleep_ms(20);
+	}
+	assert_true(worker > 0);
+	ctl(&code, "restart", "srv", NULL, NULL);
+	assert_int_equal(code, 0);
+	wait_state("srv", "stock", pid, 8.0);
+	for (i = 0; i < 150 && kill((pid_t)worker, 0) == 0; i++)
+		sleep_ms(20);	/* the daemon's kill, then its reaping */
+	assert_int_equal(kill((pid_t)worker, 0), -1);
+}
+
 /*
  * launchd refuses an agent file that is group- or world-writable
  * (launchctl(1)); the simulator took it.  metalcapd writes its agents
@@ -928,6 +1023,10 @@ main(void)
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lock_held_briefly,
 		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_restart_graceful, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_restart_kills_lingering_workers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_slow_server_edit,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_agent_mode_repaired,

@@ -315,21 +315,47 @@ sup_spawn(plist_t job, pid_t *pid)
 	return err == 78 ? -1 : 0;
 }
 
-/* Send SIGTERM, then SIGKILL after the exit timeout; reap. */
+/*
+ * Stop the run: SIGTERM to the main process, SIGKILL after the exit
+ * timeout, 0 being none (launchd 842 job_stop and job_kill signal the
+ * pid, not its group: proc_terminate, kill2).  kickstart -k kills at
+ * once (KiroCrew#1562: "LastExitStatus" = 9 after it, where a bootout's
+ * stop leaves 0).
+ */
 static int
-sup_terminate(pid_t pid, long timeout_s)
+sup_terminate(pid_t pid, long timeout_s, bool kill_now)
 {
-	int	status = 0, i;
+	int	status = 0;
+	long	i;
 
-	kill(-pid, SIGTERM);
-	for (i = 0; i < timeout_s * 20; i++) {
-		if (waitpid(pid, &status, WNOHANG) == pid)
-			return status;
-		usleep(50000);
+	if (!kill_now) {
+		kill(pid, SIGTERM);
+		for (i = 0; timeout_s == 0 || i < timeout_s * 20; i++) {
+			if (waitpid(pid, &status, WNOHANG) == pid)
+				return status;
+			usleep(50000);
+		}
 	}
-	kill(-pid, SIGKILL);
+	kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);
 	return status;
+}
+
+/*
+ * The main process is gone, however it ended: what it left in its
+ * process group gets SIGTERM, unless the job abandons its group
+ * (launchd 842 job_reap: killpg2(j->p, SIGTERM) unless abandon_pg).
+ */
+static void
+sup_reap_group(plist_t job, pid_t pid)
+{
+	plist_t	v = plist_dict_get_item(job, "AbandonProcessGroup");
+	uint8_t	abandon = 0;
+
+	if (v != NULL && plist_get_node_type(v) == PLIST_BOOLEAN)
+		plist_get_bool_val(v, &abandon);
+	if (!abandon && pid > 0)
+		killpg(pid, SIGTERM);
 }
 
 static bool
@@ -412,10 +438,12 @@ sup_run(const char *label, plist_t job)
 			if (errno != EINTR)
 				break;
 			if (sup_stop || sup_restart) {
-				x.status = sup_terminate(pid, exit_timeout);
+				x.status = sup_terminate(pid, exit_timeout,
+				    !sup_stop);
 				break;
 			}
 		}
+		sup_reap_group(job, pid);
 		sim_update(label, sup_record_exit, &x);
 		if (sup_stop)
 			break;

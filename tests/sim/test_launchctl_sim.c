@@ -378,6 +378,77 @@ test_job_context(void **state)
 		fail_msg("the job's context: %s", buf);
 }
 
+/*
+ * kill sends the signal to the running process, by name or number; an
+ * unknown label is 113, one not running 3.  kickstart -k kills at once:
+ * the run ends with SIGKILL, not with the SIGTERM a bootout sends.
+ */
+static void
+test_kill_verb(void **state)
+{
+	struct child_result	r;
+	char			 nonesuch[64];
+
+	(void)state;
+	snprintf(nonesuch, sizeof nonesuch, "%s/nonesuch", gui);
+	assert_int_equal(sim(&r, NULL, "kill", "SIGTERM", nonesuch, NULL),
+	    113);
+	assert_int_equal(sim(&r, NULL, "bootstrap", gui, plist("/bin/sleep",
+	    "30", "<key>KeepAlive</key><false/><key>RunAtLoad</key><true/>"),
+	    NULL), 0);
+	wait_print(&r, "\tpid = ");
+	assert_int_equal(sim(&r, NULL, "kill", "BOGUS", target, NULL), 64);
+	assert_int_equal(sim(&r, NULL, "kill", "15", target, NULL), 0);
+	wait_print(&r, "\tlast terminating signal = Terminated: 15\n");
+	assert_int_equal(sim(&r, NULL, "kill", "TERM", target, NULL), 3);
+	assert_non_null(strstr(r.err, "3: No such process"));
+	assert_int_equal(sim(&r, NULL, "kickstart", "-k", target, NULL), 0);
+	wait_print(&r, "\tpid = ");
+	assert_int_equal(sim(&r, NULL, "kickstart", "-k", target, NULL), 0);
+	wait_print(&r, "\tlast terminating signal = Killed: 9\n");
+}
+
+/*
+ * A stop signals the main process; its group gets SIGTERM only once the
+ * main process has ended (launchd 842 job_stop, job_reap): a worker that
+ * ignores SIGTERM outlives the job, one that does not is gone.
+ */
+static void
+test_stop_signals_main_process(void **state)
+{
+	struct child_result	r;
+	char			 arg[512], pids[96], text[64];
+	long			 deaf = 0, plain = 0;
+	FILE			*f;
+	int			 i;
+
+	(void)state;
+	snprintf(pids, sizeof pids, "%s/pids", dir);
+	snprintf(arg, sizeof arg, "-c</string><string>(trap '' TERM; exec "
+	    "sleep 30) &amp; a=$!; sleep 30 &amp; echo $a $! &gt; %s; wait",
+	    pids);
+	assert_int_equal(sim(&r, NULL, "bootstrap", gui, plist("/bin/sh", arg,
+	    "<key>KeepAlive</key><false/><key>RunAtLoad</key><true/>"), NULL),
+	    0);
+	for (i = 0; i < 100; i++) {
+		if ((f = fopen(pids, "r")) != NULL) {
+			if (fgets(text, sizeof text, f) != NULL)
+				sscanf(text, "%ld %ld", &deaf, &plain);
+			fclose(f);
+		}
+		if (plain > 0)
+			break;
+		sleep_ms(20);
+	}
+	assert_true(deaf > 0 && plain > 0);
+	assert_int_equal(sim(&r, NULL, "bootout", target, NULL, NULL), 0);
+	for (i = 0; i < 200 && kill((pid_t)plain, 0) == 0; i++)
+		sleep_ms(20);
+	assert_int_equal(kill((pid_t)plain, 0), -1);
+	assert_int_equal(kill((pid_t)deaf, 0), 0);
+	kill((pid_t)deaf, SIGKILL);
+}
+
 static void
 test_kickstart(void **state)
 {
@@ -413,6 +484,9 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_logs_and_environment,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kickstart, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kill_verb, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stop_signals_main_process,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inserted_library_missing,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_job_context, setup,
