@@ -344,6 +344,19 @@ def judge(tree, rel, site):
         os.utime(os.path.join(tree, rel), (now, now))
 
 
+def show(rel, site):
+    """The mutant's line as it is and as the mutant has it."""
+    data = open(os.path.join(SRC, rel), "rb").read()
+    start, end, new, what = site
+    first = data.rfind(b"\n", 0, start) + 1
+    last = data.find(b"\n", end)
+    line = data[first:last].decode(errors="replace")
+    mutated = (data[first:start] + new.encode() +
+               data[end:last]).decode(errors="replace")
+    print("%s %s\n  - %s\n  + %s" % (site_id(site), what, line.strip(),
+                                     mutated.strip()))
+
+
 def site_id(site):
     return hashlib.sha256(site[3].encode() + site[2].encode()).hexdigest()[:12]
 
@@ -383,6 +396,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--only", default="")
+    ap.add_argument("--show", action="store_true",
+                    help="print the --only mutants' lines, before and "
+                    "after, and judge nothing")
     ap.add_argument("--asan", action="store_true",
                     help="build and run as make check-asan does")
     ap.add_argument("--sample-commit", default="HEAD",
@@ -421,6 +437,11 @@ def main():
             every.append((rel, s))
     rng = random.Random(a.seed)
     sample = rng.sample(every, min(a.count, len(every)))
+    if a.show:
+        for rel, s in sample:
+            if site_id(s) in only:
+                show(rel, s)
+        return
     counts = {"killed": 0, "survived": 0, "stillborn": 0, "equivalent": 0}
     results = {}
     todo = queue.Queue()

@@ -417,34 +417,45 @@ test_bench_evidence(void **state)
 }
 
 /*
- * A model type is text from a file: in results.csv it stays one field
- * (RFC 4180 quoting of its comma and quotes), and one that starts like a
- * formula is made text, as Python's csv reads it back.
+ * Text from files in the evidence: a model type stays one results.csv
+ * field (RFC 4180 quoting of its comma and quotes) and one that starts
+ * like a formula is made text, as Python's csv reads it back; a model
+ * path with a newline and a quote stays on metadata.md's Command line,
+ * in bash's $'...', and bash reads the path back from it.
  */
 static void
-test_bench_csv_field_quoted(void **state)
+test_bench_evidence_quoting(void **state)
 {
+	char			 cmd[4096], script[160], odd[160];
 	const char		*args[] = { "bench", "--samples", "1", "--out",
-	    evidence, "--", BENCH_SIM, "-m", model, "-p", "32", "-n", "8",
+	    evidence, "--", BENCH_SIM, "-m", odd, "-p", "32", "-n", "8",
 	    "-r", "2", NULL };
-	char			 cmd[4096], script[160];
 	int			 code;
 
 	(void)state;
-	write_file(model, "w", "GGUF\ngeneral.type==HYPERLINK(\"x\"),1B\n"
+	snprintf(odd, sizeof odd, "%s/tiny\nmodel's.gguf", home);
+	write_file(odd, "w", "GGUF\ngeneral.type==HYPERLINK(\"x\"),1B\n"
 	    "general.size=667815936\ngeneral.params=1100048384\n");
 	run_ctl(&code, NULL, args);
 	assert_int_equal(code, 0);
 	snprintf(script, sizeof script, "%s/check.py", home);
-	write_file(script, "w", "import csv, sys\n"
-	    "rows = list(csv.DictReader(open(sys.argv[1], newline='')))\n"
+	write_file(script, "w", "import csv, os, re, subprocess, sys\n"
+	    "rows = list(csv.DictReader(open(sys.argv[1] + '/results.csv', "
+	    "newline='')))\n"
 	    "want = '\\'=HYPERLINK(\"x\"),1B (llama.cpp)'\n"
 	    "assert len(rows) == 2, rows\n"
 	    "for r in rows:\n"
-	    "    assert r['workload'] == want and r['unit'] == 'tokens/s', r\n");
-	snprintf(cmd, sizeof cmd, "python3 %s %s/results.csv", script,
-	    evidence);
+	    "    assert r['workload'] == want and r['unit'] == 'tokens/s', r\n"
+	    "text = open(sys.argv[1] + '/metadata.md').read()\n"
+	    "line = re.search(r'^- Command: (.*)$', text, re.M).group(1)\n"
+	    "got = subprocess.run(['bash', '-c', 'eval \"a=($1)\"; printf "
+	    "\"%s\\\\0\" \"${a[@]}\"', '_', line], check=True, "
+	    "capture_output=True).stdout.split(b'\\0')\n"
+	    "assert os.environ['ODD'].encode() in got, (line, got)\n");
+	snprintf(cmd, sizeof cmd, "python3 %s %s", script, evidence);
+	assert_int_equal(setenv("ODD", odd, 1), 0);
 	assert_int_equal(system(cmd), 0);
+	unsetenv("ODD");
 }
 
 /* --json without --out: the numbers for scripts, no folder left behind. */
@@ -710,7 +721,7 @@ main(void)
 		    setup_daemon, teardown),
 		cmocka_unit_test_setup_teardown(test_bench_evidence,
 		    setup_alone, teardown_alone),
-		cmocka_unit_test_setup_teardown(test_bench_csv_field_quoted,
+		cmocka_unit_test_setup_teardown(test_bench_evidence_quoting,
 		    setup_alone, teardown_alone),
 		cmocka_unit_test_setup_teardown(test_bench_json_leaves_nothing,
 		    setup_alone, teardown_alone),

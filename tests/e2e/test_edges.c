@@ -129,6 +129,26 @@ test_enable_probes_afresh(void **state)
 	assert_false(pid > 0 && environ_has(pid, "LD_PRELOAD="));
 }
 
+/*
+ * A guest with no Metal device at all (the probe exits 3): the profile is
+ * refused with that reason, not as a check that failed, and the job
+ * never runs with the shim.
+ */
+static void
+test_no_metal_device(void **state)
+{
+	json_t	*j;
+
+	(void)state;
+	set_device("MTLSIM_NO_DEVICE=1");
+	put_job("llama", "");
+	wait_state("llama", "reverted", -1, 5.0);
+	assert_field_has("llama", "reason", "the probe found no Metal device");
+	j = job_status("llama");
+	assert_false(pid_of(j) > 0 && environ_has(pid_of(j), "LD_PRELOAD="));
+	json_decref(j);
+}
+
 /* stop and start through metalcapctl.  Kills: a stopped job shown stock. */
 static void
 test_stop_start(void **state)
@@ -1023,6 +1043,8 @@ main(void)
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lock_held_briefly,
 		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_no_metal_device, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_restart_graceful, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(
