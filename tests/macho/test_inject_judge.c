@@ -421,11 +421,24 @@ test_malformed(void **state)
 	expect(path, false, MC_INJECT_OK, "nothing to check");
 }
 
+/* How often needle occurs in text. */
+static int
+count(const char *text, const char *needle)
+{
+	int	n = 0;
+
+	for (; (text = strstr(text, needle)) != NULL; text += strlen(needle))
+		n++;
+	return n;
+}
+
 /* metalcapctl check: the same judgement, exit 4 when refused. */
 static void
 test_metalcapctl_check(void **state)
 {
 	const char		*refused[] = { CTL, "check", "--json",
+	    BINS "/sentry-cli", NULL };
+	const char		*refused_text[] = { CTL, "check",
 	    BINS "/sentry-cli", NULL };
 	const char		*fine[] = { CTL, "check", BINS "/deno", NULL };
 	const char		*intel_check[] = { CTL, "check", "--json",
@@ -436,6 +449,7 @@ test_metalcapctl_check(void **state)
 	    NULL };
 	char			*env[CHILD_ENV_MAX];
 	struct child_result	 r;
+	int			 findings;
 
 	(void)state;
 	child_env(env, NULL);
@@ -444,6 +458,11 @@ test_metalcapctl_check(void **state)
 	assert_non_null(strstr(r.out, "\"verdict\": \"refused\""));
 	assert_non_null(strstr(r.out, "\"archs\": \"x86_64,arm64\""));
 	assert_non_null(strstr(r.out, "\"slice\": \"arm64\""));
+	/* The text says the same findings, one line each, and no more. */
+	findings = count(r.out, "\"level\": ");
+	assert_true(findings > 0);
+	assert_int_equal(child_run(refused_text, env, &r), 0);
+	assert_int_equal(count(r.out, "\n"), 2 + findings);
 	assert_int_equal(child_run(fine, env, &r), 0);
 	assert_int_equal(WEXITSTATUS(r.status), 0);
 	assert_non_null(strstr(r.out, "injectable"));

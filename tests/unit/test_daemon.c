@@ -344,6 +344,13 @@ test_signature_budget(void **state)
 	assert_null(scan_refused("a{254,}"));
 	assert_non_null(scan_refused("a{255,}"));
 	assert_null(scan_refused("a{255}"));
+	/* A class, a collating element, an equivalence class: one atom each,
+	 * their inner ']' no end; 200 x 10 is the edge of 2000 states. */
+	assert_null(scan_refused("([[:digit:]]{200}){10}"));
+	assert_non_null(scan_refused("([[:digit:]]{200}){11}"));
+	assert_null(scan_refused("([[.-.]]{200}){10}"));
+	assert_null(scan_refused("([^[=e=]x]{200}){10}"));
+	assert_non_null(scan_refused("([^[=e=]x]{200}){11}"));
 	/* Found by fuzz_signature: glibc doubles the tree for each '+'
 	 * (x+ is x x*), so stacked pluses took regcomp past 2 GiB. */
 	assert_non_null(scan_refused(">>>>++++++++++++++++++++++++++++++++"

@@ -498,6 +498,30 @@ test_plist_bombs(void **state)
 	    0);
 	plist_free(root);
 	free(b);
+	/*
+	 * XML elements at the limit, each three bytes so that the limit is
+	 * within a file's size: the declaration, the DOCTYPE, a comment and
+	 * closing tags are no elements.
+	 */
+	for (i = 0; i < 2; i++) {
+		const char	*head = "<?xml version=\"1.0\"?><!DOCTYPE plist>"
+		    "<!-- x --><plist>";
+		size_t		 k, n = MC_PLIST_MAX_NODES - 1 + i;
+
+		b = malloc(strlen(head) + 3 * n + 16);
+		len = (size_t)sprintf(b, "%s", head);
+		for (k = 0; k < n; k++)
+			memcpy(b + len + 3 * k, "<a>", 3);
+		len += 3 * n;
+		len += (size_t)sprintf(b + len, "</plist>");
+		assert_true(len <= MC_PLIST_MAX_FILE);
+		if (i == 0)
+			assert_null(mc_plist_refused(b, len));
+		else
+			assert_string_equal(mc_plist_refused(b, len), "more "
+			    "than 262144 elements");
+		free(b);
+	}
 	/* Entities are refused whatever libplist would do with them. */
 	b = strdup("<?xml version=\"1.0\"?><!DOCTYPE plist [<!ENTITY a "
 	    "\"aaaa\">]><plist version=\"1.0\"><string>&a;</string></plist>");
