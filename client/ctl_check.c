@@ -11,6 +11,7 @@
 
 #include "ctl.h"
 #include "mc_macho.h"
+#include "mc_util.h"
 
 int
 cmd_check(struct ctl *c, const struct ctl_command *cmd, int argc,
@@ -19,6 +20,7 @@ cmd_check(struct ctl *c, const struct ctl_command *cmd, int argc,
 	struct mc_inject	 j;
 	struct mc_inject_host	 host;
 	json_t			*doc, *findings;
+	const char		*where;
 	int			 i;
 
 	(void)cmd;
@@ -35,6 +37,12 @@ cmd_check(struct ctl *c, const struct ctl_command *cmd, int argc,
 	}
 	mc_inject_judge(argv[0], c->paths.shim, c->opts.given &
 	    CTL_OPT_INHERIT, &host, &j);
+	/* Fine for exec from a terminal; a job cannot even start it. */
+	if ((where = mc_protected_folder(argv[0])) != NULL)
+		mc_inject_say(&j, MC_INJECT_WARN, "%s is in %s, which macOS "
+		    "keeps from launchd agents (\"Operation not permitted\"): "
+		    "a job cannot run it there; move it, or allow it in System "
+		    "Settings, Privacy & Security", argv[0], where);
 	if (c->json) {
 		findings = json_array();
 		for (i = 0; i < j.n; i++)

@@ -128,13 +128,33 @@ ctl_unhealthy(const char *state)
 	return false;
 }
 
+/*
+ * A job's list of strings, one "    what: text" line each.  They quote its
+ * file (a key, a path): no escape reaches a terminal.
+ */
+static void
+ctl_print_lines(const msgpack_object *job, const char *key,
+    const char *what)
+{
+	const msgpack_object	*list = mc_rpc_map_get(job, key);
+	char			 raw[1024], text[1024];
+	uint32_t		 k;
+
+	for (k = 0; list != NULL && list->type == MSGPACK_OBJECT_ARRAY &&
+	    k < list->via.array.size; k++)
+		if (mc_rpc_str(&list->via.array.ptr[k], raw, sizeof raw)) {
+			mc_text(text, sizeof text, raw);
+			printf("    %s: %s\n", what, text);
+		}
+}
+
 int
 ctl_print_jobs(const msgpack_object *jobs)
 {
 	char		 name[80], state[32], profile[80], pid[32], last[64];
 	char		 reason[512];
-	const msgpack_object *j, *errs;
-	uint32_t	 i, k;
+	const msgpack_object *j;
+	uint32_t	 i;
 	int		 rc = 0;
 
 	printf("%-20s %-9s %-10s %-8s %-10s %s\n", "NAME", "STATE", "PROFILE",
@@ -148,12 +168,8 @@ ctl_print_jobs(const msgpack_object *jobs)
 		    ctl_field(j, "pid", pid, sizeof pid),
 		    ctl_field(j, "last_exit", last, sizeof last),
 		    ctl_field(j, "reason", reason, sizeof reason));
-		errs = mc_rpc_map_get(j, "errors");
-		for (k = 0; errs && errs->type == MSGPACK_OBJECT_ARRAY &&
-		    k < errs->via.array.size; k++)
-			if (mc_rpc_str(&errs->via.array.ptr[k], reason,
-			    sizeof reason))
-				printf("    error: %s\n", reason);
+		ctl_print_lines(j, "errors", "error");
+		ctl_print_lines(j, "warnings", "warning");
 		ctl_print_incident(j, "reverted");
 		ctl_print_incident(j, "failed");
 		if (ctl_unhealthy(state))

@@ -42,13 +42,10 @@
 
 #define INJECT_SCRIPT_DEPTH	3
 
-static void
-inject_say(struct mc_inject *j, enum mc_inject_level level, const char *fmt,
-    ...) __attribute__((format(printf, 3, 4)));
-
-static void
-inject_say(struct mc_inject *j, enum mc_inject_level level, const char *fmt,
-    ...)
+/* A finding; the verdict is the worst of them. */
+void
+mc_inject_say(struct mc_inject *j, enum mc_inject_level level,
+    const char *fmt, ...)
 {
 	va_list	ap;
 
@@ -192,25 +189,25 @@ inject_slice(struct mc_inject *j, const struct mc_macho_slice *s,
 	const char	*arch = mc_macho_arch_name(s->cputype, s->cpusubtype);
 
 	if (!s->is_signed) {
-		inject_say(j, MC_INJECT_WARN, "%s: not signed (Apple silicon "
+		mc_inject_say(j, MC_INJECT_WARN, "%s: not signed (Apple silicon "
 		    "runs no unsigned arm64 code)", arch);
 		return;
 	}
 	if (s->hardened && !s->allow_dyld_env)
-		inject_say(j, MC_INJECT_REFUSED, "%s: hardened runtime without "
+		mc_inject_say(j, MC_INJECT_REFUSED, "%s: hardened runtime without "
 		    "com.apple.security.cs.allow-dyld-environment-variables: "
 		    "dyld ignores DYLD_INSERT_LIBRARIES", arch);
 	else if ((s->hardened || s->require_lv) && !s->disable_lv &&
 	    (s->team[0] == '\0' || strcmp(s->team, shim_sig->team) != 0))
-		inject_say(j, MC_INJECT_REFUSED, "%s: library validation "
+		mc_inject_say(j, MC_INJECT_REFUSED, "%s: library validation "
 		    "(team %s) without com.apple.security.cs.disable-library-"
 		    "validation: the shim is not signed by the program's team",
 		    arch, s->team[0] ? s->team : "none");
 	else if (s->hardened)
-		inject_say(j, MC_INJECT_OK, "%s: hardened runtime that allows "
+		mc_inject_say(j, MC_INJECT_OK, "%s: hardened runtime that allows "
 		    "DYLD_* and libraries of other teams", arch);
 	else
-		inject_say(j, MC_INJECT_OK, "%s: %s signature, no hardened "
+		mc_inject_say(j, MC_INJECT_OK, "%s: %s signature, no hardened "
 		    "runtime", arch, s->adhoc ? "ad-hoc" : "a");
 }
 
@@ -240,7 +237,7 @@ inject_binary(struct mc_inject *j, const char *path, const char *shim,
 	int				 i;
 
 	if (mc_macho_read(path, &m, why, sizeof why) == -1) {
-		inject_say(j, MC_INJECT_OK, "%s: %s: nothing to check", path,
+		mc_inject_say(j, MC_INJECT_OK, "%s: %s: nothing to check", path,
 		    why);
 		return;
 	}
@@ -250,7 +247,7 @@ inject_binary(struct mc_inject *j, const char *path, const char *shim,
 		    strlen(j->archs), "%s%s", i ? "," : "", mc_macho_arch_name(
 		    m.slices[i].cputype, m.slices[i].cpusubtype));
 	if ((run = inject_running_slice(&m, host)) == NULL) {
-		inject_say(j, MC_INJECT_REFUSED, "no slice of %s runs on %s",
+		mc_inject_say(j, MC_INJECT_REFUSED, "no slice of %s runs on %s",
 		    j->archs, j->host);
 		return;
 	}
@@ -259,13 +256,13 @@ inject_binary(struct mc_inject *j, const char *path, const char *shim,
 	/* xnu exec_mach_imgact refuses a third-party arm64e slice (it
 	 * chose already; a fat file's arm64 slice is not tried instead). */
 	if (strcmp(j->slice, "arm64e") == 0 && !run->platform)
-		inject_say(j, m.nslices == 1 ? MC_INJECT_REFUSED :
+		mc_inject_say(j, m.nslices == 1 ? MC_INJECT_REFUSED :
 		    MC_INJECT_WARN, "arm64e: a program not Apple's built for "
 		    "arm64e runs only with the -arm64e_preview_abi boot-arg "
 		    "(xnu exec_mach_imgact)%s", m.nslices == 1 ? "" : "; the "
 		    "kernel may not fall back to its other slices");
 	if ((lib = inject_loaded_slice(&shim_m, j->slice)) == NULL) {
-		inject_say(j, MC_INJECT_REFUSED, "%s: %s runs the %s slice, and "
+		mc_inject_say(j, MC_INJECT_REFUSED, "%s: %s runs the %s slice, and "
 		    "the shim has none it can load (an %s process loads %s "
 		    "libraries only; the shim has no arm64e slice unless built "
 		    "on a Mac)", j->slice, j->host, j->slice, j->slice,
@@ -297,12 +294,12 @@ inject_sip(struct mc_inject *j, const struct mc_inject_host *host,
 	if (!inject_sip_path(program))
 		return false;
 	if (!host->sip) {
-		inject_say(j, MC_INJECT_WARN, "%s is under a SIP-protected "
+		mc_inject_say(j, MC_INJECT_WARN, "%s is under a SIP-protected "
 		    "path: SIP is off on %s, so dyld keeps DYLD_* for it",
 		    program, j->host);
 		return false;
 	}
-	inject_say(j, MC_INJECT_REFUSED, "%s%s is protected by System "
+	mc_inject_say(j, MC_INJECT_REFUSED, "%s%s is protected by System "
 	    "Integrity Protection: dyld removes DYLD_* from it and so from "
 	    "everything it starts; name the workload's own binary (or turn "
 	    "SIP off)", program, depth > 0 ? ", the script's interpreter," :
@@ -323,17 +320,17 @@ mc_inject_judge(const char *path, const char *shim, bool inherit,
 	snprintf(j->program, sizeof j->program, "%s", path);
 	for (depth = 0; depth < INJECT_SCRIPT_DEPTH; depth++) {
 		if (stat(j->program, &sb) == -1) {
-			inject_say(j, MC_INJECT_REFUSED, "%s: %s", j->program,
+			mc_inject_say(j, MC_INJECT_REFUSED, "%s: %s", j->program,
 			    strerror(errno));
 			return;
 		}
 		if (sb.st_mode & (S_ISUID | S_ISGID))
-			inject_say(j, MC_INJECT_REFUSED, "%s is setuid or "
+			mc_inject_say(j, MC_INJECT_REFUSED, "%s is setuid or "
 			    "setgid: dyld ignores DYLD_* for it", j->program);
 		if (inject_sip(j, host, j->program, depth))
 			break;
 		if (inject_wrapper(j->program)) {
-			inject_say(j, inherit ? MC_INJECT_WARN :
+			mc_inject_say(j, inherit ? MC_INJECT_WARN :
 			    MC_INJECT_REFUSED, "%s is a shell or env wrapper: "
 			    "the shim would load into it, not the workload; "
 			    "name the real binary", j->program);
@@ -342,14 +339,14 @@ mc_inject_judge(const char *path, const char *shim, bool inherit,
 		inject_interpreter(j->program, interp, sizeof interp);
 		if (interp[0] == '\0')
 			break;
-		inject_say(j, MC_INJECT_OK, "%s is a script run by %s",
+		mc_inject_say(j, MC_INJECT_OK, "%s is a script run by %s",
 		    j->program, interp);
 		snprintf(j->program, sizeof j->program, "%s", interp);
 	}
 	if (j->verdict != MC_INJECT_REFUSED)
 		inject_binary(j, j->program, shim, host);
 	if (inherit)
-		inject_say(j, MC_INJECT_WARN, "children inherit the shim: "
+		mc_inject_say(j, MC_INJECT_WARN, "children inherit the shim: "
 		    "where SIP is off, dyld kills an arm64e child (a system "
 		    "tool run by system() or popen) that gets a library "
 		    "without an arm64e slice");

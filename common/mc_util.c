@@ -211,3 +211,33 @@ mc_strv_free(char **v)
 		free(v[i]);
 	free(v);
 }
+
+/*
+ * macOS keeps some folders from launchd agents (TCC): ~/Downloads,
+ * ~/Documents, ~/Desktop, iCloud Drive, removable and network volumes
+ * answer "Operation not permitted", usually with no prompt, and a server
+ * run from a job exits as it starts.  Which of them path is in, or NULL.
+ */
+const char *
+mc_protected_folder(const char *path)
+{
+	static const char *const home[] = { "Downloads", "Documents",
+	    "Desktop", "Library/Mobile Documents" };
+	static const char *const named[] = { "~/Downloads", "~/Documents",
+	    "~/Desktop", "iCloud Drive" };
+	const char	*rest;
+	size_t		 i, n;
+
+	if (strncmp(path, "/Volumes/", 9) == 0)
+		return "a removable or network volume";
+	if (strncmp(path, "/Users/", 7) != 0 ||
+	    (rest = strchr(path + 7, '/')) == NULL)
+		return NULL;
+	for (i = 0; i < sizeof home / sizeof home[0]; i++) {
+		n = strlen(home[i]);
+		if (strncmp(rest + 1, home[i], n) == 0 && (rest[1 + n] == '/' ||
+		    rest[1 + n] == '\0'))
+			return named[i];
+	}
+	return NULL;
+}

@@ -34,6 +34,9 @@ const char *mc_text_avoid(char *dst, size_t size, const char *src,
  */
 size_t	mc_text_tty(char *buf, size_t len);
 
+/* The folder macOS keeps from launchd agents that path is in, or NULL. */
+const char *mc_protected_folder(const char *path);
+
 /* A big-endian number of n bytes (at most 8): msgpack, plists, Mach-O. */
 uint64_t mc_be(const uint8_t *p, unsigned n);
 

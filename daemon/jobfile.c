@@ -17,6 +17,7 @@
 
 #include "mc_macho.h"
 #include "mc_plist.h"
+#include "mc_util.h"
 #include "mcd.h"
 
 void
@@ -325,44 +326,13 @@ jobfile_safety(plist_t root, const char *file, struct job_spec *spec,
 	spec->failure_signatures = plist_copy(node);
 }
 
-/*
- * macOS keeps some folders from launchd agents (TCC): ~/Downloads,
- * ~/Documents, ~/Desktop, iCloud Drive, removable and network volumes
- * answer "Operation not permitted", usually with no prompt, and the
- * server exits as it starts.  A path there is worth a warning where the
- * file is read, before the job ever crash-loops.
- */
-static const char *
-jobfile_protected(const char *path)
-{
-	static const char *const home[] = { "Downloads", "Documents",
-	    "Desktop", "Library/Mobile Documents" };
-	static const char *const named[] = { "~/Downloads", "~/Documents",
-	    "~/Desktop", "iCloud Drive" };
-	const char	*rest;
-	size_t		 i, n;
-
-	if (strncmp(path, "/Volumes/", 9) == 0)
-		return "a removable or network volume";
-	if (strncmp(path, "/Users/", 7) != 0 ||
-	    (rest = strchr(path + 7, '/')) == NULL)
-		return NULL;
-	for (i = 0; i < sizeof home / sizeof home[0]; i++) {
-		n = strlen(home[i]);
-		if (strncmp(rest + 1, home[i], n) == 0 && (rest[1 + n] == '/' ||
-		    rest[1 + n] == '\0'))
-			return named[i];
-	}
-	return NULL;
-}
-
 static void
 jobfile_warn_path(const char *path, const char *file, const char *key,
     struct diag *warnings)
 {
 	const char	*where;
 
-	if (path == NULL || (where = jobfile_protected(path)) == NULL)
+	if (path == NULL || (where = mc_protected_folder(path)) == NULL)
 		return;
 	diag_add(warnings, "%s:%s: %s is in %s, which macOS keeps from launchd "
 	    "agents (\"Operation not permitted\"): move it, or allow it in "

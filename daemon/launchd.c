@@ -129,9 +129,10 @@ lc_timeout(uv_timer_t *t)
 
 /*
  * Run argv (env NULL: the daemon's own) with a deadline; cb gets the
- * result exactly once, always after this returns.
+ * result exactly once, always after this returns, a failure to start
+ * included (code -1).
  */
-int
+void
 proc_run(struct mcd *d, char *const *argv, char *const *env, int timeout_ms,
     launchctl_cb cb, void *arg)
 {
@@ -176,13 +177,12 @@ proc_run(struct mcd *d, char *const *argv, char *const *env, int timeout_ms,
 		    argv[0], uv_strerror(rc));
 		c->waiting = 1;
 		uv_timer_start(&c->timer, lc_spawn_failed, 0, 0);
-		return -1;
+		return;
 	}
 	c->waiting = 3;
 	uv_read_start((uv_stream_t *)&c->out, lc_alloc, lc_read);
 	uv_read_start((uv_stream_t *)&c->err, lc_alloc, lc_read);
 	uv_timer_start(&c->timer, lc_timeout, (uint64_t)timeout_ms, 0);
-	return 0;
 }
 
 /*

@@ -243,7 +243,7 @@ struct render_input {
 plist_t	render_agent(plist_t template_dict, const struct render_input *);
 char	*render_xml(plist_t agent, size_t *len);
 void	render_label(const char *name, char *buf, size_t len);
-bool	render_allows_background(plist_t template_dict);
+bool	render_allows_session(plist_t template_dict, const char *session);
 
 /* --- state.c ---------------------------------------------------------------- */
 
@@ -291,7 +291,7 @@ struct launchctl_result {
 typedef void (*launchctl_cb)(struct mcd *, const struct launchctl_result *,
     void *arg);
 
-int	proc_run(struct mcd *, char *const *argv, char *const *env,
+void	proc_run(struct mcd *, char *const *argv, char *const *env,
 	    int timeout_ms, launchctl_cb, void *arg);
 void	launchctl_run(struct mcd *, const char *const *args, launchctl_cb,
 	    void *arg);
@@ -644,7 +644,8 @@ struct mcd {
 	size_t			 njobs;
 	uint64_t		 requests;	/* taken since start */
 	char			 domain[32];	/* gui/<uid> or user/<uid> */
-	bool			 background_ok;
+	bool			 background_ok;	/* the template: user/UID */
+	bool			 aqua_ok;	/* ... and gui/UID */
 	uv_pipe_t		 server;
 	struct conn		*conns;
 	size_t			 nconns;

@@ -300,7 +300,16 @@ load_template(struct mcd *d)
 		    d->paths.job_template);
 		return -1;
 	}
-	d->background_ok = render_allows_background(d->job_template);
+	d->background_ok = render_allows_session(d->job_template,
+	    "Background");
+	d->aqua_ok = render_allows_session(d->job_template, "Aqua");
+	/* launchd would refuse every job (134): say so once, here. */
+	if (!d->background_ok && !d->aqua_ok) {
+		fprintf(stderr, "metalcapd: template %s: LimitLoadToSessionType "
+		    "allows neither Aqua nor Background, the sessions a user's "
+		    "jobs run in\n", d->paths.job_template);
+		return -1;
+	}
 	return 0;
 }
 

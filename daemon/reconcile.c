@@ -842,7 +842,9 @@ reconcile_claim(struct job *j)
 void
 reconcile_prefer_gui(struct mcd *d)
 {
-	snprintf(d->domain, sizeof d->domain, "gui/%ld", (long)getuid());
+	/* A template for Background alone: launchd refuses it in gui (134). */
+	snprintf(d->domain, sizeof d->domain, "%s/%ld", d->aqua_ok ? "gui" :
+	    "user", (long)getuid());
 }
 
 void

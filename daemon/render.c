@@ -17,9 +17,13 @@ render_label(const char *name, char *buf, size_t len)
 	snprintf(buf, len, "%s%s", MCD_LABEL_PREFIX, name);
 }
 
-/* May launchd load the agent in user/<uid>, without a GUI session? */
+/*
+ * May launchd load the agent in session ("Aqua": gui/<uid>; "Background":
+ * user/<uid>, without a GUI session)?  An agent without the key loads in
+ * Aqua alone (launchd.md: Aqua by default).
+ */
 bool
-render_allows_background(plist_t tmpl)
+render_allows_session(plist_t tmpl, const char *session)
 {
 	plist_t		 t = plist_dict_get_item(tmpl, "LimitLoadToSessionType");
 	uint32_t	 i, n;
@@ -27,7 +31,7 @@ render_allows_background(plist_t tmpl)
 	bool		 ok = false;
 
 	if (t == NULL)
-		return false;
+		return strcmp(session, "Aqua") == 0;
 	n = plist_get_node_type(t) == PLIST_ARRAY ? plist_array_get_size(t) : 1;
 	for (i = 0; i < n; i++) {
 		plist_t e = plist_get_node_type(t) == PLIST_ARRAY ?
@@ -36,7 +40,7 @@ render_allows_background(plist_t tmpl)
 		s = NULL;
 		if (plist_get_node_type(e) == PLIST_STRING)
 			plist_get_string_val(e, &s);
-		ok = ok || (s != NULL && strcmp(s, "Background") == 0);
+		ok = ok || (s != NULL && strcmp(s, session) == 0);
 		free(s);
 	}
 	return ok;

@@ -154,7 +154,9 @@ static void
 test_stop_start(void **state)
 {
 	struct child_result	*r;
+	struct stat		 sb;
 	json_t			*j;
+	char			 path[256];
 	int			 code;
 
 	(void)state;
@@ -169,6 +171,10 @@ test_stop_start(void **state)
 	json_decref(j);
 	r = ctl(&code, "status", NULL, NULL, NULL);
 	assert_non_null(strstr(r->out, "stopped"));
+	/* The request is kept where only this user can read or change it. */
+	snprintf(path, sizeof path, "%s/state/overrides.plist", home);
+	assert_int_equal(stat(path, &sb), 0);
+	assert_int_equal(sb.st_mode & 07777, 0600);
 	ctl(&code, "start", "llama", NULL, NULL);
 	assert_int_equal(code, 0);
 	wait_state("llama", "unlocked", 0, 5.0);
@@ -413,8 +419,10 @@ test_revert_withdrawn_when_stock_fails_too(void **state)
 static void
 test_environment_named(void **state)
 {
-	json_t	*j;
-	char	*evidence;
+	struct child_result	*r;
+	json_t			*j;
+	char			*evidence;
+	int			 code;
 
 	(void)state;
 	put_job("srv", "<key>ProgramArguments</key><array><string>"
@@ -423,10 +431,17 @@ test_environment_named(void **state)
 	    "m.gguf' (Operation not permitted)</string><string>--exit-after"
 	    "</string><string>300</string><string>1</string></array><key>"
 	    "CrashLoop</key><dict><key>MaxExits</key><integer>2</integer><key>"
-	    "WindowSeconds</key><integer>600</integer></dict>");
+	    "WindowSeconds</key><integer>600</integer></dict><key>"
+	    "WorkingDirectory</key><string>/Users/u/Downloads</string>");
 	wait_state("srv", "failed", -1, 15.0);
 	assert_field_has("srv", "reason", "its environment: a folder the "
 	    "privacy protections keep from it");
+	/* status (and doctor, its table) say what the file put there. */
+	r = ctl(&code, "status", NULL, NULL, NULL);
+	assert_non_null(strstr(r->out, "\n    warning: "));
+	assert_non_null(strstr(r->out, "srv.plist:WorkingDirectory: "
+	    "/Users/u/Downloads is in ~/Downloads, which macOS keeps from "
+	    "launchd agents"));
 	j = job_status("srv");
 	assert_true(json_is_null(json_object_get(j, "reverted")));
 	evidence = json_dumps(json_object_get(json_object_get(j, "failed"),
@@ -793,6 +808,47 @@ test_restart_graceful(void **state)
 }
 
 /*
+ * A template for the Background session alone: launchd refuses such an
+ * agent in gui/<uid> (134; 5 for a user), so jobs go to user/<uid> from
+ * the start and run.  A template for neither Aqua nor Background would
+ * have every job refused: metalcapd does not start, and says why.
+ */
+static void
+test_template_background_only(void **state)
+{
+	char	tmpl[256], cmd[512], log[320];
+	pid_t	pid;
+	int	status;
+
+	(void)state;
+	snprintf(tmpl, sizeof tmpl, "%s/template.plist", home);
+	write_file(tmpl, "w", "<plist version=\"1.0\"><dict><key>"
+	    "LimitLoadToSessionType</key><string>Background</string></dict>"
+	    "</plist>");
+	daemon_template = tmpl;
+	kill_daemon(SIGTERM);
+	start_daemon();
+	put_job("llama", "");
+	wait_state("llama", "unlocked", 0, 5.0);
+	assert_false(loaded_in_gui("llama"));
+	snprintf(cmd, sizeof cmd, "%s %s print user/%ld/org.metalcap.job.llama"
+	    " >/dev/null 2>&1", simvar, SIM, (long)getuid());
+	assert_int_equal(system(cmd), 0);
+	write_file(tmpl, "w", "<plist version=\"1.0\"><dict><key>"
+	    "LimitLoadToSessionType</key><string>LoginWindow</string></dict>"
+	    "</plist>");
+	kill_daemon(SIGTERM);
+	pid = spawn_daemon("refused.log");
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+	snprintf(log, sizeof log, "grep -q 'LimitLoadToSessionType allows "
+	    "neither Aqua nor Background' %s/refused.log", home);
+	assert_int_equal(system(log), 0);
+	daemon_template = NULL;
+	start_daemon();
+}
+
+/*
  * A server's worker that ignores SIGTERM (the group's SIGTERM launchd
  * sends when the main process ends) would hold the port against the new
  * run: after the exit timeout, restart kills what the old process left
@@ -956,7 +1012,7 @@ test_one_domain_per_job(void **state)
 static void
 test_stopped_job_not_started_at_login(void **state)
 {
-	char	dir[256], cmd[1024];
+	char	dir[256], cmd[2048];
 	int	code, i;
 
 	(void)state;
@@ -970,11 +1026,15 @@ test_stopped_job_not_started_at_login(void **state)
 	/* What an older metalcapd left in the folder launchd loads. */
 	snprintf(dir, sizeof dir, "%s/Library/LaunchAgents", home);
 	snprintf(cmd, sizeof cmd, "mkdir -p %s && cp %s/agents/org.metalcap."
-	    "job.llama.plist %s/", dir, home, dir);
+	    "job.llama.plist %s/ && cp %s/org.metalcap.job.llama.plist "
+	    "%s/org.metalcap.job.b.plist", dir, home, dir, dir, dir);
 	assert_int_equal(system(cmd), 0);
 	kill_daemon(SIGTERM);
 	start_daemon();
 	wait_state("llama", "stopped", 0, 5.0);
+	/* A job of a one-letter name is one of ours too. */
+	snprintf(cmd, sizeof cmd, "%s/org.metalcap.job.b.plist", dir);
+	assert_int_equal(access(cmd, F_OK), -1);
 	/*
 	 * The user logs out and in again, and launchd loads the folder
 	 * before metalcapd is up (or after metalcap was uninstalled).
@@ -1045,6 +1105,8 @@ main(void)
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_metal_device, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_template_background_only,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restart_graceful, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(

@@ -447,6 +447,8 @@ test_metalcapctl_check(void **state)
 	    NULL };
 	const char		*bad[] = { CTL, "check", "--sip", "maybe", PY3,
 	    NULL };
+	const char		*protected[] = { CTL, "check",
+	    "/Volumes/models/llama-server", NULL };
 	char			*env[CHILD_ENV_MAX];
 	struct child_result	 r;
 	int			 findings;
@@ -477,6 +479,11 @@ test_metalcapctl_check(void **state)
 	assert_int_equal(child_run(sip_on, env, &r), 0);
 	assert_int_equal(WEXITSTATUS(r.status), 4);
 	assert_non_null(strstr(r.out, "System Integrity Protection"));
+	/* A job could not run it there; exec from a terminal could. */
+	assert_int_equal(child_run(protected, env, &r), 0);
+	assert_non_null(strstr(r.out, "/Volumes/models/llama-server is in a "
+	    "removable or network volume, which macOS keeps from launchd "
+	    "agents"));
 	assert_int_equal(child_run(bad, env, &r), 0);
 	assert_int_equal(WEXITSTATUS(r.status), 2);
 	assert_non_null(strstr(r.err, "--sip maybe: expected off or on"));

@@ -67,9 +67,13 @@ sim_domain(const char *domain, const char *verb)
 	return 112;
 }
 
-/* Does the plist allow the user (Background) session? */
+/*
+ * Does the plist allow the session ("Aqua": gui/<uid>, "Background":
+ * user/<uid>)?  An agent without LimitLoadToSessionType is Aqua's alone
+ * (launchd.md §4, "Aqua by default").
+ */
 static bool
-sim_allows_background(plist_t job)
+sim_allows_session(plist_t job, const char *session)
 {
 	plist_t		 t = plist_dict_get_item(job, "LimitLoadToSessionType");
 	char		*s = NULL;
@@ -77,17 +81,17 @@ sim_allows_background(plist_t job)
 	bool		 ok = false;
 
 	if (t == NULL)
-		return false;
+		return strcmp(session, "Aqua") == 0;
 	if (plist_get_node_type(t) == PLIST_STRING) {
 		plist_get_string_val(t, &s);
-		ok = s != NULL && strcmp(s, "Background") == 0;
+		ok = s != NULL && strcmp(s, session) == 0;
 		free(s);
 		return ok;
 	}
 	for (i = 0; plist_get_node_type(t) == PLIST_ARRAY &&
 	    i < plist_array_get_size(t); i++) {
 		plist_get_string_val(plist_array_get_item(t, i), &s);
-		ok = ok || (s != NULL && strcmp(s, "Background") == 0);
+		ok = ok || (s != NULL && strcmp(s, session) == 0);
 		free(s);
 		s = NULL;
 	}
@@ -113,9 +117,10 @@ static int
 sim_bootstrap_one(const char *domain, const char *path)
 {
 	struct stat	 sb;
-	char	 why[256], *label;
-	plist_t	 job, rec, args;
-	int	 rc = 0;
+	char		 why[256], *label;
+	const char	*refused = NULL;
+	plist_t		 job, rec, args;
+	int		 rc = 0;
 
 	/*
 	 * launchctl(1): "Configuration files must disallow group and world
@@ -137,27 +142,29 @@ sim_bootstrap_one(const char *domain, const char *path)
 			    "directory\n");
 			return 2;
 		}
+		if (!sim_root())
+			return sim_fail_5("Bootstrap");
 		fprintf(stderr, "Bootstrap failed: 109: Invalid property "
 		    "list\n");
 		return 109;
 	}
 	label = mc_plist_string(job, "Label");
 	args = plist_dict_get_item(job, "ProgramArguments");
-	if (label == NULL) {
-		fprintf(stderr, "Bootstrap failed: 109: Invalid property "
-		    "list\n");
-		rc = 109;
-	} else if (args == NULL || plist_get_node_type(args) != PLIST_ARRAY ||
-	    plist_array_get_size(args) == 0) {
-		fprintf(stderr, "Bootstrap failed: 111: Invalid or missing "
-		    "Program/ProgramArguments\n");
-		rc = 111;
-	} else if (strncmp(domain, "user/", 5) == 0 &&
-	    !sim_allows_background(job)) {
-		fprintf(stderr, "Bootstrap failed: 134: Service cannot load in "
-		    "requested session\n");
-		rc = 134;
-	}
+	if (label == NULL)
+		rc = 109, refused = "109: Invalid property list";
+	else if (args == NULL || plist_get_node_type(args) != PLIST_ARRAY ||
+	    plist_array_get_size(args) == 0)
+		rc = 111, refused = "111: Invalid or missing "
+		    "Program/ProgramArguments";
+	else if (!sim_allows_session(job, strncmp(domain, "user/", 5) == 0 ?
+	    "Background" : "Aqua"))
+		rc = 134, refused = "134: Service cannot load in requested "
+		    "session";
+	/* Not root: these too come out as 5 (issue 27's review, finding 12). */
+	if (rc != 0 && !sim_root())
+		rc = sim_fail_5("Bootstrap");
+	else if (rc != 0)
+		fprintf(stderr, "Bootstrap failed: %s\n", refused);
 	if (rc != 0)
 		goto out;
 	sim_lock();

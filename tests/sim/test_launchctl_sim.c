@@ -204,8 +204,20 @@ test_domains(void **state)
 	    plist("/bin/sleep", "30", ""), NULL), 125);
 	assert_string_equal(r.err, "Bootstrap failed: 125: Domain does not "
 	    "support specified action\n");
+	/* A session the plist does not allow: 134 for root, 5 for others. */
 	assert_int_equal(sim(&r, NULL, "bootstrap", user, plist("/bin/sleep",
-	    "30", ""), NULL), 134);
+	    "30", ""), NULL), 5);
+	assert_non_null(strstr(r.err, "Try re-running the command as root"));
+	assert_int_equal(sim(&r, "LAUNCHCTL_SIM_AS_ROOT=1", "bootstrap", user,
+	    plist("/bin/sleep", "30", ""), NULL), 134);
+	assert_string_equal(r.err, "Bootstrap failed: 134: Service cannot "
+	    "load in requested session\n");
+	assert_int_equal(sim(&r, "LAUNCHCTL_SIM_AS_ROOT=1", "bootstrap", gui,
+	    plist("/bin/sleep", "30", "<key>LimitLoadToSessionType</key>"
+	    "<string>Background</string>"), NULL), 134);
+	assert_int_equal(sim(&r, NULL, "bootstrap", gui, plist("/bin/sleep",
+	    "30", "<key>LimitLoadToSessionType</key><string>Background"
+	    "</string>"), NULL), 5);
 	assert_int_equal(sim(&r, NULL, "bootstrap", user, plist("/bin/sleep",
 	    "30", "<key>LimitLoadToSessionType</key><array><string>Aqua"
 	    "</string><string>Background</string></array>"), NULL), 0);

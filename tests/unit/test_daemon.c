@@ -287,7 +287,8 @@ test_template_background(void **state)
 
 	(void)state;
 	t = plist_new_dict();
-	assert_false(render_allows_background(t));
+	assert_false(render_allows_session(t, "Background"));
+	assert_true(render_allows_session(t, "Aqua"));	/* launchd's default */
 	plist_free(t);
 	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		snprintf(xml, sizeof xml, "<plist version=\"1.0\"><dict><key>"
@@ -296,8 +297,11 @@ test_template_background(void **state)
 		t = NULL;
 		plist_from_xml(xml, (uint32_t)strlen(xml), &t);
 		assert_non_null(t);
-		if (render_allows_background(t) != cases[i].ok)
+		if (render_allows_session(t, "Background") != cases[i].ok)
 			fail_msg("%s: want %d", cases[i].xml, cases[i].ok);
+		if (render_allows_session(t, "Aqua") !=
+		    (strstr(cases[i].xml, "Aqua") != NULL))
+			fail_msg("%s: Aqua wrong", cases[i].xml);
 		plist_free(t);
 	}
 }
