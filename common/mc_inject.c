@@ -189,12 +189,13 @@ inject_slice(struct mc_inject *j, const struct mc_macho_slice *s,
 	const char	*arch = mc_macho_arch_name(s->cputype, s->cpusubtype);
 
 	if (!s->is_signed) {
-		mc_inject_say(j, MC_INJECT_WARN, "%s: not signed (Apple silicon "
-		    "runs no unsigned arm64 code)", arch);
+		mc_inject_say(j, MC_INJECT_WARN, "%s: not signed (Apple "
+		    "silicon runs no unsigned arm64 code)", arch);
 		return;
 	}
 	if (s->hardened && !s->allow_dyld_env)
-		mc_inject_say(j, MC_INJECT_REFUSED, "%s: hardened runtime without "
+		mc_inject_say(j, MC_INJECT_REFUSED, "%s: hardened runtime "
+		    "without "
 		    "com.apple.security.cs.allow-dyld-environment-variables: "
 		    "dyld ignores DYLD_INSERT_LIBRARIES", arch);
 	else if ((s->hardened || s->require_lv) && !s->disable_lv &&
@@ -204,8 +205,8 @@ inject_slice(struct mc_inject *j, const struct mc_macho_slice *s,
 		    "validation: the shim is not signed by the program's team",
 		    arch, s->team[0] ? s->team : "none");
 	else if (s->hardened)
-		mc_inject_say(j, MC_INJECT_OK, "%s: hardened runtime that allows "
-		    "DYLD_* and libraries of other teams", arch);
+		mc_inject_say(j, MC_INJECT_OK, "%s: hardened runtime that "
+		    "allows DYLD_* and libraries of other teams", arch);
 	else
 		mc_inject_say(j, MC_INJECT_OK, "%s: %s signature, no hardened "
 		    "runtime", arch, s->adhoc ? "ad-hoc" : "a");
@@ -262,8 +263,8 @@ inject_binary(struct mc_inject *j, const char *path, const char *shim,
 		    "(xnu exec_mach_imgact)%s", m.nslices == 1 ? "" : "; the "
 		    "kernel may not fall back to its other slices");
 	if ((lib = inject_loaded_slice(&shim_m, j->slice)) == NULL) {
-		mc_inject_say(j, MC_INJECT_REFUSED, "%s: %s runs the %s slice, and "
-		    "the shim has none it can load (an %s process loads %s "
+		mc_inject_say(j, MC_INJECT_REFUSED, "%s: %s runs the %s slice, "
+		    "and the shim has none it can load (an %s process loads %s "
 		    "libraries only; the shim has no arm64e slice unless built "
 		    "on a Mac)", j->slice, j->host, j->slice, j->slice,
 		    strcmp(j->slice, "arm64e") == 0 ? "arm64e" : j->slice);
@@ -320,8 +321,8 @@ mc_inject_judge(const char *path, const char *shim, bool inherit,
 	snprintf(j->program, sizeof j->program, "%s", path);
 	for (depth = 0; depth < INJECT_SCRIPT_DEPTH; depth++) {
 		if (stat(j->program, &sb) == -1) {
-			mc_inject_say(j, MC_INJECT_REFUSED, "%s: %s", j->program,
-			    strerror(errno));
+			mc_inject_say(j, MC_INJECT_REFUSED, "%s: %s",
+			    j->program, strerror(errno));
 			return;
 		}
 		if (sb.st_mode & (S_ISUID | S_ISGID))
