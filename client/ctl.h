@@ -145,6 +145,7 @@ int	ctl_call(struct ctl *, const char *method, char *const *params,
 	    const char *opt_key, const char *opt_val,
 	    struct mc_rpc_message *);
 int	ctl_read(struct ctl *, struct mc_rpc_message *);
+int	ctl_open(struct ctl *);
 
 /* ctl_output.c */
 json_t	*ctl_json(const msgpack_object *);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -265,6 +266,43 @@ ctl_doctor_bench(json_t *last)
 }
 
 /*
+ * doctor without a daemon: a user's first question is why metalcapd does
+ * not run.  An installed agent that launchd does not start is, on macOS
+ * 13 and later, most often switched off in Login Items (Background Task
+ * Management writes launchd's disabled store: launchd.md §4).
+ */
+static void
+ctl_doctor_unreachable(struct ctl *c, json_t *doc, const char *platform)
+{
+	json_t	*agents = json_object_get(doc, "agents");
+	bool	 installed = !json_is_null(json_object_get(agents,
+	    "package")) || !json_is_null(json_object_get(agents, "homebrew"));
+
+	json_object_set_new(doc, "daemon", json_null());
+	json_object_set_new(doc, "socket", json_string(c->paths.socket));
+	if (c->json) {
+		json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+		fputc('\n', stdout);
+		return;
+	}
+	printf("metalcap doctor\nplatform     %s\nmetalcapctl  %s\n"
+	    "metalcapd    not answering at %s\n", platform, MC_VERSION,
+	    c->paths.socket);
+	ctl_doctor_print_agents(agents);
+	if (installed)
+		printf("             launchd starts it at login unless it is "
+		    "switched off:\n             System Settings, General, "
+		    "Login Items, Allow in the Background\n             "
+		    "(metalcap), or launchctl print-disabled gui/%ld lists "
+		    "it\n", (long)getuid());
+	else
+		printf("             start it with brew services start metalcap, "
+		    "or install the package\n");
+	printf("\n");
+	ctl_doctor_bench(json_object_get(doc, "bench"));
+}
+
+/*
  * doctor: what a user attaches to an issue.  Platform, versions, the
  * device, a stock and an unlocked probe, every job and its reverts.
  */
@@ -286,6 +324,13 @@ cmd_doctor(struct ctl *c, const struct ctl_command *cmd, int argc,
 	    u.machine);
 	json_object_set_new(doc, "platform", json_string(platform));
 	json_object_set_new(doc, "metalcapctl", json_string(MC_VERSION));
+	json_object_set_new(doc, "agents", ctl_doctor_agents(c));
+	json_object_set_new(doc, "bench", ctl_doctor_last_bench(c));
+	/* No daemon: what can be told without it, and where to look. */
+	if ((rc = ctl_open(c)) != 0) {
+		ctl_doctor_unreachable(c, doc, platform);
+		goto out;
+	}
 	if ((rc = ctl_call(c, MC_M_HELLO, NULL, NULL, NULL, &m)) != 0)
 		goto out;
 	json_object_set_new(doc, "daemon", ctl_json(&m.result));
@@ -300,8 +345,6 @@ cmd_doctor(struct ctl *c, const struct ctl_command *cmd, int argc,
 	if ((rc = ctl_call(c, MC_M_STATUS, NULL, NULL, NULL, &m)) != 0)
 		goto out;
 	json_object_set_new(doc, "jobs", ctl_json(&m.result));
-	json_object_set_new(doc, "bench", ctl_doctor_last_bench(c));
-	json_object_set_new(doc, "agents", ctl_doctor_agents(c));
 	if (c->json) {
 		json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
 		fputc('\n', stdout);

@@ -42,7 +42,7 @@ static const struct ctl_command commands[] = {
 	    false },
 	{ "probe", 0, 1, P, "probe JOB | probe --profile P", cmd_probe, NULL,
 	    false },
-	{ "doctor", 0, 0, 0, "doctor", cmd_doctor, NULL, false },
+	{ "doctor", 0, 0, 0, "doctor", cmd_doctor, NULL, true },
 	{ "report", 0, 1, CTL_OPT_USER_HOME, "report [STATUS-FILE | "
 	    "--user-home DIR]", cmd_report, NULL, true },
 	{ "add", 2, -1, P | CTL_OPT_STOCK | CTL_OPT_ENV | CTL_OPT_FORCE,
@@ -107,7 +107,7 @@ ctl_read(struct ctl *c, struct mc_rpc_message *m)
 }
 
 /* Connect and check the protocol version; 0 or an exit status. */
-static int
+int
 ctl_open(struct ctl *c)
 {
 	if (mc_client_open(&c->client, c->paths.socket, c->timeout) == -1) {

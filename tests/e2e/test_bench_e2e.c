@@ -655,6 +655,40 @@ test_doctor_mentions_bench(void **state)
 	assert_non_null(strstr(r->out, "keep one: brew services stop"));
 }
 
+/*
+ * doctor with no daemon answering says so, and what it can without one:
+ * with no agent installed, how to start it; with the package's agent,
+ * where macOS switches it off (Login Items).  The exit status is the one
+ * for an unreachable daemon.
+ */
+static void
+test_doctor_without_daemon(void **state)
+{
+	const char		*doctor[] = { "doctor", NULL };
+	const char		*json[] = { "--json", "doctor", NULL };
+	struct child_result	*r;
+	char			 cmd[512];
+	int			 code;
+
+	(void)state;
+	r = run_ctl(&code, NULL, doctor);
+	assert_int_equal(code, 3);
+	assert_non_null(strstr(r->out, "metalcapd    not answering at "));
+	assert_non_null(strstr(r->out, "agent        none"));
+	assert_non_null(strstr(r->out, "brew services start metalcap"));
+	assert_non_null(strstr(r->out, "speed-up     not measured"));
+	snprintf(cmd, sizeof cmd, "mkdir -p %s/Library/LaunchAgents && touch "
+	    "%s/Library/LaunchAgents/org.metalcap.metalcapd.plist", home, home);
+	assert_int_equal(system(cmd), 0);
+	r = run_ctl(&code, NULL, doctor);
+	assert_non_null(strstr(r->out, "agent        the package's\n"));
+	assert_non_null(strstr(r->out, "Login Items, Allow in the Background"));
+	r = run_ctl(&code, NULL, json);
+	assert_int_equal(code, 3);
+	assert_non_null(strstr(r->out, "\"daemon\": null"));
+	assert_non_null(strstr(r->out, "org.metalcap.metalcapd.plist"));
+}
+
 /* Usage: another output format, and a folder that holds evidence. */
 static void
 test_bench_usage(void **state)
@@ -732,6 +766,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(
 		    test_bench_refuses_different_runs, setup_alone,
 		    teardown_alone),
+		cmocka_unit_test_setup_teardown(test_doctor_without_daemon,
+		    setup_alone, teardown_alone),
 		cmocka_unit_test_setup_teardown(test_doctor_mentions_bench,
 		    setup_daemon, teardown),
 		cmocka_unit_test_setup_teardown(test_bench_usage,
