@@ -293,7 +293,7 @@ driver_absorb(struct mcd *d, struct job *j, const struct gate_entry *v,
 		evp[1] = evidence[1];
 		ev->evidence = evp;
 		ev->nevidence = 2;
-		ev->trigger = "cannot spawn";
+		ev->trigger = RESPAWN_TRIGGER;
 		break;
 	default:
 		break;

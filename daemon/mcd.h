@@ -576,6 +576,8 @@ void	watch_note_env(struct job *, const char *what, const char *evidence);
 bool	watch_env_fault(const struct job *);
 bool	watch_count_exits(struct job *, const char *last_exit, int signal,
 	    long count, char evidence[2][WATCH_EVIDENCE_LEN]);
+bool	watch_spawn_fixed(struct mcd *, const struct job *,
+	    const char *cause);
 void	watch_spawn_cause(struct mcd *, const struct job *, char *buf,
 	    size_t len);
 void	watch_unwatch_pid(struct job *);
@@ -676,6 +678,7 @@ struct mcd {
 	bool			 scanned;	/* the first rescan is done */
 	/* Machine jobs wait while another user has the console. */
 	uv_timer_t		 console_timer;
+	uv_timer_t		 respawn_timer;
 	bool			 console_held;
 	uid_t			 console_owner;
 	int			 console_ours_polls;
@@ -690,6 +693,12 @@ struct mcd {
 /* --- seams.c ------------------------------------------------------------------ */
 
 void	seams_connect(struct mcd *);
+
+/* --- respawn.c --------------------------------------------------------------- */
+
+/* The trigger of a failure launchd's spawn gave (78: EX_CONFIG). */
+#define RESPAWN_TRIGGER		"cannot spawn"
+void	respawn_start(struct mcd *);
 
 /* --- restart.c --------------------------------------------------------------- */
 

@@ -358,6 +358,7 @@ main(int argc, char **argv)
 	start_signals(d);
 	fleet_init(d);
 	console_start(d);
+	respawn_start(d);
 	driver_rescan(d);
 	uv_run(d->loop, UV_RUN_DEFAULT);
 	return 0;

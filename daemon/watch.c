@@ -282,6 +282,28 @@ watch_spawn_cause(struct mcd *d, const struct job *j, char *buf, size_t len)
 }
 
 /*
+ * Is the cause a spawn failure was recorded with (its first evidence: a
+ * program, a log or a working directory) gone?  A failure whose cause
+ * could not be found here is never taken as gone.
+ */
+bool
+watch_spawn_fixed(struct mcd *d, const struct job *j, const char *cause)
+{
+	static const char *const named[] = { "program ", "log ",
+	    "working directory " };
+	char	now[WATCH_EVIDENCE_LEN];
+	size_t	i;
+
+	for (i = 0; i < sizeof named / sizeof named[0]; i++)
+		if (strncmp(cause, named[i], strlen(named[i])) == 0)
+			break;
+	if (i == sizeof named / sizeof named[0] || j->spec == NULL)
+		return false;
+	watch_spawn_cause(d, j, now, sizeof now);
+	return strncmp(now, "launchd could not set it up", 27) == 0;
+}
+
+/*
  * Follow the stderr log from its current end, before the unlocked process
  * starts, so everything it writes is seen exactly once.
  */

@@ -556,12 +556,14 @@ test_restart_burst_hides_no_crashes(void **state)
  * profile is blamed though it is unlocked.  launchd answers a log it
  * cannot open, or a program gone since the file was checked, with
  * 78: EX_CONFIG and retries for ever (launchd.md §2); this used to end
- * as "reverted: crash loop" (the simulator said 127) or not at all.
+ * as "reverted: crash loop" (the simulator said 127) or not at all.  A
+ * program that comes back is run again: it used to stay failed for good.
  */
 static void
 test_spawn_failure_named(void **state)
 {
 	char	prog[256], extra[600];
+	json_t	*j;
 	int	code;
 
 	(void)state;
@@ -582,6 +584,17 @@ test_spawn_failure_named(void **state)
 	ctl(&code, "restart", "gone", NULL, NULL);
 	wait_state("gone", "failed", -1, 10.0);
 	assert_field_has("gone", "reason", "cannot spawn: program ");
+	/*
+	 * The program back (brew upgrade put it there again): the job is
+	 * given to launchd again, as launchd itself would take it once the
+	 * path is there, and no longer failed.
+	 */
+	assert_int_equal(link(FAKE_LLAMA, prog), 0);
+	wait_state("gone", "unlocked", -1, 10.0);
+	assert_true(loaded_in_gui("gone"));
+	j = job_status("gone");
+	assert_true(json_is_null(json_object_get(j, "failed")));
+	json_decref(j);
 }
 
 /*
