@@ -446,8 +446,12 @@ reconcile_start(struct mcd *d, struct job *j)
 		return;
 	}
 	if (!j->changed && j->loaded) {
-		/* Right already; only a pid still to learn needs launchd. */
-		if (j->pid == 0 && reconcile_should_run(j)) {
+		/*
+		 * Right already; only a pid still to learn needs launchd: one
+		 * it runs by itself, or a kickstarted run of a job it would
+		 * not run by itself (RunAtLoad and KeepAlive false).
+		 */
+		if (j->pid == 0 && (reconcile_should_run(j) || j->kicked)) {
 			j->retries = 0;
 			reconcile_refresh(d, j);
 			return;

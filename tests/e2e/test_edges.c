@@ -589,12 +589,16 @@ test_spawn_failure_named(void **state)
 	 * given to launchd again, as launchd itself would take it once the
 	 * path is there, and no longer failed.
 	 */
-	assert_int_equal(link(FAKE_LLAMA, prog), 0);
+	assert_int_equal(symlink(FAKE_LLAMA, prog), 0);	/* its $ORIGIN */
 	wait_state("gone", "unlocked", -1, 10.0);
 	assert_true(loaded_in_gui("gone"));
 	j = job_status("gone");
 	assert_true(json_is_null(json_object_get(j, "failed")));
 	json_decref(j);
+	/* Run by hand (launchd would not: RunAtLoad and KeepAlive false),
+	 * its pid is learnt all the same. */
+	ctl(&code, "restart", "gone", NULL, NULL);
+	assert_true(wait_state("gone", "unlocked", 0, 10.0) > 0);
 }
 
 /*
