@@ -552,6 +552,37 @@ test_restart_burst_hides_no_crashes(void **state)
 }
 
 /*
+ * A crash loop at launchd's real pace: a 10 s throttle between runs (the
+ * template's ThrottleInterval, launchd's own default), not the 1 s the
+ * other tests use.  With the default CrashLoop (3 exits in 60 s) the
+ * unlocked job is reverted after its third exit, about 20 s in, and in
+ * stock, crashing as before, it fails about 20 s later: not before, and
+ * never blamed on the profile.
+ */
+static void
+test_crash_loop_real_throttle(void **state)
+{
+	double	start;
+
+	(void)state;
+	daemon_throttle = "10";
+	kill_daemon(SIGTERM);
+	start_daemon();
+	put_job("llama", "<key>ProgramArguments</key><array><string>"
+	    FAKE_LLAMA "</string><string>--exit-after</string><string>200"
+	    "</string><string>1</string></array>");
+	start = now_s();
+	wait_state("llama", "reverted", -1, 40.0);
+	/* Three runs 10 s apart: not before the third. */
+	assert_true(now_s() - start >= 19.0);
+	assert_field_has("llama", "reason", "crash loop");
+	wait_state("llama", "failed", -1, 45.0);
+	assert_true(now_s() - start >= 39.0);
+	assert_field_has("llama", "reason", "crash loop in stock too: not "
+	    "the profile");
+}
+
+/*
  * A job launchd cannot start is given up with the cause named, and no
  * profile is blamed though it is unlocked.  launchd answers a log it
  * cannot open, or a program gone since the file was checked, with
@@ -1108,6 +1139,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(
 		    test_revert_withdrawn_when_stock_fails_too, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_crash_loop_real_throttle,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_spawn_failure_named,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_keepalive_dictionary,

@@ -332,6 +332,7 @@ write_raw(const char *file, const char *body)
 const char	*daemon_program, *ctl_program;
 const char	*daemon_env, *daemon_env2;
 const char	*daemon_template;
+const char	*daemon_throttle;	/* seconds; NULL: 1 */
 const char	*daemon_launchctl;
 const char	*daemon_args[16];
 
@@ -366,12 +367,21 @@ spawn_daemon(const char *logname)
 	const char	*argv[32] = { program, "--home", home, "--launchctl",
 	    daemon_launchctl ? daemon_launchctl : SIM, "--foreground",
 	    "--marker-timeout", "1500" };
-	const char	*extra[] = { simvar, "LAUNCHCTL_SIM_THROTTLE=1",
-	    switches, daemon_env, daemon_env2, NULL };
+	/*
+	 * launchd's throttle is 10 s (the template's ThrottleInterval): a
+	 * crash loop takes half a minute to show.  Tests run with 1 s so that
+	 * they see one in seconds; test_crash_loop_real_throttle runs the
+	 * real one (daemon_throttle).
+	 */
+	char		 throttle[64];
+	const char	*extra[] = { simvar, throttle, switches, daemon_env,
+	    daemon_env2, NULL };
 	char		*env[CHILD_ENV_MAX], log[256];
 	pid_t		 pid;
 	int		 n = 8, i;
 
+	snprintf(throttle, sizeof throttle, "LAUNCHCTL_SIM_THROTTLE=%s",
+	    daemon_throttle != NULL ? daemon_throttle : "1");
 	if (daemon_template != NULL) {
 		argv[n++] = "--template";
 		argv[n++] = daemon_template;
@@ -428,6 +438,7 @@ setup_home(const char *template)
 	daemon_env = daemon_env2 = NULL;
 	daemon_program = ctl_program = NULL;
 	daemon_template = NULL;
+	daemon_throttle = NULL;
 	daemon_launchctl = NULL;
 	memset(daemon_args, 0, sizeof daemon_args);
 	snprintf(home, sizeof home, "%s", template);
