@@ -171,8 +171,12 @@ test_stop_start(void **state)
 	json_decref(j);
 	r = ctl(&code, "status", NULL, NULL, NULL);
 	assert_non_null(strstr(r->out, "stopped"));
-	/* The request is kept where only this user can read or change it. */
+	/* The request, and the daemon's lock, where only this user can read
+	 * or change them. */
 	snprintf(path, sizeof path, "%s/state/overrides.plist", home);
+	assert_int_equal(stat(path, &sb), 0);
+	assert_int_equal(sb.st_mode & 07777, 0600);
+	snprintf(path, sizeof path, "%s/state/metalcapd.lock", home);
 	assert_int_equal(stat(path, &sb), 0);
 	assert_int_equal(sb.st_mode & 07777, 0600);
 	ctl(&code, "start", "llama", NULL, NULL);

@@ -374,7 +374,7 @@ launchctl_fault_round(const char *fault, const char *mark, char *seen,
 static void
 test_launchctl_hangs(void **state)
 {
-	char	seen[512];
+	char	seen[512], dead[512];
 	double	rtt;
 
 	(void)state;
@@ -384,6 +384,10 @@ test_launchctl_hangs(void **state)
 	rtt = launchctl_fault_round("bootstrap hang", "after-hang", seen,
 	    sizeof seen);
 	assert_non_null(strstr(seen, "error: launchctl bootstrap failed"));
+	/* Killed by a signal: no answer, not a success. */
+	launchctl_fault_round("bootstrap signal", "after-signal", dead,
+	    sizeof dead);
+	assert_non_null(strstr(dead, "error: launchctl bootstrap failed"));
 	/* The program by its name, as ps shows it to whoever reads this. */
 	assert_non_null(strstr(seen, ": launchctl-fault did not finish within "
 	    "500 ms"));

@@ -102,6 +102,10 @@ test_npm_binaries(void **state)
 	char		why[128];
 
 	(void)state;
+	/* A file that cannot be opened says why, as the system does. */
+	assert_int_equal(mc_macho_read(BINS "/no-such-binary", &m, why,
+	    sizeof why), -1);
+	assert_string_equal(why, "No such file or directory");
 	assert_int_equal(mc_macho_read(BINS "/sentry-cli", &m, why,
 	    sizeof why), 0);
 	assert_int_equal(m.nslices, 2);

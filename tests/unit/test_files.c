@@ -522,6 +522,36 @@ test_plist_bombs(void **state)
 			    "than 262144 elements");
 		free(b);
 	}
+	/*
+	 * Containers of 15 or more, whose count binary plists write in a
+	 * second byte (libplist's own writer here): read whole, refs where
+	 * they are.
+	 */
+	{
+		plist_t		 dict = plist_new_dict(), arr = plist_new_array(),
+				 back = NULL;
+		char		*bytes = NULL, key[16];
+		uint32_t	 nbytes = 0;
+		unsigned	 k;
+
+		for (k = 0; k < 20; k++) {
+			snprintf(key, sizeof key, "k%02u", k);
+			plist_dict_set_item(dict, key, plist_new_uint(k));
+			plist_array_append_item(arr, plist_new_string(key));
+		}
+		plist_dict_set_item(dict, "list", arr);
+		plist_to_bin(dict, &bytes, &nbytes);
+		assert_non_null(bytes);
+		if (mc_plist_read_memory(bytes, nbytes, &back, why,
+		    sizeof why) != 0)
+			fail_msg("a 21-key dict of a 20-item array: %s", why);
+		assert_int_equal(plist_dict_get_size(back), 21);
+		assert_int_equal(plist_array_get_size(plist_dict_get_item(back,
+		    "list")), 20);
+		plist_to_bin_free(bytes);
+		plist_free(back);
+		plist_free(dict);
+	}
 	/* Entities are refused whatever libplist would do with them. */
 	b = strdup("<?xml version=\"1.0\"?><!DOCTYPE plist [<!ENTITY a "
 	    "\"aaaa\">]><plist version=\"1.0\"><string>&a;</string></plist>");
