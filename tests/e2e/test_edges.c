@@ -99,6 +99,7 @@ test_failure_line_while_blocked(void **state)
 static void
 test_enable_probes_afresh(void **state)
 {
+	struct child_result	*r;
 	double	start;
 	json_t	*j;
 	long	pid = 0;
@@ -127,6 +128,10 @@ test_enable_probes_afresh(void **state)
 	assert_field_has("llama", "state", "reverted");
 	assert_field_has("llama", "reason", "simd_sum");
 	assert_false(pid > 0 && environ_has(pid, "LD_PRELOAD="));
+	/* status's table says when and why, under the job. */
+	r = ctl(&code, "status", NULL, NULL, NULL);
+	assert_non_null(strstr(r->out, "\n    reverted at "));
+	assert_null(strstr(r->out, "    failed at "));
 }
 
 /*

@@ -125,6 +125,11 @@ check(is_error(c.call("frobnicate"), "EPROTO"), "unknown method: EPROTO")
 check(is_error(c.call("enable"), "EINVAL"), "too few params: EINVAL")
 check(is_error(c.call("profile.set", JOB, "nosuch"), "ENOPROFILE"),
       "ENOPROFILE")
+# Names are 1 to 64 bytes: 64 is a name (of no profile here), 65 is not.
+check(is_error(c.call("probe", {"profile": "p" * 64}), "ENOPROFILE"),
+      "a profile name of 64 bytes: ENOPROFILE")
+check(is_error(c.call("probe", {"profile": "p" * 65}), "EINVAL"),
+      "a profile name of 65 bytes: EINVAL")
 check(is_error(c.call("subscribe", {"call": "no spaces"}), "EINVAL"),
       "subscribe with a bad function name: EINVAL")
 
