@@ -423,6 +423,25 @@ test_malformed(void **state)
 	/* The judgement of a file that is no Mach-O: nothing to check. */
 	chmod(path, 0755);
 	expect(path, false, MC_INJECT_OK, "nothing to check");
+	/*
+	 * A signature whose one index entry is cut a byte short (19 bytes:
+	 * the 12 of the SuperBlob's header and 7 of the 8 of an entry): read
+	 * as signed, the entry never read (under ASan, not a byte past it).
+	 */
+	snprintf(path, sizeof path, "%s/cut-index", tmpdir);
+	assert_non_null(f = fopen(path, "w"));
+	fwrite("\xcf\xfa\xed\xfe\x0c\x00\x00\x01\x00\x00\x00\x00"
+	    "\x02\x00\x00\x00\x01\x00\x00\x00\x10\x00\x00\x00"
+	    "\x00\x00\x00\x00\x00\x00\x00\x00"	/* header, 1 command */
+	    "\x1d\x00\x00\x00\x10\x00\x00\x00\x30\x00\x00\x00"
+	    "\x13\x00\x00\x00"			/* LC_CODE_SIGNATURE */
+	    "\xfa\xde\x0c\xc0\x00\x00\x00\x13\x00\x00\x00\x01"
+	    "\x00\x00\x00\x00\x00\x00\x00", 1, 67, f);
+	fclose(f);
+	assert_int_equal(mc_macho_read(path, &m, why, sizeof why), 0);
+	assert_int_equal(m.nslices, 1);
+	assert_true(m.slices[0].is_signed);
+	assert_false(m.slices[0].hardened);
 }
 
 /* How often needle occurs in text. */
