@@ -828,6 +828,20 @@ print_has(const char *name, const char *text)
 	return system(cmd) == 0;
 }
 
+/* The daemon again, with a template whose ExitTimeOut is 1 s. */
+static void
+restart_with_exit_timeout_1s(void)
+{
+	static char	tmpl[256];
+
+	snprintf(tmpl, sizeof tmpl, "%s/template.plist", home);
+	write_file(tmpl, "w", "<plist version=\"1.0\"><dict><key>ExitTimeOut"
+	    "</key><integer>1</integer></dict></plist>");
+	daemon_template = tmpl;
+	kill_daemon(SIGTERM);
+	start_daemon();
+}
+
 /*
  * restart stops the process as launchd stops a job, not as kickstart -k
  * does (SIGKILL at once): SIGTERM, and the agent's ExitTimeOut to finish
@@ -839,17 +853,12 @@ static void
 test_restart_graceful(void **state)
 {
 	static const char *const names[] = { "quick", "slow" };
-	char		 tmpl[256], job[512];
+	char		 job[512];
 	long		 pid;
 	int		 code, i;
 
 	(void)state;
-	snprintf(tmpl, sizeof tmpl, "%s/template.plist", home);
-	write_file(tmpl, "w", "<plist version=\"1.0\"><dict><key>ExitTimeOut"
-	    "</key><integer>1</integer></dict></plist>");
-	daemon_template = tmpl;
-	kill_daemon(SIGTERM);
-	start_daemon();
+	restart_with_exit_timeout_1s();
 	for (i = 0; i < 2; i++) {
 		snprintf(job, sizeof job, "<key>ProgramArguments</key><array>"
 		    "<string>" FAKE_LLAMA "</string><string>--term-delay"
@@ -914,18 +923,13 @@ test_template_background_only(void **state)
 static void
 test_restart_kills_lingering_workers(void **state)
 {
-	char		 tmpl[256], job[1024], path[160], text[32];
+	char		 job[1024], path[160], text[32];
 	long		 pid, worker = 0;
 	int		 code, i;
 	FILE		*f;
 
 	(void)state;
-	snprintf(tmpl, sizeof tmpl, "%s/template.plist", home);
-	write_file(tmpl, "w", "<plist version=\"1.0\"><dict><key>ExitTimeOut"
-	    "</key><integer>1</integer></dict></plist>");
-	daemon_template = tmpl;
-	kill_daemon(SIGTERM);
-	start_daemon();
+	restart_with_exit_timeout_1s();
 	snprintf(path, sizeof path, "%s/worker.pid", home);
 	snprintf(job, sizeof job, "<key>Unlocked</key><false/>"
 	    "<key>ProgramArguments</key><array><string>/bin/sh</string>"
