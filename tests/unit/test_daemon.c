@@ -640,6 +640,15 @@ test_marker_report(void **state)
 	fclose(f);
 	assert_true(marker_read(dir, 7, &s));
 	assert_string_equal(s.state, "hooked");
+	/* The same words twice (a process that execs itself, the shim
+	 * inherited): they agree, and prove what one line does. */
+	f = fopen(path, "a");
+	fputs("metalcap pid=7 state=hooked family_max=1009 "
+	    "threadgroup_memory=65536 class=D hooked=supportsFamily: "
+	    "reason=-\n", f);
+	fclose(f);
+	assert_true(marker_read(dir, 7, &s));
+	assert_string_equal(s.state, "hooked");
 	f = fopen(path, "a");
 	fputs("metalcap pid=7 state=stock family_max=1009 "
 	    "threadgroup_memory=65536 class=- hooked=- reason=never\n", f);
