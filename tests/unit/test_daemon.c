@@ -692,6 +692,38 @@ test_profile_files_match_builtins(void **state)
 	profile_free_all(&set);
 }
 
+/*
+ * The folders a daemon makes under a home that is not there yet: those on
+ * the way 0755 as mkdir -p makes them, its state 0700, its jobs 0755.
+ */
+static void
+test_make_dirs(void **state)
+{
+	struct mcd_paths	 p;
+	struct stat		 sb;
+	char			 top[] = "/tmp/mc-paths.XXXXXX", home[64],
+				 path[128], why[256], cmd[96];
+	mode_t			 old = umask(022);
+
+	(void)state;
+	assert_non_null(mkdtemp(top));
+	snprintf(home, sizeof home, "%s/a/b", top);
+	assert_int_equal(paths_init(&p, home, "/usr/local/bin/metalcapd", why,
+	    sizeof why), 0);
+	if (paths_make_dirs(&p, why, sizeof why) != 0)
+		fail_msg("%s", why);
+	snprintf(path, sizeof path, "%s/a", top);
+	assert_int_equal(stat(path, &sb), 0);
+	assert_int_equal(sb.st_mode & 07777, 0755);
+	assert_int_equal(stat(p.state, &sb), 0);
+	assert_int_equal(sb.st_mode & 07777, 0700);
+	assert_int_equal(stat(p.jobs, &sb), 0);
+	assert_int_equal(sb.st_mode & 07777, 0755);
+	umask(old);
+	snprintf(cmd, sizeof cmd, "rm -rf %s", top);
+	assert_int_equal(system(cmd), 0);
+}
+
 int
 main(void)
 {
@@ -712,6 +744,7 @@ main(void)
 		cmocka_unit_test(test_signature_budget),
 		cmocka_unit_test(test_probe_garbage_quoted),
 		cmocka_unit_test(test_template_background),
+		cmocka_unit_test(test_make_dirs),
 		cmocka_unit_test_setup_teardown(test_job_protected_paths,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_job_program_special, setup,
