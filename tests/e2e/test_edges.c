@@ -560,6 +560,52 @@ test_restart_burst_hides_no_crashes(void **state)
 	assert_field_has("sleeper", "reason", "crash loop");
 }
 
+/* launchd's count of the job's runs, from its print; 0 if none. */
+static long
+launchd_runs(const char *name)
+{
+	char	 cmd[512], line[256];
+	long	 runs = 0;
+	FILE	*p;
+
+	snprintf(cmd, sizeof cmd, "%s %s print gui/%ld/org.metalcap.job.%s "
+	    "2>/dev/null", simvar, SIM, (long)getuid(), name);
+	if ((p = popen(cmd, "r")) == NULL)
+		return 0;
+	while (fgets(line, sizeof line, p) != NULL)
+		if (sscanf(line, "\truns = %ld", &runs) == 1)
+			break;
+	pclose(p);
+	return runs;
+}
+
+/*
+ * Restarts asked for in one burst: the first is done at once, and the
+ * rest as one more once its run has shown (so a kill is counted for the
+ * process it kills): two new runs, not one, not ten.
+ */
+static void
+test_restart_burst_runs_twice(void **state)
+{
+	const char	*restart[] = { "restart", "sleeper", NULL };
+	double		 start;
+	int		 code;
+
+	(void)state;
+	put_job("sleeper", "<key>ProgramArguments</key><array><string>"
+	    "/bin/sleep</string><string>1000</string></array><key>Unlocked"
+	    "</key><false/>");
+	wait_state("sleeper", "stock", 0, 5.0);
+	assert_int_equal(launchd_runs("sleeper"), 1);
+	ctlv(&code, restart);
+	ctlv(&code, restart);
+	ctlv(&code, restart);
+	for (start = now_s(); launchd_runs("sleeper") < 3 &&
+	    now_s() - start < 10 * time_scale(); sleep_ms(50))
+		;
+	assert_int_equal(launchd_runs("sleeper"), 3);
+}
+
 /*
  * A crash loop at launchd's real pace: a 10 s throttle between runs (the
  * template's ThrottleInterval, launchd's own default), not the 1 s the
@@ -1152,6 +1198,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(
 		    test_revert_withdrawn_when_stock_fails_too, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_restart_burst_runs_twice,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_crash_loop_real_throttle,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_spawn_failure_named,
