@@ -493,6 +493,33 @@ test_start_after_failure(void **state)
 	wait_state("srv", "failed", -1, 10.0);
 }
 
+/* n restarts of job in one write: one turn of the daemon's loop reads all. */
+static void
+restart_burst(const char *job, uint32_t n)
+{
+	struct mc_rpc_decoder	 dec;
+	struct mc_rpc_message	 m;
+	msgpack_sbuffer		 sb;
+	msgpack_packer		 pk;
+	uint32_t		 i;
+	int			 fd;
+
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	for (i = 1; i <= n; i++) {
+		mc_rpc_pack_request(&pk, i, MC_M_RESTART, 1);
+		mc_rpc_pack_str(&pk, job);
+	}
+	mc_rpc_decoder_init(&dec, MC_MAX_REPLY);
+	fd = raw_connect();
+	assert_int_equal(raw_exchange(fd, sb.data, sb.size, &dec, &m), 0);
+	for (i = 1; i < n; i++)
+		assert_int_equal(raw_exchange(fd, "", 0, &dec, &m), 0);
+	close(fd);
+	mc_rpc_decoder_free(&dec);
+	msgpack_sbuffer_destroy(&sb);
+}
+
 /*
  * Ten restart requests in one burst, before launchd has shown the first
  * one's run: the daemon counted a stop of its own for each and the ten
@@ -505,15 +532,10 @@ test_start_after_failure(void **state)
 static void
 test_restart_burst_hides_no_crashes(void **state)
 {
-	struct mc_rpc_decoder	 dec;
-	struct mc_rpc_message	 m;
-	msgpack_sbuffer		 sb;
-	msgpack_packer		 pk;
 	double			 start;
 	json_t			*j;
 	long			 pid, killed = 0;
-	uint32_t		 i;
-	int			 fd, signals = 0;
+	int			 signals = 0;
 
 	(void)state;
 	put_job("sleeper", "<key>ProgramArguments</key><array><string>"
@@ -522,21 +544,7 @@ test_restart_burst_hides_no_crashes(void **state)
 	    "<integer>3</integer><key>WindowSeconds</key><integer>600"
 	    "</integer></dict>");
 	wait_state("sleeper", "stock", 0, 5.0);
-	/* One write, so the daemon reads all ten in one turn of its loop. */
-	msgpack_sbuffer_init(&sb);
-	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	for (i = 1; i <= 10; i++) {
-		mc_rpc_pack_request(&pk, i, MC_M_RESTART, 1);
-		mc_rpc_pack_str(&pk, "sleeper");
-	}
-	mc_rpc_decoder_init(&dec, MC_MAX_REPLY);
-	fd = raw_connect();
-	assert_int_equal(raw_exchange(fd, sb.data, sb.size, &dec, &m), 0);
-	for (i = 1; i < 10; i++)
-		assert_int_equal(raw_exchange(fd, "", 0, &dec, &m), 0);
-	close(fd);
-	mc_rpc_decoder_free(&dec);
-	msgpack_sbuffer_destroy(&sb);
+	restart_burst("sleeper", 10);
 	/* Crash whatever launchd runs now, until the job is given up. */
 	start = now_s();
 	while (now_s() - start < 30.0 * time_scale()) {
@@ -587,9 +595,7 @@ launchd_runs(const char *name)
 static void
 test_restart_burst_runs_twice(void **state)
 {
-	const char	*restart[] = { "restart", "sleeper", NULL };
-	double		 start;
-	int		 code;
+	double	start;
 
 	(void)state;
 	put_job("sleeper", "<key>ProgramArguments</key><array><string>"
@@ -597,9 +603,7 @@ test_restart_burst_runs_twice(void **state)
 	    "</key><false/>");
 	wait_state("sleeper", "stock", 0, 5.0);
 	assert_int_equal(launchd_runs("sleeper"), 1);
-	ctlv(&code, restart);
-	ctlv(&code, restart);
-	ctlv(&code, restart);
+	restart_burst("sleeper", 3);
 	for (start = now_s(); launchd_runs("sleeper") < 3 &&
 	    now_s() - start < 10 * time_scale(); sleep_ms(50))
 		;
