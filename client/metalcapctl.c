@@ -298,19 +298,20 @@ main(int argc, char **argv)
 
 	ctl_signals_init();
 	signal(SIGPIPE, SIG_IGN);
+	rc = EXIT_USAGE;
 	if ((a = ctl_options(&c, argc, argv, &sock, &home)) == -1 ||
 	    (cmd = ctl_command(&c, argc, argv, a)) == NULL)
-		return EXIT_USAGE;
+		goto out;
 	if (paths_init(&c.paths, home, argv[0], why, sizeof why) == -1) {
 		fprintf(stderr, "metalcapctl: %s\n", why);
-		return EXIT_USAGE;
+		goto out;
 	}
 	if (sock != NULL && strlen(sock) >= sizeof
 	    ((struct sockaddr_un *)0)->sun_path) {
 		fprintf(stderr, "metalcapctl: --socket %s: over the %zu bytes "
 		    "a unix socket path may have\n", sock,
 		    sizeof ((struct sockaddr_un *)0)->sun_path - 1);
-		return EXIT_USAGE;
+		goto out;
 	}
 	if (sock != NULL)
 		snprintf(c.paths.socket, sizeof c.paths.socket, "%s", sock);
@@ -318,6 +319,8 @@ main(int argc, char **argv)
 		rc = cmd->fn(&c, cmd, argc - a - 1, argv + a + 1);
 	else if ((rc = ctl_open(&c)) == 0)
 		rc = cmd->fn(&c, cmd, argc - a - 1, argv + a + 1);
+out:
+	/* --env's list, also when the command refused it. */
 	mc_client_close(&c.client);
 	free(c.opts.env);
 	return rc;
