@@ -234,6 +234,10 @@ def run(cmd, cwd, seconds, env=None):
         p.communicate()
         LAST_FAILED.names = ["(past its deadline)"]
         return rc
+    # cmocka's error lines, for a baseline that fails.
+    LAST_FAILED.errors = [line.decode(errors="replace") for line in
+                          (out + err).splitlines()
+                          if b"ERROR" in line or b"LINE" in line][:6]
     # Which cmocka tests failed, for a failure that does not repeat.
     LAST_FAILED.names = sorted(set(
         line.split(b"]", 1)[1].strip().decode(errors="replace")
@@ -315,8 +319,9 @@ def make_tree(build, n, baseline):
                 and run(["build/tests/" + t], tree, TEST_SECONDS,
                         test_env()) != 0:
             print("mutate-sample: %s fails on the unmutated tree (%s): "
-                  "no mutant can be judged by it" %
-                  (t, ", ".join(getattr(LAST_FAILED, "names", []))),
+                  "no mutant can be judged by it\n  %s" %
+                  (t, ", ".join(getattr(LAST_FAILED, "names", [])),
+                   "\n  ".join(getattr(LAST_FAILED, "errors", []))),
                   flush=True)
             os._exit(2)
     return tree
