@@ -568,25 +568,6 @@ test_restart_burst_hides_no_crashes(void **state)
 	assert_field_has("sleeper", "reason", "crash loop");
 }
 
-/* launchd's count of the job's runs, from its print; 0 if none. */
-static long
-launchd_runs(const char *name)
-{
-	char	 cmd[512], line[256];
-	long	 runs = 0;
-	FILE	*p;
-
-	snprintf(cmd, sizeof cmd, "%s %s print gui/%ld/org.metalcap.job.%s "
-	    "2>/dev/null", simvar, SIM, (long)getuid(), name);
-	if ((p = popen(cmd, "r")) == NULL)
-		return 0;
-	while (fgets(line, sizeof line, p) != NULL)
-		if (sscanf(line, "\truns = %ld", &runs) == 1)
-			break;
-	pclose(p);
-	return runs;
-}
-
 /*
  * Restarts asked for in one burst: the first is done at once, and the
  * rest as one more once its run has shown (so a kill is counted for the
@@ -602,12 +583,12 @@ test_restart_burst_runs_twice(void **state)
 	    "/bin/sleep</string><string>1000</string></array><key>Unlocked"
 	    "</key><false/>");
 	wait_state("sleeper", "stock", 0, 5.0);
-	assert_int_equal(launchd_runs("sleeper"), 1);
+	assert_int_equal(launchd_number("sleeper", "runs"), 1);
 	restart_burst("sleeper", 3);
-	for (start = now_s(); launchd_runs("sleeper") < 3 &&
+	for (start = now_s(); launchd_number("sleeper", "runs") < 3 &&
 	    now_s() - start < 10 * time_scale(); sleep_ms(50))
 		;
-	assert_int_equal(launchd_runs("sleeper"), 3);
+	assert_int_equal(launchd_number("sleeper", "runs"), 3);
 }
 
 /*

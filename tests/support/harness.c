@@ -748,23 +748,34 @@ loaded_in_gui(const char *name)
 	return system(cmd) == 0;
 }
 
-/* The pid the simulated launchd runs the job's label with, or 0. */
+/*
+ * A number of the simulated launchd's print of the job's label ("pid",
+ * "runs"), or 0.
+ */
 long
-launchd_pid(const char *name)
+launchd_number(const char *name, const char *key)
 {
-	char	 cmd[512], line[256];
-	long	 pid = 0;
+	char	 cmd[512], line[256], format[64];
+	long	 n = 0;
 	FILE	*p;
 
 	snprintf(cmd, sizeof cmd, "%s %s print gui/%ld/org.metalcap.job.%s "
 	    "2>/dev/null", simvar, SIM, (long)getuid(), name);
+	snprintf(format, sizeof format, "\t%s = %%ld", key);
 	if ((p = popen(cmd, "r")) == NULL)
 		return 0;
 	while (fgets(line, sizeof line, p) != NULL)
-		if (sscanf(line, "\tpid = %ld", &pid) == 1)
+		if (sscanf(line, format, &n) == 1)
 			break;
 	pclose(p);
-	return pid;
+	return n;
+}
+
+/* The pid the simulated launchd runs the job's label with, or 0. */
+long
+launchd_pid(const char *name)
+{
+	return launchd_number(name, "pid");
 }
 
 /*

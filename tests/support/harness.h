@@ -58,6 +58,7 @@ bool		 environ_has(long pid, const char *prefix);
 int		 environ_lookup(long pid, const char *prefix);	/* -1: gone */
 bool		 loaded_in_gui(const char *name);
 long		 launchd_pid(const char *name);	/* 0: not running */
+long		 launchd_number(const char *name, const char *key);
 void		 restart_with_launchctl_fault(const char *fault);
 
 /* Files: job files are renamed into jobs.d, as editors do. */

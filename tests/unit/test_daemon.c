@@ -618,9 +618,13 @@ test_run_dir(void **state)
 static void
 test_marker_report(void **state)
 {
+	static const char	hooked[] = "metalcap pid=7 state=hooked "
+	    "family_max=1009 threadgroup_memory=65536 class=D "
+	    "hooked=supportsFamily: reason=-\n";
 	struct shim_seen	s;
 	char			dir[64], path[128];
 	FILE			*f;
+	int			i;
 
 	(void)state;
 	marker_parse(&s, "metalcap pid=7 version=0.1.0 state=stock "
@@ -633,22 +637,15 @@ test_marker_report(void **state)
 	assert_non_null(mkdtemp(dir));
 	assert_false(marker_read(dir, 7, &s));
 	snprintf(path, sizeof path, "%s/metalcap.7.report", dir);
-	f = fopen(path, "w");
-	fputs("metalcap pid=7 state=hooked family_max=1009 "
-	    "threadgroup_memory=65536 class=D hooked=supportsFamily: "
-	    "reason=-\n", f);
-	fclose(f);
-	assert_true(marker_read(dir, 7, &s));
-	assert_string_equal(s.state, "hooked");
-	/* The same words twice (a process that execs itself, the shim
-	 * inherited): they agree, and prove what one line does. */
-	f = fopen(path, "a");
-	fputs("metalcap pid=7 state=hooked family_max=1009 "
-	    "threadgroup_memory=65536 class=D hooked=supportsFamily: "
-	    "reason=-\n", f);
-	fclose(f);
-	assert_true(marker_read(dir, 7, &s));
-	assert_string_equal(s.state, "hooked");
+	/* Once, then the same words twice (a process that execs itself, the
+	 * shim inherited): they agree, and prove what one line does. */
+	for (i = 0; i < 2; i++) {
+		f = fopen(path, i ? "a" : "w");
+		fputs(hooked, f);
+		fclose(f);
+		assert_true(marker_read(dir, 7, &s));
+		assert_string_equal(s.state, "hooked");
+	}
 	f = fopen(path, "a");
 	fputs("metalcap pid=7 state=stock family_max=1009 "
 	    "threadgroup_memory=65536 class=- hooked=- reason=never\n", f);
