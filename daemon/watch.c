@@ -21,6 +21,10 @@
 #include "mc_util.h"
 #include "mcd.h"
 
+/* What a spawn failure says when nothing here explains it. */
+#define WATCH_NO_CAUSE	"launchd could not set it up to run (no cause " \
+			"found from here: see its own log)"
+
 #define CRASH_MAX_EXITS		3
 #define CRASH_WINDOW_S		60
 #define HEALTH_TIMEOUT_S	5
@@ -277,8 +281,7 @@ watch_spawn_cause(struct mcd *d, const struct job *j, char *buf, size_t len)
 		    strerror(errno));
 		return;
 	}
-	snprintf(buf, len, "launchd could not set it up to run (no cause "
-	    "found from here: see its own log)");
+	snprintf(buf, len, "%s", WATCH_NO_CAUSE);
 }
 
 /*
@@ -300,7 +303,7 @@ watch_spawn_fixed(struct mcd *d, const struct job *j, const char *cause)
 	if (i == sizeof named / sizeof named[0] || j->spec == NULL)
 		return false;
 	watch_spawn_cause(d, j, now, sizeof now);
-	return strncmp(now, "launchd could not set it up", 27) == 0;
+	return strcmp(now, WATCH_NO_CAUSE) == 0;
 }
 
 /*
