@@ -307,6 +307,38 @@ test_protocol_every_format(void **state)
 	mc_rpc_decoder_free(&dec);
 }
 
+/*
+ * A key a map does not have is found nowhere else: msgpack-c lays a
+ * nested map's pairs right after its parent's in one zone, so a search
+ * one pair too far would find the child's.
+ */
+static void
+test_map_get_stays_in_its_map(void **state)
+{
+	msgpack_sbuffer		 sb;
+	msgpack_packer		 pk;
+	msgpack_unpacked	 u;
+	const msgpack_object	*v;
+
+	(void)state;
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	msgpack_pack_map(&pk, 1);
+	mc_rpc_pack_str(&pk, "outer");
+	msgpack_pack_map(&pk, 1);
+	mc_rpc_pack_str(&pk, "inner");
+	msgpack_pack_uint32(&pk, 7);
+	msgpack_unpacked_init(&u);
+	assert_int_equal(msgpack_unpack_next(&u, sb.data, sb.size, NULL),
+	    MSGPACK_UNPACK_SUCCESS);
+	assert_null(mc_rpc_map_get(&u.data, "inner"));
+	assert_non_null(v = mc_rpc_map_get(&u.data, "outer"));
+	assert_non_null(v = mc_rpc_map_get(v, "inner"));
+	assert_int_equal(v->via.u64, 7);
+	msgpack_unpacked_destroy(&u);
+	msgpack_sbuffer_destroy(&sb);
+}
+
 int
 main(void)
 {
@@ -314,6 +346,7 @@ main(void)
 		cmocka_unit_test(test_protocol),
 		cmocka_unit_test(test_protocol_malformed),
 		cmocka_unit_test(test_protocol_every_format),
+		cmocka_unit_test(test_map_get_stays_in_its_map),
 	};
 
 	unit_start();
