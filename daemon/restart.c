@@ -22,6 +22,7 @@ struct restart {
 	char		 name[MCD_NAME_MAX + 8];
 	char		 target[256];
 	long		 pid;		/* the process asked to go */
+	long		 now;		/* what launchd runs now, once known */
 	uint64_t	 deadline;	/* when kickstart -k comes */
 	restart_done_fn	 done;
 	uv_timer_t	 timer;
@@ -58,6 +59,16 @@ restart_kicked_cb(struct mcd *d, const struct launchctl_result *r,
 }
 
 static void restart_poll(uv_timer_t *);
+static void restart_settle(struct restart *, long);
+
+/* Only the old group is waited for: launchd has nothing new to tell. */
+static void
+restart_group_cb(uv_timer_t *t)
+{
+	struct restart	*rs = t->data;
+
+	restart_settle(rs, rs->now);
+}
 
 /*
  * Whatever the process left in its group (a Python or MLX server's
@@ -72,7 +83,8 @@ restart_group_lingers(struct restart *rs)
 	if (kill(-(pid_t)rs->pid, 0) == -1)
 		return false;
 	if (uv_now(rs->d->loop) < rs->deadline) {
-		uv_timer_start(&rs->timer, restart_poll, RESTART_POLL_MS, 0);
+		uv_timer_start(&rs->timer, restart_group_cb, RESTART_POLL_MS,
+		    0);
 		return true;
 	}
 	log_info("job %s: what pid %ld left in its process group outlived "
@@ -88,6 +100,7 @@ restart_settle(struct restart *rs, long now)
 	const char	*kill[] = { "kickstart", "-k", rs->target, NULL };
 	const char	*start[] = { "kickstart", rs->target, NULL };
 
+	rs->now = now;
 	if (now != rs->pid && restart_group_lingers(rs))
 		return;
 	if (now == rs->pid) {
