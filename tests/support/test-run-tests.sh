@@ -23,18 +23,30 @@ printf '#!/bin/sh\necho "[  PASSED  ] 3 test(s)."\n' > "$dir/good"
 printf '#!/bin/sh\necho "[ RUN      ] test_holds_forever"\nexec sleep 60\n' \
     > "$dir/hangs"
 printf '#!/bin/sh\nkill -SEGV $$\n' > "$dir/crashes"
-chmod +x "$dir/good" "$dir/hangs" "$dir/crashes"
+printf '#!/bin/sh\necho "[ RUN      ] test_one_is_wrong"\necho "[  ERROR   ] --- 0x1 != 0x2"\necho "[   LINE   ] --- t.c:7: error: Failure!"\necho "[  FAILED  ] test_one_is_wrong"\necho "[  PASSED  ] 4 test(s)."\necho "[  FAILED  ] 1 test(s), listed below:"\necho "[  FAILED  ] test_one_is_wrong"\nexit 1\n' \
+    > "$dir/asserts"
+chmod +x "$dir/good" "$dir/hangs" "$dir/crashes" "$dir/asserts"
 
 start=$(date +%s)
 MC_TEST_DEADLINE=2 MC_TEST_TIME_SCALE=1 sh "$top/scripts/run-tests.sh" \
-    "$dir/good" "$dir/hangs" "$dir/crashes" > "$dir/out" 2>&1
+    "$dir/good" "$dir/hangs" "$dir/crashes" "$dir/asserts" > "$dir/out" 2>&1
 rc=$?
 took=$(( $(date +%s) - start ))
 [ "$rc" -ne 0 ]; check "a hanging program fails the run"
 [ "$took" -lt 30 ]; check "it is killed at its deadline"
 grep -q "hangs: past its deadline of 2 s, killed, while running test_holds_forever" \
     "$dir/out"; check "the test it was running is named"
-grep -qx "3 passed, 2 failed, 0 skipped" "$dir/out"
-check "the total counts the good, the hung and the crashed"
+grep -qx "7 passed, 3 failed, 0 skipped" "$dir/out"
+check "the total counts the good, the hung, the crashed and the failed"
+# The tail alone says what failed: a CI log is often cut to its last lines.
+sed -n '/^what failed:$/,$p' "$dir/out" > "$dir/tail"
+grep -q "^hangs: past its deadline, killed, while running test_holds_forever" \
+    "$dir/tail"; check "the tail names the hung test"
+grep -q "^crashes: exited with status" "$dir/tail"
+check "the tail names the crashed program"
+grep -q "^asserts: \[   LINE   \] --- t.c:7: error: Failure!" "$dir/tail" &&
+    grep -q "^asserts: \[  FAILED  \] test_one_is_wrong" "$dir/tail"
+check "the tail gives the failed test and its message"
+! grep -q "^good:" "$dir/tail"; check "the tail leaves out what passed"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
