@@ -12,6 +12,7 @@
 
 #include <math.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -138,7 +139,28 @@ test_exec_unlocked_alone(void **state)
 	json_decref(doc);
 }
 
-/* exec is transparent: the program's status, 127 and 125 for its own. */
+/*
+ * run_ctl with SIGHUP's disposition as a caller sets it (SIG_DFL, or
+ * SIG_IGN as nohup does): inherited across fork and exec, so the test
+ * never depends on how the suite itself was started.
+ */
+static struct child_result *
+run_ctl_sighup(int *code, void (*disposition)(int), const char *const *args)
+{
+	struct sigaction	 sa = { .sa_handler = disposition }, old;
+	struct child_result	*r;
+
+	sigemptyset(&sa.sa_mask);
+	assert_int_equal(sigaction(SIGHUP, &sa, &old), 0);
+	r = run_ctl(code, NULL, args);
+	assert_int_equal(sigaction(SIGHUP, &old, NULL), 0);
+	return r;
+}
+
+/*
+ * exec is transparent: the program's status, 127 and 125 for its own; a
+ * signal the caller ignores stays ignored in the program (nohup).
+ */
 static void
 test_exec_status(void **state)
 {
@@ -164,7 +186,7 @@ test_exec_status(void **state)
 	assert_int_equal(code, 7);
 	/* Death by the lowest signal, SIGHUP: 128 + 1, and said so. */
 	snprintf(report, sizeof report, "%s/hup.json", home);
-	r = run_ctl(&code, NULL, hangup);
+	r = run_ctl_sighup(&code, SIG_DFL, hangup);
 	assert_int_equal(code, 128 + SIGHUP);
 	assert_non_null(strstr(r->err, "ended by signal 1 before the shim "
 	    "reported"));
@@ -173,6 +195,10 @@ test_exec_status(void **state)
 	    128 + SIGHUP);
 	assert_false(json_is_true(json_object_get(doc, "injected")));
 	json_decref(doc);
+	/* Under nohup the same program lives on and ends well. */
+	r = run_ctl_sighup(&code, SIG_IGN, hangup);
+	assert_int_equal(code, 0);
+	assert_null(strstr(r->err, "ended by signal"));
 	r = run_ctl(&code, NULL, missing);
 	assert_int_equal(code, 127);
 	assert_non_null(strstr(r->err, "not found in PATH"));
