@@ -100,7 +100,7 @@ DAEMON_SRC	:= daemon/metalcapd.c daemon/paths.c daemon/log.c \
 		   daemon/managed.c daemon/fleet.c daemon/dirwatch.c \
 		   daemon/lifecycle.c daemon/driver.c daemon/seams.c \
 		   daemon/gate_judge.c daemon/marker.c daemon/console.c \
-		   daemon/restart.c daemon/respawn.c
+		   daemon/restart.c daemon/respawn.c daemon/held.c
 ifeq ($(UNAME),Darwin)
 PLATFORM_SRC	:= daemon/platform_darwin.c
 else

@@ -160,10 +160,12 @@ cmd_watch(struct ctl *c, const struct ctl_command *cmd, int argc,
 		if (strcmp(ctl_field(ev, "request", req, sizeof req), "-") != 0)
 			snprintf(type + strlen(type), sizeof type - strlen(type),
 			    ":%s", req);
+		/* held: launchd's hold is the news, not the state's reason. */
 		printf("%s %s %s %s\n", type,
 		    ctl_field(job, "name", name, sizeof name),
 		    ctl_field(job, "state", state, sizeof state),
-		    ctl_field(job, "reason", reason, sizeof reason));
+		    ctl_field(job, strcmp(type, MC_EV_HELD) ? "reason" : "held",
+		    reason, sizeof reason));
 	}
 	return EXIT_UNREACH;
 }

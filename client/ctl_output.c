@@ -172,6 +172,11 @@ ctl_print_jobs(const msgpack_object *jobs)
 		ctl_print_lines(j, "warnings", "warning");
 		ctl_print_incident(j, "reverted");
 		ctl_print_incident(j, "failed");
+		/* Meant to run and not run by launchd: as bad as failed. */
+		if (strcmp(ctl_field(j, "held", reason, sizeof reason), "-")) {
+			printf("    held: %s\n", reason);
+			rc = EXIT_UNHEALTHY;
+		}
 		if (ctl_unhealthy(state))
 			rc = EXIT_UNHEALTHY;
 	}

@@ -144,7 +144,7 @@ ctl_report_file(const char *path, const char *home, bool as_json)
 	static const char *const states[] = { "unlocked", "stock", "pending",
 	    "probing", "stopped", "reverted", "blocked", "failed", "invalid",
 	    "error" };
-	json_t		*doc, *jobs, *job, *bad, *counts;
+	json_t		*doc, *jobs, *job, *bad, *counts, *held;
 	size_t		 i, k, n[sizeof states / sizeof states[0]] = { 0 };
 	const char	*state;
 	char		 why[PATH_MAX + 128], version[40];
@@ -176,10 +176,13 @@ ctl_report_file(const char *path, const char *home, bool as_json)
 		for (k = 0; k < sizeof states / sizeof states[0]; k++)
 			if (strcmp(state, states[k]) == 0)
 				n[k]++;
-		if (ctl_unhealthy(state))
+		/* Held by launchd (not run at all): as bad as failed. */
+		held = json_object_get(job, "held");
+		if (ctl_unhealthy(state) || json_is_string(held))
 			json_array_append_new(bad, json_pack("{s:s, s:s, s:O}",
 			    "name", ctl_json_str(job, "name"), "state", state,
-			    "reason", json_object_get(job, "reason") ?
+			    "reason", json_is_string(held) ? held :
+			    json_object_get(job, "reason") ?
 			    json_object_get(job, "reason") : json_null()));
 	}
 	if (as_json) {

@@ -59,6 +59,8 @@
 #define MC_EV_REVERT		"revert"	/* sent back to stock */
 #define MC_EV_FAILED		"failed"	/* given up: stopped */
 #define MC_EV_REMOVED		"removed"	/* its job file is gone */
+#define MC_EV_HELD		"held"		/* launchd does not run it,
+						   or runs it again */
 
 /* Error types: the first element of an error. */
 #define MC_ERR_EXCEPTION	0	/* the call was right; it failed */

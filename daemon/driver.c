@@ -21,6 +21,7 @@
 
 #include "mc_util.h"
 #include "mcd.h"
+#include "protocol.h"
 
 #define GONE_ASK_MS		100	/* launchd records an exit after reaping */
 #define UNWATCHABLE_ASK_MS	2000
@@ -585,6 +586,9 @@ driver_emit(struct mcd *d, const struct mcd_event *event)
 		return;
 	case LC_EV_REPORTS:
 		watch_reports_changed(d);
+		return;
+	case LC_EV_HELD:
+		driver_notify(d, ev.job, MC_EV_HELD);
 		return;
 	case LC_EV_LAUNCHD_GONE:
 		driver_step(d, ev.job, &ev, NULL, 0);

@@ -71,10 +71,11 @@ fleet_job(struct mcd *d, const struct job *j)
 		    "verdict", g->status == GATE_PASS ? "pass" :
 		    g->status == GATE_PARTIAL ? "partial" : "fail",
 		    "time", (json_int_t)g->time);
-	job = json_pack("{s:s, s:s?, s:s, s:s?, s:o, s:o, s:o, s:I}",
+	job = json_pack("{s:s, s:s?, s:s, s:s?, s:s?, s:o, s:o, s:o, s:I}",
 	    "name", j->name, "profile", j->profile ? j->profile->name : NULL,
 	    "state", job_state_name(j->state),
 	    "reason", j->reason[0] ? j->reason : NULL,
+	    "held", j->held[0] ? j->held : NULL,
 	    "pid", j->pid > 0 ? json_integer(j->pid) : json_null(),
 	    "seen", j->shim != NULL ? json_pack("{s:I, s:I}", "family_max",
 	    (json_int_t)j->shim->family_max, "threadgroup_memory",

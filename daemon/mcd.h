@@ -349,6 +349,7 @@ struct job {
 	long			 pid;
 	char			 last_exit[64];
 	char			 launchd_state[32];
+	char			 held[256];	/* launchd does not run it: why */
 	bool			 seen;		/* in the last rescan */
 	bool			 removed;	/* file gone: tear down */
 	bool			 file_changed;	/* read anew by the last scan */
@@ -438,6 +439,8 @@ enum lifecycle_event {
 	/* Not a job's: the driver turns them into the events above. */
 	LC_EV_RESCAN = LC_EV_COUNT,	/* a watched folder changed */
 	LC_EV_REPORTS,		/* the shim's report folder changed */
+	LC_EV_HELD,		/* launchd has it and does not run it, or
+				   runs it again: for the observers */
 };
 
 /* What the driver does for a step, in this order. */
@@ -699,6 +702,13 @@ void	seams_connect(struct mcd *);
 /* The trigger of a failure launchd's spawn gave (78: EX_CONFIG). */
 #define RESPAWN_TRIGGER		"cannot spawn"
 void	respawn_start(struct mcd *);
+
+/* --- held.c ------------------------------------------------------------------ */
+
+bool		held_update(struct mcd *, struct job *,
+		    const struct launchd_seen *, bool wanted, bool looked_long);
+void		held_clear(struct mcd *, struct job *);
+uint64_t	held_poll_ms(int n);
 
 /* --- restart.c --------------------------------------------------------------- */
 

@@ -53,6 +53,7 @@ static void	reconcile_refresh(struct mcd *, struct job *);
 static void	reconcile_finish(struct mcd *, struct job *);
 static void	reconcile_start_later(struct mcd *, struct job *);
 static void	reconcile_retry(struct mcd *, struct job *);
+static void	reconcile_kick_held(struct mcd *, struct job *);
 
 /*
  * The job's domain: where it was loaded, remembered across restarts in
@@ -663,6 +664,7 @@ reconcile_bootstrap(struct mcd *d, struct job *j)
 	j->own_stops = 0;
 	j->kick_again = false;	/* the new registration's run is newer */
 	j->env_fault = NULL;	/* its runs will say so again */
+	held_clear(d, j);
 	if (job_runs_unlocked(j))
 		watch_begin_tail(d, j);
 	reconcile_agent_path(d, j, path, sizeof path);
@@ -733,7 +735,7 @@ reconcile_refresh_cb(struct mcd *d, const struct launchctl_result *r,
 	struct job		*j = arg;
 	struct launchd_seen	 seen;
 	long			 finished;
-	bool			 unrecorded = false;
+	bool			 unrecorded = false, wanted;
 
 	if (r->code == 113) {
 		j->loaded = false;
@@ -784,8 +786,15 @@ reconcile_refresh_cb(struct mcd *d, const struct launchctl_result *r,
 	 * request that came meanwhile goes first.
 	 */
 	/* A kickstarted run shows in launchd a moment later. */
+	wanted = reconcile_should_run(j) || j->kicked;
 	if (seen.pid > 0 || j->retries > PID_POLLS)
 		j->kicked = false;
+	if (held_update(d, j, &seen, wanted, j->retries > PID_POLLS) &&
+	    !j->dirty) {
+		reconcile_later(d, j, reconcile_kick_held,
+		    held_poll_ms(++j->retries - PID_POLLS - 2));
+		return;
+	}
 	if (j->pid == 0 && (reconcile_should_run(j) || unrecorded ||
 	    j->kicked) && !j->dirty) {
 		reconcile_later(d, j, reconcile_refresh,
@@ -806,6 +815,21 @@ static void
 reconcile_refresh(struct mcd *d, struct job *j)
 {
 	reconcile_launchctl(d, j, "print", reconcile_refresh_cb);
+}
+
+static void
+reconcile_kick_held_cb(struct mcd *d, const struct launchctl_result *r,
+    void *arg)
+{
+	(void)r;	/* the look that follows tells */
+	reconcile_refresh(d, arg);
+}
+
+/* Held: ask again, so that it runs once allowed (held.c). */
+static void
+reconcile_kick_held(struct mcd *d, struct job *j)
+{
+	reconcile_launchctl(d, j, "kickstart", reconcile_kick_held_cb);
 }
 
 static void

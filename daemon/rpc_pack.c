@@ -85,7 +85,7 @@ rpc_pack_job(msgpack_packer *pk, const struct job *j)
 	const struct override	*o = state_get(&j->daemon->state, j->name,
 	    false);
 
-	msgpack_pack_map(pk, 19);
+	msgpack_pack_map(pk, 20);
 	rpc_pack_kv(pk, "name", j->name);
 	rpc_pack_kv(pk, "label", j->label);
 	rpc_pack_kv(pk, "state", job_state_name(j->state));
@@ -113,6 +113,8 @@ rpc_pack_job(msgpack_packer *pk, const struct job *j)
 	rpc_pack_strings(pk, &j->warnings);
 	rpc_pack_kv(pk, "file", j->file ? j->file : "");
 	rpc_pack_kv(pk, "note", j->note);
+	/* launchd has it and does not run it (held.c): why, or nil. */
+	rpc_pack_kv(pk, "held", j->held);
 	rpc_pack_incident(pk, "reverted", o ? &o->reverted : NULL);
 	rpc_pack_incident(pk, "failed", o ? &o->failed : NULL);
 	rpc_pack_shim(pk, j);

@@ -113,6 +113,45 @@ sim_wants_run(plist_t job)
 	    sim_keepalive(job, true, 0);
 }
 
+/*
+ * Background Task Management holding a label (macOS 13+, launchd.md §4):
+ * launchd accepts the bootstrap (0) and never runs the job; the denial,
+ * "Service cannot be launched because of BTM policy" (161), is only in
+ * the unified log, never in launchctl's output [inf S24]; macadmins/
+ * nudge#515.  A hold is SIM_DIR/btm-held/LABEL; sim-btm sets and lifts it.
+ * Whether launchd starts a held job once it is allowed is not known, so
+ * the simulator does not: a kickstart after the approval does.
+ */
+static bool
+sim_btm_holds(const char *label)
+{
+	char	path[4096];
+
+	snprintf(path, sizeof path, "%s/btm-held/%s", sim_dir, label);
+	return access(path, F_OK) == 0;
+}
+
+/* Not launchctl's: sim-btm hold|allow LABEL, for tests. */
+static int
+sim_btm(int argc, char **argv)
+{
+	char	path[4096];
+	int	fd;
+
+	if (argc != 2 || strchr(argv[1], '/') != NULL)
+		return EX_USAGE_CODE;
+	snprintf(path, sizeof path, "%s/btm-held", sim_dir);
+	mkdir(path, 0700);
+	snprintf(path, sizeof path, "%s/btm-held/%s", sim_dir, argv[1]);
+	if (strcmp(argv[0], "allow") == 0)
+		return unlink(path) == 0 || errno == ENOENT ? 0 : 1;
+	if (strcmp(argv[0], "hold") != 0 ||
+	    (fd = open(path, O_WRONLY | O_CREAT, 0600)) == -1)
+		return EX_USAGE_CODE;
+	close(fd);
+	return 0;
+}
+
 static int
 sim_bootstrap_one(const char *domain, const char *path)
 {
@@ -201,7 +240,7 @@ sim_bootstrap_one(const char *domain, const char *path)
 	sim_save(label, rec);
 	plist_free(rec);
 	sim_unlock();
-	if (sim_wants_run(job))
+	if (sim_wants_run(job) && !sim_btm_holds(label))
 		sim_supervise(label, job);
 out:
 	free(label);
@@ -335,6 +374,11 @@ sim_kickstart(int argc, char **argv)
 	}
 	if ((rec = sim_load(label)) == NULL)
 		return sim_not_found(label, false);
+	/* Held: launchctl says nothing and nothing runs (see sim_btm_holds). */
+	if (sim_btm_holds(label)) {
+		plist_free(rec);
+		return 0;
+	}
 	sup = sim_int(rec, "Supervisor", 0);
 	pid = sim_int(rec, "PID", 0);
 	if (sim_alive(sup)) {
@@ -761,7 +805,7 @@ sim_usage(void)
 	fprintf(stderr, "Usage: launchctl <subcommand> ... | help "
 	    "[subcommand]\n(simulator: bootstrap bootout enable disable "
 	    "kickstart kill print print-disabled list; for tests: sim-jetsam "
-	    "sim-login sim-logout)\n");
+	    "sim-login sim-logout sim-btm)\n");
 }
 
 int
@@ -803,6 +847,8 @@ main(int argc, char **argv)
 		return sim_jetsam(argc, argv + 2);
 	if (strcmp(argv[1], "sim-login") == 0)
 		return sim_login(argc, argv + 2);
+	if (strcmp(argv[1], "sim-btm") == 0)
+		return sim_btm(argc, argv + 2);
 	if (strcmp(argv[1], "sim-logout") == 0 && argc == 0)
 		return sim_logout();
 	if (strcmp(argv[1], "list") == 0)

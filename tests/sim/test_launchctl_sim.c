@@ -478,6 +478,35 @@ test_kickstart(void **state)
 	assert_true(strtol(r.out, NULL, 10) != first);
 }
 
+/*
+ * Background Task Management holding the label: bootstrap and kickstart
+ * answer 0, silently, and nothing runs (runs 0, no pid); allowed, the
+ * job waits for a kickstart.
+ */
+static void
+test_btm_hold(void **state)
+{
+	struct child_result	r;
+
+	(void)state;
+	assert_int_equal(sim(&r, NULL, "sim-btm", "hold", LABEL, NULL), 0);
+	assert_int_equal(sim(&r, NULL, "bootstrap", gui, plist("/bin/sleep",
+	    "30", "<key>KeepAlive</key><true/>"), NULL), 0);
+	assert_string_equal(r.err, "");
+	/* -p waits for a run's pid to print it: there is none. */
+	assert_int_equal(sim(&r, NULL, "kickstart", "-p", target, NULL), 0);
+	assert_string_equal(r.out, "");
+	assert_string_equal(r.err, "");
+	assert_int_equal(sim(&r, NULL, "print", target, NULL, NULL), 0);
+	assert_non_null(strstr(r.out, "\truns = 0\n"));
+	assert_null(strstr(r.out, "\tpid = "));
+	assert_int_equal(sim(&r, NULL, "sim-btm", "allow", LABEL, NULL), 0);
+	assert_int_equal(sim(&r, NULL, "print", target, NULL, NULL), 0);
+	assert_null(strstr(r.out, "\tpid = "));
+	assert_int_equal(sim(&r, NULL, "kickstart", target, NULL, NULL), 0);
+	wait_print(&r, "\tpid = ");
+}
+
 int
 main(void)
 {
@@ -496,6 +525,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_logs_and_environment,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kickstart, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_btm_hold, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kill_verb, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stop_signals_main_process,
 		    setup, teardown),
