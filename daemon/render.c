@@ -86,15 +86,23 @@ render_env(plist_t tmpl, const struct render_input *in)
 		}
 		free(it);
 	}
-	if (p == NULL || p->family_max == 0)
+	/*
+	 * Set whether or not unlocked: launchd gives a job its own
+	 * environment, which `launchctl setenv` may have filled (a shim wired
+	 * in by hand, the reference's LUME_METAL_* names), below the plist's.
+	 * Empty, dyld inserts nothing (dyld-1378 forEachInsertedDylib); our
+	 * names win over the reference's in the shim.
+	 */
+	if (p == NULL || p->family_max == 0) {
+		render_set_str(env, "DYLD_INSERT_LIBRARIES", "");
 		return env;
+	}
 	render_set_str(env, "DYLD_INSERT_LIBRARIES", in->paths->shim);
 	render_set_u64(env, "METALCAP_APPLE_FAMILY_MAX", p->family_max);
 	render_set_u64(env, "METALCAP_MAX_THREADGROUP_MEMORY",
 	    p->threadgroup_memory);
-	if (p->working_set != 0)
-		render_set_u64(env, "METALCAP_RECOMMENDED_WORKING_SET_SIZE",
-		    p->working_set);
+	render_set_u64(env, "METALCAP_RECOMMENDED_WORKING_SET_SIZE",
+	    p->working_set);
 	render_set_str(env, "METALCAP_INHERIT", in->spec->inherit_shim ? "1" :
 	    "0");
 	mc_fmt(path, sizeof path, "%s/reports", in->paths->state);

@@ -127,12 +127,43 @@ test_disable_then_enable(void **state)
 	ctl(&code, "disable", "llama", NULL, NULL);
 	assert_int_equal(code, 0);
 	pid = wait_state("llama", "stock", pid, 5.0);
-	assert_false(environ_has(pid, "LD_PRELOAD="));
+	assert_false(environ_has(pid, INJECTED));
 	assert_false(environ_has(pid, "METALCAP_"));
 	ctl(&code, "enable", "llama", NULL, NULL);
 	assert_int_equal(code, 0);
 	pid = wait_state("llama", "unlocked", pid, 5.0);
-	assert_true(environ_has(pid, "LD_PRELOAD="));
+	assert_true(environ_has(pid, INJECTED));
+}
+
+/*
+ * The shim wired in by hand, as before metalcap: launchctl setenv put it
+ * and the reference's working set in launchd's own environment, which
+ * every job inherits.  A stock job must still run without it (its agent
+ * sets the variable empty), and an unlocked one with our working set,
+ * not the reference's.  Fails if render leaves either unset.
+ */
+static void
+test_stock_over_launchd_environment(void **state)
+{
+	char	cmd[1024];
+	long	pid;
+	int	code;
+
+	(void)state;
+	snprintf(cmd, sizeof cmd, "%s %s setenv DYLD_INSERT_LIBRARIES %s/lib/"
+	    "libmetalcap.so && %s %s setenv LUME_METAL_RECOMMENDED_WORKING_SET_"
+	    "SIZE 123456789", simvar, SIM, BUILD, simvar, SIM);
+	assert_int_equal(system(cmd), 0);
+	put_job("llama", "");
+	pid = wait_state("llama", "unlocked", 0, 2.0);
+	assert_true(environ_has(pid, "METALCAP_RECOMMENDED_WORKING_SET_SIZE="
+	    "0"));
+	ctl(&code, "disable", "llama", NULL, NULL);
+	assert_int_equal(code, 0);
+	pid = wait_state("llama", "stock", pid, 5.0);
+	assert_false(environ_has(pid, INJECTED));
+	snprintf(cmd, sizeof cmd, "grep -q libmetalcap /proc/%ld/maps", pid);
+	assert_int_not_equal(system(cmd), 0);
 }
 
 static void
@@ -152,7 +183,7 @@ test_override_survives_restart(void **state)
 	after = wait_state("llama", "stock", 0, 3.0);
 	/* Already right: a restarted daemon leaves the job alone. */
 	assert_int_equal(after, pid);
-	assert_false(environ_has(after, "LD_PRELOAD="));
+	assert_false(environ_has(after, INJECTED));
 	j = job_status("llama");
 	assert_string_equal(str_of(j, "state"), "stock");
 	json_decref(j);
@@ -293,7 +324,7 @@ test_probe_failure_never_unlocks(void **state)
 	    "simdgroup_matrix failed");
 	/* Never had the shim: no injection, no report. */
 	sleep_ms(300);
-	assert_false(environ_has(pid, "LD_PRELOAD="));
+	assert_false(environ_has(pid, INJECTED));
 	assert_false(marker_exists(pid));
 }
 
@@ -324,7 +355,7 @@ test_failure_line_reverts(void **state)
 	kill_daemon(SIGKILL);
 	start_daemon();
 	pid = wait_state("llama", "reverted", 0, 3.0);
-	assert_false(environ_has(pid, "LD_PRELOAD="));
+	assert_false(environ_has(pid, INJECTED));
 	/* enable probes first: refused while the device still fails ... */
 	r = ctl(&code, "enable", "llama", NULL, NULL);
 	assert_int_equal(code, 1);
@@ -344,7 +375,7 @@ test_failure_line_reverts(void **state)
 	ctl(&code, "enable", "llama", NULL, NULL);
 	assert_int_equal(code, 0);
 	pid = wait_state("llama", "unlocked", pid, 3.0);
-	assert_true(environ_has(pid, "LD_PRELOAD="));
+	assert_true(environ_has(pid, INJECTED));
 }
 
 static void
@@ -494,7 +525,7 @@ test_dropped_verdict_probed_again(void **state)
 	append_job_log("a", "srv  update: a line that changes nothing\n");
 	ctl(&code, "restart", "a", NULL, NULL);
 	pid = wait_state("a", "unlocked", pid, 4.0);
-	assert_true(environ_has(pid, "LD_PRELOAD="));
+	assert_true(environ_has(pid, INJECTED));
 }
 
 /*
@@ -706,7 +737,7 @@ test_blocked_without_marker(void **state)
 	assert_field_has("restricted", "reason", "the injection was "
 	    "dropped");
 	/* The launcher took it out before the workload ran, unreported. */
-	assert_false(environ_has(pid, "LD_PRELOAD="));
+	assert_false(environ_has(pid, INJECTED));
 	assert_false(marker_exists(pid));
 }
 
@@ -906,6 +937,8 @@ main(void)
 		    test_edit_rerenders_and_restarts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_remove_boots_out, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_stock_over_launchd_environment, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_disable_then_enable, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_override_survives_restart,

@@ -54,7 +54,7 @@ test_revert_persisted_device_healed(void **state)
 	pid = wait_state("llama", "reverted", 0, 5.0);
 	sleep_ms(500);
 	assert_field_has("llama", "state", "reverted");
-	assert_false(environ_has(pid, "LD_PRELOAD="));
+	assert_false(environ_has(pid, INJECTED));
 }
 
 /*
@@ -127,7 +127,7 @@ test_enable_probes_afresh(void **state)
 	}
 	assert_field_has("llama", "state", "reverted");
 	assert_field_has("llama", "reason", "simd_sum");
-	assert_false(pid > 0 && environ_has(pid, "LD_PRELOAD="));
+	assert_false(pid > 0 && environ_has(pid, INJECTED));
 	/* status's table says when and why, under the job. */
 	r = ctl(&code, "status", NULL, NULL, NULL);
 	assert_non_null(strstr(r->out, "\n    reverted at "));
@@ -150,7 +150,7 @@ test_no_metal_device(void **state)
 	wait_state("llama", "reverted", -1, 5.0);
 	assert_field_has("llama", "reason", "the probe found no Metal device");
 	j = job_status("llama");
-	assert_false(pid_of(j) > 0 && environ_has(pid_of(j), "LD_PRELOAD="));
+	assert_false(pid_of(j) > 0 && environ_has(pid_of(j), INJECTED));
 	json_decref(j);
 }
 
@@ -1056,7 +1056,7 @@ test_workload_kernel_probe_never_runs(void **state)
 	    "%s/logs/metalcapd.log", home);
 	assert_int_equal(system(cmd), 0);
 	/* Stock, the workload takes the path without that kernel. */
-	assert_false(environ_has(pid, "LD_PRELOAD="));
+	assert_false(environ_has(pid, INJECTED));
 }
 
 /*

@@ -65,7 +65,7 @@ test_managed_settings(void **state)
 	    "<key>ForceStock</key><true/>");
 	ctl(&code, "reload", NULL, NULL, NULL);
 	pid = wait_state("llama", "stock", pid, 3.0);
-	assert_false(environ_has(pid, "LD_PRELOAD="));
+	assert_false(environ_has(pid, INJECTED));
 	assert_field_has("llama", "reason", "managed setting ForceStock");
 	r = ctl(&code, "enable", "llama", NULL, NULL);
 	assert_int_equal(code, 1);
@@ -96,7 +96,7 @@ test_late_folders_watched(void **state)
 	pid = wait_state("llama", "unlocked", pid, 3.0);
 	write_managed(NULL, "<key>ForceStock</key><true/>");
 	pid = wait_state("llama", "stock", pid, 3.0);
-	assert_false(environ_has(pid, "LD_PRELOAD="));
+	assert_false(environ_has(pid, INJECTED));
 	/* The machine's job folder, made after start. */
 	put_machine_job("fleet");
 	wait_state("fleet", "stock", 0, 3.0);
@@ -133,7 +133,7 @@ test_managed_fails_safe(void **state)
 		write_file(path, "w", broken[i]);
 		ctl(&code, "reload", NULL, NULL, NULL);
 		pid = wait_state("llama", "stock", pid, 3.0);
-		assert_false(environ_has(pid, "LD_PRELOAD="));
+		assert_false(environ_has(pid, INJECTED));
 		assert_field_has("llama", "reason", "managed settings unusable");
 		r = ctl(&code, "enable", "llama", NULL, NULL);
 		assert_int_equal(code, 1);
@@ -461,7 +461,7 @@ test_machine_jobs_follow_console(void **state)
 	assert_int_equal(unlink(console), 0);
 	write_file(console, "w", "");
 	pid = wait_state("fleet", "stock", 0, 8.0);
-	assert_false(environ_has(pid, "LD_PRELOAD="));
+	assert_false(environ_has(pid, INJECTED));
 	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
 	assert_int_equal(system(cmd), 0);
 }

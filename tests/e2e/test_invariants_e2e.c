@@ -196,7 +196,7 @@ all_status(void)
 static bool
 carries_shim(long pid)
 {
-	return pid > 0 && environ_lookup(pid, "LD_PRELOAD=") == 1;
+	return pid > 0 && environ_lookup(pid, INJECTED) == 1;
 }
 
 static bool

@@ -127,7 +127,7 @@ test_removed_while_down(void **state)
 	remove_job_file("llama");
 	/* launchd runs it on with the shim, as a Mac would. */
 	assert_int_equal(kill((pid_t)pid, 0), 0);
-	assert_true(environ_has(pid, "LD_PRELOAD="));
+	assert_true(environ_has(pid, INJECTED));
 	start_daemon();
 	wait_all_gone("llama", pid);
 }
@@ -182,7 +182,7 @@ test_override_goes_with_job(void **state)
 	wait_all_gone("llama", pid);
 	put_job("llama", "<key>Unlocked</key><false/>");
 	pid = wait_state("llama", "stock", 0, 5.0);
-	assert_false(environ_has(pid, "LD_PRELOAD="));
+	assert_false(environ_has(pid, INJECTED));
 	assert_field_has("llama", "desired", "stock");
 }
 

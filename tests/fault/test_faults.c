@@ -285,7 +285,7 @@ test_kill9_burst(void **state)
 			snprintf(buf, sizeof buf, "METALCAP_APPLE_FAMILY_MAX=%s",
 			    profile[k] ? "1007" : "1009");
 			snprintf(var, sizeof var, "MARK=%s", mark[k]);
-			while (job_env_is(name, "LD_PRELOAD=") != unlocked[k] ||
+			while (job_env_is(name, INJECTED) != unlocked[k] ||
 			    (unlocked[k] && !job_env_is(name, buf)) ||
 			    !job_env_is(name, var)) {
 				if (now_s() - converge > 10 * time_scale()) {
@@ -493,7 +493,7 @@ test_probe_faults(void **state)
 			fail_msg("probe %s: enable gave %d: %s", modes[i], code,
 			    r->err);
 		pid = wait_state("j0", "reverted", 0, 5.0);
-		assert_false(environ_has(pid, "LD_PRELOAD="));
+		assert_false(environ_has(pid, INJECTED));
 	}
 	home_file("probe.fault", "");
 	ctl(&code, "enable", "j0", NULL, NULL);
@@ -601,7 +601,7 @@ test_enable_superseded(void **state)
 		fail_msg("the held enable said: %s", err);
 	j = job_status("j0");
 	assert_string_equal(str_of(j, "desired"), "stock");
-	assert_false(pid_of(j) > 0 && environ_has(pid_of(j), "LD_PRELOAD="));
+	assert_false(pid_of(j) > 0 && environ_has(pid_of(j), INJECTED));
 	json_decref(j);
 	report("enable held behind its probe, disable answered meanwhile: the "
 	    "enable was refused (%.80s), the job stayed stock", err);

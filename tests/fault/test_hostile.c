@@ -537,7 +537,7 @@ test_forcestock_toggles(void **state)
 	/* Past the marker timeout, it is still stock, never "blocked". */
 	sleep_ms(2000 * (long)time_scale());
 	pid = wait_state("llama", "stock", 0, 1.0);
-	assert_false(environ_has(pid, "LD_PRELOAD="));
+	assert_false(environ_has(pid, INJECTED));
 	report("ForceStock toggled 10 times in 0.8 s: the job settled stock "
 	    "and was never taken for blocked");
 }

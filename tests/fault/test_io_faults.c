@@ -342,7 +342,7 @@ test_revert_kept_when_disk_full(void **state)
 	sleep_ms(500);
 	assert_field_has("j0", "state", "reverted");
 	pid = wait_state("j0", "reverted", -1, 1.0);
-	assert_false(pid > 0 && environ_has(pid, "LD_PRELOAD="));
+	assert_false(pid > 0 && environ_has(pid, INJECTED));
 	/* Room again: the next save writes the revert too. */
 	unlink(filler);
 	ctl(&code, "profile", "j1", "apple7", NULL);
@@ -451,7 +451,7 @@ test_request_reverting_disk_full(void **state)
 	assert_int_equal(code, 0);
 	pid = wait_state("j1", "reverted", 0, 10.0);
 	assert_field_has("j1", "reason", "simd_sum");
-	assert_false(pid > 0 && environ_has(pid, "LD_PRELOAD="));
+	assert_false(pid > 0 && environ_has(pid, INJECTED));
 	report("a start that the failed verdict reverts, on a full disk: "
 	    "refused, the job stayed stopped; with room, reverted and saved");
 }

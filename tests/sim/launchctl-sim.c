@@ -131,6 +131,42 @@ sim_btm_holds(const char *label)
 	return access(path, F_OK) == 0;
 }
 
+/*
+ * setenv KEY VALUE, unsetenv KEY, getenv KEY: launchd's own environment,
+ * which jobs started afterwards inherit below their plist's
+ * EnvironmentVariables.  launchd 842 support/launchctl.c: setenv and
+ * unsetenv answer 0 (1 and "usage: setenv <key> <value>" for a wrong
+ * count); getenv prints the value and a newline, or nothing when unset,
+ * and answers 0 either way.
+ */
+static int
+sim_env_verb(const char *verb, int argc, char **argv)
+{
+	plist_t	store;
+	char	*value;
+
+	if (strcmp(verb, "setenv") == 0 && argc != 2) {
+		fprintf(stderr, "usage: setenv <key> <value>\n");
+		return 1;
+	}
+	if (strcmp(verb, "setenv") != 0 && argc != 1) {
+		fprintf(stderr, "usage: %s <key>\n", verb);
+		return 1;
+	}
+	if (strcmp(verb, "setenv") == 0)
+		sim_set_environment(argv[0], argv[1]);
+	else if (strcmp(verb, "unsetenv") == 0)
+		sim_set_environment(argv[0], NULL);
+	else {
+		store = sim_environment_store();
+		if ((value = mc_plist_string(store, argv[0])) != NULL)
+			printf("%s\n", value);
+		free(value);
+		plist_free(store);
+	}
+	return 0;
+}
+
 /* Not launchctl's: sim-btm hold|allow LABEL, for tests. */
 static int
 sim_btm(int argc, char **argv)
@@ -804,7 +840,8 @@ sim_usage(void)
 {
 	fprintf(stderr, "Usage: launchctl <subcommand> ... | help "
 	    "[subcommand]\n(simulator: bootstrap bootout enable disable "
-	    "kickstart kill print print-disabled list; for tests: sim-jetsam "
+	    "kickstart kill print print-disabled list setenv unsetenv getenv; "
+	    "for tests: sim-jetsam "
 	    "sim-login sim-logout sim-btm)\n");
 }
 
@@ -847,6 +884,9 @@ main(int argc, char **argv)
 		return sim_jetsam(argc, argv + 2);
 	if (strcmp(argv[1], "sim-login") == 0)
 		return sim_login(argc, argv + 2);
+	if (strcmp(argv[1], "setenv") == 0 || strcmp(argv[1], "unsetenv") == 0 ||
+	    strcmp(argv[1], "getenv") == 0)
+		return sim_env_verb(argv[1], argc, argv + 2);
 	if (strcmp(argv[1], "sim-btm") == 0)
 		return sim_btm(argc, argv + 2);
 	if (strcmp(argv[1], "sim-logout") == 0 && argc == 0)

@@ -19,6 +19,8 @@ extern int		 sim_lock_fd;
 
 bool	sim_alive(long long pid);
 plist_t	sim_disabled_store(void);
+plist_t	sim_environment_store(void);
+void	sim_set_environment(const char *key, const char *value);
 long long	sim_int(plist_t rec, const char *key, long long fallback);
 bool	sim_is_disabled(const char *label);
 plist_t	sim_load(const char *label);

@@ -308,3 +308,39 @@ sim_set_disabled(const char *target, bool disabled)
 	return 0;
 }
 
+
+/*
+ * launchd's own environment, as launchctl setenv left it: a dictionary of
+ * strings in SIM_DIR/environment.plist (launchd 842 ipc.c set_user_env
+ * calls setenv in launchd, and every job forked after inherits it).
+ */
+plist_t
+sim_environment_store(void)
+{
+	char	path[4096], why[256];
+	plist_t	store;
+
+	snprintf(path, sizeof path, "%s/environment.plist", sim_dir);
+	if (mc_plist_read_file(path, &store, why, sizeof why) == -1)
+		store = plist_new_dict();
+	return store;
+}
+
+/* setenv KEY VALUE, or unsetenv KEY when value is NULL. */
+void
+sim_set_environment(const char *key, const char *value)
+{
+	char	path[4096], why[256];
+	plist_t	store;
+
+	sim_lock();
+	store = sim_environment_store();
+	if (value != NULL)
+		plist_dict_set_item(store, key, plist_new_string(value));
+	else if (plist_dict_get_item(store, key) != NULL)
+		plist_dict_remove_item(store, key);
+	snprintf(path, sizeof path, "%s/environment.plist", sim_dir);
+	mc_plist_write_atomic(path, store, 0644, why, sizeof why);
+	plist_free(store);
+	sim_unlock();
+}

@@ -51,20 +51,25 @@ sup_on_usr1(int sig)
  * loadInsertedLibraries and halt; proxychains-ng#530 for the words).
  * Here "loads" is "is an ELF file we can read";
  * LAUNCHCTL_SIM_DYLD_ARCH=arm64e plays a workload of another architecture
- * than the library's, which no file check can see.
+ * than the library's, which no file check can see.  list is the variable's
+ * value as the process gets it: empty inserts nothing, and otherwise every
+ * ':' splits, an empty piece being a path that cannot load (dyld-1378
+ * DyldProcessConfig.cpp PathOverrides::forEachInsertedDylib skips an empty
+ * value; forEachInColonList hands each piece on, empty ones included).
  */
 static void
-sup_dyld(plist_t job)
+sup_dyld(const char *list)
 {
-	plist_t		 env = plist_dict_get_item(job, "EnvironmentVariables");
-	char		*list = env ? mc_plist_string(env, "DYLD_INSERT_LIBRARIES") :
-	    NULL, *path, *save = NULL, magic[4];
 	const char	*arch = getenv("LAUNCHCTL_SIM_DYLD_ARCH");
-	const char	*why = NULL;
+	const char	*why = NULL, *p, *end;
+	char		 path[4096], magic[4];
 	int		 fd;
 
-	for (path = list ? strtok_r(list, ":", &save) : NULL; path != NULL;
-	    path = strtok_r(NULL, ":", &save)) {
+	if (list == NULL || *list == '\0')
+		return;
+	for (p = list;; p = end + 1) {
+		end = p + strcspn(p, ":");
+		snprintf(path, sizeof path, "%.*s", (int)(end - p), p);
 		if ((fd = open(path, O_RDONLY)) == -1)
 			why = "(no such file)";
 		else if (read(fd, magic, 4) != 4 || memcmp(magic, "\177ELF", 4))
@@ -81,8 +86,9 @@ sup_dyld(plist_t job)
 			    path, why, (int)getpid(), path, why);
 			abort();
 		}
+		if (*end == '\0')
+			return;
 	}
-	free(list);
 }
 
 /*
@@ -128,26 +134,74 @@ sup_limits(plist_t job)
 	setrlimit(RLIMIT_NOFILE, &rl);
 }
 
+/* key=value into env (*n used of cap), replacing key's entry if any. */
+static void
+sup_env_set(char **env, size_t *n, size_t cap, const char *key,
+    const char *value)
+{
+	size_t	klen = strlen(key), len = klen + strlen(value) + 2, i;
+	char	*kv = malloc(len);
+
+	snprintf(kv, len, "%s=%s", key, value);
+	for (i = 0; i < *n; i++)
+		if (strncmp(env[i], key, klen) == 0 && env[i][klen] == '=') {
+			free(env[i]);
+			env[i] = kv;
+			return;
+		}
+	if (*n < cap - 1)
+		env[(*n)++] = kv;
+	else
+		free(kv);
+}
+
+/* Each string of a dictionary into env, replacing. */
+static void
+sup_env_dict(char **env, size_t *n, size_t cap, plist_t dict)
+{
+	plist_dict_iter	 it = NULL;
+	plist_t		 node;
+	char		*key, *val;
+
+	if (dict == NULL || plist_get_node_type(dict) != PLIST_DICT)
+		return;
+	plist_dict_new_iter(dict, &it);
+	for (;;) {
+		key = NULL;
+		plist_dict_next_item(dict, it, &key, &node);
+		if (key == NULL)
+			break;
+		val = NULL;
+		if (plist_get_node_type(node) == PLIST_STRING)
+			plist_get_string_val(node, &val);
+		if (val != NULL)
+			sup_env_set(env, n, cap, key, val);
+		free(key);
+		free(val);
+	}
+	free(it);
+}
+
 /*
- * The program's environment: launchd's few defaults plus the plist's
- * (launchd 842 job_postfork_become_user sets HOME, USER, LOGNAME, SHELL,
- * TMPDIR; PATH defaults to /usr/bin:/bin:/usr/sbin:/sbin).  Nothing of
- * the caller's passes but those, and the sanitizers' options for the
- * tests' own builds.
+ * The program's environment, built as launchd builds it (launchd 842
+ * job_setup_attributes): launchd's own, which launchctl setenv changed,
+ * with HOME, USER, LOGNAME, SHELL and TMPDIR (job_postfork_become_user)
+ * and PATH /usr/bin:/bin:/usr/sbin:/sbin; then XPC_SERVICE_NAME (the
+ * label) and XPC_FLAGS 0x0, which launchd 2.0 sets (not in 842's source:
+ * public environment dumps, openclaw PR #20641); then the plist's
+ * EnvironmentVariables, each replacing.  Nothing else of the caller's
+ * passes but the sanitizers' options for the tests' own builds.  *inject
+ * is where DYLD_INSERT_LIBRARIES ended, played by LD_PRELOAD.
  */
 static char **
-sup_environment(plist_t job)
+sup_environment(plist_t job, const char **inject)
 {
 	static const char *const pass[] = { "HOME=", "USER=", "LOGNAME=",
 	    "SHELL=", "TMPDIR=", "ASAN_OPTIONS=", "UBSAN_OPTIONS=",
 	    "LSAN_OPTIONS=" };
-	plist_t			 vars = plist_dict_get_item(job,
-	    "EnvironmentVariables");
-	plist_dict_iter		 it = NULL;
-	char			**env, *key, *val;
-	plist_t			 node;
-	size_t			 n = 0, i, cap = 64;
-	char			**e;
+	plist_t		  store = sim_environment_store();
+	char		**env, **e, *label = mc_plist_string(job, "Label");
+	size_t		  n = 0, i, cap = 64;
 
 	env = calloc(cap, sizeof *env);
 	env[n++] = strdup("PATH=/usr/bin:/bin:/usr/sbin:/sbin");
@@ -156,28 +210,23 @@ sup_environment(plist_t job)
 			if (strncmp(*e, pass[i], strlen(pass[i])) == 0 &&
 			    n < cap - 1)
 				env[n++] = strdup(*e);
-	if (vars != NULL && plist_get_node_type(vars) == PLIST_DICT)
-		plist_dict_new_iter(vars, &it);
-	while (it != NULL && n < cap - 1) {
-		key = NULL;
-		plist_dict_next_item(vars, it, &key, &node);
-		if (key == NULL)
-			break;
-		val = NULL;
-		if (plist_get_node_type(node) == PLIST_STRING)
-			plist_get_string_val(node, &val);
-		if (val != NULL) {
-			const char *name = strcmp(key,
-			    "DYLD_INSERT_LIBRARIES") == 0 ? "LD_PRELOAD" : key;
-			size_t len = strlen(name) + strlen(val) + 2;
+	sup_env_dict(env, &n, cap, store);
+	plist_free(store);
+	sup_env_set(env, &n, cap, "XPC_SERVICE_NAME", label ? label : "");
+	sup_env_set(env, &n, cap, "XPC_FLAGS", "0x0");
+	free(label);
+	sup_env_dict(env, &n, cap, plist_dict_get_item(job,
+	    "EnvironmentVariables"));
+	*inject = NULL;
+	for (i = 0; i < n; i++)
+		if (strncmp(env[i], "DYLD_INSERT_LIBRARIES=", 22) == 0) {
+			char *kv = malloc(strlen(env[i]) + 1);
 
-			env[n] = malloc(len);
-			snprintf(env[n++], len, "%s=%s", name, val);
+			sprintf(kv, "LD_PRELOAD=%s", env[i] + 22);
+			free(env[i]);
+			env[i] = kv;
+			*inject = kv + 11;
 		}
-		free(key);
-		free(val);
-	}
-	free(it);
 	env[n] = NULL;
 	return env;
 }
@@ -203,7 +252,8 @@ sup_log(plist_t job, const char *key, int fd)
 
 	if (path == NULL)
 		return 0;
-	lfd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+	/* launchd 842 job_setup_fd: DEFFILEMODE, 0666, under the umask. */
+	lfd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOCTTY, 0666);
 	free(path);
 	if (lfd == -1)
 		return -1;
@@ -277,7 +327,9 @@ sup_spawn(plist_t job, pid_t *pid)
 	if (pipe(fds) == -1)
 		return -1;
 	if ((*pid = fork()) == 0) {
-		char **argv = sup_arguments(job), **env = sup_environment(job);
+		const char *inject;
+		char **argv = sup_arguments(job), **env = sup_environment(job,
+		    &inject);
 
 		close(fds[0]);
 		fcntl(fds[1], F_SETFD, FD_CLOEXEC);
@@ -300,7 +352,7 @@ sup_spawn(plist_t job, pid_t *pid)
 		    sup_log(job, "StandardErrorPath", 2) == -1)
 			err = 78;
 		else {
-			sup_dyld(job);
+			sup_dyld(inject);
 			execve(argv[0], argv, env);
 			err = 78;
 		}

@@ -291,6 +291,54 @@ test_logs_and_environment(void **state)
 }
 
 /*
+ * launchd's own environment: launchctl setenv reaches jobs started after,
+ * below the plist's EnvironmentVariables; getenv prints it (nothing when
+ * unset, 0 either way); XPC_SERVICE_NAME is the label.  Log files are
+ * made 0666 under the umask (the plist's Umask here: 0664).  An empty
+ * insertion variable inserts nothing.
+ */
+static void
+test_launchd_environment(void **state)
+{
+	struct child_result	r;
+	char			extra[512], log[128], buf[4096] = "";
+	struct stat		sb;
+
+	(void)state;
+	assert_int_equal(sim(&r, NULL, "setenv", "MC_GLOBAL", "launchd",
+	    NULL), 0);
+	assert_int_equal(sim(&r, NULL, "setenv", "MC_BOTH", "launchd", NULL),
+	    0);
+	assert_int_equal(sim(&r, NULL, "setenv", "DYLD_INSERT_LIBRARIES", LIB,
+	    NULL), 0);
+	assert_int_equal(sim(&r, NULL, "getenv", "MC_GLOBAL", NULL, NULL), 0);
+	assert_string_equal(r.out, "launchd\n");
+	assert_int_equal(sim(&r, NULL, "getenv", "MC_NONE", NULL, NULL), 0);
+	assert_string_equal(r.out, "");
+	assert_int_equal(sim(&r, NULL, "setenv", "MC_ONLY_KEY", NULL, NULL), 1);
+	assert_string_equal(r.err, "usage: setenv <key> <value>\n");
+	snprintf(log, sizeof log, "%s/out.log", dir);
+	snprintf(extra, sizeof extra, "<key>RunAtLoad</key><true/><key>Umask"
+	    "</key><integer>2</integer><key>StandardOutPath</key><string>%s"
+	    "</string><key>EnvironmentVariables</key><dict><key>MC_BOTH</key>"
+	    "<string>plist</string><key>DYLD_INSERT_LIBRARIES</key><string>"
+	    "</string></dict>", log);
+	assert_int_equal(sim(&r, NULL, "bootstrap", gui, plist("/usr/bin/env",
+	    NULL, extra), NULL), 0);
+	wait_print(&r, "\tlast exit code = 0\n");
+	read_log(log, buf, sizeof buf);
+	assert_non_null(strstr(buf, "MC_GLOBAL=launchd\n"));
+	assert_non_null(strstr(buf, "MC_BOTH=plist\n"));
+	assert_non_null(strstr(buf, "XPC_SERVICE_NAME=" LABEL "\n"));
+	assert_non_null(strstr(buf, "\nLD_PRELOAD=\n"));
+	assert_int_equal(stat(log, &sb), 0);
+	assert_int_equal(sb.st_mode & 0777, 0664);
+	assert_int_equal(sim(&r, NULL, "unsetenv", "MC_GLOBAL", NULL, NULL), 0);
+	assert_int_equal(sim(&r, NULL, "getenv", "MC_GLOBAL", NULL, NULL), 0);
+	assert_string_equal(r.out, "");
+}
+
+/*
  * dyld ends a process whose inserted library will not load, before main,
  * with SIGABRT and its two lines on stderr (glibc would go on without).
  */
@@ -526,6 +574,8 @@ main(void)
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kickstart, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_btm_hold, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_launchd_environment, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_kill_verb, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stop_signals_main_process,
 		    setup, teardown),

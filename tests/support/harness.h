@@ -19,6 +19,12 @@
 #define CTL		BUILD "/bin/metalcapctl"
 #define SIM		BUILD "/tests/launchctl-sim"
 #define FAKE_LLAMA	BUILD "/tests/fake-llama"
+/*
+ * In a job's environment: the shim inserted.  The simulator plays dyld's
+ * DYLD_INSERT_LIBRARIES with LD_PRELOAD, and a stock job has it empty
+ * (launchd's own environment may hold one: render.c).
+ */
+#define INJECTED	"LD_PRELOAD=/"
 
 extern char		home[64], simdir[128], simvar[160], switches[160];
 extern pid_t		daemon_pid;

@@ -518,6 +518,10 @@ test_render(void **state)
 	s = agent_env(agent, "METALCAP_INHERIT");
 	assert_string_equal(s, "0");
 	free(s);
+	/* No working set in the profile: 0, over a reference name's. */
+	s = agent_env(agent, "METALCAP_RECOMMENDED_WORKING_SET_SIZE");
+	assert_string_equal(s, "0");
+	free(s);
 	s = agent_env(agent, "PATH");
 	assert_string_equal(s, "/usr/bin");
 	free(s);
@@ -535,11 +539,17 @@ test_render(void **state)
 	free(it);
 	plist_free(agent);
 
-	/* Stock: no trace of the shim; ProcessType defaults to Interactive. */
+	/*
+	 * Stock: the insertion variable empty, over whatever launchd's own
+	 * environment holds; no other trace of the shim; ProcessType
+	 * defaults to Interactive.
+	 */
 	plist_dict_remove_item(tmpl, "ProcessType");
 	in.profile = NULL;
 	agent = render_agent(tmpl, &in);
-	assert_null(agent_env(agent, "DYLD_INSERT_LIBRARIES"));
+	s = agent_env(agent, "DYLD_INSERT_LIBRARIES");
+	assert_string_equal(s, "");
+	free(s);
 	assert_null(agent_env(agent, "METALCAP_APPLE_FAMILY_MAX"));
 	s = mc_plist_string(agent, "ProcessType");
 	assert_string_equal(s, "Interactive");
