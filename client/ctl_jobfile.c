@@ -150,7 +150,7 @@ cmd_add(struct ctl *c, const struct ctl_command *cmd, int argc, char **argv)
 	else
 		printf("added %s: %s\n", argv[0], path);
 out:
-	plist_to_xml_free(xml);
+	mc_plist_mem_free(xml);
 	jobfile_free(spec);
 	diag_clear(&errors);
 	diag_clear(&warnings);

@@ -32,7 +32,7 @@ mc_plist_has_nul(plist_t root)
 
 	plist_to_xml(root, &xml, &len);
 	found = xml == NULL || memchr(xml, '\0', len) != NULL;
-	free(xml);
+	mc_plist_mem_free(xml);
 	return found;
 }
 
@@ -224,7 +224,7 @@ mc_plist_read_memory(const char *buf, size_t len, plist_t *out, char *why,
 		snprintf(why, whylen, "refused: %s", refused);
 		return -1;
 	}
-	plist_from_memory(buf, (uint32_t)len, out);
+	mc_plist_from_memory(buf, (uint32_t)len, out);
 	if (*out == NULL) {
 		snprintf(why, whylen, "is not a property list (XML or binary)");
 		return -1;
@@ -398,8 +398,28 @@ mc_plist_write_atomic(const char *path, plist_t plist, mode_t mode, char *why,
 		return -1;
 	}
 	rc = mc_write_atomic(path, xml, len, mode, why, whylen);
-	plist_to_xml_free(xml);
+	mc_plist_mem_free(xml);
 	return rc;
+}
+
+void
+mc_plist_from_memory(const char *buf, uint32_t len, plist_t *out)
+{
+#ifdef PLIST_IS_INT
+	plist_from_memory(buf, len, out, NULL);
+#else
+	plist_from_memory(buf, len, out);
+#endif
+}
+
+void
+mc_plist_mem_free(void *mem)
+{
+#ifdef PLIST_IS_INT
+	plist_mem_free(mem);
+#else
+	free(mem);	/* what plist_to_xml_free and plist_to_bin_free do */
+#endif
 }
 
 const char *

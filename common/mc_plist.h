@@ -32,6 +32,16 @@ int		 mc_write_atomic(const char *path, const char *data,
 int		 mc_write_new(const char *path, const char *data,
 		    size_t len, mode_t mode, char *why, size_t whylen);
 const char	*mc_plist_type_name(plist_t node);
+/*
+ * libplist 2.3.0 broke its API (NEWS: "plist_from_memory() gets additional
+ * parameter"; plist_to_xml_free and plist_to_bin_free gave way to
+ * plist_mem_free).  Debian 12 has 2.2.0, Homebrew 2.7.0: both are built
+ * (make check-compat).  PLIST_IS_INT came with 2.3.0's PLIST_UINT rename,
+ * so the header tells which one is there.
+ */
+void		 mc_plist_from_memory(const char *buf, uint32_t len,
+		    plist_t *out);
+void		 mc_plist_mem_free(void *mem);
 char		*mc_plist_string(plist_t dict, const char *key);
 bool		 mc_plist_bool(plist_t dict, const char *key, bool fallback);
 

@@ -180,7 +180,7 @@ fleet_write_cb(uv_timer_t *t)
 	fleet_write(d, "status.json", text, text ? strlen(text) : 0);
 	fleet_write(d, "status.plist", xml, xmllen);
 	free(text);
-	free(xml);
+	mc_plist_mem_free(xml);
 	/* Documents of many jobs leave a high-water mark in the heap. */
 	if (d->njobs >= 64)
 		platform_release_memory();

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mc_plist.h"
 #include "mc_util.h"
 #include "mcd.h"
 
@@ -182,7 +183,7 @@ render_xml(plist_t agent, size_t *len)
 	copy = malloc(n + 1);
 	memcpy(copy, xml, n);
 	copy[n] = '\0';
-	plist_to_xml_free(xml);
+	mc_plist_mem_free(xml);
 	*len = n;
 	return copy;
 }

@@ -98,7 +98,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (mc_plist_read_memory(bytes, len, &root, why, sizeof why) == 0) {
 		plist_to_xml(root, &xml, &xlen);
-		free(xml);
+		mc_plist_mem_free(xml);
 		plist_free(root);
 	}
 	return 0;

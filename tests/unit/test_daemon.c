@@ -448,7 +448,7 @@ test_job_bad_files(void **state)
 	f = fopen(path, "wb");
 	fwrite(bin, 1, len, f);
 	fclose(f);
-	plist_to_bin_free(bin);
+	mc_plist_mem_free(bin);
 	plist_free(root);
 	spec = load_expect(path, NULL, NULL);
 	assert_int_equal(spec->argc, 3);

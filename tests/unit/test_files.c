@@ -548,7 +548,7 @@ test_plist_bombs(void **state)
 		assert_int_equal(plist_dict_get_size(back), 21);
 		assert_int_equal(plist_array_get_size(plist_dict_get_item(back,
 		    "list")), 20);
-		plist_to_bin_free(bytes);
+		mc_plist_mem_free(bytes);
 		plist_free(back);
 		plist_free(dict);
 	}
