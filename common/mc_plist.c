@@ -402,11 +402,24 @@ mc_plist_write_atomic(const char *path, plist_t plist, mode_t mode, char *why,
 	return rc;
 }
 
+/*
+ * XML or binary, *out NULL otherwise.  libplist 2.3 also reads JSON and
+ * OpenStep, where any word is a string: "junk" would be a property list,
+ * and a job file would mean what it means on one version only.
+ */
 void
 mc_plist_from_memory(const char *buf, uint32_t len, plist_t *out)
 {
 #ifdef PLIST_IS_INT
-	plist_from_memory(buf, len, out, NULL);
+	plist_format_t	format = (plist_format_t)0;	/* 2.3.0 has no _NONE */
+
+	*out = NULL;
+	plist_from_memory(buf, len, out, &format);
+	if (*out != NULL && format != PLIST_FORMAT_XML &&
+	    format != PLIST_FORMAT_BINARY) {
+		plist_free(*out);
+		*out = NULL;
+	}
 #else
 	plist_from_memory(buf, len, out);
 #endif

@@ -428,6 +428,13 @@ test_job_bad_files(void **state)
 	    NULL);
 	load_expect(write_file("junk.plist", "this is not a plist"),
 	    "junk.plist: is not a property list (XML or binary)", NULL);
+	/* libplist 2.3 and later read JSON and OpenStep too: refused on all. */
+	load_expect(write_file("json.plist", "{\"ProgramArguments\": "
+	    "[\"/usr/bin/true\"]}"), "json.plist: is not a property list "
+	    "(XML or binary)", NULL);
+	load_expect(write_file("ostep.plist", "{ ProgramArguments = ( "
+	    "\"/usr/bin/true\" ); }"), "ostep.plist: is not a property list "
+	    "(XML or binary)", NULL);
 	load_expect(write_file("array.plist", "<plist version=\"1.0\"><array/>"
 	    "</plist>"), "array.plist: expected a dictionary at the top, found "
 	    "an array", NULL);
