@@ -97,7 +97,16 @@ caveats() {
 	    has 'metalcapctl doctor'
 }
 
+# The formula's license is the one the source (and so the tarball) carries.
+license_file() {
+	[ -f "$top/LICENSE" ] || { echo "no LICENSE at the top of the source"; return 1; }
+	head -n 1 "$top/LICENSE" | grep -qx "MIT License" ||
+	    { echo "LICENSE is not the MIT license"; return 1; }
+	has 'license "MIT"'
+}
+
 check "ruby -c" syntax
+check "license" license_file
 check "tarball url" tarball
 check "dependencies" dependencies
 check "install line" install_line
