@@ -22,25 +22,14 @@
 
 #define FLEET_DELAY_MS	50	/* coalesce bursts of changes */
 
-/* A random id, made once and kept in state/instance-id. */
+/* A new random id into d->instance_id. */
 static void
-fleet_instance_id(struct mcd *d)
+fleet_new_id(struct mcd *d)
 {
-	char		path[PATH_MAX], why[256];
 	unsigned char	raw[16];
 	size_t		i;
-	FILE		*f;
 	int		fd;
 
-	mc_fmt(path, sizeof path, "%s/instance-id", d->paths.state);
-	if ((f = fopen(path, "r")) != NULL) {
-		if (fscanf(f, "%32s", d->instance_id) == 1 &&
-		    strlen(d->instance_id) == 32) {
-			fclose(f);
-			return;
-		}
-		fclose(f);
-	}
 	memset(raw, 0, sizeof raw);
 	if ((fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC)) != -1) {
 		if (read(fd, raw, sizeof raw) != (ssize_t)sizeof raw)
@@ -49,7 +38,44 @@ fleet_instance_id(struct mcd *d)
 	}
 	for (i = 0; i < sizeof raw; i++)
 		snprintf(d->instance_id + 2 * i, 3, "%02x", raw[i]);
-	if (mc_write_atomic(path, d->instance_id, 32, 0644, why,
+}
+
+/*
+ * A random id, kept in state/instance-id with the machine it was made on
+ * ("ID\nmachine UUID\n").  Guests cloned from an image a user was logged
+ * in to while it was built inherit the file; where it names another
+ * machine than this one, a new id is made, so that 500 clones do not
+ * report as one.  A file of the id alone (older) takes this machine.
+ */
+static void
+fleet_instance_id(struct mcd *d)
+{
+	char	path[PATH_MAX], why[256], machine[128] = "", kept[128] = "";
+	char	text[200];
+	bool	known, keep = false;
+	FILE	*f;
+	int	n = 0;
+
+	known = platform_machine_id(d->paths.machine_id, machine,
+	    sizeof machine) == 0;
+	mc_fmt(path, sizeof path, "%s/instance-id", d->paths.state);
+	if ((f = fopen(path, "r")) != NULL) {
+		n = fscanf(f, "%32s machine %127s", d->instance_id, kept);
+		fclose(f);
+		keep = n >= 1 && strlen(d->instance_id) == 32;
+	}
+	if (keep && (!known || strcmp(kept, machine) == 0))
+		return;
+	if (keep && n == 2 && strcmp(kept, "unknown") != 0) {
+		log_warnx("instance id: state/instance-id names machine %s, "
+		    "this is %s (a cloned guest): a new id", kept, machine);
+		keep = false;
+	}
+	if (!keep)
+		fleet_new_id(d);
+	snprintf(text, sizeof text, "%s\nmachine %s\n", d->instance_id,
+	    known ? machine : "unknown");
+	if (mc_write_atomic(path, text, strlen(text), 0644, why,
 	    sizeof why) == -1)
 		log_warnx("%s", why);
 }

@@ -44,6 +44,7 @@ struct mcd_paths {
 	char	managed[PATH_MAX];	/* managed preferences, computer */
 	char	managed_user[PATH_MAX];	/* ... and this user's, over it */
 	char	console[PATH_MAX];	/* whose owner has the console, or "" */
+	char	machine_id[PATH_MAX];	/* a stand-in for the machine's id */
 };
 
 int	paths_init(struct mcd_paths *, const char *home, const char *argv0,
@@ -58,6 +59,7 @@ void	paths_run_dir(const char *config, size_t sun_max, char *out,
 
 int	platform_default_dirs(char *config, char *state, char *runtime,
 	    char *logs, char *agents, size_t len);
+int	platform_machine_id(const char *stand_in, char *buf, size_t len);
 int	platform_self_dir(const char *argv0, char *dir, size_t len);
 void	platform_login_agents(const char *home, char *dir, size_t len);
 const char *platform_shim_name(void);

@@ -110,6 +110,8 @@ paths_init(struct mcd_paths *p, const char *home, const char *argv0,
 		    "Library/Application Support/metalcap/jobs.d");
 		/* And for /dev/console: its owner is the user in front. */
 		paths_join(p->console, home, "console");
+		/* And for the machine's hardware UUID. */
+		paths_join(p->machine_id, home, "machine-id");
 	} else {
 		if (platform_default_dirs(config, state, run, p->logs,
 		    p->agents, PATH_MAX) == -1) {

@@ -13,6 +13,8 @@
 #include <libgen.h>
 #include <malloc/malloc.h>
 #include <mach-o/dyld.h>
+#include <time.h>
+#include <uuid/uuid.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +26,37 @@
 #include "mcd.h"
 
 #define PLATFORM_SUN_PATH	sizeof ((struct sockaddr_un *)0)->sun_path
+
+/*
+ * The hardware UUID (IOPlatformUUID, what System Information shows), which
+ * the hypervisor gives each VM, through gethostuuid(2); a --home's
+ * stand-in file instead when there is one.  -1 when neither answers.
+ */
+int
+platform_machine_id(const char *stand_in, char *buf, size_t len)
+{
+	struct timespec	wait = { 1, 0 };
+	uuid_t		id;
+	uuid_string_t	text;
+	FILE		*f;
+
+	if (stand_in[0] != '\0') {
+		if ((f = fopen(stand_in, "r")) == NULL ||
+		    fgets(buf, (int)len, f) == NULL) {
+			if (f != NULL)
+				fclose(f);
+			return -1;
+		}
+		fclose(f);
+		buf[strcspn(buf, "\n")] = '\0';
+		return buf[0] != '\0' ? 0 : -1;
+	}
+	if (gethostuuid(id, &wait) == -1)
+		return -1;
+	uuid_unparse_upper(id, text);
+	snprintf(buf, len, "%s", text);
+	return 0;
+}
 
 int
 platform_default_dirs(char *config, char *state, char *runtime, char *logs,

@@ -117,6 +117,19 @@ platform_first_line(const char *file, char *buf, size_t len)
 }
 
 /*
+ * What tells one machine from another, as macOS's hardware UUID does:
+ * systemd's /etc/machine-id (or the stand-in a --home gives).  -1 when
+ * it cannot be read.
+ */
+int
+platform_machine_id(const char *stand_in, char *buf, size_t len)
+{
+	platform_first_line(stand_in[0] ? stand_in : "/etc/machine-id", buf,
+	    len);
+	return strcmp(buf, "unknown") == 0 || buf[0] == '\0' ? -1 : 0;
+}
+
+/*
  * For evidence: the distribution and kernel, and the DMI product name
  * (a VM's names its hypervisor's machine).
  */

@@ -10,6 +10,7 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 
+#include <errno.h>
 #include <pwd.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -466,6 +467,63 @@ test_machine_jobs_follow_console(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/*
+ * The instance id the status file of a daemon just started gives, read
+ * with Python's json: the last daemon's file is removed first, and the
+ * new one waited for (it is written within 50 ms of the start).
+ */
+static void
+restart_and_read_id(char *buf, size_t len)
+{
+	char	cmd[512];
+	FILE	*p;
+	int	i;
+
+	kill_daemon(SIGTERM);
+	snprintf(cmd, sizeof cmd, "%s/state/status.json", home);
+	assert_true(unlink(cmd) == 0 || errno == ENOENT);
+	start_daemon();
+	for (i = 0; i < 250 && access(cmd, F_OK) == -1; i++)
+		sleep_ms(20);
+	snprintf(cmd, sizeof cmd, "python3 -c 'import json, sys; print(json."
+	    "load(open(sys.argv[1]))[\"instance_id\"])' %s/state/status.json",
+	    home);
+	assert_non_null(p = popen(cmd, "r"));
+	assert_non_null(fgets(buf, (int)len, p));
+	buf[strcspn(buf, "\n")] = '\0';
+	assert_int_equal(pclose(p), 0);
+	assert_int_equal(strlen(buf), 32);
+}
+
+/*
+ * Guests cloned from one image (issue 28): the state folder, instance id
+ * included, comes with the clone; the id names the machine it was made
+ * on, and on another (here the stand-in of macOS's hardware UUID changed)
+ * a new id is made, and kept from then on.  An id file from before names
+ * no machine: it is kept and takes this one.
+ */
+static void
+test_clone_gets_own_instance_id(void **state)
+{
+	char	machine[256], idfile[256], first[64], again[64], clone[64];
+
+	(void)state;
+	snprintf(machine, sizeof machine, "%s/machine-id", home);
+	snprintf(idfile, sizeof idfile, "%s/state/instance-id", home);
+	write_file(machine, "w", "8C5D2F1E-0000-4000-8000-00000000A001\n");
+	write_file(idfile, "w", "0123456789abcdef0123456789abcdef\n");
+	restart_and_read_id(first, sizeof first);
+	assert_string_equal(first, "0123456789abcdef0123456789abcdef");
+	restart_and_read_id(again, sizeof again);
+	assert_string_equal(again, first);
+	/* The clone: the same state, another machine. */
+	write_file(machine, "w", "8C5D2F1E-0000-4000-8000-00000000B002\n");
+	restart_and_read_id(clone, sizeof clone);
+	assert_string_not_equal(clone, first);
+	restart_and_read_id(again, sizeof again);
+	assert_string_equal(again, clone);
+}
+
 /* Wait for the job's status to have text in key; the status, or a fail. */
 static json_t *
 wait_field(const char *name, const char *key, const char *text,
@@ -566,6 +624,8 @@ main(void)
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_held_by_launchd, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_clone_gets_own_instance_id,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_late_folders_watched,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_managed_fails_safe, setup,
