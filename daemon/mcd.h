@@ -613,6 +613,7 @@ struct conn {
 	struct conn		*next;
 };
 
+/* 0 serving; 1 another metalcapd serves this user; -1 an error. */
 int	server_start(struct mcd *, char *why, size_t whylen);
 void	server_stop(struct mcd *);
 void	server_send(struct conn *, msgpack_sbuffer *);

@@ -319,6 +319,7 @@ main(int argc, char **argv)
 	struct mcd	*d = &daemon_state;
 	bool		 foreground = false;
 	char		 why[512], logfile[PATH_MAX + 16], reports[PATH_MAX + 16];
+	int		 rc;
 
 	signal(SIGPIPE, SIG_IGN);
 	d->loop = uv_default_loop();
@@ -345,10 +346,17 @@ main(int argc, char **argv)
 		log_warnx("%s", why);
 	snprintf(d->domain, sizeof d->domain, "gui/%ld", (long)getuid());
 	seams_connect(d);
-	if (server_start(d, why, sizeof why) == -1) {
-		fprintf(stderr, "metalcapd: %s\n", why);
-		log_warnx("%s", why);
-		return 1;
+	/*
+	 * Not an error when another serves this user: launchd starts one per
+	 * session type the agent allows (Homebrew's service.rb allows them
+	 * all), and an exit of 0 is not restarted (KeepAlive SuccessfulExit
+	 * false), where a failure would be, every 10 seconds, for ever.
+	 */
+	if ((rc = server_start(d, why, sizeof why)) != 0) {
+		fprintf(stderr, "metalcapd: %s%s\n", why, rc == 1 ?
+		    ": this one exits" : "");
+		log_warnx("%s%s", why, rc == 1 ? ": this one exits" : "");
+		return rc == 1 ? 0 : 1;
 	}
 	log_info("metalcapd %s serving %s, jobs in %s", MC_VERSION,
 	    d->paths.socket, d->paths.jobs);

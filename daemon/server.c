@@ -408,11 +408,15 @@ server_holder_alive(int fd)
 	return pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
 }
 
+/*
+ * One daemon per user: 0 with the lock held, 1 when another metalcapd
+ * holds it, -1 on an error; why says which.
+ */
 static int
 server_lock(struct mcd *d, char *why, size_t whylen)
 {
 	char	path[PATH_MAX], pid[32];
-	int	fd, n, waited = 0;
+	int	fd, n, rc, waited = 0;
 
 	if (mc_fmt(path, sizeof path, "%s/metalcapd.lock", d->paths.state) ==
 	    -1 || (fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
@@ -427,12 +431,13 @@ server_lock(struct mcd *d, char *why, size_t whylen)
 		waited += SERVER_LOCK_POLL_MS;
 	}
 	if (flock(fd, LOCK_EX | LOCK_NB) == -1) {
-		snprintf(why, whylen, errno == EWOULDBLOCK ? "another metalcapd "
-		    "is already serving %s (it holds %s)" : "cannot lock %s: %s",
-		    errno == EWOULDBLOCK ? d->paths.socket : path,
-		    errno == EWOULDBLOCK ? path : strerror(errno));
+		rc = errno == EWOULDBLOCK ? 1 : -1;
+		snprintf(why, whylen, rc == 1 ? "another metalcapd is already "
+		    "serving %s (it holds %s)" : "cannot lock %s: %s",
+		    rc == 1 ? d->paths.socket : path,
+		    rc == 1 ? path : strerror(errno));
 		close(fd);
-		return -1;
+		return rc;
 	}
 	n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
 	if (ftruncate(fd, 0) == -1 || pwrite(fd, pid, (size_t)n, 0) != n)
@@ -467,8 +472,9 @@ server_start(struct mcd *d, char *why, size_t whylen)
 	mode_t	old;
 	int	rc;
 
-	if (server_lock(d, why, whylen) == -1 ||
-	    server_clear_path(d->paths.socket, why, whylen) == -1)
+	if ((rc = server_lock(d, why, whylen)) != 0)
+		return rc;
+	if (server_clear_path(d->paths.socket, why, whylen) == -1)
 		return -1;
 	uv_pipe_init(d->loop, &d->server, 0);
 	d->server.data = d;

@@ -33,7 +33,10 @@ class Metalcap < Formula
 
   service do
     run [opt_libexec/"metalcap/metalcapd", "--foreground"]
-    keep_alive true
+    # service.rb allows every session type (Aqua, Background, ...), so
+    # launchd may start one metalcapd per session; all but the first find
+    # the user's lock and exit 0, which is not restarted; a failure is.
+    keep_alive successful_exit: false
     log_path var/"log/metalcap/metalcapd.log"
     error_log_path var/"log/metalcap/metalcapd.log"
   end

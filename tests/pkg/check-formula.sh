@@ -80,7 +80,8 @@ daemon_has_foreground() {
 # kept alive, with its logs; the test runs what the manifest installs.
 service_and_test() {
 	has 'run [opt_libexec/"metalcap/metalcapd", "--foreground"]' &&
-	    has 'keep_alive true' && has 'log_path var/"log/metalcap/' &&
+	    has 'keep_alive successful_exit: false' &&
+	    has 'log_path var/"log/metalcap/' &&
 	    has 'error_log_path var/"log/metalcap/' &&
 	    grep -q ' usr/local/libexec/metalcap/metalcapd ' "$top/pkg/manifest" &&
 	    daemon_has_foreground &&
