@@ -56,6 +56,21 @@ class Metalcap < Formula
 
   test do
     assert_match version.to_s, shell_output("#{bin}/metalcapctl --version")
+    # The daemon itself, in a home of its own (no job files: launchd is
+    # not asked to run anything), answering metalcapctl over its socket.
+    home = testpath/"mc"
+    pid = spawn(opt_libexec/"metalcap/metalcapd", "--home", home.to_s, "--foreground")
+    begin
+      50.times do
+        break if (home/"metalcapd.sock").socket?
+
+        sleep 0.1
+      end
+      assert_match(/^NAME +STATE/, shell_output("#{bin}/metalcapctl --home #{home} status"))
+    ensure
+      Process.kill("TERM", pid)
+      Process.wait(pid)
+    end
     # The probe's report names the device; with none (a build machine
     # without a GPU) it says so and exits 3, else 0 (pass) or 1 (a check
     # failed).

@@ -98,6 +98,29 @@ caveats() {
 	    has 'metalcapctl doctor'
 }
 
+# The formula's test as it runs there, on this build: metalcapd in a home
+# of its own, metalcapctl status through its socket.
+formula_test() {
+	has '"--home", home.to_s, "--foreground"' &&
+	    has '/^NAME +STATE/, shell_output("#{bin}/metalcapctl --home #{home} status")' ||
+	    return 1
+	home=$(mktemp -d)
+	"$build/bin/metalcapd" --home "$home/mc" --foreground >/dev/null 2>&1 &
+	pid=$!
+	i=0
+	while [ ! -S "$home/mc/metalcapd.sock" ] && [ $i -lt 50 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	out=$("$build/bin/metalcapctl" --home "$home/mc" status 2>&1)
+	rc=$?
+	kill -TERM "$pid"
+	wait "$pid"
+	rm -rf "$home"
+	[ "$rc" -eq 0 ] && echo "$out" | grep -Eq '^NAME +STATE' ||
+	    { echo "metalcapctl status: $rc: $out"; return 1; }
+}
+
 # The formula's license is the one the source (and so the tarball) carries.
 license_file() {
 	[ -f "$top/LICENSE" ] || { echo "no LICENSE at the top of the source"; return 1; }
@@ -108,6 +131,7 @@ license_file() {
 
 check "ruby -c" syntax
 check "license" license_file
+check "formula test" formula_test
 check "tarball url" tarball
 check "dependencies" dependencies
 check "install line" install_line
