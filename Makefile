@@ -630,10 +630,11 @@ $(MACOS)/$(1)/libmetalcap.dylib: $(SHIM_SRC:%.c=$(MACOS)/obj/$(1)/%.o) \
 endef
 $(foreach a,$(MACOS_ARCHS),$(eval $(call macos_arch,$(a))))
 
-# Third-party libraries, built from Debian's source packages.
+# Third-party libraries, built from the sources kept in third_party/.
 MACOS_DEPS	:= $(MACOS)/deps
 # One run builds every architecture: a stamp keeps make -j from racing.
-$(MACOS_DEPS)/.built: scripts/macos-deps.sh macos/compat/*/*.h | need-zig
+$(MACOS_DEPS)/.built: scripts/macos-deps.sh macos/compat/*/*.h \
+    third_party/SHA256SUMS | need-zig
 	scripts/macos-deps.sh $(MACOS_DEPS)
 	touch $@
 $(MACOS_DEPS)/%/libjansson.a: $(MACOS_DEPS)/.built
@@ -648,7 +649,7 @@ $(MACOS)/obj/$(1)/probe/%.o: probe/%.c probe/probe.h VERSION \
     $(MACOS_DEPS)/$(1)/libjansson.a | need-zig
 	@mkdir -p $$(@D)
 	$(call macos_cc,$(1)) $(MACOS_CFLAGS) \
-	    -I$(MACOS_DEPS)/include -c $$< -o $$@
+	    -isystem $(MACOS_DEPS)/include -c $$< -o $$@
 
 $(MACOS)/$(1)/metalcap-probe: $(MACOS_PROBE_SRC:%.c=$(MACOS)/obj/$(1)/%.o) \
     $(MACOS_DEPS)/$(1)/libjansson.a $(MACOS_FRAMEWORKS)
@@ -665,8 +666,9 @@ $(MACOS)/metalcap-probe: $(MACOS_ARCHS:%=$(MACOS)/%/metalcap-probe)
 	scripts/macos-lipo.sh $@ $^
 
 # The daemon and client, linked statically with libuv, msgpack-c, libplist
-# and jansson built from Debian's source packages: nothing to install on the
-# guest but the package.
+# and jansson built from third_party/: nothing to install on the guest but
+# the package.  Their headers are system headers (plist.h fails our
+# -Wstrict-prototypes).
 MACOS_DAEMON_SRC := $(filter-out daemon/platform_linux.c,$(DAEMON_SRC)) \
 		   daemon/platform_darwin.c $(COMMON_SRC)
 MACOS_CLIENT_SRC := $(CLIENT_PORTABLE) daemon/platform_darwin.c
@@ -677,7 +679,8 @@ $(MACOS)/obj/$(1)/%.o: %.c daemon/mcd.h common/*.h client/*.h VERSION \
     $(MACOS_DEPS)/.built | need-zig
 	@mkdir -p $$(@D)
 	$(call macos_cc,$(1)) $(MACOS_CFLAGS) \
-	    -I$(MACOS_DEPS)/include -I$(MACOS_DEPS)/include/msgpack \
+	    -isystem $(MACOS_DEPS)/include \
+	    -isystem $(MACOS_DEPS)/include/msgpack \
 	    -Icommon -Idaemon -Iclient -c $$< -o $$@
 
 $(MACOS)/$(1)/metalcapd: $(MACOS_DAEMON_SRC:%.c=$(MACOS)/obj/$(1)/%.o)

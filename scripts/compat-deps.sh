@@ -67,7 +67,14 @@ archive msgpack-c "$out/obj/msgpack" "$msgpack"/src/*.c
 # libuv 1.52.1: CMakeLists.txt's sources and defines for Linux.
 extra="-I$uv/include -I$uv/src -D_GNU_SOURCE -D_POSIX_C_SOURCE=200112
     -D_FILE_OFFSET_BITS=64 -D_LARGEFILE_SOURCE"
-archive uv "$out/obj/uv" "$uv"/src/*.c "$uv"/src/unix/*.c
+set --
+for f in async core dl fs getaddrinfo getnameinfo loop-watcher loop pipe \
+    poll process random-devurandom signal stream tcp thread tty udp linux \
+    procfs-exepath random-getentropy random-getrandom random-sysctl-linux \
+    proctitle; do
+	set -- "$@" "$uv/src/unix/$f.c"
+done
+archive uv "$out/obj/uv" "$uv"/src/*.c "$@"
 cp -R "$uv/include/." "$out/include/"
 
 # jansson 2.15.1: configure.ac's checks as glibc answers them, with

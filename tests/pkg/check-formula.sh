@@ -117,8 +117,10 @@ formula_test() {
 	kill -TERM "$pid"
 	wait "$pid"
 	rm -rf "$home"
-	[ "$rc" -eq 0 ] && echo "$out" | grep -Eq '^NAME +STATE' ||
-	    { echo "metalcapctl status: $rc: $out"; return 1; }
+	if [ "$rc" -ne 0 ] || ! echo "$out" | grep -Eq '^NAME +STATE'; then
+		echo "metalcapctl status: $rc: $out"
+		return 1
+	fi
 }
 
 # The formula's license is the one the source (and so the tarball) carries.

@@ -20,3 +20,8 @@
 #define HAVE_UNISTD_H		1
 #define USE_URANDOM		1
 #define INITIAL_HASHTABLE_ORDER	3
+#define HAVE_LOCALE_H		1
+#define HAVE_SETLOCALE		1
+#define HAVE_STRTOLL		1
+/* 2.15: dtoa for reals, as its configure and CMake do by default. */
+#define DTOA_ENABLED		1
