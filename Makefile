@@ -705,17 +705,25 @@ macos: $(MACOS)/libmetalcap.dylib $(MACOS)/metalcap-probe $(MACOS)/metalcapd \
 
 # --- make install: the package's layout under PREFIX (GNU variables) --------
 
-# The GNU spelling, prefix, is taken too.
+# The GNU spellings (prefix, bindir, libexecdir, datadir, mandir) are taken
+# too.  AGENT_LIBEXECDIR: where the daemon's agent finds metalcapd, if not
+# where it is installed (a Homebrew keg's opt/ path).
 prefix		?= /usr/local
 PREFIX		?= $(prefix)
 DESTDIR		?=
-BINDIR		?= $(PREFIX)/bin
-LIBEXECDIR	?= $(PREFIX)/libexec
-DATADIR		?= $(PREFIX)/share
-MANDIR		?= $(DATADIR)/man
+bindir		?= $(PREFIX)/bin
+BINDIR		?= $(bindir)
+libexecdir	?= $(PREFIX)/libexec
+LIBEXECDIR	?= $(libexecdir)
+datadir		?= $(PREFIX)/share
+DATADIR		?= $(datadir)
+mandir		?= $(DATADIR)/man
+MANDIR		?= $(mandir)
+AGENT_LIBEXECDIR ?= $(LIBEXECDIR)
 INSTALL_ENV	= PREFIX='$(PREFIX)' DESTDIR='$(DESTDIR)' BINDIR='$(BINDIR)' \
 		  LIBEXECDIR='$(LIBEXECDIR)' DATADIR='$(DATADIR)' \
-		  MANDIR='$(MANDIR)' BUILD='$(abspath $(O))' SHLIB='$(SHLIB)'
+		  MANDIR='$(MANDIR)' AGENT_LIBEXECDIR='$(AGENT_LIBEXECDIR)' \
+		  BUILD='$(abspath $(O))' SHLIB='$(SHLIB)'
 
 install: all
 	$(INSTALL_ENV) scripts/install.sh install

@@ -3,7 +3,7 @@
 # PREFIX, with the GNU variables, for packagers (DESTDIR) and Homebrew
 # (PREFIX=#{prefix}).  The manifest's usr/local/{bin,libexec,share,
 # share/man} become BINDIR, LIBEXECDIR, DATADIR and MANDIR; its links are
-# made to absolute paths (so BINDIR and MANDIR may go anywhere); the
+# relative, as Homebrew's are (BINDIR and MANDIR may still go anywhere); the
 # binaries are this platform's build ($BUILD), the shim named as the
 # platform loads it.  What needs the system (/Library/LaunchAgents) is the
 # installer package's, not make install's: the daemon's agent is installed
@@ -12,7 +12,8 @@
 # uninstall, or brew uninstall, removes what make install put in place.
 #
 #   scripts/install.sh install|uninstall
-#   (environment: PREFIX DESTDIR BINDIR LIBEXECDIR DATADIR MANDIR BUILD SHLIB)
+#   (environment: PREFIX DESTDIR BINDIR LIBEXECDIR DATADIR MANDIR BUILD SHLIB
+#   AGENT_LIBEXECDIR)
 set -eu
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -60,6 +61,17 @@ source_of() {
 	esac
 }
 
+# The target of a link in folder FROM to TO, relative to FROM (as Homebrew
+# links): it stays right in a DESTDIR stage and in a keg.
+relative() {
+	common=$1 up=
+	while [ "${2#"$common"/}" = "$2" ]; do
+		common=${common%/*}
+		up=../$up
+	done
+	echo "$up${2#"$common"/}"
+}
+
 # Make a folder, noting it (as installed, without DESTDIR) when it did not
 # exist; DESTDIR itself, a packager's staging root, is not ours to note.
 folder() {
@@ -80,7 +92,8 @@ install_all() {
 		own | dir | shared)
 			folder "$DESTDIR$dest" ;;
 		link)
-			target=$(where "$(normal "${path%/*}/$source")")
+			target=$(relative "${dest%/*}" \
+			    "$(where "$(normal "${path%/*}/$source")")")
 			folder "$DESTDIR${dest%/*}"
 			ln -sfn "$target" "$DESTDIR$dest" ;;
 		copy) ;;
@@ -91,9 +104,11 @@ install_all() {
 			mv -f "$DESTDIR$dest.new" "$DESTDIR$dest" ;;
 		esac
 	done
-	# The daemon's agent runs metalcapd where it is installed.
+	# The daemon's agent runs metalcapd where it is installed, or where
+	# AGENT_LIBEXECDIR says it stays (Homebrew's opt/ path, not the
+	# versioned Cellar an upgrade removes).
 	agent=$DESTDIR$DATADIR/metalcap/org.metalcap.metalcapd.plist
-	sed "s|/usr/local/libexec/metalcap/|$LIBEXECDIR/metalcap/|" "$agent" \
+	sed "s|/usr/local/libexec/metalcap/|${AGENT_LIBEXECDIR:-$LIBEXECDIR}/metalcap/|" "$agent" \
 	    > "$agent.new" && mv -f "$agent.new" "$agent"
 	cat "$new_folders" >> "$made"
 	echo "install: metalcap in $DESTDIR$PREFIX"
@@ -108,7 +123,8 @@ uninstall_all() {
 		own | dir | shared | copy) ;;
 		link)
 			# Only ours: a link someone replaced stays.
-			target=$(where "$(normal "${path%/*}/$source")")
+			target=$(relative "${dest%/*}" \
+			    "$(where "$(normal "${path%/*}/$source")")")
 			if [ "$(readlink "$DESTDIR$dest" 2>/dev/null)" = \
 			    "$target" ]; then
 				rm -f "$DESTDIR$dest"

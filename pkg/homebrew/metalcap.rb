@@ -23,7 +23,9 @@ class Metalcap < Formula
     # superenv would strip the Makefile's -arch flags.
     ENV.permit_arch_flags if ENV.respond_to?(:permit_arch_flags)
     # DEPS=none: the dependencies are declared above, brew installs them.
-    system "make", "install", "PREFIX=#{prefix}", "DEPS=none"
+    # The agent in share/metalcap names opt/, which outlives this version.
+    system "make", "install", "PREFIX=#{prefix}",
+           "AGENT_LIBEXECDIR=#{opt_libexec}", "DEPS=none"
   end
 
   def post_install

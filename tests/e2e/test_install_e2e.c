@@ -29,14 +29,20 @@
 
 static char	stage[160], installed[300], libvar[300];
 
-/* make install or uninstall into the stage, with the build under test. */
+/*
+ * make install or uninstall into the stage, with the build under test;
+ * with the GNU spellings (prefix, bindir), and the agent told where
+ * metalcapd stays, as a Homebrew keg tells it.
+ */
 static void
 make_install(const char *what)
 {
 	char	cmd[4096];
 
 	snprintf(cmd, sizeof cmd, "make -s -C %s -o all %s BUILD=%s "
-	    "DESTDIR=%s PREFIX=" PREFIX " >%s/make-%s.log 2>&1", MC_TEST_SOURCE,
+	    "DESTDIR=%s prefix=" PREFIX " bindir=" PREFIX "/bin "
+	    "AGENT_LIBEXECDIR=/opt/keep/libexec >%s/make-%s.log 2>&1",
+	    MC_TEST_SOURCE,
 	    what, BUILD, stage, home, what);
 	if (system(cmd) != 0) {
 		snprintf(cmd, sizeof cmd, "cat %s/make-%s.log >&2", home, what);
@@ -82,8 +88,10 @@ check_layout(void)
 	    "got.discard('" PREFIX "/share/metalcap/.made-folders')\n"
 	    "assert got == want, (sorted(got - want), sorted(want - got))\n"
 	    "ctl = stage + '" PREFIX "/bin/metalcapctl'\n"
-	    "assert os.readlink(ctl) == '" PREFIX "/libexec/metalcap/"
-	    "metalcapctl'\n");
+	    "assert os.readlink(ctl) == '../libexec/metalcap/metalcapctl'\n"
+	    "agent = open(stage + '" PREFIX "/share/metalcap/"
+	    "org.metalcap.metalcapd.plist').read()\n"
+	    "assert '/opt/keep/libexec/metalcap/metalcapd' in agent, agent\n");
 	snprintf(path, sizeof path, "%s/layout.py", home);
 	write_file(path, "w", script);
 	snprintf(cmd, sizeof cmd, "python3 %s %s %s", path, stage,

@@ -61,7 +61,9 @@ dependencies() {
 # (The patterns name make's variables, which the shell must not expand.)
 # shellcheck disable=SC2016
 install_line() {
-	has 'system "make", "install", "PREFIX=#{prefix}", "DEPS=none"' &&
+	has 'system "make", "install", "PREFIX=#{prefix}",' &&
+	    has '"AGENT_LIBEXECDIR=#{opt_libexec}", "DEPS=none"' &&
+	    grep -q '^AGENT_LIBEXECDIR ?= $(LIBEXECDIR)$' "$top/Makefile" &&
 	    grep -q '^install: all' "$top/Makefile" &&
 	    grep -q '^PREFIX[[:space:]]*?= $(prefix)' "$top/Makefile" &&
 	    grep -q '^prefix[[:space:]]*?= /usr/local$' "$top/Makefile" &&
