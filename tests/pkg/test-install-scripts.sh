@@ -20,7 +20,6 @@ expect_gone() { if [ -e "$1" ] || [ -L "$1" ]; then fail "still there: $1"; fi; 
 expect_loaded() { grep -qxF "$1" "$PKG_STUB_DIR/loaded" || fail "not loaded: $1"; }
 expect_unloaded() { ! grep -qxF "$1" "$PKG_STUB_DIR/loaded" || fail "still loaded: $1"; }
 expect_call() { grep -qxF "$1" "$PKG_STUB_DIR/calls" || fail "launchctl never ran: $1"; }
-expect_no_calls() { [ ! -s "$PKG_STUB_DIR/calls" ] || fail "launchctl ran: $(cat "$PKG_STUB_DIR/calls")"; }
 expect_text() { printf '%s\n' "$1" | grep -qF -- "$2" || fail "no '$2' in output: $1"; }
 # How many metalcapd launchd holds for a uid, in both of its domains.
 daemons_of() { grep -c -e "^gui/$1/org.metalcap.metalcapd\$" -e "^user/$1/org.metalcap.metalcapd\$" "$PKG_STUB_DIR/loaded"; }
@@ -115,7 +114,9 @@ fresh_install_with_gui_user() {
 	account alice 501 /Users/alice gui user
 	account bob 502 /Users/bob
 	out=$(preinstall) || fail "preinstall failed: $out"
-	expect_no_calls
+	grep -q "^bootstrap\|^kill\|^kickstart" "$PKG_STUB_DIR/calls" &&
+	    fail "preinstall did more than boot out: $(cat "$PKG_STUB_DIR/calls")"
+	case $out in *stopped*) fail "a fresh install stopped something: $out" ;; esac
 	install_payload
 	out=$(postinstall) || fail "postinstall failed: $out"
 	expect_call "bootstrap gui/501 $(agent_path)"
@@ -190,6 +191,17 @@ upgrade_keeps_user_data_and_jobs() {
 	    fail "the job's agent changed"
 	[ "$(grep -c "bootout $daemon" "$PKG_STUB_DIR/calls")" -ge 2 ] ||
 	    fail "no retry after 'in progress': $(cat "$PKG_STUB_DIR/calls")"
+}
+
+# The agent file gone (by hand, or a cleaner) while the daemons run: an
+# upgrade still stops them, or two would serve each user after it.
+upgrade_without_agent_file() {
+	installed_and_running
+	rm -f "$(agent_path)"
+	out=$(preinstall) || fail "preinstall failed: $out"
+	expect_daemons 501 0
+	expect_text "$out" "stopped org.metalcap.metalcapd for alice (uid 501)"
+	expect_loaded "gui/501/org.metalcap.job.llama"
 }
 
 disabled_agent_is_reported_not_forced() {
@@ -312,7 +324,8 @@ missing_shared_folders_made_like_their_parent() {
 }
 
 for t in fresh_install_with_gui_user fresh_install_nobody_logged_in \
-    two_sessions_one_daemon upgrade_keeps_user_data_and_jobs disabled_agent_is_reported_not_forced \
+    two_sessions_one_daemon upgrade_keeps_user_data_and_jobs \
+    upgrade_without_agent_file disabled_agent_is_reported_not_forced \
     uninstall_removes_payload_keeps_user_data \
     shared_folders_keep_their_owners \
     missing_shared_folders_made_like_their_parent; do
