@@ -68,11 +68,15 @@ users_own_file() {
 	done
 }
 
-# The installed manifest's entries (pkg/manifest), comments dropped.
+# The installed manifest's entries (pkg/manifest), comments dropped; with
+# a second argument, another copy of it (the one an upgrade replaces).
 manifest_of() {
 	grep -v -e '^#' -e '^[[:space:]]*$' \
-	    "$1/usr/local/share/metalcap/manifest"
+	    "${2:-$1/usr/local/share/metalcap/manifest}"
 }
+
+# Where preinstall keeps the manifest being upgraded, for postinstall.
+PREVIOUS_MANIFEST=usr/local/share/metalcap/manifest.previous
 
 # The target volume without a trailing slash, so "/" gives "/Library/...",
 # not "//Library/...".

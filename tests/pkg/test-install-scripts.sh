@@ -204,6 +204,33 @@ upgrade_without_agent_file() {
 	expect_loaded "gui/501/org.metalcap.job.llama"
 }
 
+# A later manifest drops a file, a link and a folder the older one had:
+# the upgrade removes them, and everything still listed stays.
+upgrade_removes_what_was_dropped() {
+	installed_and_running
+	m=$T/usr/local/share/metalcap/manifest
+	cp "$top/pkg/manifest" "$m"
+	printf '%s\n' \
+	    'dir       0755  root:wheel   usr/local/libexec/metalcap/old' \
+	    'file      0755  root:wheel   usr/local/libexec/metalcap/old/helper   x' \
+	    'link      -     -            usr/local/bin/metalcap-old              ../libexec/metalcap/old/helper' \
+	    >> "$m"
+	mkdir -p "$T/usr/local/libexec/metalcap/old" "$T/usr/local/bin"
+	echo old > "$T/usr/local/libexec/metalcap/old/helper"
+	ln -sfn ../libexec/metalcap/old/helper "$T/usr/local/bin/metalcap-old"
+	out=$(preinstall) || fail "preinstall failed: $out"
+	install_payload
+	out=$(postinstall) || fail "postinstall failed: $out"
+	expect_gone "$T/usr/local/libexec/metalcap/old"
+	[ -L "$T/usr/local/bin/metalcap-old" ] && fail "the dropped link stayed"
+	expect_text "$out" "removed usr/local/libexec/metalcap/old/helper"
+	expect_file "$T/usr/local/libexec/metalcap/metalcapd"
+	expect_file "$T/usr/local/share/metalcap/manifest"
+	[ -e "$T/usr/local/share/metalcap/manifest.previous" ] &&
+	    fail "the previous manifest was left behind"
+	expect_daemons 501 1
+}
+
 disabled_agent_is_reported_not_forced() {
 	account alice 501 /Users/alice gui
 	PKG_STUB_DISABLED=org.metalcap.metalcapd
@@ -325,7 +352,8 @@ missing_shared_folders_made_like_their_parent() {
 
 for t in fresh_install_with_gui_user fresh_install_nobody_logged_in \
     two_sessions_one_daemon upgrade_keeps_user_data_and_jobs \
-    upgrade_without_agent_file disabled_agent_is_reported_not_forced \
+    upgrade_without_agent_file upgrade_removes_what_was_dropped \
+    disabled_agent_is_reported_not_forced \
     uninstall_removes_payload_keeps_user_data \
     shared_folders_keep_their_owners \
     missing_shared_folders_made_like_their_parent; do
