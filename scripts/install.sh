@@ -8,8 +8,9 @@
 # platform loads it.  What needs the system (/Library/LaunchAgents) is the
 # installer package's, not make install's: the daemon's agent is installed
 # in DATADIR/metalcap for `brew services` or a hand-made LaunchAgent, and
-# the package's own uninstall script (and its helper) is left out: make
-# uninstall, or brew uninstall, removes what make install put in place.
+# the package's own uninstall script is left out (make uninstall, or brew
+# uninstall, removes what make install put in place); its helper,
+# launchd-user.sh, is installed: the Jamf attribute reads with it.
 #
 #   scripts/install.sh install|uninstall
 #   (environment: PREFIX DESTDIR BINDIR LIBEXECDIR DATADIR MANDIR BUILD SHLIB
@@ -43,7 +44,7 @@ trap 'rm -f "$new_folders"' EXIT
 # and for the package's uninstaller.
 where() {
 	case $1 in
-	*/libexec/metalcap/uninstall | */libexec/metalcap/launchd-user.sh) ;;
+	*/libexec/metalcap/uninstall) ;;
 	usr/local/bin | usr/local/bin/*) echo "$BINDIR${1#usr/local/bin}" ;;
 	usr/local/libexec | usr/local/libexec/*) echo "$LIBEXECDIR${1#usr/local/libexec}" ;;
 	usr/local/share/man | usr/local/share/man/*) echo "$MANDIR${1#usr/local/share/man}" ;;

@@ -13,16 +13,28 @@
 # the result, only "status unreadable"; and job names and reasons, which
 # users choose, are escaped for the XML around them.  It reads files only
 # and starts nothing.  It finds people as the installer scripts do, with
-# their helper (launchd-user.sh).  METALCAP_LIBEXEC points elsewhere for
-# tests.
-libexec=${METALCAP_LIBEXEC:-/usr/local/libexec/metalcap}
-ctl=$libexec/metalcapctl
+# their helper (launchd-user.sh).  metalcap is looked for where the
+# package, Homebrew on Apple silicon and Homebrew on Intel put it (make
+# install with another PREFIX: add its libexec/metalcap to the list);
+# METALCAP_LIBEXEC, a list like PATH, replaces the list for tests.
+search=${METALCAP_LIBEXEC:-/usr/local/libexec/metalcap:/opt/homebrew/opt/metalcap/libexec/metalcap:/usr/local/opt/metalcap/libexec/metalcap}
 status_below="Library/Application Support/metalcap/state/status.json"
 
-if [ ! -x "$ctl" ] || [ ! -r "$libexec/launchd-user.sh" ]; then
+libexec=
+old_ifs=$IFS
+IFS=:
+for dir in $search; do
+	if [ -x "$dir/metalcapctl" ] && [ -r "$dir/launchd-user.sh" ]; then
+		libexec=$dir
+		break
+	fi
+done
+IFS=$old_ifs
+if [ -z "$libexec" ]; then
 	echo "<result>not installed</result>"
 	exit 0
 fi
+ctl=$libexec/metalcapctl
 # shellcheck source=pkg/scripts/launchd-user.sh
 . "$libexec/launchd-user.sh"
 

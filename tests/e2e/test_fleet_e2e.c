@@ -324,7 +324,9 @@ check_jamf_ea(void)
 	    "%s/libexec/metalcapctl && cp %s/pkg/scripts/launchd-user.sh "
 	    "%s/libexec/", home, CTL, home, MC_TEST_SOURCE, home);
 	assert_int_equal(system(cmd), 0);
-	snprintf(ctlvar, sizeof ctlvar, "METALCAP_LIBEXEC=%s/libexec", home);
+	/* Searched like PATH: the package's place first, here missing. */
+	snprintf(ctlvar, sizeof ctlvar, "METALCAP_LIBEXEC=%s/nowhere:%s/"
+	    "libexec", home, home);
 	child_env(env, extra);
 	assert_int_equal(child_run(argv, env, &r), 0);
 	snprintf(line, sizeof line, "<result>alice: ok version=" MC_VERSION

@@ -231,6 +231,24 @@ upgrade_removes_what_was_dropped() {
 	expect_daemons 501 1
 }
 
+# --target on another mounted volume (here /dev/shm, a tmpfs of its own):
+# refused, nothing removed, no launchd job of the running system stopped.
+uninstall_refuses_another_volume() {
+	[ -d /dev/shm ] && [ -w /dev/shm ] || return 0
+	installed_and_running
+	other=/dev/shm
+	marker=$(mktemp /dev/shm/mc-volume.XXXXXX)
+	: > "$PKG_STUB_DIR/calls"
+	rc=0
+	out=$(sh "$T/usr/local/libexec/metalcap/uninstall" --target "$other" 2>&1) || rc=$?
+	[ "$rc" = 2 ] || fail "exit $rc: $out"
+	expect_text "$out" "is another volume than the running system's"
+	[ -s "$PKG_STUB_DIR/calls" ] && fail "launchctl ran: $(cat "$PKG_STUB_DIR/calls")"
+	expect_file "$marker"
+	expect_daemons 501 1
+	rm -f "$marker"
+}
+
 disabled_agent_is_reported_not_forced() {
 	account alice 501 /Users/alice gui
 	PKG_STUB_DISABLED=org.metalcap.metalcapd
@@ -353,6 +371,7 @@ missing_shared_folders_made_like_their_parent() {
 for t in fresh_install_with_gui_user fresh_install_nobody_logged_in \
     two_sessions_one_daemon upgrade_keeps_user_data_and_jobs \
     upgrade_without_agent_file upgrade_removes_what_was_dropped \
+    uninstall_refuses_another_volume \
     disabled_agent_is_reported_not_forced \
     uninstall_removes_payload_keeps_user_data \
     shared_folders_keep_their_owners \
