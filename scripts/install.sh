@@ -97,7 +97,7 @@ install_all() {
 			    "$(where "$(normal "${path%/*}/$source")")")
 			folder "$DESTDIR${dest%/*}"
 			ln -sfn "$target" "$DESTDIR$dest" ;;
-		copy) ;;
+		copy | record) ;;
 		*)
 			folder "$DESTDIR${dest%/*}"
 			cp "$(source_of "$source")" "$DESTDIR$dest.new"
@@ -121,7 +121,7 @@ uninstall_all() {
 		dest=$(where "$path")
 		[ -n "$dest" ] || continue
 		case $type in
-		own | dir | shared | copy) ;;
+		own | dir | shared | copy | record) ;;
 		link)
 			# Only ours: a link someone replaced stays.
 			target=$(relative "${dest%/*}" \

@@ -32,7 +32,8 @@ normal() {
 # The entries that are the payload: our own folders and what is in them
 # (not the shared folders, links and copies postinstall places).
 payload_entries() {
-	manifest_entries | awk '$1 != "shared" && $1 != "link" && $1 != "copy"'
+	manifest_entries | awk '$1 != "shared" && $1 != "link" && $1 != "copy" &&
+	    $1 != "record"'
 }
 
 # The own folders, one path a line.

@@ -136,6 +136,12 @@ check_entry() {
 	link | copy)
 		check_placed "$type" "$path" "$source"
 		return ;;
+	record)
+		# Written at install time, in one of ours: never in the payload.
+		in_own "$path" || bad "$path" "a record outside our own folders"
+		{ [ -e "$f" ] || [ -L "$f" ]; } &&
+		    bad "$path" "in the payload, but the installer writes it"
+		return 0 ;;
 	esac
 	# Installer would set the owner and mode of whatever it writes.
 	in_own "$path" || {

@@ -42,7 +42,7 @@ install_payload() {
 	grep -v -e '^#' -e '^[[:space:]]*$' "$top/pkg/manifest" |
 	    while read -r type mode _ path source; do
 		case $type in
-		shared | link | copy) continue ;;
+		shared | link | copy | record) continue ;;
 		own | dir) mkdir -p "$T/$path" ;;
 		*)
 			if [ -f "$top/$source" ]; then
