@@ -260,18 +260,34 @@ sim_keepalive(plist_t job, bool at_load, int status)
 	return false;
 }
 
-/* --- disabled store ------------------------------------------------------ */
+/* --- launchd's stores: disabled labels, its environment ------------------- */
 
-plist_t
-sim_disabled_store(void)
+/* SIM_DIR/NAME as a dictionary (an empty one when there is none yet). */
+static plist_t
+sim_store_read(const char *name)
 {
 	char	path[4096], why[256];
 	plist_t	store;
 
-	snprintf(path, sizeof path, "%s/disabled.plist", sim_dir);
+	snprintf(path, sizeof path, "%s/%s", sim_dir, name);
 	if (mc_plist_read_file(path, &store, why, sizeof why) == -1)
 		store = plist_new_dict();
 	return store;
+}
+
+static void
+sim_store_write(const char *name, plist_t store)
+{
+	char	path[4096], why[256];
+
+	snprintf(path, sizeof path, "%s/%s", sim_dir, name);
+	mc_plist_write_atomic(path, store, 0644, why, sizeof why);
+}
+
+plist_t
+sim_disabled_store(void)
+{
+	return sim_store_read("disabled.plist");
 }
 
 bool
@@ -288,7 +304,6 @@ int
 sim_set_disabled(const char *target, bool disabled)
 {
 	const char	*label = strrchr(target, '/');
-	char		 path[4096], why[256];
 	plist_t		 store;
 
 	if (label == NULL || strncmp(target, "gui/", 4) != 0 ||
@@ -301,8 +316,7 @@ sim_set_disabled(const char *target, bool disabled)
 	sim_lock();
 	store = sim_disabled_store();
 	plist_dict_set_item(store, label + 1, plist_new_bool(disabled));
-	snprintf(path, sizeof path, "%s/disabled.plist", sim_dir);
-	mc_plist_write_atomic(path, store, 0644, why, sizeof why);
+	sim_store_write("disabled.plist", store);
 	plist_free(store);
 	sim_unlock();
 	return 0;
@@ -317,20 +331,13 @@ sim_set_disabled(const char *target, bool disabled)
 plist_t
 sim_environment_store(void)
 {
-	char	path[4096], why[256];
-	plist_t	store;
-
-	snprintf(path, sizeof path, "%s/environment.plist", sim_dir);
-	if (mc_plist_read_file(path, &store, why, sizeof why) == -1)
-		store = plist_new_dict();
-	return store;
+	return sim_store_read("environment.plist");
 }
 
 /* setenv KEY VALUE, or unsetenv KEY when value is NULL. */
 void
 sim_set_environment(const char *key, const char *value)
 {
-	char	path[4096], why[256];
 	plist_t	store;
 
 	sim_lock();
@@ -339,8 +346,7 @@ sim_set_environment(const char *key, const char *value)
 		plist_dict_set_item(store, key, plist_new_string(value));
 	else if (plist_dict_get_item(store, key) != NULL)
 		plist_dict_remove_item(store, key);
-	snprintf(path, sizeof path, "%s/environment.plist", sim_dir);
-	mc_plist_write_atomic(path, store, 0644, why, sizeof why);
+	sim_store_write("environment.plist", store);
 	plist_free(store);
 	sim_unlock();
 }
