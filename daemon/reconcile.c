@@ -557,6 +557,7 @@ reconcile_bootout(struct mcd *d, struct job *j)
 {
 	j->gone_by = reconcile_gone_by(d, j);
 	watch_unwatch_pid(j);
+	held_clear(d, j);	/* out of launchd: nothing holds it */
 	reconcile_launchctl(d, j, "bootout", reconcile_bootout_cb);
 }
 

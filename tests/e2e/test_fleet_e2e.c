@@ -599,6 +599,16 @@ test_held_by_launchd(void **state)
 	assert_non_null(strstr(r->out, "    held: launchd has it but has not "
 	    "started it: Background Task Management may be holding it; allow "
 	    "it in System Settings > General > Login Items"));
+	/* Stopped, it is out of launchd: held no more; started, held again. */
+	ctl(&code, "stop", "held", NULL, NULL);
+	assert_int_equal(code, 0);
+	wait_state("held", "stopped", -1, 5.0);
+	j = job_status("held");
+	assert_false(json_is_string(json_object_get(j, "held")));
+	json_decref(j);
+	ctl(&code, "start", "held", NULL, NULL);
+	assert_int_equal(code, 0);
+	json_decref(wait_field("held", "held", "has not started it", 15.0));
 	/* Allowed: launchd would not start it by itself; the kickstart does. */
 	snprintf(cmd, sizeof cmd, "%s %s sim-btm allow org.metalcap.job.held",
 	    simvar, SIM);
