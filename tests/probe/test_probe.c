@@ -178,6 +178,10 @@ test_report_fields_with_shim(void **state)
 	assert_true(json_is_object(shim));
 	assert_string_equal(json_string_value(json_object_get(shim, "state")),
 	    "hooked");
+	/* Every field of the line, the first (pid) and the second too. */
+	assert_true(json_integer_value(json_object_get(shim, "pid")) > 1);
+	assert_string_equal(json_string_value(json_object_get(shim,
+	    "version")), MC_VERSION);
 	assert_int_equal(json_integer_value(json_object_get(shim,
 	    "family_max")), 1009);
 	assert_string_equal(json_string_value(json_object_get(shim, "class")),
