@@ -166,6 +166,46 @@ test_stock_over_launchd_environment(void **state)
 	assert_int_not_equal(system(cmd), 0);
 }
 
+/* How many lines of home/daemon.log hold text. */
+static int
+log_count(const char *text)
+{
+	char	cmd[512], out[32] = "";
+	FILE	*p;
+
+	snprintf(cmd, sizeof cmd, "grep -c -F -- '%s' %s/daemon.log", text,
+	    home);
+	assert_non_null(p = popen(cmd, "r"));
+	if (fgets(out, sizeof out, p) == NULL)
+		out[0] = '\0';
+	pclose(p);
+	return atoi(out);
+}
+
+/*
+ * A rescan reads again only the job files whose bytes changed: a file's
+ * warning is logged once however often the folder is rescanned, and once
+ * more when the file changes.
+ */
+static void
+test_rescan_rereads_only_changed(void **state)
+{
+	int	code;
+
+	(void)state;
+	put_job("llama", "<key>Bogus</key><true/>");
+	wait_state("llama", "unlocked", 0, 2.0);
+	assert_int_equal(log_count("llama.plist:Bogus: unknown key"), 1);
+	ctl(&code, "reload", NULL, NULL, NULL);
+	assert_int_equal(code, 0);
+	ctl(&code, "reload", NULL, NULL, NULL);
+	assert_int_equal(code, 0);
+	assert_int_equal(log_count("llama.plist:Bogus: unknown key"), 1);
+	put_job("llama", "<key>Bogus</key><false/>");
+	ctl(&code, "reload", NULL, NULL, NULL);
+	assert_int_equal(log_count("llama.plist:Bogus: unknown key"), 2);
+}
+
 static void
 test_override_survives_restart(void **state)
 {
@@ -948,6 +988,8 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_stock_over_launchd_environment, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_rescan_rereads_only_changed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_disable_then_enable, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_override_survives_restart,
