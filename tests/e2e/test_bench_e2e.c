@@ -444,6 +444,10 @@ test_bench_evidence(void **state)
 	snprintf(cmd, sizeof cmd, "cd %s && sha256sum --quiet -c SHA256SUMS",
 	    evidence);
 	assert_int_equal(system(cmd), 0);
+	/* A folder to share as evidence: made 0755, under the umask. */
+	snprintf(cmd, sizeof cmd, "test \"$(stat -c %%a %s)\" = \"$(printf "
+	    "%%o $((0755 & ~0$(umask))))\"", evidence);
+	assert_int_equal(system(cmd), 0);
 }
 
 /*
