@@ -52,6 +52,7 @@ SOURCES = {
     "common/mc_macho.c": ["test_inject_judge"],
     "common/mc_sha256.c": ["test_bench_e2e"],
     "common/mc_bench.c": ["test_bench", "test_bench_e2e"],
+    "common/mc_kld.c": ["test_bench"],
     "common": ["test_protocol", "test_mc_client", "test_files",
                "test_daemon", "test_daemon_e2e", "test_rpc_clients"],
     # Every program of make test that runs metalcapd: a mutant the map

@@ -4,7 +4,9 @@
  * (common/mc_bench.c), on Cua's raw files (tests/fixtures/real-bench):
  * the medians and ratios Cua published in its results.csv come out of
  * the JSON again, and runs of another model, build or settings are not
- * compared.
+ * compared.  And llama-perplexity's KL-divergence statistics
+ * (common/mc_kld.c) read from real pasted output
+ * (tests/fixtures/real-perplexity).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -17,8 +19,10 @@
 #include <cmocka.h>
 
 #include "mc_bench.h"
+#include "mc_kld.h"
 
 #define BENCH	MC_TEST_SOURCE "/tests/fixtures/real-bench/"
+#define PPL	MC_TEST_SOURCE "/tests/fixtures/real-perplexity/"
 
 static char *
 slurp(const char *path)
@@ -214,6 +218,91 @@ test_median(void **state)
 	assert_true(mc_bench_median(even, 4) == 2.5);
 }
 
+/* The figures of a fixture, read back; the header's lines are '#'. */
+static void
+kld_of(const char *file, struct mc_kld *k, int want)
+{
+	char	*text = slurp(file), why[256] = "";
+	int	 rc = mc_kld_parse(text, k, why, sizeof why);
+
+	if (rc != want)
+		fail_msg("%s: %d, want %d: %s", file, rc, want, why);
+	free(text);
+}
+
+#define NEAR(a, b)	assert_true(fabs((a) - (b)) < 1e-9)
+
+/* The current format (PR #23572, 2026-05): every figure as printed. */
+static void
+test_kld_current_format(void **state)
+{
+	struct mc_kld	k;
+
+	(void)state;
+	kld_of(PPL "05_pr23572_sanmai_2026-05_current-format.txt", &k, 0);
+	NEAR(k.ppl_q.value, 7.017811);
+	NEAR(k.ppl_q.error, 0.078949);
+	NEAR(k.ppl_base.value, 6.793059);
+	NEAR(k.ln_ratio.value, 0.032550);
+	NEAR(k.ratio.value, 1.033085);
+	NEAR(k.ratio.error, 0.001837);
+	NEAR(k.kld_mean.value, 0.048630);
+	NEAR(k.kld_mean.error, 0.001529);
+	NEAR(k.kld_max.value, 20.373335);
+	NEAR(k.kld_999.value, 4.150642);
+	NEAR(k.kld_99.value, 0.445333);
+	NEAR(k.kld_median.value, 0.015681);
+	NEAR(k.same_top.value, 91.712);
+	NEAR(k.same_top.error, 0.122);
+	NEAR(k.rms_dp.value, 5.970);
+	NEAR(k.rms_dp.error, 0.101);
+}
+
+/*
+ * Before 2025-09-15 (PR #12557): the 99.0% line twice, the first taken;
+ * the ± as the stored copy has it.
+ */
+static void
+test_kld_older_format(void **state)
+{
+	struct mc_kld	k;
+
+	(void)state;
+	kld_of(PPL "03_pr12557_compilade_2025-03_IQ4_XS-master_"
+	    "pre-Sep2025-format.txt", &k, 0);
+	NEAR(k.ppl_q.value, 10.910139);
+	NEAR(k.ppl_q.error, 0.080259);
+	NEAR(k.kld_mean.value, 0.042532);
+	NEAR(k.kld_999.value, 1.545680);
+	NEAR(k.kld_99.value, 0.324855);
+	NEAR(k.same_top.value, 89.938);
+	NEAR(k.same_top.error, 0.078);
+}
+
+/*
+ * Output cut before its KL block (PR #19661), and the oldest format's
+ * labels (PR #5081): refused, naming what is missing.
+ */
+static void
+test_kld_incomplete_refused(void **state)
+{
+	struct mc_kld	k;
+	char		*text, why[256];
+
+	(void)state;
+	kld_of(PPL "04_pr19661_AesSedai_2026-02-16_per-chunk-repeated-"
+	    "header.txt", &k, -1);
+	text = slurp(PPL "04_pr19661_AesSedai_2026-02-16_per-chunk-repeated-"
+	    "header.txt");
+	assert_int_equal(mc_kld_parse(text, &k, why, sizeof why), -1);
+	assert_non_null(strstr(why, "no \"Mean KLD\" line"));
+	free(text);
+	kld_of(PPL "02_pr5081_ikawrakow_2024-01-22_oldest-format.txt", &k,
+	    -1);
+	assert_int_equal(mc_kld_parse("", &k, why, sizeof why), -1);
+	assert_non_null(strstr(why, "no \"Mean PPL(Q)\" line"));
+}
+
 int
 main(void)
 {
@@ -224,6 +313,9 @@ main(void)
 		cmocka_unit_test(test_identity_whole),
 		cmocka_unit_test(test_samples_and_tests_checked),
 		cmocka_unit_test(test_median),
+		cmocka_unit_test(test_kld_current_format),
+		cmocka_unit_test(test_kld_older_format),
+		cmocka_unit_test(test_kld_incomplete_refused),
 	};
 
 	return cmocka_run_group_tests_name("bench", tests, NULL, NULL);
