@@ -325,8 +325,13 @@ $(O)/tests/test_install_e2e: tests/e2e/test_install_e2e.c \
 	    $(HARNESS) common/mc_rpc.c common/mc_util.c -o $@ -lcmocka $(LIB_JANSSON) \
 	    $(LIB_MSGPACK) $(LDFLAGS_SAN)
 
+# Test-only: a SIGINT that arrives while metalcapctl starts its workload.
+$(O)/tests/libspawn-signal.so: tests/fault/spawn-signal.c | $(O)/tests
+	$(CC) $(CFLAGS_C) -fPIC -shared $< -o $@ -ldl
+
 $(O)/tests/test_bench_e2e: tests/e2e/test_bench_e2e.c \
-    tests/e2e/check-evidence.py $(HARNESS_DEPS) | $(O)/tests
+    tests/e2e/check-evidence.py $(HARNESS_DEPS) \
+    $(O)/tests/libspawn-signal.so | $(O)/tests
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Itests/support -Icommon $< \
 	    $(HARNESS) common/mc_rpc.c common/mc_util.c -o $@ -lcmocka $(LIB_JANSSON) \
 	    $(LIB_MSGPACK) -lm $(LDFLAGS_SAN)

@@ -274,6 +274,32 @@ test_exec_as_a_child(void **state)
 }
 
 /*
+ * A SIGINT sent to metalcapctl while it starts the program (before the
+ * pid is known: libspawn-signal.so holds the spawn at that moment) still
+ * reaches the program, which stops; were it not blocked across the spawn,
+ * it would be taken with no program to pass it to, and the server would
+ * serve on (timeout's 124).
+ */
+static void
+test_exec_signal_during_spawn(void **state)
+{
+	char	cmd[4096];
+	int	status;
+
+	(void)state;
+	snprintf(cmd, sizeof cmd, "%s %s MC_SPAWN_SIGNAL_AT=/fake-llama "
+	    "LD_PRELOAD=%s/tests/libspawn-signal.so timeout -k 5 20 %s --home "
+	    "%s exec -- %s 2>/dev/null", switches, tmpvar, BUILD, CTL, home,
+	    FAKE_LLAMA);
+	status = system(cmd);
+	assert_true(WIFEXITED(status));
+	/* The program stopped: 0 (its handler) or 130 (before it had one). */
+	if (WEXITSTATUS(status) != 0 && WEXITSTATUS(status) != 130)
+		fail_msg("exit %d: the program did not get the SIGINT",
+		    WEXITSTATUS(status));
+}
+
+/*
  * A device that fails the probe: exec refuses, naming the check, and the
  * program never runs.  Kills: an exec that trusts the profile unprobed.
  */
@@ -772,6 +798,8 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_exec_unlocked_alone,
+		    setup_alone, teardown_alone),
+		cmocka_unit_test_setup_teardown(test_exec_signal_during_spawn,
 		    setup_alone, teardown_alone),
 		cmocka_unit_test_setup_teardown(test_exec_status,
 		    setup_alone, teardown_alone),
