@@ -50,7 +50,8 @@ bool
 held_update(struct mcd *d, struct job *j, const struct launchd_seen *seen,
     bool wanted, bool looked_long)
 {
-	if (!wanted || seen->pid > 0 || seen->runs > 0)
+	/* No "runs" line (a launchd that prints none): it cannot be told. */
+	if (!wanted || seen->pid > 0 || seen->runs > 0 || !seen->runs_known)
 		held_set(d, j, "");
 	else if (looked_long)
 		held_set(d, j, "launchd has it but has not started it: "

@@ -298,8 +298,10 @@ launchctl_parse_print(const char *out, struct launchd_seen *seen)
 			continue;
 		if (strncmp(key, "pid = ", 6) == 0)
 			seen->pid = strtol(key + 6, NULL, 10);
-		else if (strncmp(key, "runs = ", 7) == 0)
+		else if (strncmp(key, "runs = ", 7) == 0) {
 			seen->runs = strtol(key + 7, NULL, 10);
+			seen->runs_known = true;
+		}
 		else if (strncmp(key, "last exit code = ", 17) == 0)
 			snprintf(seen->last_exit, sizeof seen->last_exit, "%.*s",
 			    (int)strcspn(key + 17, "\n"), key + 17);

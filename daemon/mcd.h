@@ -300,6 +300,7 @@ void	launchctl_run(struct mcd *, const char *const *args, launchctl_cb,
 struct launchd_seen {
 	long	pid;		/* 0: not running */
 	long	runs;
+	bool	runs_known;	/* print had a "runs" line */
 	int	signal;		/* last terminating signal, 0: none */
 	char	last_exit[64];	/* "" when the last run ended otherwise */
 	char	exit_reason[64];	/* "last exit reason": JETSAM_..., "" */

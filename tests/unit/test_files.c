@@ -628,7 +628,10 @@ test_launchctl_print_fixtures(void **state)
 		    seen.signal != print_fixtures[i].signal ||
 		    strcmp(seen.state, print_fixtures[i].state) != 0 ||
 		    strcmp(seen.last_exit, print_fixtures[i].last_exit) != 0 ||
-		    strcmp(seen.exit_reason, print_fixtures[i].reason) != 0)
+		    strcmp(seen.exit_reason, print_fixtures[i].reason) != 0 ||
+		    /* held.c tells nothing where print gave no runs line */
+		    seen.runs_known != (strcmp(print_fixtures[i].file,
+		    "skhd-30-ex-config.txt") != 0))
 			fail_msg("%s: pid %ld runs %ld signal %d state '%s' "
 			    "last exit '%s' reason '%s'", print_fixtures[i].file,
 			    seen.pid, seen.runs, seen.signal, seen.state,
