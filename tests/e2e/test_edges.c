@@ -457,6 +457,13 @@ test_environment_named(void **state)
 	    "evidence"), 0);
 	assert_non_null(strstr(evidence, "Operation not permitted"));
 	free(evidence);
+	/* The count first, then the log line that names the cause. */
+	assert_string_equal(json_string_value(json_array_get(json_object_get(
+	    json_object_get(j, "failed"), "evidence"), 0)),
+	    "2 abnormal exits within 600 s");
+	assert_non_null(strstr(json_string_value(json_array_get(
+	    json_object_get(json_object_get(j, "failed"), "evidence"), 1)),
+	    "failed to open GGUF file"));
 	json_decref(j);
 }
 
