@@ -4,6 +4,7 @@
  * SIMULATOR, which runs the fake-llama stand-in on the SIMULATED device.
  * Every test has its own --home and simulator state.
  */
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -164,6 +165,52 @@ test_stock_over_launchd_environment(void **state)
 	assert_false(environ_has(pid, INJECTED));
 	snprintf(cmd, sizeof cmd, "grep -q libmetalcap /proc/%ld/maps", pid);
 	assert_int_not_equal(system(cmd), 0);
+}
+
+/* The daemon's soft limit of open files, from /proc/PID/limits. */
+static long
+daemon_files_limit(void)
+{
+	char	path[64], line[256];
+	long	soft = -1;
+	FILE	*f;
+
+	snprintf(path, sizeof path, "/proc/%ld/limits", (long)daemon_pid);
+	assert_non_null(f = fopen(path, "r"));
+	while (fgets(line, sizeof line, f) != NULL)
+		if (sscanf(line, "Max open files %ld", &soft) == 1)
+			break;
+	fclose(f);
+	return soft;
+}
+
+/*
+ * metalcapd raises its soft limit of open files to 4096 (a daemon of many
+ * jobs and clients; launchd gives 256), never above the hard limit, and
+ * never lowers one that is higher already.
+ */
+static void
+test_descriptor_limit(void **state)
+{
+	struct rlimit	old, low;
+
+	(void)state;
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+	if (old.rlim_max < 4096)
+		skip();
+	kill_daemon(SIGTERM);
+	low = old;
+	low.rlim_cur = 256;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	start_daemon();
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+	assert_int_equal(daemon_files_limit(), 4096);
+	kill_daemon(SIGTERM);
+	low.rlim_cur = old.rlim_max < 8192 ? old.rlim_max : 8192;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	start_daemon();
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+	assert_int_equal(daemon_files_limit(), (long)low.rlim_cur);
 }
 
 /* How many lines of home/daemon.log hold text. */
@@ -990,6 +1037,8 @@ main(void)
 		    test_stock_over_launchd_environment, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_rescan_rereads_only_changed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_descriptor_limit, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_disable_then_enable, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_override_survives_restart,
