@@ -475,9 +475,11 @@ test_bench_evidence(void **state)
 	snprintf(cmd, sizeof cmd, "cd %s && sha256sum --quiet -c SHA256SUMS",
 	    evidence);
 	assert_int_equal(system(cmd), 0);
-	/* A folder to share as evidence: made 0755, under the umask. */
+	/* A folder to share as evidence: made 0755, its files 0644. */
 	snprintf(cmd, sizeof cmd, "test \"$(stat -c %%a %s)\" = \"$(printf "
-	    "%%o $((0755 & ~0$(umask))))\"", evidence);
+	    "%%o $((0755 & ~0$(umask))))\" && test -z \"$(find %s -type f "
+	    "! -perm $(printf %%o $((0644 & ~0$(umask)))))\"", evidence,
+	    evidence);
 	assert_int_equal(system(cmd), 0);
 }
 
