@@ -419,6 +419,8 @@ test_usage_and_no_device(void **state)
 		{ PROBE_BIN, "extra", NULL, NULL },
 	};
 	const char		*no_device[] = { "MTLSIM_NO_DEVICE=1", NULL };
+	const char		*list[] = { PROBE_BIN, "--list", NULL };
+	const char		*p;
 	struct child_result	 c;
 	struct probe_run_result	 r;
 	char			*env[CHILD_ENV_MAX];
@@ -432,6 +434,13 @@ test_usage_and_no_device(void **state)
 		assert_non_null(strstr(c.err, "metalcap-probe"));
 	}
 	assert_non_null(strstr(c.err, "unexpected argument 'extra'"));
+	/* --list: every check of the catalogue, one a line, in its order. */
+	assert_int_equal(child_run(list, env, &c), 0);
+	assert_int_equal(WEXITSTATUS(c.status), 0);
+	assert_int_equal(strncmp(c.out, "simd_sum ", 9), 0);
+	for (i = 0, p = c.out; (p = strchr(p, '\n')) != NULL; i++, p++)
+		;
+	assert_int_equal(i, 13);
 	run_probe(&r, no_device, NULL);
 	assert_int_equal(r.exit_code, 3);
 	assert_string_equal(json_string_value(json_object_get(r.doc,
