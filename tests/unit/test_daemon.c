@@ -707,6 +707,32 @@ test_profile_files_match_builtins(void **state)
 }
 
 /*
+ * A profile key that is not one of the four (a typo) makes the profile
+ * invalid, naming file and key; the known ones, in any order, do not.
+ */
+static void
+test_profile_unknown_key(void **state)
+{
+	struct profile	p;
+	plist_t		root = plist_new_dict();
+
+	(void)state;
+	plist_dict_set_item(root, "Description", plist_new_string("d"));
+	plist_dict_set_item(root, "RecommendedWorkingSetSize",
+	    plist_new_uint(0));
+	plist_dict_set_item(root, "AppleFamilyMax", plist_new_uint(1009));
+	plist_dict_set_item(root, "MaxThreadgroupMemory",
+	    plist_new_uint(65536));
+	memset(&p, 0, sizeof p);
+	assert_int_equal(profile_parse(root, "p.plist", &p), 0);
+	plist_dict_set_item(root, "FamilyMax", plist_new_uint(1009));
+	memset(&p, 0, sizeof p);
+	assert_int_equal(profile_parse(root, "p.plist", &p), -1);
+	assert_string_equal(p.error, "p.plist:FamilyMax: unknown key");
+	plist_free(root);
+}
+
+/*
  * The folders a daemon makes under a home that is not there yet: those on
  * the way 0755 as mkdir -p makes them, its state 0700, its jobs 0755.
  */
@@ -753,6 +779,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_state_round_trip, setup,
 		    teardown),
 		cmocka_unit_test(test_profile_files_match_builtins),
+		cmocka_unit_test(test_profile_unknown_key),
 		cmocka_unit_test(test_run_dir),
 		cmocka_unit_test(test_marker_report),
 		cmocka_unit_test(test_signature_budget),
