@@ -461,6 +461,13 @@ test_job_bad_files(void **state)
 	assert_int_equal(spec->argc, 3);
 	jobfile_free(spec);
 	assert_true(jobfile_name_ok("llama-3.1_8b"));
+	/* Every letter and digit, the ends of each range too. */
+	assert_true(jobfile_name_ok("aAzZ09"));
+	assert_true(jobfile_name_ok("abcdefghijklmnopqrstuvwxyz.ABCDEFGHIJKLM"
+	    "NOPQRSTUVWXYZ"));
+	assert_true(jobfile_name_ok("_0123456789-"));
+	assert_false(jobfile_name_ok("a@b"));	/* the byte before 'A' */
+	assert_false(jobfile_name_ok("a{b"));	/* the byte after 'z' */
 	assert_false(jobfile_name_ok("bad name"));
 	assert_false(jobfile_name_ok(".."));
 	assert_false(jobfile_name_ok(""));
