@@ -157,6 +157,15 @@ test_job_wrong_types(void **state)
 		    "\\3\\2\\1x</string></array>", "t.plist:FailureSignatures"
 		    "[0]: refused: a back-reference (\\1 to \\9): they make "
 		    "matching take exponential time" },
+		/* Each end of the range alone: \1 and \9. */
+		{ "<key>FailureSignatures</key><array><string>(a)\\1"
+		    "</string></array>", "t.plist:FailureSignatures[0]: "
+		    "refused: a back-reference (\\1 to \\9): they make "
+		    "matching take exponential time" },
+		{ "<key>FailureSignatures</key><array><string>(a)\\9"
+		    "</string></array>", "t.plist:FailureSignatures[0]: "
+		    "refused: a back-reference (\\1 to \\9): they make "
+		    "matching take exponential time" },
 		{ "<key>FailureSignatures</key><array><string>((a{1,100}){1,100})"
 		    "{1,100}</string></array>", "t.plist:FailureSignatures[0]: "
 		    "refused: repetitions expand it past 2000 states" },
