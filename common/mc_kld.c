@@ -38,8 +38,11 @@ static const struct mc_kld_label mc_kld_labels[] = {
 	{ "RMS \xce\x94p", offsetof(struct mc_kld, rms_dp), 0 },
 };
 
-/* The label before the first ':' of a line, its spaces collapsed. */
-static int
+/*
+ * The label before the first ':' of a line, its spaces collapsed; the
+ * colon, or NULL when the line has none.
+ */
+static const char *
 mc_kld_label_of(const char *line, size_t len, char *buf, size_t buflen)
 {
 	const char	*colon = memchr(line, ':', len);
@@ -47,7 +50,7 @@ mc_kld_label_of(const char *line, size_t len, char *buf, size_t buflen)
 	int		 space = 0;
 
 	if (colon == NULL)
-		return -1;
+		return NULL;
 	for (; line < colon && n + 1 < buflen; line++) {
 		if (isspace((unsigned char)*line)) {
 			space = n > 0;
@@ -60,7 +63,7 @@ mc_kld_label_of(const char *line, size_t len, char *buf, size_t buflen)
 			buf[n++] = *line;
 	}
 	buf[n] = '\0';
-	return 0;
+	return colon;
 }
 
 /*
@@ -103,10 +106,9 @@ mc_kld_parse(const char *text, struct mc_kld *out, char *why,
 	memset(out, 0, sizeof *out);
 	for (line = text; *line != '\0'; line = *end ? end + 1 : end) {
 		end = line + strcspn(line, "\n");
-		if (mc_kld_label_of(line, (size_t)(end - line), label,
-		    sizeof label) == -1)
+		if ((colon = mc_kld_label_of(line, (size_t)(end - line), label,
+		    sizeof label)) == NULL)
 			continue;
-		colon = memchr(line, ':', (size_t)(end - line));
 		for (i = 0; i < sizeof mc_kld_labels / sizeof mc_kld_labels[0];
 		    i++) {
 			if (strcmp(label, mc_kld_labels[i].label) != 0)
