@@ -41,6 +41,26 @@ fleet_new_id(struct mcd *d)
 }
 
 /*
+ * The machine this runs on: the platform's id, or the stand-in file a
+ * --home gives (a test's, for either platform).  False when unknown.
+ */
+static bool
+fleet_machine(const struct mcd *d, char *buf, size_t len)
+{
+	FILE	*f;
+	bool	 read;
+
+	if (d->paths.machine_id[0] == '\0')
+		return platform_machine_id(buf, len) == 0;
+	if ((f = fopen(d->paths.machine_id, "r")) == NULL)
+		return false;
+	read = fgets(buf, (int)len, f) != NULL;
+	fclose(f);
+	buf[read ? strcspn(buf, "\n") : 0] = '\0';
+	return buf[0] != '\0';
+}
+
+/*
  * A random id, kept in state/instance-id with the machine it was made on
  * ("ID\nmachine UUID\n").  Guests cloned from an image a user was logged
  * in to while it was built inherit the file; where it names another
@@ -56,8 +76,7 @@ fleet_instance_id(struct mcd *d)
 	FILE	*f;
 	int	n = 0;
 
-	known = platform_machine_id(d->paths.machine_id, machine,
-	    sizeof machine) == 0;
+	known = fleet_machine(d, machine, sizeof machine);
 	mc_fmt(path, sizeof path, "%s/instance-id", d->paths.state);
 	if ((f = fopen(path, "r")) != NULL) {
 		n = fscanf(f, "%32s machine %127s", d->instance_id, kept);

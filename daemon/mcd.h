@@ -59,7 +59,7 @@ void	paths_run_dir(const char *config, size_t sun_max, char *out,
 
 int	platform_default_dirs(char *config, char *state, char *runtime,
 	    char *logs, char *agents, size_t len);
-int	platform_machine_id(const char *stand_in, char *buf, size_t len);
+int	platform_machine_id(char *buf, size_t len);
 int	platform_self_dir(const char *argv0, char *dir, size_t len);
 void	platform_login_agents(const char *home, char *dir, size_t len);
 const char *platform_shim_name(void);

@@ -29,28 +29,16 @@
 
 /*
  * The hardware UUID (IOPlatformUUID, what System Information shows), which
- * the hypervisor gives each VM, through gethostuuid(2); a --home's
- * stand-in file instead when there is one.  -1 when neither answers.
+ * the hypervisor gives each VM, through gethostuuid(2).  -1 when it does
+ * not answer.
  */
 int
-platform_machine_id(const char *stand_in, char *buf, size_t len)
+platform_machine_id(char *buf, size_t len)
 {
 	struct timespec	wait = { 1, 0 };
 	uuid_t		id;
 	uuid_string_t	text;
-	FILE		*f;
 
-	if (stand_in[0] != '\0') {
-		if ((f = fopen(stand_in, "r")) == NULL ||
-		    fgets(buf, (int)len, f) == NULL) {
-			if (f != NULL)
-				fclose(f);
-			return -1;
-		}
-		fclose(f);
-		buf[strcspn(buf, "\n")] = '\0';
-		return buf[0] != '\0' ? 0 : -1;
-	}
 	if (gethostuuid(id, &wait) == -1)
 		return -1;
 	uuid_unparse_upper(id, text);

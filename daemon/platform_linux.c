@@ -118,14 +118,12 @@ platform_first_line(const char *file, char *buf, size_t len)
 
 /*
  * What tells one machine from another, as macOS's hardware UUID does:
- * systemd's /etc/machine-id (or the stand-in a --home gives).  -1 when
- * it cannot be read.
+ * systemd's /etc/machine-id.  -1 when it cannot be read.
  */
 int
-platform_machine_id(const char *stand_in, char *buf, size_t len)
+platform_machine_id(char *buf, size_t len)
 {
-	platform_first_line(stand_in[0] ? stand_in : "/etc/machine-id", buf,
-	    len);
+	platform_first_line("/etc/machine-id", buf, len);
 	return strcmp(buf, "unknown") == 0 || buf[0] == '\0' ? -1 : 0;
 }
 
