@@ -122,12 +122,18 @@ sim_wants_run(plist_t job)
  * Whether launchd starts a held job once it is allowed is not known, so
  * the simulator does not: a kickstart after the approval does.
  */
+static void
+sim_btm_path(const char *label, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/btm-held/%s", sim_dir, label);
+}
+
 static bool
 sim_btm_holds(const char *label)
 {
 	char	path[4096];
 
-	snprintf(path, sizeof path, "%s/btm-held/%s", sim_dir, label);
+	sim_btm_path(label, path, sizeof path);
 	return access(path, F_OK) == 0;
 }
 
@@ -176,9 +182,9 @@ sim_btm(int argc, char **argv)
 
 	if (argc != 2 || strchr(argv[1], '/') != NULL)
 		return EX_USAGE_CODE;
-	snprintf(path, sizeof path, "%s/btm-held", sim_dir);
+	sim_btm_path("", path, sizeof path);
 	mkdir(path, 0700);
-	snprintf(path, sizeof path, "%s/btm-held/%s", sim_dir, argv[1]);
+	sim_btm_path(argv[1], path, sizeof path);
 	if (strcmp(argv[0], "allow") == 0)
 		return unlink(path) == 0 || errno == ENOENT ? 0 : 1;
 	if (strcmp(argv[0], "hold") != 0 ||
