@@ -196,7 +196,13 @@ test_descriptor_limit(void **state)
 
 	(void)state;
 	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
-	if (old.rlim_max < 4096)
+	/*
+	 * Under valgrind, /proc/PID/limits shows valgrind's own limit, not
+	 * its client's (seen: 268, the 256 set here and the 12 descriptors
+	 * valgrind keeps for itself), so it cannot show what the daemon
+	 * asked for; make check and check-asan run this test.
+	 */
+	if (old.rlim_max < 4096 || getenv("MC_TEST_VALGRIND") != NULL)
 		skip();
 	kill_daemon(SIGTERM);
 	low = old;
