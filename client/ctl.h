@@ -81,7 +81,8 @@ typedef int	ctl_command_fn(struct ctl *, const struct ctl_command *, int,
  * exec and bench.
  */
 struct ctl_unlock {
-	struct mcd		*mcd;		/* profiles, managed settings */
+	struct profile_set	 profiles;
+	struct managed		 managed;	/* the administrator's word */
 	const struct profile	*profile;
 	char			 program[PATH_MAX];	/* resolved */
 	bool			 not_found;

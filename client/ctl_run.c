@@ -360,13 +360,11 @@ ctl_profile(struct ctl *c, struct ctl_unlock *u)
 {
 	const char	*name, *key;
 
-	u->mcd = calloc(1, sizeof *u->mcd);
-	u->mcd->paths = c->paths;
-	profile_load_all(&u->mcd->profiles, c->paths.profiles);
-	managed_load(u->mcd);
+	profile_load_all(&u->profiles, c->paths.profiles);
+	managed_load(&u->managed, &c->paths);
 	name = c->opts.profile ? c->opts.profile :
-	    managed_default_profile(u->mcd);
-	if ((u->profile = profile_find(&u->mcd->profiles, name)) == NULL) {
+	    managed_default_profile(&u->managed);
+	if ((u->profile = profile_find(&u->profiles, name)) == NULL) {
 		mc_fmt(u->why, sizeof u->why, "no profile %s in %s (see "
 		    "metalcapctl profiles)", name, c->paths.profiles);
 		return -1;
@@ -381,11 +379,10 @@ ctl_profile(struct ctl *c, struct ctl_unlock *u)
 		    "run the program as it is", name);
 		return -1;
 	}
-	if ((key = managed_forbids(u->mcd, name)) != NULL) {
+	if ((key = managed_forbids(&u->managed, &u->profiles, name)) != NULL) {
 		snprintf(u->why, sizeof u->why, "profile %s is forbidden by "
 		    "the managed setting %s%s%s", name, key,
-		    u->mcd->managed.error[0] ? ": " : "",
-		    u->mcd->managed.error);
+		    u->managed.error[0] ? ": " : "", u->managed.error);
 		return -1;
 	}
 	return 0;
@@ -446,10 +443,9 @@ ctl_unlock_prepare(struct ctl *c, const char *program, struct ctl_unlock *u)
 void
 ctl_unlock_free(struct ctl_unlock *u)
 {
-	if (u->mcd != NULL)
-		profile_free_all(&u->mcd->profiles);
-	free(u->mcd);
-	u->mcd = NULL;
+	profile_free_all(&u->profiles);
+	managed_free(&u->managed);
+	u->profile = NULL;
 }
 
 /* Every report left in dir (a child that forked writes its own), then it. */

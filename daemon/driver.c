@@ -563,7 +563,7 @@ driver_rescan(struct mcd *d)
 	bool			first = !d->scanned;
 
 	d->scanned = true;
-	managed_load(d);
+	managed_load(&d->managed, &d->paths);
 	profile_load_all(&d->profiles, d->paths.profiles);
 	reconcile_prefer_gui(d);
 	job_scan(d, first);

@@ -93,7 +93,7 @@ void
 job_effective(struct mcd *d, struct job *j)
 {
 	const struct override	*o = state_get(&d->state, j->name, false);
-	const char		*name = managed_default_profile(d);
+	const char		*name = managed_default_profile(&d->managed);
 	const char		*key;
 
 	j->unlocked = j->spec ? j->spec->unlocked : false;
@@ -109,7 +109,8 @@ job_effective(struct mcd *d, struct job *j)
 	j->profile = profile_find(&d->profiles, name);
 	/* The administrator's word wins over job files and requests. */
 	j->managed_note[0] = '\0';
-	if (j->unlocked && (key = managed_forbids(d, name)) != NULL) {
+	if (j->unlocked && (key = managed_forbids(&d->managed, &d->profiles,
+	    name)) != NULL) {
 		j->unlocked = false;
 		if (d->managed.error[0] != '\0')
 			mc_fmt(j->managed_note, sizeof j->managed_note,

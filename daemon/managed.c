@@ -139,22 +139,25 @@ managed_merge(struct managed *m, const char *file)
  * MDM pushes to the user channel win, as with CFPreferences.
  */
 void
-managed_load(struct mcd *d)
+managed_load(struct managed *m, const struct mcd_paths *paths)
 {
-	struct managed	*m = &d->managed;
+	managed_free(m);
+	managed_merge(m, paths->managed);
+	managed_merge(m, paths->managed_user);
+}
 
+void
+managed_free(struct managed *m)
+{
 	managed_clear_allowed(m);
 	memset(m, 0, sizeof *m);
-	managed_merge(m, d->paths.managed);
-	managed_merge(m, d->paths.managed_user);
 }
 
 /* The profile of a job that names none. */
 const char *
-managed_default_profile(const struct mcd *d)
+managed_default_profile(const struct managed *m)
 {
-	return d->managed.default_profile[0] ? d->managed.default_profile :
-	    PROFILE_DEFAULT;
+	return m->default_profile[0] ? m->default_profile : PROFILE_DEFAULT;
 }
 
 /*
@@ -163,22 +166,23 @@ managed_default_profile(const struct mcd *d)
  * user's file cannot give an allowed name higher values.
  */
 const char *
-managed_forbids(const struct mcd *d, const char *profile)
+managed_forbids(const struct managed *m, const struct profile_set *profiles,
+    const char *profile)
 {
 	const struct profile	*p;
 	size_t			 i;
 
 	if (strcmp(profile, "stock") == 0)
 		return NULL;
-	if (d->managed.error[0] != '\0' || d->managed.force_stock)
+	if (m->error[0] != '\0' || m->force_stock)
 		return "ForceStock";
-	if (!d->managed.has_allowed)
+	if (!m->has_allowed)
 		return NULL;
-	for (i = 0; i < d->managed.nallowed; i++)
-		if (strcmp(d->managed.allowed[i], profile) == 0)
+	for (i = 0; i < m->nallowed; i++)
+		if (strcmp(m->allowed[i], profile) == 0)
 			break;
-	if (i == d->managed.nallowed)
+	if (i == m->nallowed)
 		return "AllowedProfiles";
-	p = profile_find(&d->profiles, profile);
+	p = profile_find(profiles, profile);
 	return p != NULL && !p->builtin ? "AllowedProfiles" : NULL;
 }

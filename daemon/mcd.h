@@ -156,9 +156,11 @@ struct managed {
 	char	  error[384];	/* a managed file unusable: all stock */
 };
 
-void		 managed_load(struct mcd *);
-const char	*managed_default_profile(const struct mcd *);
-const char	*managed_forbids(const struct mcd *, const char *profile);
+void		 managed_load(struct managed *, const struct mcd_paths *);
+void		 managed_free(struct managed *);
+const char	*managed_default_profile(const struct managed *);
+const char	*managed_forbids(const struct managed *,
+		    const struct profile_set *, const char *profile);
 
 /* --- scan.c ------------------------------------------------------------------ */
 

@@ -264,7 +264,7 @@ rpc_job_profile(struct mcd *d, const struct job *j)
 		return o->profile;
 	if (j->spec != NULL && j->spec->profile != NULL)
 		return j->spec->profile;
-	return managed_default_profile(d);
+	return managed_default_profile(&d->managed);
 }
 
 /* --- handlers --------------------------------------------------------------- */
@@ -312,7 +312,8 @@ rpc_status(struct rpc_call *call)
 static bool
 rpc_managed_ok(struct rpc_call *call, const char *profile)
 {
-	const char	*key = managed_forbids(call->conn->daemon, profile);
+	struct mcd	*d = call->conn->daemon;
+	const char	*key = managed_forbids(&d->managed, &d->profiles, profile);
 
 	if (key == NULL)
 		return true;

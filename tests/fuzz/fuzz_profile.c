@@ -47,9 +47,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	unlink(path);
 	fuzz_write_file(path, "managed/org.metalcap.plist", data, size);
-	managed_load(&d);
-	(void)managed_forbids(&d, "apple9");
-	(void)managed_default_profile(&d);
+	managed_load(&d.managed, &d.paths);
+	(void)managed_forbids(&d.managed, &d.profiles, "apple9");
+	(void)managed_default_profile(&d.managed);
 	unlink(path);
 	return 0;
 }
