@@ -109,36 +109,36 @@ DAEMON		:= $(O)/bin/metalcapd
 CLIENT		:= $(O)/bin/metalcapctl
 COMMON_SRC	:= common/mc_rpc.c common/mc_plist.c common/mc_util.c \
 		   common/mc_macho.c common/mc_inject.c
-DAEMON_SRC	:= daemon/metalcapd.c daemon/paths.c daemon/log.c \
-		   daemon/profile.c daemon/jobfile.c daemon/render.c \
+# The policy both programs apply (policy/policy.h): where files live, what
+# job files, profiles and managed settings mean, what logs, the probe and
+# the shim's report say.  No event loop; the daemon's runtime builds on it.
+POLICY_PORTABLE	:= policy/paths.c policy/log.c policy/profile.c \
+		   policy/jobfile.c policy/scan.c policy/managed.c \
+		   policy/gate_judge.c policy/marker.c
+ifeq ($(UNAME),Darwin)
+PLATFORM_SRC	:= policy/platform_darwin.c
+else
+PLATFORM_SRC	:= policy/platform_linux.c
+endif
+POLICY_SRC	:= $(POLICY_PORTABLE) $(PLATFORM_SRC)
+DAEMON_SRC	:= daemon/metalcapd.c daemon/render.c \
 		   daemon/state.c daemon/launchd.c daemon/job.c \
 		   daemon/reconcile.c daemon/server.c daemon/rpc.c daemon/rpc_pack.c \
-		   daemon/scan.c daemon/tail.c daemon/gate.c daemon/watch.c \
-		   daemon/managed.c daemon/fleet.c daemon/dirwatch.c \
+		   daemon/tail.c daemon/gate.c daemon/watch.c \
+		   daemon/fleet.c daemon/dirwatch.c \
 		   daemon/lifecycle.c daemon/driver.c daemon/seams.c \
-		   daemon/gate_judge.c daemon/marker.c daemon/console.c \
+		   daemon/console.c \
 		   daemon/restart.c daemon/respawn.c daemon/held.c
-ifeq ($(UNAME),Darwin)
-PLATFORM_SRC	:= daemon/platform_darwin.c
-else
-PLATFORM_SRC	:= daemon/platform_linux.c
-endif
-DAEMON_SRC	+= $(PLATFORM_SRC)
-# metalcapctl checks job files with the daemon's own rules (jobfile.c) and
-# finds its folders as the daemon does (paths.c).
-# exec and bench settle a profile as the daemon does (profile.c, managed.c,
-# gate_judge.c) and read the shim's report as it does (marker.c).
-CLIENT_PORTABLE	:= client/metalcapctl.c client/ctl_jobs.c client/ctl_output.c \
+# metalcapctl compiles nothing of daemon/ (scripts/check-layers.py).
+CLIENT_PORTABLE	:= client/metalcapctl.c client/ctl_conn.c client/ctl_jobs.c \
+		   client/ctl_output.c \
 		   client/ctl_probe.c client/ctl_report.c client/ctl_jobfile.c \
 		   client/ctl_check.c client/ctl_run.c client/ctl_exec.c \
 		   client/ctl_bench.c client/ctl_evidence.c \
 		   common/mc_client.c common/mc_rpc.c common/mc_plist.c \
 		   common/mc_util.c common/mc_macho.c common/mc_inject.c \
-		   common/mc_bench.c common/mc_sha256.c \
-		   daemon/paths.c daemon/jobfile.c daemon/scan.c \
-		   daemon/profile.c daemon/managed.c daemon/log.c \
-		   daemon/gate_judge.c daemon/marker.c
-CLIENT_SRC	:= $(CLIENT_PORTABLE) $(PLATFORM_SRC)
+		   common/mc_bench.c common/mc_sha256.c
+CLIENT_SRC	:= $(CLIENT_PORTABLE) $(POLICY_SRC)
 TEMPLATE	:= $(O)/share/metalcap/job.plist
 PROBE_SHARED	:= probe/probe.c probe/probe_check.c probe/probe_report.c
 BENCH_BINS	:= $(O)/bench/bench_shim
@@ -201,14 +201,15 @@ $(SIM_OVERBROAD): tests/sim/mtlsim.m $(SIM_KERNEL) | $(O)/tests
 
 # --- daemon and client ---------------------------------------------------------
 
-$(DAEMON): $(DAEMON_SRC) daemon/mcd.h $(COMMON_SRC) common/*.h VERSION \
-    | need-deps $(O)/bin
-	$(CC) $(CFLAGS_C) -Icommon -Idaemon $(DAEMON_SRC) $(COMMON_SRC) -o $@ \
+$(DAEMON): $(DAEMON_SRC) daemon/mcd.h $(POLICY_SRC) policy/policy.h \
+    $(COMMON_SRC) common/*.h VERSION | need-deps $(O)/bin
+	$(CC) $(CFLAGS_C) -Icommon -Ipolicy -Idaemon $(DAEMON_SRC) $(POLICY_SRC) \
+	    $(COMMON_SRC) -o $@ \
 	    $(LIB_UV) $(LIB_PLIST) $(LIB_MSGPACK) $(LIB_JANSSON) $(LDFLAGS_SAN)
 
-$(CLIENT): $(CLIENT_SRC) client/*.h daemon/mcd.h common/*.h VERSION \
+$(CLIENT): $(CLIENT_SRC) client/*.h policy/policy.h common/*.h VERSION \
     | need-deps $(O)/bin
-	$(CC) $(CFLAGS_C) -Icommon -Idaemon -Iclient $(CLIENT_SRC) -o $@ \
+	$(CC) $(CFLAGS_C) -Icommon -Ipolicy -Iclient $(CLIENT_SRC) -o $@ \
 	    $(LIB_MSGPACK) $(LIB_JANSSON) $(LIB_PLIST) $(CRYPTO_LIB) $(LDFLAGS_SAN)
 
 $(TEMPLATE): agent-template/job.plist
@@ -290,18 +291,17 @@ $(O)/tests/test_probe: tests/probe/test_probe.c tests/support/child.c \
 	    -lmtlsim -Wl,-rpath,'$$ORIGIN' -lcmocka $(LIB_JANSSON) -lobjc -lm \
 	    $(LDFLAGS_SAN)
 
-DAEMON_UNITS	:= daemon/jobfile.c daemon/render.c daemon/state.c daemon/paths.c \
-		   $(PLATFORM_SRC) \
-		   daemon/profile.c daemon/log.c daemon/scan.c daemon/tail.c \
-		   daemon/lifecycle.c daemon/launchd.c daemon/marker.c \
-		   daemon/gate_judge.c
+DAEMON_UNITS	:= daemon/render.c daemon/state.c daemon/tail.c \
+		   daemon/lifecycle.c daemon/launchd.c $(POLICY_SRC)
 # The daemon's pure parts, the RPC framing, and files others write.
 $(O)/tests/test_daemon $(O)/tests/test_protocol $(O)/tests/test_files: \
     $(O)/tests/test_%: tests/unit/test_%.c tests/unit/unit.c tests/unit/unit.h \
-    $(DAEMON_UNITS) profiles/*.plist daemon/mcd.h $(COMMON_SRC) common/*.h \
+    $(DAEMON_UNITS) profiles/*.plist daemon/mcd.h policy/policy.h \
+    $(COMMON_SRC) common/*.h \
     $(SIM_TOOLS) | $(O)/tests
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) -DMC_TEST_FIXTURES='"$(abspath $(FIXTURES))"' \
-	    -Icommon -Idaemon -Itests/unit $< tests/unit/unit.c $(DAEMON_UNITS) \
+	    -Icommon -Ipolicy -Idaemon -Itests/unit $< tests/unit/unit.c \
+	    $(DAEMON_UNITS) \
 	    $(COMMON_SRC) -o $@ -lcmocka $(LIB_UV) $(LIB_PLIST) $(LIB_MSGPACK) $(LIB_JANSSON) \
 	    $(LDFLAGS_SAN)
 
@@ -350,7 +350,7 @@ $(O)/tests/test_faults $(O)/tests/test_io_faults: \
 
 $(O)/tests/test_lifecycle: tests/unit/test_lifecycle.c daemon/lifecycle.c \
     daemon/mcd.h | need-deps $(O)/tests
-	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Icommon -Idaemon $< daemon/lifecycle.c \
+	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Icommon -Ipolicy -Idaemon $< daemon/lifecycle.c \
 	    -o $@ -lcmocka $(LDFLAGS_SAN)
 
 # metalcapd(8)'s copy of the lifecycle table, made from daemon/lifecycle.c
@@ -410,7 +410,8 @@ FUZZ_CFLAGS	:= -std=c11 $(WARN) -g -O1 -D_GNU_SOURCE \
 		   -DMC_VERSION='"$(VERSION)"' -DMC_FUZZ_SOURCE='"$(abspath .)"' \
 		   -fsanitize=fuzzer,address,undefined \
 		   -fno-sanitize-recover=all -fno-omit-frame-pointer
-FUZZ_DAEMON	:= $(filter-out daemon/metalcapd.c,$(DAEMON_SRC)) $(COMMON_SRC) \
+FUZZ_DAEMON	:= $(filter-out daemon/metalcapd.c,$(DAEMON_SRC)) $(POLICY_SRC) \
+		   $(COMMON_SRC) \
 		   tests/fuzz/fuzz_util.c
 
 $(FUZZ)/fuzz_shim_config: tests/fuzz/fuzz_shim_config.c shim/shim_config.c \
@@ -419,9 +420,10 @@ $(FUZZ)/fuzz_shim_config: tests/fuzz/fuzz_shim_config.c shim/shim_config.c \
 	clang $(FUZZ_CFLAGS) -Ishim $< shim/shim_config.c -o $@
 
 $(FUZZ)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_DAEMON) \
-    daemon/mcd.h common/*.h | need-deps
+    daemon/mcd.h policy/policy.h common/*.h | need-deps
 	@mkdir -p $(@D)
-	clang $(FUZZ_CFLAGS) -Icommon -Idaemon -Itests/fuzz $< $(FUZZ_DAEMON) \
+	clang $(FUZZ_CFLAGS) -Icommon -Ipolicy -Idaemon -Itests/fuzz $< \
+	    $(FUZZ_DAEMON) \
 	    -o $@ $(LIB_UV) $(LIB_PLIST) $(LIB_MSGPACK) $(LIB_JANSSON)
 
 FUZZ_BINS	:= $(FUZZ_TARGETS:%=$(FUZZ)/fuzz_%)
@@ -467,9 +469,14 @@ lint: | need-deps
 	@for p in tests/mutations/*.patch; do \
 	    patch -p1 --dry-run -s -f < "$$p" >/dev/null 2>&1 || \
 	    { echo "lint: $$p no longer applies: regenerate it"; exit 1; }; done
-	@# No circle of files in the daemon: data flows one way (seams.c).
-	@python3 scripts/check-layers.py $(CC) $(CFLAGS_C) -Icommon -Idaemon -- \
-	    $(DAEMON_SRC) $(PLATFORM_SRC)
+	@# No circle of files anywhere, and each layer uses only those below
+	@# it: common/, policy/ (no event loop), then the programs.
+	@python3 scripts/check-layers.py $(CC) $(CFLAGS_C) -Icommon -Ipolicy \
+	    -Idaemon -Iclient -Iprobe -Ishim -Itests/sim \
+	    $(shell pkg-config --cflags jansson) -- \
+	    :daemon $(DAEMON_SRC) $(POLICY_SRC) $(COMMON_SRC) \
+	    :client $(CLIENT_SRC) :probe $(PROBE_SHARED) probe/probe_sim.c \
+	    :shim $(SHIM_SRC)
 	@zsh -n client/completion/_metalcapctl
 	@shellcheck -x $(SHELL_SCRIPTS)
 	@mandoc -T lint -W warning docs/*.[1-8]
@@ -676,19 +683,20 @@ $(MACOS)/metalcap-probe: $(MACOS_ARCHS:%=$(MACOS)/%/metalcap-probe)
 # and jansson built from third_party/: nothing to install on the guest but
 # the package.  Their headers are system headers (plist.h fails our
 # -Wstrict-prototypes).
-MACOS_DAEMON_SRC := $(filter-out daemon/platform_linux.c,$(DAEMON_SRC)) \
-		   daemon/platform_darwin.c $(COMMON_SRC)
-MACOS_CLIENT_SRC := $(CLIENT_PORTABLE) daemon/platform_darwin.c
+MACOS_POLICY_SRC := $(POLICY_PORTABLE) policy/platform_darwin.c
+MACOS_DAEMON_SRC := $(DAEMON_SRC) $(MACOS_POLICY_SRC) $(COMMON_SRC)
+MACOS_CLIENT_SRC := $(CLIENT_PORTABLE) $(MACOS_POLICY_SRC)
 MACOS_STATIC	= $(foreach l,uv plist msgpackc jansson,$(MACOS_DEPS)/$(1)/lib$(l).a)
 
 define macos_tools_arch
-$(MACOS)/obj/$(1)/%.o: %.c daemon/mcd.h common/*.h client/*.h VERSION \
+$(MACOS)/obj/$(1)/%.o: %.c daemon/mcd.h policy/policy.h common/*.h \
+    client/*.h VERSION \
     $(MACOS_DEPS)/.built | need-zig
 	@mkdir -p $$(@D)
 	$(call macos_cc,$(1)) $(MACOS_CFLAGS) \
 	    -isystem $(MACOS_DEPS)/include \
 	    -isystem $(MACOS_DEPS)/include/msgpack \
-	    -Icommon -Idaemon -Iclient -c $$< -o $$@
+	    -Icommon -Ipolicy -Idaemon -Iclient -c $$< -o $$@
 
 $(MACOS)/$(1)/metalcapd: $(MACOS_DAEMON_SRC:%.c=$(MACOS)/obj/$(1)/%.o)
 	$(LD64) -arch $(1) $(MACOS_LINK) \

@@ -15,7 +15,7 @@
 #include "mc_client.h"
 #include "mc_macho.h"
 #include "mc_rpc.h"
-#include "mcd.h"
+#include "policy.h"
 
 #define EXIT_DAEMON	1
 #define EXIT_USAGE	2
@@ -57,7 +57,7 @@ struct ctl {
 	struct mc_client	 client;
 	bool			 json;
 	long			 timeout;	/* seconds; 0: none */
-	struct mcd_paths	 paths;		/* jobs.d, the socket */
+	struct paths	 paths;		/* jobs.d, the socket */
 	struct ctl_opts		 opts;
 };
 

@@ -27,7 +27,7 @@ ctl_job_path(struct ctl *c, const char *verb, const char *name, char *path,
 	if (!jobfile_name_ok(name)) {
 		fprintf(stderr, "metalcapctl: %s: job name \"%s\": use 1 to %d "
 		    "letters, digits, '.', '_' or '-'\n", verb, name,
-		    MCD_NAME_MAX);
+		    MC_NAME_MAX);
 		return EXIT_USAGE;
 	}
 	if (mc_fmt(path, len, "%s/%s.plist", c->paths.jobs, name) == -1) {
@@ -103,7 +103,7 @@ cmd_add(struct ctl *c, const struct ctl_command *cmd, int argc, char **argv)
 {
 	struct diag	 errors = { 0 }, warnings = { 0 };
 	struct job_spec	*spec;
-	char		 path[PATH_MAX], file[MCD_NAME_MAX + 8], why[512];
+	char		 path[PATH_MAX], file[MC_NAME_MAX + 8], why[512];
 	char		*xml = NULL;
 	uint32_t	 len = 0;
 	plist_t		 root;

@@ -75,57 +75,6 @@ usage(FILE *out)
 	    "program's status, 125 to 127 its own.\nSee metalcapctl(1).\n");
 }
 
-/*
- * Call a method; a transport failure or the daemon's error is printed
- * here, once.  0, EXIT_DAEMON or EXIT_UNREACH.
- */
-int
-ctl_call(struct ctl *c, const char *method, char *const *params,
-    const char *opt_key, const char *opt_val, struct mc_rpc_message *m)
-{
-	switch (mc_client_call(&c->client, method, params, opt_key, opt_val,
-	    m)) {
-	case MC_CLIENT_OK:
-		return 0;
-	case MC_CLIENT_DAEMON:
-		warnx("%s: %s", c->client.code, c->client.error);
-		return EXIT_DAEMON;
-	default:
-		warnx("%s", c->client.error);
-		return EXIT_UNREACH;
-	}
-}
-
-/* The next message (an event, for watch); -1 once the connection is lost. */
-int
-ctl_read(struct ctl *c, struct mc_rpc_message *m)
-{
-	if (mc_client_read(&c->client, m) == MC_CLIENT_OK)
-		return 0;
-	warnx("%s", c->client.error);
-	return -1;
-}
-
-/* Connect and check the protocol version; 0 or an exit status. */
-int
-ctl_open(struct ctl *c)
-{
-	if (mc_client_open(&c->client, c->paths.socket, c->timeout) == -1) {
-		warnx("%s", c->client.error);
-		return EXIT_UNREACH;
-	}
-	switch (mc_client_hello(&c->client)) {
-	case MC_CLIENT_OK:
-		return 0;
-	case MC_CLIENT_DAEMON:
-		warnx("%s", c->client.error);
-		return EXIT_DAEMON;
-	default:
-		warnx("%s", c->client.error);
-		return EXIT_UNREACH;
-	}
-}
-
 /* --machine apple-silicon|intel, or --sip on|off: the Mac check judges for. */
 static int
 ctl_host_option(struct ctl *c, bool sip, const char *arg)

@@ -381,7 +381,7 @@ driver_act(struct mcd *d, struct job *j, const struct gate_entry *v,
 {
 	const bool	 incident = st->row != NULL &&
 	    st->row->why == LC_WHY_INCIDENT && (st->actions & LC_PERSIST);
-	char		 reason[MCD_ERR_LEN], spare[256];
+	char		 reason[MC_ERR_LEN], spare[256];
 	bool		 request = true;
 	const bool	 was_unsaved = d->state_unsaved;
 

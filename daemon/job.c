@@ -164,7 +164,7 @@ job_add(struct mcd *d, const char *name)
 static void
 job_refresh_file(struct mcd *d, const char *dir, const char *entry)
 {
-	char		 path[PATH_MAX], name[MCD_NAME_MAX + 8];
+	char		 path[PATH_MAX], name[MC_NAME_MAX + 8];
 	size_t		 n = strlen(entry);
 	struct job	*j;
 	uint64_t	 hash;
@@ -173,7 +173,7 @@ job_refresh_file(struct mcd *d, const char *dir, const char *entry)
 	 * A name that is no job name is not cut down to one: cut, it could
 	 * be another job's name and take that job over.
 	 */
-	if (n - 6 > MCD_NAME_MAX || mc_fmt(name, sizeof name, "%.*s",
+	if (n - 6 > MC_NAME_MAX || mc_fmt(name, sizeof name, "%.*s",
 	    (int)(n - 6), entry) == -1 || !jobfile_name_ok(name)) {
 		log_warnx("%s/%s: ignored: a job's name must be 1-64 of A-Z "
 		    "a-z 0-9 . _ -", dir, entry);
@@ -255,8 +255,8 @@ static void
 job_scan_given(struct mcd *d, const char *dir, const char *suffix,
     bool loaded)
 {
-	const size_t	 plen = strlen(MCD_LABEL_PREFIX), slen = strlen(suffix);
-	char		 name[MCD_NAME_MAX + 8];
+	const size_t	 plen = strlen(MC_LABEL_PREFIX), slen = strlen(suffix);
+	char		 name[MC_NAME_MAX + 8];
 	struct job	*j;
 	struct dirent	*de;
 	DIR		*dp;
@@ -266,7 +266,7 @@ job_scan_given(struct mcd *d, const char *dir, const char *suffix,
 		return;
 	while ((de = readdir(dp)) != NULL) {
 		n = strlen(de->d_name);
-		if (n <= plen + slen || strncmp(de->d_name, MCD_LABEL_PREFIX,
+		if (n <= plen + slen || strncmp(de->d_name, MC_LABEL_PREFIX,
 		    plen) != 0 || strcmp(de->d_name + n - slen, suffix) != 0 ||
 		    mc_fmt(name, sizeof name, "%.*s", (int)(n - plen - slen),
 		    de->d_name + plen) == -1 || !jobfile_name_ok(name))

@@ -123,7 +123,7 @@ start_signals(struct mcd *d)
 
 /* --paths: where this daemon would look, for doctor, installers and people. */
 static void
-print_paths(const struct mcd_paths *p)
+print_paths(const struct paths *p)
 {
 	printf("jobs %s\nprofiles %s\nstate %s\nagents %s\nlogs %s\n"
 	    "socket %s\nshim %s\nprobe %s\ntemplate %s\nlaunchctl %s\n"
@@ -265,14 +265,14 @@ forget_login_agents(struct mcd *d)
 	char		 path[PATH_MAX];
 	struct dirent	*de;
 	DIR		*dp;
-	size_t		 n, pre = strlen(MCD_LABEL_PREFIX);
+	size_t		 n, pre = strlen(MC_LABEL_PREFIX);
 
 	if (dir[0] == '\0' || strcmp(dir, d->paths.agents) == 0 ||
 	    (dp = opendir(dir)) == NULL)
 		return;
 	while ((de = readdir(dp)) != NULL) {
 		n = strlen(de->d_name);
-		if (n <= pre + 6 || strncmp(de->d_name, MCD_LABEL_PREFIX, pre) !=
+		if (n <= pre + 6 || strncmp(de->d_name, MC_LABEL_PREFIX, pre) !=
 		    0 || strcmp(de->d_name + n - 6, ".plist") != 0 ||
 		    mc_fmt(path, sizeof path, "%s/%s", dir, de->d_name) == -1)
 			continue;

@@ -210,7 +210,7 @@ static void
 reconcile_fail(struct mcd *d, struct job *j, enum lifecycle_event type,
     const char *what, const struct launchctl_result *r)
 {
-	char	reason[MCD_ERR_LEN];
+	char	reason[MC_ERR_LEN];
 
 	snprintf(reason, sizeof reason, "launchctl %s failed (%d): %.*s", what,
 	    r->code, (int)strcspn(r->err, "\n"), r->err[0] ? r->err :

@@ -15,7 +15,7 @@
 void
 render_label(const char *name, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s%s", MCD_LABEL_PREFIX, name);
+	snprintf(buf, len, "%s%s", MC_LABEL_PREFIX, name);
 }
 
 /*
@@ -144,7 +144,7 @@ plist_t
 render_agent(plist_t tmpl, const struct render_input *in)
 {
 	plist_t		agent = plist_copy(tmpl), args;
-	char		label[MCD_NAME_MAX + 32], path[PATH_MAX];
+	char		label[MC_NAME_MAX + 32], path[PATH_MAX];
 	size_t		i;
 
 	render_label(in->name, label, sizeof label);

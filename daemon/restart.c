@@ -19,7 +19,7 @@
 
 struct restart {
 	struct mcd	*d;
-	char		 name[MCD_NAME_MAX + 8];
+	char		 name[MC_NAME_MAX + 8];
 	char		 target[256];
 	long		 pid;		/* the process asked to go */
 	long		 now;		/* what launchd runs now, once known */

@@ -30,8 +30,8 @@ struct rpc_call {
 struct rpc_later {
 	struct conn	*conn;
 	uint32_t	 msgid;
-	char		 job[MCD_NAME_MAX + 8];
-	char		 profile[MCD_NAME_MAX + 1];
+	char		 job[MC_NAME_MAX + 8];
+	char		 profile[MC_NAME_MAX + 1];
 	uint64_t	 requests;	/* the daemon's count when deferred */
 };
 
@@ -130,7 +130,7 @@ rpc_listed(const struct job *j)
 static struct job *
 rpc_job_named(struct rpc_call *call, unsigned i, bool shown)
 {
-	char		 name[MCD_NAME_MAX + 8];
+	char		 name[MC_NAME_MAX + 8];
 	struct job	*j;
 
 	if (!mc_rpc_str(rpc_param(call, i), name, sizeof name)) {
@@ -409,7 +409,7 @@ rpc_enable(struct rpc_call *call)
 {
 	struct job		*j = rpc_job(call, 0);
 	const msgpack_object	*opts = rpc_param(call, 1), *prof = NULL;
-	char			 profile[MCD_NAME_MAX + 1] = "";
+	char			 profile[MC_NAME_MAX + 1] = "";
 	struct override		*o;
 
 	if (j == NULL)
@@ -468,7 +468,7 @@ static void
 rpc_profile_set(struct rpc_call *call)
 {
 	struct job	*j = rpc_job(call, 0);
-	char		 profile[MCD_NAME_MAX + 1];
+	char		 profile[MC_NAME_MAX + 1];
 	struct override	*o;
 
 	if (j == NULL || !rpc_profile_ok(call, rpc_param(call, 1), profile,
@@ -592,7 +592,7 @@ rpc_probe(struct rpc_call *call)
 {
 	struct mcd		*d = call->conn->daemon;
 	const msgpack_object	*arg = rpc_param(call, 0), *prof;
-	char			 name[MCD_NAME_MAX + 1];
+	char			 name[MC_NAME_MAX + 1];
 	const struct profile	*p;
 	struct job		*j;
 

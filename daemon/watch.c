@@ -372,7 +372,7 @@ watch_marker_timeout(uv_timer_t *t)
 {
 	struct job_watch	*w = t->data;
 	struct job		*j = w->job;
-	char			 reason[MCD_ERR_LEN];
+	char			 reason[MC_ERR_LEN];
 
 	if (j == NULL || !job_runs_unlocked(j) ||
 	    watch_check_marker(j->daemon, j))

@@ -27,7 +27,7 @@ for d in "$PREFIX" "$BINDIR" "$LIBEXECDIR" "$DATADIR" "$MANDIR"; do
 	case $d in /*) ;; *) echo "install: $d: must be an absolute path" >&2; exit 2 ;; esac
 done
 # metalcapd and metalcapctl find the probe, the shim and the job template
-# relative to themselves (daemon/paths.c): LIBEXECDIR/metalcap, and
+# relative to themselves (policy/paths.c): LIBEXECDIR/metalcap, and
 # LIBEXECDIR/../share/metalcap.
 [ "${LIBEXECDIR%/*}/share" = "$DATADIR" ] || {
 	echo "install: LIBEXECDIR ($LIBEXECDIR) and DATADIR ($DATADIR) must be" \

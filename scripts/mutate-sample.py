@@ -62,6 +62,13 @@ SOURCES = {
                "test_removed_e2e", "test_invalid_e2e", "test_fleet_e2e",
                "test_hostile", "test_faults", "test_io_faults",
                "test_rpc_clients", "test_invariants_e2e", "test_abuse"],
+    # The policy both programs apply: every program that runs either.
+    "policy": ["test_daemon", "test_files", "test_protocol",
+               "test_mc_client", "test_inject_judge", "test_daemon_e2e",
+               "test_edges", "test_removed_e2e", "test_invalid_e2e",
+               "test_fleet_e2e", "test_bench_e2e", "test_hostile",
+               "test_faults", "test_io_faults", "test_rpc_clients",
+               "test_invariants_e2e", "test_abuse"],
     # The socket under abuse: pipelining, unread replies, slow readers.
     "daemon/server.c": ["test_daemon", "test_protocol", "test_daemon_e2e",
                         "test_edges", "test_hostile", "test_abuse"],
@@ -71,7 +78,7 @@ SOURCES = {
 # Symmetric where the code uses them (== 0, != 0): a swap is equivalent.
 SYMMETRIC = {"strcmp", "strncmp", "memcmp", "strcasecmp"}
 # Not built or not run on Linux: the macOS backends.
-SKIP = {"probe/probe_metal.c", "daemon/platform_darwin.c"}
+SKIP = {"probe/probe_metal.c", "policy/platform_darwin.c"}
 TEST_SECONDS = 600
 # --asan: judged as make check-asan builds and runs the suite, so that a
 # mutant whose only effect is a byte written past a buffer is seen.
@@ -111,7 +118,8 @@ def cflags():
                          text=True).stdout.split()
     return ["-std=c11", "-D_GNU_SOURCE", "-DMC_VERSION=\"0\""] + \
         ["-I" + os.path.join(SRC, d) for d in
-         ("common", "daemon", "client", "shim", "probe", "tests/sim")] + pkg
+         ("common", "policy", "daemon", "client", "shim", "probe",
+          "tests/sim")] + pkg
 
 
 def token_after(tu_tokens, offset):

@@ -14,7 +14,7 @@
 #include "mcd.h"
 
 static plist_t			job_template;
-static struct mcd_paths		paths;
+static struct paths		paths;
 static struct profile_set	profiles;
 
 int

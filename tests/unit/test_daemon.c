@@ -495,7 +495,7 @@ agent_env(plist_t agent, const char *key)
 static void
 test_render(void **state)
 {
-	struct mcd_paths	 paths = { 0 };
+	struct paths	 paths = { 0 };
 	struct profile		 apple9 = { .name = "apple9", .family_max = 1009,
 	    .threadgroup_memory = 65536 };
 	struct job_spec		*spec;
@@ -755,7 +755,7 @@ test_profile_unknown_key(void **state)
 static void
 test_make_dirs(void **state)
 {
-	struct mcd_paths	 p;
+	struct paths	 p;
 	struct stat		 sb;
 	char			 top[] = "/tmp/mc-paths.XXXXXX", home[64],
 				 path[128], why[256], cmd[96];

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "mc_macho.h"
-#include "mcd.h"
+#include "policy.h"
 
 /* $XDG_* with the spec's fallbacks under $HOME. */
 static void

@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "mcd.h"
+#include "policy.h"
 
 static FILE	*log_file;
 static bool	 log_stderr = true;

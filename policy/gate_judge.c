@@ -12,7 +12,7 @@
 #include <jansson.h>
 
 #include "mc_util.h"
-#include "mcd.h"
+#include "policy.h"
 
 extern char **environ;
 

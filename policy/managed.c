@@ -26,7 +26,7 @@
 
 #include "mc_plist.h"
 #include "mc_util.h"
-#include "mcd.h"
+#include "policy.h"
 
 static void
 managed_broken(struct managed *m, const char *fmt, ...)
@@ -139,7 +139,7 @@ managed_merge(struct managed *m, const char *file)
  * MDM pushes to the user channel win, as with CFPreferences.
  */
 void
-managed_load(struct managed *m, const struct mcd_paths *paths)
+managed_load(struct managed *m, const struct paths *paths)
 {
 	managed_free(m);
 	managed_merge(m, paths->managed);

@@ -18,13 +18,13 @@
 #include "mc_macho.h"
 #include "mc_plist.h"
 #include "mc_util.h"
-#include "mcd.h"
+#include "policy.h"
 
 void
 diag_add(struct diag *d, const char *fmt, ...)
 {
 	va_list	ap;
-	char	buf[MCD_ERR_LEN];
+	char	buf[MC_ERR_LEN];
 
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof buf, fmt, ap);
@@ -51,7 +51,7 @@ jobfile_name_ok(const char *name)
 {
 	size_t	n = strlen(name), i;
 
-	if (n == 0 || n > MCD_NAME_MAX || strcmp(name, ".") == 0 ||
+	if (n == 0 || n > MC_NAME_MAX || strcmp(name, ".") == 0 ||
 	    strcmp(name, "..") == 0)
 		return false;
 	for (i = 0; i < n; i++)

@@ -13,7 +13,7 @@
 
 #include "mc_plist.h"
 #include "mc_util.h"
-#include "mcd.h"
+#include "policy.h"
 
 static const struct profile profile_builtins[] = {
 	{ "stock", 0, 0, 0, "No injection: the device's own answers.", true,
@@ -128,7 +128,7 @@ profile_load_all(struct profile_set *set, const char *dir)
 {
 	DIR		*d;
 	struct dirent	*de;
-	char		 path[PATH_MAX], name[MCD_NAME_MAX + 1], why[256];
+	char		 path[PATH_MAX], name[MC_NAME_MAX + 1], why[256];
 	struct profile	*p;
 	plist_t		 root;
 	size_t		 n, i;
@@ -142,7 +142,7 @@ profile_load_all(struct profile_set *set, const char *dir)
 		return;
 	while ((de = readdir(d)) != NULL) {
 		n = strlen(de->d_name);
-		if (de->d_name[0] == '.' || n < 7 || n - 6 > MCD_NAME_MAX ||
+		if (de->d_name[0] == '.' || n < 7 || n - 6 > MC_NAME_MAX ||
 		    strcmp(de->d_name + n - 6, ".plist") != 0)
 			continue;
 		snprintf(name, sizeof name, "%.*s", (int)(n - 6), de->d_name);

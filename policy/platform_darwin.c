@@ -23,7 +23,7 @@
 
 #include "mc_util.h"
 #include "mc_macho.h"
-#include "mcd.h"
+#include "policy.h"
 
 #define PLATFORM_SUN_PATH	sizeof ((struct sockaddr_un *)0)->sun_path
 

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mcd.h"
+#include "policy.h"
 
 struct scan_pattern {
 	const char	*what;

@@ -16,11 +16,12 @@
 #include <errno.h>
 #include <pwd.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "mc_util.h"
-#include "mcd.h"
+#include "policy.h"
 #include "protocol.h"
 
 /*
@@ -50,7 +51,7 @@ paths_join(char *out, const char *dir, const char *name)
 }
 
 static int
-paths_find_tools(struct mcd_paths *p, const char *self)
+paths_find_tools(struct paths *p, const char *self)
 {
 	char		 shim_here[64], shim_lib[64], shim_bin[64];
 	const char	*shim[] = { shim_here, shim_lib, shim_bin };
@@ -73,7 +74,7 @@ paths_find_tools(struct mcd_paths *p, const char *self)
 }
 
 int
-paths_init(struct mcd_paths *p, const char *home, const char *argv0,
+paths_init(struct paths *p, const char *home, const char *argv0,
     char *why, size_t whylen)
 {
 	char			config[PATH_MAX], state[PATH_MAX], run[PATH_MAX];
@@ -172,7 +173,7 @@ paths_run_dir(const char *config, size_t sun_max, char *out, size_t len)
  * beside the computer-level file (/Library/Managed Preferences/USER/).
  */
 void
-paths_managed_user(struct mcd_paths *p)
+paths_managed_user(struct paths *p)
 {
 	struct passwd	*pw = getpwuid(getuid());
 	char		 dir[PATH_MAX], *slash;
@@ -240,7 +241,7 @@ paths_check_private(const char *dir, char *why, size_t whylen)
 
 /* Create what is ours; the socket's directory is private (0700). */
 int
-paths_make_dirs(const struct mcd_paths *p, char *why, size_t whylen)
+paths_make_dirs(const struct paths *p, char *why, size_t whylen)
 {
 	char	sockdir[PATH_MAX], reports[PATH_MAX], *slash;
 

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "mc_util.h"
-#include "mcd.h"
+#include "policy.h"
 
 /*
  * The value of " key=" in the fields before reason (which is last and

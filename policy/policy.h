@@ -1,0 +1,226 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The policy both programs apply, metalcapd and metalcapctl alike: where
+ * files live, what a job file, a profile and the managed settings mean,
+ * what a log line, a probe's answer or the shim's report says.  Nothing
+ * here runs an event loop or holds a daemon's state (scripts/check-layers.py
+ * refuses a libuv symbol in policy/), so the client links it whole and the
+ * daemon's runtime (daemon/mcd.h) builds on it.
+ */
+#ifndef POLICY_H
+#define POLICY_H
+
+#include <sys/types.h>
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <plist/plist.h>
+
+#define MC_NAME_MAX		64
+#define MC_LABEL_PREFIX	"org.metalcap.job."
+#define MC_ERR_LEN		512
+
+/* --- paths.c --------------------------------------------------------------- */
+
+struct paths {
+	char	home[PATH_MAX];		/* --home, or "" */
+	char	jobs[PATH_MAX];
+	char	managed_jobs[PATH_MAX];	/* read-only, may be "" */
+	char	profiles[PATH_MAX];
+	char	state[PATH_MAX];
+	char	agents[PATH_MAX];	/* the job agents we render */
+	char	login_agents[PATH_MAX];	/* what launchd loads at login */
+	char	system_agents[PATH_MAX];	/* /Library/LaunchAgents */
+	char	logs[PATH_MAX];
+	char	socket[PATH_MAX];
+	char	shim[PATH_MAX];
+	char	probe[PATH_MAX];
+	char	launchctl[PATH_MAX];
+	char	job_template[PATH_MAX];
+	char	managed[PATH_MAX];	/* managed preferences, computer */
+	char	managed_user[PATH_MAX];	/* ... and this user's, over it */
+	char	console[PATH_MAX];	/* whose owner has the console, or "" */
+	char	machine_id[PATH_MAX];	/* a stand-in for the machine's id */
+};
+
+int	paths_init(struct paths *, const char *home, const char *argv0,
+	    char *why, size_t whylen);
+void	paths_managed_user(struct paths *);
+int	paths_make_dirs(const struct paths *, char *why, size_t whylen);
+int	paths_mkdir(const char *dir, mode_t mode, char *why, size_t whylen);
+void	paths_run_dir(const char *config, size_t sun_max, char *out,
+	    size_t len);
+
+/* --- platform_linux.c / platform_darwin.c ----------------------------------- */
+
+int	platform_default_dirs(char *config, char *state, char *runtime,
+	    char *logs, char *agents, size_t len);
+int	platform_machine_id(char *buf, size_t len);
+int	platform_self_dir(const char *argv0, char *dir, size_t len);
+void	platform_login_agents(const char *home, char *dir, size_t len);
+const char *platform_shim_name(void);
+const char *platform_inject_var(void);
+int	platform_pid_fd(long pid);
+void	platform_release_memory(void);
+void	platform_host(char *os, size_t oslen, char *model, size_t modellen);
+struct mc_inject_host;
+void	platform_inject_host(struct mc_inject_host *);
+
+/* --- log.c ------------------------------------------------------------------ */
+
+void	log_open(const char *file, bool to_stderr);
+void	log_info(const char *, ...) __attribute__((format(printf, 1, 2)));
+void	log_warnx(const char *, ...) __attribute__((format(printf, 1, 2)));
+void	log_debug(const char *, ...) __attribute__((format(printf, 1, 2)));
+
+/* --- profile.c -------------------------------------------------------------- */
+
+struct profile {
+	char		name[MC_NAME_MAX + 1];
+	uint64_t	family_max;		/* 0: stock, no injection */
+	uint64_t	threadgroup_memory;
+	uint64_t	working_set;		/* 0: leave */
+	char		description[256];
+	bool		builtin;
+	char		error[MC_ERR_LEN];	/* a bad profile file */
+};
+
+struct profile_set {
+	struct profile	*list;
+	size_t		 count;
+};
+
+void	profile_load_all(struct profile_set *, const char *dir);
+void	profile_free_all(struct profile_set *);
+const struct profile *profile_find(const struct profile_set *,
+	    const char *name);
+int	profile_parse(plist_t, const char *file, struct profile *);
+
+#define PROFILE_DEFAULT		"apple9"
+
+/* --- jobfile.c -------------------------------------------------------------- */
+
+struct job_spec {
+	char		**argv;
+	size_t		  argc;
+	char		 *profile;		/* NULL: the default */
+	bool		  unlocked;
+	bool		  run_at_load;
+	plist_t		  keep_alive;		/* bool or dict; NULL: true */
+	bool		  inherit_shim;
+	plist_t		  env;			/* dict of strings, or NULL */
+	char		 *working_dir;
+	char		 *stdout_path;
+	char		 *stderr_path;
+	uint64_t	  number_of_files;	/* soft limit; 0: the template's */
+	plist_t		  health_check;		/* kept for the safety loop */
+	plist_t		  failure_signatures;
+	plist_t		  crash_loop;
+};
+
+struct diag {
+	char	**items;
+	size_t	  count;
+};
+
+void	diag_add(struct diag *, const char *, ...)
+	    __attribute__((format(printf, 2, 3)));
+void	diag_clear(struct diag *);
+
+bool	jobfile_name_ok(const char *name);
+struct job_spec *jobfile_parse(plist_t root, const char *file,
+	    struct diag *errors, struct diag *warnings);
+struct job_spec *jobfile_load(const char *path, struct diag *errors,
+	    struct diag *warnings);
+void	jobfile_free(struct job_spec *);
+
+/* --- managed.c --------------------------------------------------------------- */
+
+struct managed {
+	bool	  present;
+	bool	  force_stock;
+	bool	  has_allowed;
+	char	**allowed;
+	size_t	  nallowed;
+	char	  default_profile[MC_NAME_MAX + 1];
+	char	  error[384];	/* a managed file unusable: all stock */
+};
+
+void		 managed_load(struct managed *, const struct paths *);
+void		 managed_free(struct managed *);
+const char	*managed_default_profile(const struct managed *);
+const char	*managed_forbids(const struct managed *,
+		    const struct profile_set *, const char *profile);
+
+/* --- scan.c ------------------------------------------------------------------ */
+
+#define SCAN_STR_(x)		#x
+#define SCAN_STR(x)		SCAN_STR_(x)
+#define SCAN_PATTERN_MAX	512	/* bytes of one signature */
+#define SCAN_REPEAT_MAX		255	/* {m,n} */
+#define SCAN_EXPAND_MAX		2000	/* copies after expanding {m,n} */
+#define SCAN_SIGNATURES_MAX	32	/* per job */
+
+struct scan;
+const char	*scan_refused(const char *re);
+struct scan	*scan_new(plist_t extra_signatures);
+const char	*scan_line(const struct scan *, const char *line);
+const char	*scan_environment(const char *line);
+void		 scan_free(struct scan *);
+
+/* --- gate_judge.c ------------------------------------------------------------ */
+
+/* A program's end and what it printed: launchctl's, or the probe's. */
+struct launchctl_result {
+	int	code;		/* exit status; -1: timed out or could not run */
+	int	signal;		/* the signal that ended it, or 0 */
+	char	out[65536];	/* the probe's report fits */
+	char	err[1024];
+};
+
+enum gate_status { GATE_PASS, GATE_PARTIAL, GATE_FAIL };
+
+struct gate_waiter;
+struct gate_entry {
+	char			 profile[MC_NAME_MAX + 1];
+	uint64_t		 family, tg, ws;	/* the values probed */
+	char			 stamp[160];		/* shim and probe files */
+	bool			 running;
+	bool			 rerun;		/* probe again when done */
+	uint64_t		 runs;		/* probes started */
+	bool			 done;		/* status is a valid verdict */
+	long			 time;		/* when the verdict came */
+	enum gate_status	 status;
+	char			 reason[512];
+	struct json_t		*report;	/* the probe's JSON */
+	struct gate_waiter	*waiters;
+};
+
+void	gate_judge(struct gate_entry *, bool injected,
+	    const struct launchctl_result *);
+char	**gate_env(const char *shim, const struct profile *, bool inherit,
+	    const char *report);
+
+/* --- marker.c ---------------------------------------------------------------- */
+
+/* What the shim reported from a job's process (its report line). */
+struct shim_seen {
+	bool	present;
+	char	state[16];
+	char	klass[64];
+	char	hooked[128];
+	long	family_max;
+	long	threadgroup_memory;
+	char	reason[256];
+};
+
+void	marker_parse(struct shim_seen *, const char *line);
+bool	marker_read(const char *dir, long pid, struct shim_seen *);
+void	marker_forget(const char *dir, long pid);
+void	marker_sweep(const char *dir);
+
+#endif
