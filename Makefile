@@ -123,7 +123,8 @@ endif
 POLICY_SRC	:= $(POLICY_PORTABLE) $(PLATFORM_SRC)
 DAEMON_SRC	:= daemon/metalcapd.c daemon/render.c \
 		   daemon/state.c daemon/launchd.c daemon/job.c \
-		   daemon/reconcile.c daemon/server.c daemon/rpc.c daemon/rpc_pack.c \
+		   daemon/reconcile.c daemon/agent.c daemon/exited.c \
+		   daemon/server.c daemon/rpc.c daemon/rpc_pack.c \
 		   daemon/tail.c daemon/gate.c daemon/watch.c \
 		   daemon/fleet.c daemon/dirwatch.c \
 		   daemon/lifecycle.c daemon/driver.c daemon/seams.c \
@@ -140,7 +141,8 @@ CLIENT_PORTABLE	:= client/metalcapctl.c client/ctl_conn.c client/ctl_jobs.c \
 		   common/mc_bench.c common/mc_sha256.c
 CLIENT_SRC	:= $(CLIENT_PORTABLE) $(POLICY_SRC)
 TEMPLATE	:= $(O)/share/metalcap/job.plist
-PROBE_SHARED	:= probe/probe.c probe/probe_check.c probe/probe_report.c
+PROBE_SHARED	:= probe/probe.c probe/probe_check.c probe/probe_kernels.c \
+		   probe/probe_report.c
 BENCH_BINS	:= $(O)/bench/bench_shim
 
 .PHONY: install uninstall dist
@@ -287,6 +289,7 @@ $(O)/tests/test_probe: tests/probe/test_probe.c tests/support/child.c \
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) \
 	    -DMC_TEST_FIXTURES='"$(abspath $(FIXTURES))"' -Itests/support \
 	    -Iprobe -Itests/sim $< tests/support/child.c probe/probe_check.c \
+	    probe/probe_kernels.c \
 	    probe/probe_report.c probe/probe_sim.c -o $@ -L$(O)/tests \
 	    -lmtlsim -Wl,-rpath,'$$ORIGIN' -lcmocka $(LIB_JANSSON) -lobjc -lm \
 	    $(LDFLAGS_SAN)
@@ -477,6 +480,11 @@ lint: | need-deps
 	    :daemon $(DAEMON_SRC) $(POLICY_SRC) $(COMMON_SRC) \
 	    :client $(CLIENT_SRC) :probe $(PROBE_SHARED) probe/probe_sim.c \
 	    :shim $(SHIM_SRC)
+	@# A file a reader can hold: no product source over 700 lines.
+	@awk 'FNR == 701 { print "lint: " FILENAME " is over 700 lines: " \
+	    "split it where its subjects part"; bad = 1 } \
+	    END { exit bad }' shim/*.[ch] probe/*.[ch] common/*.[ch] \
+	    policy/*.[ch] daemon/*.[ch] client/*.[ch]
 	@zsh -n client/completion/_metalcapctl
 	@shellcheck -x $(SHELL_SCRIPTS)
 	@mandoc -T lint -W warning docs/*.[1-8]

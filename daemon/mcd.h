@@ -374,11 +374,28 @@ int	driver_request(struct mcd *, struct job *, enum lifecycle_event,
 void	driver_rescan(struct mcd *);
 enum job_state driver_next_state(struct mcd *, const struct job *);
 
+/* --- agent.c: a job's agent, its file and its place in launchd ------------------ */
+
+const char *agent_domain(struct mcd *, struct job *);
+void	agent_path(struct mcd *, struct job *, char *buf, size_t len);
+void	agent_launchctl(struct mcd *, struct job *, const char *verb,
+	    launchctl_cb);
+uint64_t agent_loaded_hash(struct mcd *, struct job *);
+void	agent_mark_loaded(struct mcd *, struct job *);
+bool	agent_ok(const char *path);
+int	agent_render(struct mcd *, struct job *, char *why, size_t whylen);
+void	agent_forget(struct mcd *, struct job *);
+uint64_t agent_exit_timeout_s(struct mcd *, struct job *);
+
+/* --- exited.c: the runs launchd saw end ----------------------------------------- */
+
+void	exited_report(struct mcd *, struct job *, const struct launchd_seen *,
+	    long count);
+
 /* --- reconcile.c: launchd made to match ------------------------------------------ */
 
 void	reconcile(struct mcd *, struct job *);
 void	reconcile_after(struct mcd *, struct job *, uint64_t ms);
-uint64_t reconcile_exit_timeout_s(struct mcd *, struct job *);
 void	reconcile_prefer_gui(struct mcd *);
 
 /* --- watch.c ------------------------------------------------------------------ */

@@ -24,20 +24,16 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "mc_plist.h"
 #include "mc_util.h"
 #include "mcd.h"
 
 #define RETRY_MS	200
 #define MAX_RETRIES	50	/* 10 s of a label still held at bootstrap */
 /*
- * A booted-out label stays until its process exits: SIGTERM at once,
- * SIGKILL after the agent's ExitTimeOut (5 s when it has none), then
- * launchd's cleanup (launchd.md; core.c job_stop, and a real bootout's
+ * A booted-out label stays until its process exits, within the agent's
+ * ExitTimeOut (agent.c), and launchd's cleanup after (a real bootout's
  * log: "scheduling cleanup in 5 sec after sending Terminated: 15").
  */
-#define EXIT_TIMEOUT_DEFAULT_S	5
-#define EXIT_TIMEOUT_MAX_S	600	/* 0 is "infinity": wait this long */
 #define CLEANUP_S		10
 #define PID_POLLS	25	/* 5 s for a started job to show a pid */
 #define RETRY_FIRST_MS	1000	/* after launchctl errors: then doubling */
@@ -55,30 +51,6 @@ static void	reconcile_start_later(struct mcd *, struct job *);
 static void	reconcile_retry(struct mcd *, struct job *);
 static void	reconcile_kick_held(struct mcd *, struct job *);
 
-/*
- * The job's domain: where it was loaded, remembered across restarts in
- * state/loaded (launchd keeps gui/UID and user/UID apart, so a job looked
- * for in the wrong one is "not loaded" and would be loaded twice); the
- * daemon's preferred one for a job not loaded anywhere yet.
- */
-static const char *
-reconcile_domain(struct mcd *d, struct job *j)
-{
-	return j->domain[0] != '\0' ? j->domain : d->domain;
-}
-
-static void
-reconcile_target(struct mcd *d, struct job *j, char *buf, size_t len)
-{
-	snprintf(buf, len, "%s/%s", reconcile_domain(d, j), j->label);
-}
-
-static void
-reconcile_agent_path(struct mcd *d, struct job *j, char *buf, size_t len)
-{
-	mc_fmt(buf, len, "%s/%s.plist", d->paths.agents, j->label);
-}
-
 /* Hand what launchd said to the driver. */
 static void
 reconcile_emit(struct mcd *d, struct job *j, enum lifecycle_event type,
@@ -87,18 +59,6 @@ reconcile_emit(struct mcd *d, struct job *j, enum lifecycle_event type,
 	struct mcd_event	ev = { .type = type, .job = j, .reason = reason };
 
 	d->emit(d, &ev);
-}
-
-/* launchctl VERB <domain>/<label>, answered to cb. */
-static void
-reconcile_launchctl(struct mcd *d, struct job *j, const char *verb,
-    launchctl_cb cb)
-{
-	char		 target[256];
-	const char	*args[] = { verb, target, NULL };
-
-	reconcile_target(d, j, target, sizeof target);
-	launchctl_run(d, args, cb, j);
 }
 
 static void
@@ -120,31 +80,6 @@ reconcile_later(struct mcd *d, struct job *j, job_step_fn step, uint64_t ms)
 	}
 	j->next_step = step;
 	uv_timer_start(j->timer, reconcile_timer_cb, ms, 0);
-}
-
-/* Should launchd be running it (RunAtLoad, or KeepAlive not false)? */
-static bool
-reconcile_should_run(const struct job *j)
-{
-	plist_t	keep;
-	uint8_t	on = 0;
-
-	/* The file may have turned invalid while a step was in flight. */
-	if (j->spec == NULL)
-		return false;
-	keep = j->spec->keep_alive;
-	if (keep != NULL && plist_get_node_type(keep) == PLIST_BOOLEAN)
-		plist_get_bool_val(keep, &on);
-	/*
-	 * A KeepAlive dictionary starts the job at load with SuccessfulExit
-	 * or Crashed in it (launchd's semaphoreitem_setup); its other
-	 * conditions (PathState, OtherJobEnabled) may or may not hold, and
-	 * the job's pid is not waited for.
-	 */
-	if (keep != NULL && plist_get_node_type(keep) == PLIST_DICT)
-		on = plist_dict_get_item(keep, "SuccessfulExit") != NULL ||
-		    plist_dict_get_item(keep, "Crashed") != NULL;
-	return j->spec->run_at_load || keep == NULL || on;
 }
 
 /*
@@ -232,7 +167,7 @@ reconcile_no_gui(struct mcd *d, struct job *j,
     const struct launchctl_result *r)
 {
 	if ((r->code != 112 && r->code != 125) ||
-	    strncmp(reconcile_domain(d, j), "gui/", 4) != 0)
+	    strncmp(agent_domain(d, j), "gui/", 4) != 0)
 		return false;
 	/* Nothing can be loaded in a domain that is not there. */
 	j->domain[0] = '\0';
@@ -252,114 +187,11 @@ reconcile_no_gui(struct mcd *d, struct job *j,
 	return true;
 }
 
-/*
- * What launchd was last given for a job: state/loaded/LABEL holds the hash
- * of the agent a bootstrap succeeded with, written after it did.  The
- * agent file alone cannot tell: a daemon killed between writing it and
- * bootstrapping it would find the file right and the job wrong.
- */
-static void
-reconcile_loaded_path(struct mcd *d, struct job *j, char *buf, size_t len)
-{
-	mc_fmt(buf, len, "%s/loaded/%s", d->paths.state, j->label);
-}
-
-/* "HASH DOMAIN": what launchd was given, and where (an older file has
- * the hash alone: the daemon's domain). */
-static uint64_t
-reconcile_loaded_hash(struct mcd *d, struct job *j)
-{
-	char		 path[PATH_MAX], domain[sizeof j->domain] = "";
-	unsigned long long v = 0;
-	FILE		*f;
-
-	reconcile_loaded_path(d, j, path, sizeof path);
-	if ((f = fopen(path, "r")) != NULL) {
-		if (fscanf(f, "%16llx %31s", &v, domain) < 1)
-			v = 0;
-		fclose(f);
-	}
-	if (j->domain[0] == '\0' && (strncmp(domain, "gui/", 4) == 0 ||
-	    strncmp(domain, "user/", 5) == 0))
-		snprintf(j->domain, sizeof j->domain, "%s", domain);
-	return (uint64_t)v;
-}
-
-static void
-reconcile_mark_loaded(struct mcd *d, struct job *j)
-{
-	char	path[PATH_MAX], text[64], why[256];
-	int	n;
-
-	reconcile_loaded_path(d, j, path, sizeof path);
-	n = snprintf(text, sizeof text, "%016llx %s\n",
-	    (unsigned long long)j->rendered_hash, reconcile_domain(d, j));
-	if (mc_write_atomic(path, text, (size_t)n, 0644, why, sizeof why) == -1)
-		log_warnx("job %s: %s", j->name, why);
-}
-
-/*
- * Would launchd take the agent file?  It refuses one that is group- or
- * world-writable or owned by another user (launchctl(1)); written anew,
- * ours is neither.
- */
-static bool
-reconcile_agent_ok(const char *path)
-{
-	struct stat	sb;
-
-	return stat(path, &sb) == 0 && !(sb.st_mode & (S_IWGRP | S_IWOTH)) &&
-	    (sb.st_uid == 0 || sb.st_uid == geteuid());
-}
-
-/* Render the agent and write it if it differs from what is installed. */
-static int
-reconcile_render(struct mcd *d, struct job *j)
-{
-	struct render_input	 in = { j->name, j->spec, NULL, &d->paths };
-	char			 path[PATH_MAX], why[256], *xml, *old = NULL;
-	plist_t			 agent, installed = NULL;
-	size_t			 len, oldlen = 0;
-	int			 rc = 0;
-
-	struct profile		 partial;
-
-	in.profile = job_runs_unlocked(j) ? j->profile : NULL;
-	/* A partial verdict keeps the family override only. */
-	if (in.profile != NULL && j->drop_tg) {
-		partial = *in.profile;
-		partial.threadgroup_memory = 0;
-		in.profile = &partial;
-	}
-	agent = render_agent(d->job_template, &in);
-	xml = render_xml(agent, &len);
-	plist_free(agent);
-	reconcile_agent_path(d, j, path, sizeof path);
-	if (mc_plist_read_file(path, &installed, why, sizeof why) == 0) {
-		old = render_xml(installed, &oldlen);
-		plist_free(installed);
-	}
-	/* Never 0, which means "nothing loaded". */
-	j->rendered_hash = mc_fnv1a(MC_FNV_START, xml, len) | 1;
-	j->changed = old == NULL || oldlen != len || !reconcile_agent_ok(path) ||
-	    memcmp(old, xml, len) != 0 ||
-	    reconcile_loaded_hash(d, j) != j->rendered_hash;
-	if (j->changed && mc_write_atomic(path, xml, len, 0644, why,
-	    sizeof why) == -1) {
-		reconcile_emit(d, j, LC_EV_LAUNCHD_ERROR, why);
-		rc = -1;
-	}
-	free(old);
-	free(xml);
-	return rc;
-}
-
 static void
 reconcile_removed_cb(struct mcd *d, const struct launchctl_result *r,
     void *arg)
 {
 	struct job	*j = arg;
-	char		 path[PATH_MAX];
 
 	/*
 	 * launchd still has it (3: it had not; 112, 125: no such domain, so
@@ -386,10 +218,7 @@ reconcile_removed_cb(struct mcd *d, const struct launchctl_result *r,
 		reconcile(d, j);
 		return;
 	}
-	reconcile_agent_path(d, j, path, sizeof path);
-	unlink(path);
-	reconcile_loaded_path(d, j, path, sizeof path);
-	unlink(path);
+	agent_forget(d, j);
 	log_info("job %s: removed", j->name);
 	j->busy = false;
 	reconcile_emit(d, j, LC_EV_LAUNCHD_GONE, NULL);
@@ -398,26 +227,28 @@ reconcile_removed_cb(struct mcd *d, const struct launchctl_result *r,
 static void
 reconcile_start(struct mcd *d, struct job *j)
 {
+	char	why[256];
+
 	j->retries = 0;
 	/*
 	 * Where it was loaded, before anything goes to launchd about it
 	 * (once: a render reads the file again only for its hash).
 	 */
 	if (j->domain[0] == '\0')
-		(void)reconcile_loaded_hash(d, j);
+		(void)agent_loaded_hash(d, j);
 	if (j->removed) {
 		char		path[PATH_MAX];
 		struct stat	sb;
 
 		/* Never given to launchd (invalid from the start): forget. */
-		reconcile_agent_path(d, j, path, sizeof path);
+		agent_path(d, j, path, sizeof path);
 		if (!j->loaded && stat(path, &sb) == -1 && errno == ENOENT) {
 			static struct launchctl_result none = { .code = 3 };
 
 			reconcile_removed_cb(d, &none, j);
 			return;
 		}
-		reconcile_launchctl(d, j, "bootout", reconcile_removed_cb);
+		agent_launchctl(d, j, "bootout", reconcile_removed_cb);
 		return;
 	}
 	/*
@@ -437,7 +268,8 @@ reconcile_start(struct mcd *d, struct job *j)
 		return;
 	}
 	job_effective(d, j);
-	if (reconcile_render(d, j) == -1) {
+	if (agent_render(d, j, why, sizeof why) == -1) {
+		reconcile_emit(d, j, LC_EV_LAUNCHD_ERROR, why);
 		reconcile_finish(d, j);
 		return;
 	}
@@ -452,7 +284,7 @@ reconcile_start(struct mcd *d, struct job *j)
 		 * it runs by itself, or a kickstarted run of a job it would
 		 * not run by itself (RunAtLoad and KeepAlive false).
 		 */
-		if (j->pid == 0 && (reconcile_should_run(j) || j->kicked)) {
+		if (j->pid == 0 && (jobfile_should_run(j->spec) || j->kicked)) {
 			j->retries = 0;
 			reconcile_refresh(d, j);
 			return;
@@ -487,7 +319,7 @@ reconcile_print_cb(struct mcd *d, const struct launchctl_result *r, void *arg)
 static void
 reconcile_print(struct mcd *d, struct job *j)
 {
-	reconcile_launchctl(d, j, "print", reconcile_print_cb);
+	agent_launchctl(d, j, "print", reconcile_print_cb);
 }
 
 static void
@@ -524,31 +356,11 @@ reconcile_bootout_cb(struct mcd *d, const struct launchctl_result *r,
 	reconcile_wait_gone(d, j);
 }
 
-/*
- * The seconds the job's agent gives its process between SIGTERM and
- * SIGKILL; 0, "infinity", is taken as the longest we wait.
- */
-uint64_t
-reconcile_exit_timeout_s(struct mcd *d, struct job *j)
-{
-	char		 path[PATH_MAX], why[256];
-	plist_t		 agent = NULL, v;
-	uint64_t	 s = EXIT_TIMEOUT_DEFAULT_S;
-
-	reconcile_agent_path(d, j, path, sizeof path);
-	if (mc_plist_read_file(path, &agent, why, sizeof why) == 0 &&
-	    (v = plist_dict_get_item(agent, "ExitTimeOut")) != NULL &&
-	    plist_get_node_type(v) == PLIST_UINT)
-		plist_get_uint_val(v, &s);
-	plist_free(agent);
-	return s == 0 || s > EXIT_TIMEOUT_MAX_S ? EXIT_TIMEOUT_MAX_S : s;
-}
-
 /* By when must the job's label be gone after a bootout sent now? */
 static uint64_t
 reconcile_gone_by(struct mcd *d, struct job *j)
 {
-	return uv_now(d->loop) + (reconcile_exit_timeout_s(d, j) + CLEANUP_S) *
+	return uv_now(d->loop) + (agent_exit_timeout_s(d, j) + CLEANUP_S) *
 	    1000;
 }
 
@@ -558,7 +370,7 @@ reconcile_bootout(struct mcd *d, struct job *j)
 	j->gone_by = reconcile_gone_by(d, j);
 	watch_unwatch_pid(j);
 	held_clear(d, j);	/* out of launchd: nothing holds it */
-	reconcile_launchctl(d, j, "bootout", reconcile_bootout_cb);
+	agent_launchctl(d, j, "bootout", reconcile_bootout_cb);
 }
 
 /* bootout returns before the label is gone: wait for print to say 113. */
@@ -584,7 +396,7 @@ reconcile_wait_cb(struct mcd *d, const struct launchctl_result *r, void *arg)
 static void
 reconcile_wait_gone(struct mcd *d, struct job *j)
 {
-	reconcile_launchctl(d, j, "print", reconcile_wait_cb);
+	agent_launchctl(d, j, "print", reconcile_wait_cb);
 }
 
 static void
@@ -610,7 +422,7 @@ static void
 reconcile_enable(struct mcd *d, struct job *j)
 {
 	snprintf(j->domain, sizeof j->domain, "%s", d->domain);
-	reconcile_launchctl(d, j, "enable", reconcile_enable_cb);
+	agent_launchctl(d, j, "enable", reconcile_enable_cb);
 }
 
 static void
@@ -622,19 +434,19 @@ reconcile_bootstrap_cb(struct mcd *d, const struct launchctl_result *r,
 
 	if (reconcile_no_gui(d, j, r))
 		return;
-	reconcile_agent_path(d, j, path, sizeof path);
+	agent_path(d, j, path, sizeof path);
 	switch (r->code) {
 	case 0:
 		j->loaded = true;
 		j->retries = 0;
-		reconcile_mark_loaded(d, j);
+		agent_mark_loaded(d, j);
 		reconcile_refresh(d, j);
 		return;
 	case 122:	/* root: "Path had bad ownership/permissions" */
 		reconcile_fail(d, j, LC_EV_REFUSED, "bootstrap", r);
 		return;
 	case 5:		/* non-root: loaded, draining, disabled, or refused */
-		if (!reconcile_agent_ok(path)) {
+		if (!agent_ok(path)) {
 			reconcile_fail(d, j, LC_EV_REFUSED, "bootstrap (the "
 			    "agent file is group- or world-writable or not "
 			    "ours, and launchd refuses it)", r);
@@ -668,64 +480,8 @@ reconcile_bootstrap(struct mcd *d, struct job *j)
 	held_clear(d, j);
 	if (job_runs_unlocked(j))
 		watch_begin_tail(d, j);
-	reconcile_agent_path(d, j, path, sizeof path);
+	agent_path(d, j, path, sizeof path);
 	launchctl_run(d, args, reconcile_bootstrap_cb, j);
-}
-
-/*
- * Exits launchd counted since we last looked, told by how the last one
- * ended: a signal ("last terminating signal"), a kill with a reason and
- * no exit code ("last exit reason = JETSAM_REASON_...", or OS_REASON_...
- * for dyld and code signing), or an exit code (78: EX_CONFIG, it never
- * started).
- */
-static void
-reconcile_exited(struct mcd *d, struct job *j, const struct launchd_seen *seen,
-    long count)
-{
-	struct mcd_event	ev = { .job = j, .last_exit = seen->last_exit,
-	    .signal = seen->signal, .count = count };
-	long			ours = j->own_stops < count ? j->own_stops : count;
-
-	/* Exits our restarts caused are no one's fault (the last is ours). */
-	j->own_stops -= ours;
-	if ((ev.count -= ours) == 0)
-		return;
-	/*
-	 * macOS reclaims an idle process (one that said it may be, through
-	 * vproc or xpc transactions) as "JETSAM_REASON_MEMORY_IDLE_EXIT":
-	 * an ordinary end, not a crash.
-	 */
-	if (strcmp(seen->exit_reason, "JETSAM_REASON_MEMORY_IDLE_EXIT") == 0)
-		return;
-	/*
-	 * Killed for its code signature (a binary changed in place, an
-	 * ad-hoc signature gone stale): the program's own state, never a
-	 * profile's doing, whatever the shim.  Named as its environment.
-	 */
-	if (strstr(seen->exit_reason, "CODESIGNING") != NULL) {
-		char	line[sizeof seen->exit_reason + 32];
-
-		snprintf(line, sizeof line, "last exit reason = %s",
-		    seen->exit_reason);
-		watch_note_env(j, "macOS killed it for its code signature",
-		    line);
-	}
-	if (seen->signal != 0)
-		ev.type = LC_EV_EXIT_SIGNAL;
-	else if (seen->exit_reason[0] != '\0') {
-		ev.type = strncmp(seen->exit_reason, "JETSAM", 6) == 0 ?
-		    LC_EV_EXIT_JETSAM : LC_EV_EXIT_CODE;
-		ev.last_exit = seen->exit_reason;
-	} else if (strtol(seen->last_exit, NULL, 10) == 78)
-		ev.type = LC_EV_SPAWN_FAILED;	/* "78: EX_CONFIG" */
-	else if (seen->last_exit[0] != '\0' &&
-	    strcmp(seen->last_exit, "0") != 0 &&
-	    strcmp(seen->last_exit, "(never exited)") != 0)
-		ev.type = LC_EV_EXIT_CODE;
-	else
-		return;
-	d->emit(d, &ev);
 }
 
 /* Learn pid and last exit; a job just started may need a moment. */
@@ -772,7 +528,7 @@ reconcile_refresh_cb(struct mcd *d, const struct launchctl_result *r,
 
 		j->runs_counted = finished;
 		j->kicked = false;
-		reconcile_exited(d, j, &seen, n);
+		exited_report(d, j, &seen, n);
 		if (j->dirty && !was_dirty) {
 			/* A revert or failure is queued: let it run. */
 			reconcile_finish(d, j);
@@ -787,7 +543,7 @@ reconcile_refresh_cb(struct mcd *d, const struct launchctl_result *r,
 	 * request that came meanwhile goes first.
 	 */
 	/* A kickstarted run shows in launchd a moment later. */
-	wanted = reconcile_should_run(j) || j->kicked;
+	wanted = jobfile_should_run(j->spec) || j->kicked;
 	if (seen.pid > 0 || j->retries > PID_POLLS)
 		j->kicked = false;
 	if (held_update(d, j, &seen, wanted, j->retries > PID_POLLS) &&
@@ -796,7 +552,7 @@ reconcile_refresh_cb(struct mcd *d, const struct launchctl_result *r,
 		    held_poll_ms(++j->retries - PID_POLLS - 2));
 		return;
 	}
-	if (j->pid == 0 && (reconcile_should_run(j) || unrecorded ||
+	if (j->pid == 0 && (jobfile_should_run(j->spec) || unrecorded ||
 	    j->kicked) && !j->dirty) {
 		reconcile_later(d, j, reconcile_refresh,
 		    ++j->retries <= PID_POLLS ? RETRY_MS : 2000);
@@ -815,7 +571,7 @@ reconcile_refresh_cb(struct mcd *d, const struct launchctl_result *r,
 static void
 reconcile_refresh(struct mcd *d, struct job *j)
 {
-	reconcile_launchctl(d, j, "print", reconcile_refresh_cb);
+	agent_launchctl(d, j, "print", reconcile_refresh_cb);
 }
 
 static void
@@ -830,7 +586,7 @@ reconcile_kick_held_cb(struct mcd *d, const struct launchctl_result *r,
 static void
 reconcile_kick_held(struct mcd *d, struct job *j)
 {
-	reconcile_launchctl(d, j, "kickstart", reconcile_kick_held_cb);
+	agent_launchctl(d, j, "kickstart", reconcile_kick_held_cb);
 }
 
 static void

@@ -180,7 +180,7 @@ restart_graceful(struct mcd *d, struct job *j, const char *target,
 	rs->pid = j->pid;
 	snprintf(rs->name, sizeof rs->name, "%s", j->name);
 	snprintf(rs->target, sizeof rs->target, "%s", target);
-	rs->deadline = uv_now(d->loop) + reconcile_exit_timeout_s(d, j) * 1000;
+	rs->deadline = uv_now(d->loop) + agent_exit_timeout_s(d, j) * 1000;
 	uv_timer_init(d->loop, &rs->timer);
 	rs->timer.data = rs;
 	/* A process not known yet cannot be waited for: kill what runs. */

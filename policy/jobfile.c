@@ -490,6 +490,34 @@ jobfile_load(const char *path, struct diag *errors, struct diag *warnings)
 	return spec;
 }
 
+/*
+ * Should launchd be running the job (RunAtLoad, or KeepAlive not false)?
+ * False for no spec (a file that turned invalid).
+ */
+bool
+jobfile_should_run(const struct job_spec *spec)
+{
+	plist_t	keep;
+	uint8_t	on = 0;
+
+	/* The file may have turned invalid while a step was in flight. */
+	if (spec == NULL)
+		return false;
+	keep = spec->keep_alive;
+	if (keep != NULL && plist_get_node_type(keep) == PLIST_BOOLEAN)
+		plist_get_bool_val(keep, &on);
+	/*
+	 * A KeepAlive dictionary starts the job at load with SuccessfulExit
+	 * or Crashed in it (launchd's semaphoreitem_setup); its other
+	 * conditions (PathState, OtherJobEnabled) may or may not hold, and
+	 * the job's pid is not waited for.
+	 */
+	if (keep != NULL && plist_get_node_type(keep) == PLIST_DICT)
+		on = plist_dict_get_item(keep, "SuccessfulExit") != NULL ||
+		    plist_dict_get_item(keep, "Crashed") != NULL;
+	return spec->run_at_load || keep == NULL || on;
+}
+
 void
 jobfile_free(struct job_spec *spec)
 {

@@ -136,6 +136,7 @@ struct job_spec *jobfile_parse(plist_t root, const char *file,
 	    struct diag *errors, struct diag *warnings);
 struct job_spec *jobfile_load(const char *path, struct diag *errors,
 	    struct diag *warnings);
+bool	jobfile_should_run(const struct job_spec *);
 void	jobfile_free(struct job_spec *);
 
 /* --- managed.c --------------------------------------------------------------- */

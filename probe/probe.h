@@ -91,6 +91,11 @@ extern const struct probe_backend probe_backend;
 
 /* --- checks (probe_check.c) ---------------------------------------------- */
 
+/* The kernels' source (probe_kernels.c). */
+extern const char	probe_kernels[];
+extern const char	probe_kernels_mm[];	/* half, and bfloat from MSL 3.1 */
+extern const char	probe_kernels_bf16[];
+
 /* The answers a device gave: the whole capability report. */
 struct probe_answers {
 	char		device[128];

@@ -23,146 +23,6 @@ const size_t probe_nfamilies = sizeof probe_families / sizeof probe_families[0];
 #define METAL3		5001
 #define SIMD_WIDTH	32
 
-/* One library for the first three kernels; bfloat gets its own (MSL 3.1). */
-static const char probe_source[] =
-    "#include <metal_stdlib>\n"
-    "using namespace metal;\n"
-    "kernel void probe_simd_sum(device float *totals [[buffer(0)]],\n"
-    "    uint lane [[thread_index_in_simdgroup]],\n"
-    "    uint group [[simdgroup_index_in_threadgroup]]) {\n"
-    "  float total = simd_sum(float(lane) + 1.0f);\n"
-    "  if (lane == 0) totals[group] = total;\n"
-    "}\n"
-    "kernel void probe_simd_mm(device const float *a [[buffer(0)]],\n"
-    "    device const float *b [[buffer(1)]], device float *c [[buffer(2)]]) {\n"
-    "  simdgroup_float8x8 left, right;\n"
-    "  simdgroup_float8x8 product = make_filled_simdgroup_matrix<float, 8, 8>(0.0f);\n"
-    "  simdgroup_load(left, a, 8);\n"
-    "  simdgroup_load(right, b, 8);\n"
-    "  simdgroup_multiply_accumulate(product, left, right, product);\n"
-    "  simdgroup_store(product, c, 8);\n"
-    "}\n"
-    /* Every address of the block gets a value no other address or
-     * threadgroup has: a block that wraps (aliases) at 32 KB reads back
-     * another address's value.  Each thread counts the reads it got
-     * right (so a kernel that never ran, and left zeros, is wrong). */
-    "kernel void probe_tg_mem(device uint *right [[buffer(0)]],\n"
-    "    constant uint &count [[buffer(1)]],\n"
-    "    threadgroup uint *block [[threadgroup(0)]],\n"
-    "    uint tid [[thread_index_in_threadgroup]],\n"
-    "    uint width [[threads_per_threadgroup]],\n"
-    "    uint group [[threadgroup_position_in_grid]]) {\n"
-    "  for (uint i = tid; i < count; i += width) block[i] = group * count + i;\n"
-    "  threadgroup_barrier(mem_flags::mem_threadgroup);\n"
-    "  uint good = 0;\n"
-    "  for (uint i = tid; i < count; i += width) good += block[i] == group * count + i;\n"
-    "  right[group * width + tid] = good;\n"
-    "}\n"
-    /* ggml's reductions (norms, soft_max): sum and max over a group. */
-    "kernel void probe_simd_reduce(device const float *x [[buffer(0)]],\n"
-    "    device float *out [[buffer(1)]],\n"
-    "    uint i [[thread_position_in_grid]],\n"
-    "    uint lane [[thread_index_in_simdgroup]],\n"
-    "    uint group [[simdgroup_index_in_threadgroup]]) {\n"
-    "  float s = simd_sum(x[i]), m = simd_max(x[i]);\n"
-    "  if (lane == 0) { out[2 * group] = s; out[2 * group + 1] = m; }\n"
-    "}\n"
-    /* Flash attention's Q x K^T: K loaded transposed (the 5-argument
-     * simdgroup_load), half staged in threadgroup memory with a row
-     * stride that is not 8, accumulated in float (ggml-metal.metal
-     * kernel_flash_attn_ext_impl, its quantized-K path). */
-    "kernel void probe_simdgroup_load_t(device const float *a [[buffer(0)]],\n"
-    "    device const float *b [[buffer(1)]], device float *c [[buffer(2)]],\n"
-    "    ushort lane [[thread_index_in_simdgroup]]) {\n"
-    "  threadgroup half sa[64], sb[128];\n"
-    "  for (ushort i = lane; i < 64; i += 32) {\n"
-    "    sa[i] = half(a[i]);\n"
-    "    sb[(i / 8) * 16 + i % 8] = half(b[i]);\n"
-    "  }\n"
-    "  threadgroup_barrier(mem_flags::mem_threadgroup);\n"
-    "  simdgroup_half8x8 left, right;\n"
-    "  simdgroup_float8x8 product = make_filled_simdgroup_matrix<float, 8, 8>(0.0f);\n"
-    "  simdgroup_load(left, sa, 8);\n"
-    "  simdgroup_load(right, sb, 16, 0, true);\n"
-    "  simdgroup_multiply_accumulate(product, left, right, product);\n"
-    "  simdgroup_store(product, c, 8);\n"
-    "}\n"
-    /* The vector flash-attention kernel's reductions: a tree of
-     * simd_shuffle_down, simd_shuffle as a broadcast, and the
-     * simd_shuffle_xor butterfly (kernel_flash_attn_ext_vec, fwht). */
-    "kernel void probe_simd_shuffle(device const float *x [[buffer(0)]],\n"
-    "    device float *out [[buffer(1)]], uint i [[thread_position_in_grid]]) {\n"
-    "  float s = x[i];\n"
-    "  for (ushort off = 16; off > 0; off /= 2) s += simd_shuffle_down(s, off);\n"
-    "  out[2 * i] = simd_shuffle(s, 0);\n"
-    "  out[2 * i + 1] = simd_shuffle_xor(x[i], 1);\n"
-    "}\n"
-    /* simd_max and simd_min on half, as the flash-attention block and
-     * vector kernels mask with them. */
-    "kernel void probe_simd_half(device const float *x [[buffer(0)]],\n"
-    "    device float *out [[buffer(1)]],\n"
-    "    uint i [[thread_position_in_grid]],\n"
-    "    uint lane [[thread_index_in_simdgroup]],\n"
-    "    uint group [[simdgroup_index_in_threadgroup]]) {\n"
-    "  half h = half(x[i]), m = simd_max(h), n = simd_min(h);\n"
-    "  if (lane == 0) { out[2 * group] = float(m); out[2 * group + 1] = float(n); }\n"
-    "}\n";
-
-/*
- * Shaped like ggml's kernel_mul_mm: 128 threads in 4 SIMD groups stage
- * A as half or bfloat and B as float through threadgroup memory in
- * fragment-major 8x8 blocks, then multiply-accumulate 8x8 fragments into
- * float; here C = A x B, 32 x 32, each group a 16 x 16 quarter.  Compiled
- * as ggml compiles its library: at the default language version, bfloat
- * only where it is 3.1 or later.
- */
-#define PROBE_MUL_MM(NAME, T)						\
-    "kernel void " NAME "(device const float *a [[buffer(0)]],\n"	\
-    "    device const float *b [[buffer(1)]], device float *c [[buffer(2)]],\n" \
-    "    threadgroup char *shm [[threadgroup(0)]],\n"			\
-    "    ushort tid [[thread_index_in_threadgroup]],\n"		\
-    "    ushort sg [[simdgroup_index_in_threadgroup]]) {\n"		\
-    "  threadgroup " T " *sa = (threadgroup " T " *)shm;\n"		\
-    "  threadgroup float *sb = (threadgroup float *)(shm + 1024 * sizeof(" T "));\n" \
-    "  for (ushort i = tid; i < 1024; i += 128) {\n"			\
-    "    ushort r = i / 32, k = i % 32;\n"				\
-    "    sa[((r / 8) * 4 + k / 8) * 64 + (r % 8) * 8 + k % 8] = " T "(a[i]);\n" \
-    "    sb[((r / 8) * 4 + k / 8) * 64 + (r % 8) * 8 + k % 8] = b[i];\n" \
-    "  }\n"								\
-    "  threadgroup_barrier(mem_flags::mem_threadgroup);\n"		\
-    "  simdgroup_matrix<" T ", 8, 8> ma[2]; simdgroup_float8x8 mb[2], mc[4];\n" \
-    "  for (short i = 0; i < 4; i++)\n"					\
-    "    mc[i] = make_filled_simdgroup_matrix<float, 8, 8>(0.0f);\n"	\
-    "  ushort br = (sg / 2) * 2, bc = (sg % 2) * 2;\n"			\
-    "  for (ushort bk = 0; bk < 4; bk++) {\n"				\
-    "    for (short i = 0; i < 2; i++) {\n"				\
-    "      simdgroup_load(ma[i], sa + ((br + i) * 4 + bk) * 64, 8);\n"	\
-    "      simdgroup_load(mb[i], sb + (bk * 4 + bc + i) * 64, 8);\n"	\
-    "    }\n"								\
-    "    for (short i = 0; i < 4; i++)\n"				\
-    "      simdgroup_multiply_accumulate(mc[i], ma[i / 2], mb[i % 2], mc[i]);\n" \
-    "  }\n"								\
-    "  for (short i = 0; i < 4; i++)\n"					\
-    "    simdgroup_store(mc[i], c + (br + i / 2) * 8 * 32 + (bc + i % 2) * 8, 32);\n" \
-    "}\n"
-
-static const char probe_mm_source[] =
-    "#include <metal_stdlib>\n"
-    "using namespace metal;\n"
-    PROBE_MUL_MM("probe_mul_mm_half", "half")
-    "#if __METAL_VERSION__ >= 310\n"
-    PROBE_MUL_MM("probe_mul_mm_bfloat", "bfloat")
-    "#endif\n";
-
-static const char probe_bf16_source[] =
-    "#include <metal_stdlib>\n"
-    "using namespace metal;\n"
-    "kernel void probe_bf16(device const float *x [[buffer(0)]],\n"
-    "    device float *y [[buffer(1)]], uint i [[thread_position_in_grid]]) {\n"
-    "  bfloat v = bfloat(x[i]);\n"
-    "  y[i] = float(v * bfloat(2.0f) + bfloat(1.0f));\n"
-    "}\n";
-
 static void	probe_check_simd_sum(const struct probe_context *,
 		    struct probe_result *);
 static void	probe_check_simd_mm(const struct probe_context *,
@@ -396,7 +256,7 @@ probe_check_simd_sum(const struct probe_context *ctx, struct probe_result *r)
 {
 	float			totals[2] = { 0 }, want[2];
 	struct probe_dispatch	d = {
-		.label = r->name, .source = probe_source,
+		.label = r->name, .source = probe_kernels,
 		.function = "probe_simd_sum", .buffers = { totals },
 		.sizes = { sizeof totals }, .nbuffers = 1, .output = 0,
 		.threadgroups = 1, .threads_per_group = 2 * SIMD_WIDTH,
@@ -422,7 +282,7 @@ probe_mm8_check(const struct probe_context *ctx, struct probe_result *r,
 {
 	float			a[64], b[64], bt[64], c[64] = { 0 }, want[64];
 	struct probe_dispatch	d = {
-		.label = r->name, .source = probe_source,
+		.label = r->name, .source = probe_kernels,
 		.function = function, .buffers = { a, b, c },
 		.sizes = { sizeof a, sizeof b, sizeof c }, .nbuffers = 3,
 		.output = 2, .threadgroups = 1,
@@ -456,7 +316,7 @@ probe_check_bfloat(const struct probe_context *ctx, struct probe_result *r)
 {
 	float			x[64], y[64] = { 0 }, want[64];
 	struct probe_dispatch	d = {
-		.label = r->name, .source = probe_bf16_source,
+		.label = r->name, .source = probe_kernels_bf16,
 		.function = "probe_bf16", .language_version = PROBE_MSL_3_1,
 		.buffers = { x, y }, .sizes = { sizeof x, sizeof y },
 		.nbuffers = 2, .output = 1, .threadgroups = 1,
@@ -516,7 +376,7 @@ probe_group_check(const struct probe_context *ctx, struct probe_result *r,
 {
 	float			x[2 * SIMD_WIDTH], out[4] = { 0 }, want[4];
 	struct probe_dispatch	d = {
-		.label = r->name, .source = probe_source,
+		.label = r->name, .source = probe_kernels,
 		.function = function, .buffers = { x, out },
 		.sizes = { sizeof x, sizeof out }, .nbuffers = 2, .output = 1,
 		.threadgroups = 1, .threads_per_group = 2 * SIMD_WIDTH,
@@ -557,7 +417,7 @@ probe_check_simd_shuffle(const struct probe_context *ctx,
 	float			x[2 * SIMD_WIDTH], out[4 * SIMD_WIDTH] = { 0 };
 	float			want[4 * SIMD_WIDTH];
 	struct probe_dispatch	d = {
-		.label = r->name, .source = probe_source,
+		.label = r->name, .source = probe_kernels,
 		.function = "probe_simd_shuffle", .buffers = { x, out },
 		.sizes = { sizeof x, sizeof out }, .nbuffers = 2, .output = 1,
 		.threadgroups = 1, .threads_per_group = 2 * SIMD_WIDTH,
@@ -587,7 +447,7 @@ probe_mm_tg(const struct probe_context *ctx, struct probe_result *r,
 {
 	static float		a[1024], b[1024], c[1024], want[1024];
 	struct probe_dispatch	d = {
-		.label = r->name, .source = probe_mm_source,
+		.label = r->name, .source = probe_kernels_mm,
 		.function = function, .buffers = { a, b, c },
 		.sizes = { sizeof a, sizeof b, sizeof c }, .nbuffers = 3,
 		.output = 2, .threadgroup_memory = 1024 * a_bytes + 4096,
@@ -637,7 +497,7 @@ probe_tg_block(const struct probe_context *ctx, struct probe_result *r,
 	static uint32_t		right[TG_GROUPS * TG_THREADS];
 	uint32_t		count = (uint32_t)(bytes / sizeof(uint32_t));
 	struct probe_dispatch	d = {
-		.label = r->name, .source = probe_source,
+		.label = r->name, .source = probe_kernels,
 		.function = "probe_tg_mem", .buffers = { right, &count },
 		.sizes = { sizeof right, sizeof count }, .nbuffers = 2,
 		.output = 0, .threadgroup_memory = bytes,

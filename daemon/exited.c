@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What launchd's print says of a job's runs since we last looked: how
+ * many ended, and what the last end was (a crash, a kill, an exit code,
+ * a spawn that failed), handed to the driver as one event.  What to do
+ * about it is the driver's (lifecycle.c); this file only reads.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mcd.h"
+
+/*
+ * Exits launchd counted since we last looked, told by how the last one
+ * ended: a signal ("last terminating signal"), a kill with a reason and
+ * no exit code ("last exit reason = JETSAM_REASON_...", or OS_REASON_...
+ * for dyld and code signing), or an exit code (78: EX_CONFIG, it never
+ * started).
+ */
+void
+exited_report(struct mcd *d, struct job *j, const struct launchd_seen *seen,
+    long count)
+{
+	struct mcd_event	ev = { .job = j, .last_exit = seen->last_exit,
+	    .signal = seen->signal, .count = count };
+	long			ours = j->own_stops < count ? j->own_stops : count;
+
+	/* Exits our restarts caused are no one's fault (the last is ours). */
+	j->own_stops -= ours;
+	if ((ev.count -= ours) == 0)
+		return;
+	/*
+	 * macOS reclaims an idle process (one that said it may be, through
+	 * vproc or xpc transactions) as "JETSAM_REASON_MEMORY_IDLE_EXIT":
+	 * an ordinary end, not a crash.
+	 */
+	if (strcmp(seen->exit_reason, "JETSAM_REASON_MEMORY_IDLE_EXIT") == 0)
+		return;
+	/*
+	 * Killed for its code signature (a binary changed in place, an
+	 * ad-hoc signature gone stale): the program's own state, never a
+	 * profile's doing, whatever the shim.  Named as its environment.
+	 */
+	if (strstr(seen->exit_reason, "CODESIGNING") != NULL) {
+		char	line[sizeof seen->exit_reason + 32];
+
+		snprintf(line, sizeof line, "last exit reason = %s",
+		    seen->exit_reason);
+		watch_note_env(j, "macOS killed it for its code signature",
+		    line);
+	}
+	if (seen->signal != 0)
+		ev.type = LC_EV_EXIT_SIGNAL;
+	else if (seen->exit_reason[0] != '\0') {
+		ev.type = strncmp(seen->exit_reason, "JETSAM", 6) == 0 ?
+		    LC_EV_EXIT_JETSAM : LC_EV_EXIT_CODE;
+		ev.last_exit = seen->exit_reason;
+	} else if (strtol(seen->last_exit, NULL, 10) == 78)
+		ev.type = LC_EV_SPAWN_FAILED;	/* "78: EX_CONFIG" */
+	else if (seen->last_exit[0] != '\0' &&
+	    strcmp(seen->last_exit, "0") != 0 &&
+	    strcmp(seen->last_exit, "(never exited)") != 0)
+		ev.type = LC_EV_EXIT_CODE;
+	else
+		return;
+	d->emit(d, &ev);
+}

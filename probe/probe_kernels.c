@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The Metal Shading Language the checks compile (probe_check.c): one
+ * library per language version a check needs.  Each kernel does the one
+ * thing llama.cpp's faster kernels rely on (simdgroup reductions and
+ * matrices, bfloat, threadgroup memory), small enough to check on the CPU.
+ */
+#include "probe.h"
+
+/* One library for the first three kernels; bfloat gets its own (MSL 3.1). */
+const char probe_kernels[] =
+    "#include <metal_stdlib>\n"
+    "using namespace metal;\n"
+    "kernel void probe_simd_sum(device float *totals [[buffer(0)]],\n"
+    "    uint lane [[thread_index_in_simdgroup]],\n"
+    "    uint group [[simdgroup_index_in_threadgroup]]) {\n"
+    "  float total = simd_sum(float(lane) + 1.0f);\n"
+    "  if (lane == 0) totals[group] = total;\n"
+    "}\n"
+    "kernel void probe_simd_mm(device const float *a [[buffer(0)]],\n"
+    "    device const float *b [[buffer(1)]], device float *c [[buffer(2)]]) {\n"
+    "  simdgroup_float8x8 left, right;\n"
+    "  simdgroup_float8x8 product = make_filled_simdgroup_matrix<float, 8, 8>(0.0f);\n"
+    "  simdgroup_load(left, a, 8);\n"
+    "  simdgroup_load(right, b, 8);\n"
+    "  simdgroup_multiply_accumulate(product, left, right, product);\n"
+    "  simdgroup_store(product, c, 8);\n"
+    "}\n"
+    /* Every address of the block gets a value no other address or
+     * threadgroup has: a block that wraps (aliases) at 32 KB reads back
+     * another address's value.  Each thread counts the reads it got
+     * right (so a kernel that never ran, and left zeros, is wrong). */
+    "kernel void probe_tg_mem(device uint *right [[buffer(0)]],\n"
+    "    constant uint &count [[buffer(1)]],\n"
+    "    threadgroup uint *block [[threadgroup(0)]],\n"
+    "    uint tid [[thread_index_in_threadgroup]],\n"
+    "    uint width [[threads_per_threadgroup]],\n"
+    "    uint group [[threadgroup_position_in_grid]]) {\n"
+    "  for (uint i = tid; i < count; i += width) block[i] = group * count + i;\n"
+    "  threadgroup_barrier(mem_flags::mem_threadgroup);\n"
+    "  uint good = 0;\n"
+    "  for (uint i = tid; i < count; i += width) good += block[i] == group * count + i;\n"
+    "  right[group * width + tid] = good;\n"
+    "}\n"
+    /* ggml's reductions (norms, soft_max): sum and max over a group. */
+    "kernel void probe_simd_reduce(device const float *x [[buffer(0)]],\n"
+    "    device float *out [[buffer(1)]],\n"
+    "    uint i [[thread_position_in_grid]],\n"
+    "    uint lane [[thread_index_in_simdgroup]],\n"
+    "    uint group [[simdgroup_index_in_threadgroup]]) {\n"
+    "  float s = simd_sum(x[i]), m = simd_max(x[i]);\n"
+    "  if (lane == 0) { out[2 * group] = s; out[2 * group + 1] = m; }\n"
+    "}\n"
+    /* Flash attention's Q x K^T: K loaded transposed (the 5-argument
+     * simdgroup_load), half staged in threadgroup memory with a row
+     * stride that is not 8, accumulated in float (ggml-metal.metal
+     * kernel_flash_attn_ext_impl, its quantized-K path). */
+    "kernel void probe_simdgroup_load_t(device const float *a [[buffer(0)]],\n"
+    "    device const float *b [[buffer(1)]], device float *c [[buffer(2)]],\n"
+    "    ushort lane [[thread_index_in_simdgroup]]) {\n"
+    "  threadgroup half sa[64], sb[128];\n"
+    "  for (ushort i = lane; i < 64; i += 32) {\n"
+    "    sa[i] = half(a[i]);\n"
+    "    sb[(i / 8) * 16 + i % 8] = half(b[i]);\n"
+    "  }\n"
+    "  threadgroup_barrier(mem_flags::mem_threadgroup);\n"
+    "  simdgroup_half8x8 left, right;\n"
+    "  simdgroup_float8x8 product = make_filled_simdgroup_matrix<float, 8, 8>(0.0f);\n"
+    "  simdgroup_load(left, sa, 8);\n"
+    "  simdgroup_load(right, sb, 16, 0, true);\n"
+    "  simdgroup_multiply_accumulate(product, left, right, product);\n"
+    "  simdgroup_store(product, c, 8);\n"
+    "}\n"
+    /* The vector flash-attention kernel's reductions: a tree of
+     * simd_shuffle_down, simd_shuffle as a broadcast, and the
+     * simd_shuffle_xor butterfly (kernel_flash_attn_ext_vec, fwht). */
+    "kernel void probe_simd_shuffle(device const float *x [[buffer(0)]],\n"
+    "    device float *out [[buffer(1)]], uint i [[thread_position_in_grid]]) {\n"
+    "  float s = x[i];\n"
+    "  for (ushort off = 16; off > 0; off /= 2) s += simd_shuffle_down(s, off);\n"
+    "  out[2 * i] = simd_shuffle(s, 0);\n"
+    "  out[2 * i + 1] = simd_shuffle_xor(x[i], 1);\n"
+    "}\n"
+    /* simd_max and simd_min on half, as the flash-attention block and
+     * vector kernels mask with them. */
+    "kernel void probe_simd_half(device const float *x [[buffer(0)]],\n"
+    "    device float *out [[buffer(1)]],\n"
+    "    uint i [[thread_position_in_grid]],\n"
+    "    uint lane [[thread_index_in_simdgroup]],\n"
+    "    uint group [[simdgroup_index_in_threadgroup]]) {\n"
+    "  half h = half(x[i]), m = simd_max(h), n = simd_min(h);\n"
+    "  if (lane == 0) { out[2 * group] = float(m); out[2 * group + 1] = float(n); }\n"
+    "}\n";
+
+/*
+ * Shaped like ggml's kernel_mul_mm: 128 threads in 4 SIMD groups stage
+ * A as half or bfloat and B as float through threadgroup memory in
+ * fragment-major 8x8 blocks, then multiply-accumulate 8x8 fragments into
+ * float; here C = A x B, 32 x 32, each group a 16 x 16 quarter.  Compiled
+ * as ggml compiles its library: at the default language version, bfloat
+ * only where it is 3.1 or later.
+ */
+#define PROBE_MUL_MM(NAME, T)						\
+    "kernel void " NAME "(device const float *a [[buffer(0)]],\n"	\
+    "    device const float *b [[buffer(1)]], device float *c [[buffer(2)]],\n" \
+    "    threadgroup char *shm [[threadgroup(0)]],\n"			\
+    "    ushort tid [[thread_index_in_threadgroup]],\n"		\
+    "    ushort sg [[simdgroup_index_in_threadgroup]]) {\n"		\
+    "  threadgroup " T " *sa = (threadgroup " T " *)shm;\n"		\
+    "  threadgroup float *sb = (threadgroup float *)(shm + 1024 * sizeof(" T "));\n" \
+    "  for (ushort i = tid; i < 1024; i += 128) {\n"			\
+    "    ushort r = i / 32, k = i % 32;\n"				\
+    "    sa[((r / 8) * 4 + k / 8) * 64 + (r % 8) * 8 + k % 8] = " T "(a[i]);\n" \
+    "    sb[((r / 8) * 4 + k / 8) * 64 + (r % 8) * 8 + k % 8] = b[i];\n" \
+    "  }\n"								\
+    "  threadgroup_barrier(mem_flags::mem_threadgroup);\n"		\
+    "  simdgroup_matrix<" T ", 8, 8> ma[2]; simdgroup_float8x8 mb[2], mc[4];\n" \
+    "  for (short i = 0; i < 4; i++)\n"					\
+    "    mc[i] = make_filled_simdgroup_matrix<float, 8, 8>(0.0f);\n"	\
+    "  ushort br = (sg / 2) * 2, bc = (sg % 2) * 2;\n"			\
+    "  for (ushort bk = 0; bk < 4; bk++) {\n"				\
+    "    for (short i = 0; i < 2; i++) {\n"				\
+    "      simdgroup_load(ma[i], sa + ((br + i) * 4 + bk) * 64, 8);\n"	\
+    "      simdgroup_load(mb[i], sb + (bk * 4 + bc + i) * 64, 8);\n"	\
+    "    }\n"								\
+    "    for (short i = 0; i < 4; i++)\n"				\
+    "      simdgroup_multiply_accumulate(mc[i], ma[i / 2], mb[i % 2], mc[i]);\n" \
+    "  }\n"								\
+    "  for (short i = 0; i < 4; i++)\n"					\
+    "    simdgroup_store(mc[i], c + (br + i / 2) * 8 * 32 + (bc + i % 2) * 8, 32);\n" \
+    "}\n"
+
+const char probe_kernels_mm[] =
+    "#include <metal_stdlib>\n"
+    "using namespace metal;\n"
+    PROBE_MUL_MM("probe_mul_mm_half", "half")
+    "#if __METAL_VERSION__ >= 310\n"
+    PROBE_MUL_MM("probe_mul_mm_bfloat", "bfloat")
+    "#endif\n";
+
+const char probe_kernels_bf16[] =
+    "#include <metal_stdlib>\n"
+    "using namespace metal;\n"
+    "kernel void probe_bf16(device const float *x [[buffer(0)]],\n"
+    "    device float *y [[buffer(1)]], uint i [[thread_position_in_grid]]) {\n"
+    "  bfloat v = bfloat(x[i]);\n"
+    "  y[i] = float(v * bfloat(2.0f) + bfloat(1.0f));\n"
+    "}\n";
