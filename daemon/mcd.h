@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * metalcapd's private header: the daemon's structures and, grouped by
- * file, the functions each file offers the others.
+ * metalcapd's private header: the daemon's runtime (the loop, jobs,
+ * launchd, the socket) and, grouped by file, the functions each file
+ * offers the others.  The policy it applies is policy/policy.h's, shared
+ * with metalcapctl; no product file outside daemon/ includes this (tests of the daemon do).
  */
 #ifndef MCD_H
 #define MCD_H
