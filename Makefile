@@ -102,7 +102,7 @@ SIM_KERNEL	:= $(O)/tests/mtlsim_kernel.o
 OBJC4_MODEL	:= $(O)/tests/objc4-model-check
 SIM_TOOLS	:= $(O)/tests/mtlsim-query $(O)/tests/fake-llama \
 		   $(O)/tests/launchctl-sim $(O)/tests/late-metal \
-		   $(O)/tests/llama-bench-sim
+		   $(O)/tests/llama-bench-sim $(O)/tests/llama-perplexity-sim
 
 PROBE		:= $(O)/bin/metalcap-probe
 DAEMON		:= $(O)/bin/metalcapd
@@ -135,10 +135,10 @@ CLIENT_PORTABLE	:= client/metalcapctl.c client/ctl_conn.c client/ctl_jobs.c \
 		   client/ctl_output.c \
 		   client/ctl_probe.c client/ctl_report.c client/ctl_jobfile.c \
 		   client/ctl_check.c client/ctl_run.c client/ctl_exec.c \
-		   client/ctl_bench.c client/ctl_evidence.c \
+		   client/ctl_bench.c client/ctl_evidence.c client/ctl_verify.c \
 		   common/mc_client.c common/mc_rpc.c common/mc_plist.c \
 		   common/mc_util.c common/mc_macho.c common/mc_inject.c \
-		   common/mc_bench.c common/mc_sha256.c
+		   common/mc_bench.c common/mc_sha256.c common/mc_kld.c
 CLIENT_SRC	:= $(CLIENT_PORTABLE) $(POLICY_SRC)
 TEMPLATE	:= $(O)/share/metalcap/job.plist
 PROBE_SHARED	:= probe/probe.c probe/probe_check.c probe/probe_kernels.c \
@@ -251,6 +251,11 @@ $(O)/tests/llama-bench-sim: tests/sim/llama-bench-sim.m $(GGMLSIM) $(SIM_LIB) \
 	$(CC) $(CFLAGS_OBJC) -Itests/sim $< tests/sim/ggmlsim.m -o $@ \
 	    -L$(O)/tests -lmtlsim -Wl,-rpath,'$$ORIGIN' -lobjc $(LIB_JANSSON) -lm \
 	    $(LDFLAGS_SAN)
+
+$(O)/tests/llama-perplexity-sim: tests/sim/llama-perplexity-sim.m $(GGMLSIM) \
+    $(SIM_LIB) | $(O)/tests
+	$(CC) $(CFLAGS_OBJC) -Itests/sim $< tests/sim/ggmlsim.m -o $@ \
+	    -L$(O)/tests -lmtlsim -Wl,-rpath,'$$ORIGIN' -lobjc -lm $(LDFLAGS_SAN)
 
 # Loads the simulated device with dlopen: Metal that comes late.
 $(O)/tests/late-metal: tests/sim/late-metal.c | need-deps $(O)/tests

@@ -13,8 +13,10 @@
 
 #include "mc_bench.h"
 #include "mc_client.h"
+#include "mc_kld.h"
 #include "mc_macho.h"
 #include "mc_rpc.h"
+#include "mc_sha256.h"
 #include "policy.h"
 
 #define EXIT_DAEMON	1
@@ -39,6 +41,7 @@
 #define CTL_OPT_USER_HOME 0x200	/* --user-home DIR */
 #define CTL_OPT_MACHINE	0x400	/* --machine apple-silicon|intel */
 #define CTL_OPT_SIP	0x800	/* --sip on|off */
+#define CTL_OPT_LIMIT	0x1000	/* --limit NAME=VALUE, repeated */
 
 struct ctl_opts {
 	unsigned	  given;	/* CTL_OPT_* seen */
@@ -51,13 +54,15 @@ struct ctl_opts {
 	const char	 *user_home;
 	bool		  intel;	/* --machine intel */
 	bool		  sip;		/* --sip on */
+	char		**limits;	/* --limit values, in order */
+	int		  nlimits;
 };
 
 struct ctl {
 	struct mc_client	 client;
 	bool			 json;
 	long			 timeout;	/* seconds; 0: none */
-	struct paths	 paths;		/* jobs.d, the socket */
+	struct paths		 paths;		/* jobs.d, the socket */
 	struct ctl_opts		 opts;
 };
 
@@ -123,7 +128,23 @@ struct ctl_bench_run {
 	char			 proof[768];	/* the shim's report, judged */
 };
 
+/* ctl_verify.c: llama-perplexity's KL divergence, and its limits. */
+struct ctl_verify {
+	struct mc_kld		 kld;		/* unlocked against stock */
+	char			 base_sha256[MC_SHA256_HEX];	/* the logits */
+	const char		*model;		/* -m, as given; NULL: none */
+	const char		*text;		/* -f, as given; NULL: none */
+	double			 max_mean_kld;
+	double			 max_kld_999;
+	double			 min_same_top;	/* percent */
+	const char		*failed;	/* the figure past its limit */
+	char			 verdict[256];
+};
+
 struct ctl_bench {
+	const char		*command;	/* "bench" or "verify" */
+	const char		*out_ext;	/* of each run's stdout file */
+	struct ctl_verify	*verify;	/* NULL: bench */
 	struct ctl_unlock	 unlock;
 	char			**args;		/* llama-bench's, -o json */
 	long			 rounds;
@@ -136,6 +157,10 @@ struct ctl_bench {
 	char			 refused[2048];	/* why there is no ratio */
 };
 
+int	ctl_bench_dir(struct ctl_bench *, const char *out);
+int	ctl_bench_exec(struct ctl *, struct ctl_bench *, char **args,
+	    struct ctl_bench_run *);
+void	ctl_bench_free(struct ctl_bench *);
 int	ctl_evidence_write(struct ctl *, const struct ctl_bench *);
 void	ctl_evidence_record(struct ctl *, const struct ctl_bench *,
 	    json_t *summary);
@@ -171,6 +196,7 @@ int	cmd_remove(struct ctl *, const struct ctl_command *, int, char **);
 /* ctl_exec.c, ctl_bench.c */
 int	cmd_exec(struct ctl *, const struct ctl_command *, int, char **);
 int	cmd_bench(struct ctl *, const struct ctl_command *, int, char **);
+int	cmd_verify(struct ctl *, const struct ctl_command *, int, char **);
 
 /* ctl_check.c */
 int	cmd_check(struct ctl *, const struct ctl_command *, int, char **);

@@ -101,7 +101,7 @@ ctl_bench_dir_unfit(int fd)
  * file in it is then made with openat, O_EXCL and O_NOFOLLOW, so nothing
  * planted in it during a long benchmark is followed or overwritten.
  */
-static int
+int
 ctl_bench_dir(struct ctl_bench *b, const char *out)
 {
 	char		 path[PATH_MAX];
@@ -109,30 +109,31 @@ ctl_bench_dir(struct ctl_bench *b, const char *out)
 	struct stat	 sb;
 
 	if (out == NULL) {
-		ctl_tmp_name(path, sizeof path, "bench");
+		ctl_tmp_name(path, sizeof path, b->command);
 		b->temporary = true;
 		if (mkdtemp(path) == NULL) {
-			fprintf(stderr, "metalcapctl: bench: %s: %s\n", path,
-			    strerror(errno));
+			fprintf(stderr, "metalcapctl: %s: %s: %s\n",
+			    b->command, path, strerror(errno));
 			return -1;
 		}
 		out = path;
 	} else if (mkdir(out, 0755) == -1 && errno != EEXIST) {
-		fprintf(stderr, "metalcapctl: bench: --out %s: %s\n", out,
-		    strerror(errno));
+		fprintf(stderr, "metalcapctl: %s: --out %s: %s\n",
+		    b->command, out, strerror(errno));
 		return -1;
 	}
 	if ((b->dirfd = open(out, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 	    O_CLOEXEC)) == -1) {
 		/* Linux says ENOTDIR for a link with O_DIRECTORY, macOS ELOOP. */
-		fprintf(stderr, "metalcapctl: bench: --out %s: %s\n", out,
-		    errno == ELOOP || (lstat(out, &sb) == 0 &&
+		fprintf(stderr, "metalcapctl: %s: --out %s: %s\n", b->command,
+		    out, errno == ELOOP || (lstat(out, &sb) == 0 &&
 		    S_ISLNK(sb.st_mode)) ? "a symbolic link, not followed" :
 		    strerror(errno));
 		return -1;
 	}
 	if ((why = ctl_bench_dir_unfit(b->dirfd)) != NULL) {
-		fprintf(stderr, "metalcapctl: bench: --out %s: %s\n", out, why);
+		fprintf(stderr, "metalcapctl: %s: --out %s: %s\n", b->command,
+		    out, why);
 		return -1;
 	}
 	if (realpath(out, b->dir) == NULL)
@@ -170,15 +171,15 @@ ctl_bench_open(const struct ctl_bench *b, struct ctl_bench_run *r, int *out,
 	const int	flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
 	    O_CLOEXEC;
 
-	snprintf(r->json, sizeof r->json, "%s-%d.json",
-	    ctl_bench_side[r->unlocked], r->round);
+	snprintf(r->json, sizeof r->json, "%s-%d.%s",
+	    ctl_bench_side[r->unlocked], r->round, b->out_ext);
 	snprintf(r->log, sizeof r->log, "%s-%d.stderr",
 	    ctl_bench_side[r->unlocked], r->round);
 	*out = openat(b->dirfd, r->json, flags, 0644);
 	*err = openat(b->dirfd, r->log, flags, 0644);
 	if (*out != -1 && *err != -1)
 		return 0;
-	fprintf(stderr, "metalcapctl: bench: %s/%s: %s\n", b->dir,
+	fprintf(stderr, "metalcapctl: %s: %s/%s: %s\n", b->command, b->dir,
 	    *out == -1 ? r->json : r->log, strerror(errno));
 	if (*out != -1)
 		close(*out);
@@ -246,9 +247,13 @@ out:
 	return rc;
 }
 
-/* One run; -1 when the benchmark cannot go on (b->refused says why). */
-static int
-ctl_bench_one(struct ctl *c, struct ctl_bench *b, char **args,
+/*
+ * One run, its stdout and stderr kept in the folder, judged: it must exit
+ * 0, and an unlocked run must prove it got the shim.  -1 when the
+ * comparison cannot go on (b->refused says why).
+ */
+int
+ctl_bench_exec(struct ctl *c, struct ctl_bench *b, char **args,
     struct ctl_bench_run *r)
 {
 	struct ctl_outcome	o;
@@ -283,7 +288,7 @@ ctl_bench_one(struct ctl *c, struct ctl_bench *b, char **args,
 		    "%s", r->round, o.why);
 		return -1;
 	}
-	return ctl_bench_take(b, r);
+	return 0;
 }
 
 /* Every round, interleaved; -1 at the first run that stops it. */
@@ -298,7 +303,8 @@ ctl_bench_rounds(struct ctl *c, struct ctl_bench *b, char **args)
 			r = &b->runs[b->nruns++];
 			r->round = round;
 			r->unlocked = (round % 2 == 1) == (k == 1);
-			if (ctl_bench_one(c, b, args, r) == -1)
+			if (ctl_bench_exec(c, b, args, r) == -1 ||
+			    ctl_bench_take(b, r) == -1)
 				return -1;
 		}
 	if (strcmp(b->sides[0].identity, b->sides[1].identity) != 0) {
@@ -381,7 +387,7 @@ ctl_bench_summary(const struct ctl_bench *b)
 	    b->temporary ? json_null() : json_string(dir));
 }
 
-static void
+void
 ctl_bench_free(struct ctl_bench *b)
 {
 	if (b->dirfd != -1)
@@ -402,6 +408,8 @@ cmd_bench(struct ctl *c, const struct ctl_command *cmd, int argc,
 	int			  rc = 1;
 
 	(void)cmd;
+	b->command = "bench";
+	b->out_ext = "json";
 	b->dirfd = -1;
 	b->rounds = c->opts.samples ? c->opts.samples : CTL_BENCH_ROUNDS;
 	b->runs = calloc((size_t)b->rounds * 2, sizeof *b->runs);

@@ -31,8 +31,8 @@ ctl_evidence_open(const struct ctl_bench *b, const char *name)
 	    (f = fdopen(fd, "w")) == NULL)
 		close(fd);
 	if (f == NULL)
-		fprintf(stderr, "metalcapctl: bench: cannot write %s/%s: %s\n",
-		    b->dir, name, strerror(errno));
+		fprintf(stderr, "metalcapctl: %s: cannot write %s/%s: %s\n",
+		    b->command, b->dir, name, strerror(errno));
 	return f;
 }
 
@@ -142,7 +142,7 @@ ctl_evidence_hash(FILE *f, const char *label, const char *path)
 	char	shown[PATH_MAX], text[sizeof why];
 
 	if (path[0] == '\0') {
-		fprintf(f, "- %s: not recorded by llama-bench\n", label);
+		fprintf(f, "- %s: not recorded\n", label);
 		return;
 	}
 	ctl_evidence_md(shown, sizeof shown, realpath(path, real) ? real :
@@ -162,8 +162,9 @@ ctl_evidence_runs(FILE *f, const struct ctl_bench *b)
 	char				 proof[sizeof r->proof], status[32];
 	int				 i;
 
-	fprintf(f, "\n## Runs\n\nIn order; stock first in odd rounds, "
-	    "unlocked first in even ones.\n\n");
+	fprintf(f, "\n## Runs\n\n%s\n\n", b->verify ? "Stock, saving the "
+	    "base logits; then unlocked, compared with them." : "In order; "
+	    "stock first in odd rounds, unlocked first in even ones.");
 	for (i = 0; i < b->nruns; i++) {
 		r = &b->runs[i];
 		if (r->status == -1)
@@ -175,6 +176,40 @@ ctl_evidence_runs(FILE *f, const struct ctl_bench *b)
 		    r->unlocked ? "; " : "", r->unlocked ? ctl_evidence_md(
 		    proof, sizeof proof, r->proof) : "");
 	}
+}
+
+/* verify's workload: what was compared. */
+static void
+ctl_evidence_verify(FILE *f, const struct ctl_bench *b)
+{
+	const struct ctl_verify	*v = b->verify;
+
+	fprintf(f, "\n## Workload\n\n");
+	ctl_evidence_hash(f, "Perplexity binary", b->unlock.program);
+	ctl_evidence_hash(f, "Model", v->model != NULL ? v->model : "");
+	ctl_evidence_hash(f, "Text", v->text != NULL ? v->text : "");
+	fprintf(f, "- Base logits (the stock run's, not kept: they are large) "
+	    "SHA-256: `%s`\n", v->base_sha256[0] ? v->base_sha256 :
+	    "(none written)");
+}
+
+/* verify's figures against their limits, when there were any. */
+static void
+ctl_evidence_figures(FILE *f, const struct ctl_bench *b)
+{
+	const struct ctl_verify	*v = b->verify;
+
+	if (v == NULL || b->refused[0] != '\0')
+		return;
+	fprintf(f, "\n## Figures (llama.cpp's, unlocked against stock)\n\n"
+	    "| figure | value | limit |\n|---|---|---|\n"
+	    "| PPL stock | %.6f ± %.6f | |\n| PPL unlocked | %.6f ± %.6f | |\n"
+	    "| mean KLD | %.6f ± %.6f | <= %g |\n| 99.9%% KLD | %.6f | <= %g |\n"
+	    "| same top token | %.3f ± %.3f %% | >= %g %% |\n",
+	    v->kld.ppl_base.value, v->kld.ppl_base.error, v->kld.ppl_q.value,
+	    v->kld.ppl_q.error, v->kld.kld_mean.value, v->kld.kld_mean.error,
+	    v->max_mean_kld, v->kld.kld_999.value, v->max_kld_999,
+	    v->kld.same_top.value, v->kld.same_top.error, v->min_same_top);
 }
 
 /* metadata.md: the environment record, as Cua's metadata.md has one. */
@@ -194,16 +229,18 @@ ctl_evidence_metadata(struct ctl *c, const struct ctl_bench *b)
 		return -1;
 	platform_host(os, sizeof os, model, sizeof model);
 	strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-	fprintf(f, "# metalcap bench: stock against unlocked\n\n"
+	fprintf(f, "# metalcap %s: stock against unlocked\n\n"
 	    "- Date: %s\n- Result: %s%s\n\n## Guest\n\n- OS: %s\n"
-	    "- Hardware model: `%s`\n- GPU as llama-bench reports it: %s\n"
-	    "- GPU as metalcap-probe reports it: %s\n", when,
-	    b->refused[0] ? "no ratio: " : "ratios in results.csv",
+	    "- Hardware model: `%s`\n- GPU as %s reports it: %s\n"
+	    "- GPU as metalcap-probe reports it: %s\n", b->command, when,
+	    b->refused[0] ? (b->verify ? "no verdict: " : "no ratio: ") :
+	    b->verify ? b->verify->verdict : "ratios in results.csv",
 	    ctl_evidence_md(t1, sizeof t1, b->refused),
 	    ctl_evidence_md(t2, sizeof t2, os),
-	    ctl_evidence_md(t3, sizeof t3, model), b->sides[0].gpu_info[0] ?
-	    ctl_evidence_md(t4, sizeof t4, b->sides[0].gpu_info) :
-	    "(no run parsed)", u->device[0] ? ctl_evidence_md(t5,
+	    ctl_evidence_md(t3, sizeof t3, model), b->verify ?
+	    "llama-perplexity" : "llama-bench", b->sides[0].gpu_info[0] ?
+	    ctl_evidence_md(t4, sizeof t4, b->sides[0].gpu_info) : b->verify ?
+	    "(in each run's stderr)" : "(no run parsed)", u->device[0] ? ctl_evidence_md(t5,
 	    sizeof t5, u->device) : "(not reported)");
 	fprintf(f, "\n## metalcap\n\n- Version: %s\n- Profile: %s "
 	    "(AppleFamilyMax %llu, MaxThreadgroupMemory %llu, "
@@ -213,18 +250,28 @@ ctl_evidence_metadata(struct ctl *c, const struct ctl_bench *b)
 	    (unsigned long long)p->working_set, u->verdict,
 	    ctl_evidence_md(t1, sizeof t1, u->prober));
 	ctl_evidence_hash(f, "Shim", c->paths.shim);
-	fprintf(f, "\n## Workload\n\n- llama.cpp build: `%s` (build %lld)\n",
-	    ctl_evidence_md(t2, sizeof t2, b->sides[0].build),
-	    b->sides[0].build_number);
-	ctl_evidence_hash(f, "Benchmark binary", u->program);
-	ctl_evidence_hash(f, "Model", b->sides[0].model_file);
+	if (b->verify != NULL)
+		ctl_evidence_verify(f, b);
+	else {
+		fprintf(f, "\n## Workload\n\n- llama.cpp build: `%s` (build "
+		    "%lld)\n", ctl_evidence_md(t2, sizeof t2,
+		    b->sides[0].build), b->sides[0].build_number);
+		ctl_evidence_hash(f, "Benchmark binary", u->program);
+		ctl_evidence_hash(f, "Model", b->sides[0].model_file);
+	}
 	fprintf(f, "- Command:");
 	for (a = b->args; *a != NULL; a++) {
 		fputc(' ', f);
 		ctl_evidence_quote(f, *a);
 	}
-	fprintf(f, "\n- Rounds: %ld, each side once a round\n", b->rounds);
+	if (b->verify != NULL)
+		fprintf(f, "\n- Each run also given --kl-divergence-base "
+		    "BASE; the unlocked one --kl-divergence as well\n");
+	else
+		fprintf(f, "\n- Rounds: %ld, each side once a round\n",
+		    b->rounds);
 	ctl_evidence_runs(f, b);
+	ctl_evidence_figures(f, b);
 	return fclose(f) == 0 ? 0 : -1;
 }
 
@@ -285,9 +332,9 @@ ctl_evidence_sums(const struct ctl_bench *b)
 		    O_CLOEXEC);
 		if (fd == -1 || mc_sha256_fd(fd, names[i], hex, why,
 		    sizeof why) == -1) {
-			fprintf(stderr, "metalcapctl: bench: %s/%s: %s\n",
-			    b->dir, names[i], fd == -1 ? strerror(errno) :
-			    why);
+			fprintf(stderr, "metalcapctl: %s: %s/%s: %s\n",
+			    b->command, b->dir, names[i], fd == -1 ?
+			    strerror(errno) : why);
 			rc = -1;
 		} else
 			fprintf(f, "%s  %s\n", hex, names[i]);
@@ -302,7 +349,8 @@ ctl_evidence_write(struct ctl *c, const struct ctl_bench *b)
 {
 	int	rc = 0;
 
-	if (b->refused[0] == '\0' && ctl_evidence_csv(b) == -1)
+	if (b->verify == NULL && b->refused[0] == '\0' &&
+	    ctl_evidence_csv(b) == -1)
 		rc = -1;
 	if (ctl_evidence_metadata(c, b) == -1)
 		rc = -1;
@@ -312,8 +360,9 @@ ctl_evidence_write(struct ctl *c, const struct ctl_bench *b)
 }
 
 /*
- * The outcome in the state folder (state/bench-last.json), so that doctor
- * can say what this guest measured, or that it never did.  Written aside
+ * The outcome in the state folder (state/bench-last.json, or
+ * verify-last.json), so that doctor can say what this guest measured or
+ * verified, or that it never did.  Written aside
  * and renamed: a reader sees the old record or the new one.
  */
 void
@@ -324,8 +373,8 @@ ctl_evidence_record(struct ctl *c, const struct ctl_bench *b,
 
 	/* Each bench writes aside under its own name: two may run at once. */
 	if (paths_mkdir(c->paths.state, 0700, why, sizeof why) == -1 ||
-	    mc_fmt(path, sizeof path, "%s/bench-last.json",
-	    c->paths.state) == -1 ||
+	    mc_fmt(path, sizeof path, "%s/%s-last.json", c->paths.state,
+	    b->command) == -1 ||
 	    mc_fmt(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid()) == -1)
 		return;
 	mc_text(why, sizeof why, b->dir);

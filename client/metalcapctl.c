@@ -57,6 +57,9 @@ static const struct ctl_command commands[] = {
 	{ "bench", 1, -1, P | CTL_OPT_SAMPLES | CTL_OPT_OUT, "bench "
 	    "[--profile P] [--samples N] [--out DIR] -- llama-bench [ARG]...",
 	    cmd_bench, NULL, true },
+	{ "verify", 1, -1, P | CTL_OPT_OUT | CTL_OPT_LIMIT, "verify "
+	    "[--profile P] [--out DIR] [--limit NAME=VALUE]... -- "
+	    "llama-perplexity [ARG]...", cmd_verify, NULL, true },
 };
 #undef P
 
@@ -106,7 +109,7 @@ ctl_options(struct ctl *c, int argc, char **argv, const char **sock,
 {
 	enum { O_JSON = 256, O_SOCKET, O_HOME, O_VERSION, O_PROFILE, O_STOCK,
 	    O_ENV, O_FORCE, O_TIMEOUT, O_INHERIT, O_REPORT, O_SAMPLES, O_OUT,
-	    O_USER_HOME, O_MACHINE, O_SIP };
+	    O_USER_HOME, O_MACHINE, O_SIP, O_LIMIT };
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, O_JSON },
 		{ "socket", required_argument, NULL, O_SOCKET },
@@ -126,6 +129,7 @@ ctl_options(struct ctl *c, int argc, char **argv, const char **sock,
 		{ "user-home", required_argument, NULL, O_USER_HOME },
 		{ "machine", required_argument, NULL, O_MACHINE },
 		{ "sip", required_argument, NULL, O_SIP },
+		{ "limit", required_argument, NULL, O_LIMIT },
 		{ NULL, 0, NULL, 0 }
 	};
 	char	*end;
@@ -184,6 +188,13 @@ ctl_options(struct ctl *c, int argc, char **argv, const char **sock,
 				    "expected seconds, 0 to 86400\n", optarg);
 				return -1;
 			}
+			break;
+		case O_LIMIT:
+			c->opts.given |= CTL_OPT_LIMIT;
+			c->opts.limits = realloc(c->opts.limits,
+			    (size_t)(c->opts.nlimits + 1) *
+			    sizeof *c->opts.limits);
+			c->opts.limits[c->opts.nlimits++] = optarg;
 			break;
 		case O_ENV:
 			c->opts.given |= CTL_OPT_ENV;
@@ -272,5 +283,6 @@ out:
 	/* --env's list, also when the command refused it. */
 	mc_client_close(&c.client);
 	free(c.opts.env);
+	free(c.opts.limits);
 	return rc;
 }

@@ -29,9 +29,10 @@
 #include "harness.h"
 
 #define BENCH_SIM	BUILD "/tests/llama-bench-sim"
+#define PPL_SIM		BUILD "/tests/llama-perplexity-sim"
 #define CHECK_EVIDENCE	MC_TEST_SOURCE "/tests/e2e/check-evidence.py"
 
-static char	model[128], tmpvar[96], evidence[128];
+static char	model[128], tmpvar[96], evidence[128], text[128];
 static const char *extra_env[4];
 
 /* The model file and the environment of this home's runs. */
@@ -41,6 +42,7 @@ bench_home(void)
 	snprintf(tmpvar, sizeof tmpvar, "TMPDIR=%s", home);
 	snprintf(model, sizeof model, "%s/tiny.gguf", home);
 	snprintf(evidence, sizeof evidence, "%s/evidence", home);
+	snprintf(text, sizeof text, "%s/text.txt", home);
 	write_file(model, "w", "GGUF\ngeneral.type=llama 1B Q4_K - Medium\n"
 	    "general.size=667815936\ngeneral.params=1100048384\n");
 	extra_env[0] = switches;
@@ -800,6 +802,179 @@ test_bench_usage(void **state)
 	assert_non_null(strstr(r->err, "two words"));
 }
 
+/* A text for llama-perplexity: its bytes are the simulator's tokens. */
+static void
+verify_text(size_t bytes)
+{
+	FILE	*f;
+	size_t	 i;
+
+	assert_non_null(f = fopen(text, "w"));
+	for (i = 0; i < bytes; i++)
+		fputc("the quick brown fox jumps over a lazy dog. "[i % 43], f);
+	fclose(f);
+}
+
+/* One figure of llama-perplexity's own output, by its label. */
+static double
+verify_figure(const char *file, const char *label)
+{
+	char	cmd[1024], out[64] = "";
+	FILE	*p;
+
+	snprintf(cmd, sizeof cmd, "grep -m1 '^%s' '%s' | sed 's/^[^:]*: "
+	    "*//; s/ .*//'", label, file);
+	assert_non_null(p = popen(cmd, "r"));
+	if (fgets(out, sizeof out, p) == NULL)
+		out[0] = '\0';
+	pclose(p);
+	assert_true(out[0] != '\0');
+	return strtod(out, NULL);
+}
+
+/*
+ * verify on a sound device: the stock run saves the base, the unlocked
+ * one (proven injected) is compared with it, and the verdict's figures
+ * are llama-perplexity's own, read back here from the kept output; the
+ * evidence names the model and text by their SHA-256 (Python's
+ * hashlib), its SHA256SUMS checks, the base logits are gone, and the
+ * verdict is recorded for doctor.
+ */
+static void
+test_verify_pass(void **state)
+{
+	const char		*args[] = { "--json", "verify", "--out",
+	    evidence, "--", PPL_SIM, "-m", model, "-f", text, "-c", "128",
+	    NULL };
+	char			 cmd[4096], path[256];
+	struct child_result	*r;
+	json_t			*doc, *figures;
+	int			 code;
+
+	(void)state;
+	verify_text(4000);
+	r = run_ctl(&code, NULL, args);
+	assert_int_equal(code, 0);
+	assert_non_null(doc = json_loads(r->out, 0, NULL));
+	assert_string_equal(json_string_value(json_object_get(doc, "verdict")),
+	    "pass");
+	figures = json_object_get(doc, "figures");
+	snprintf(path, sizeof path, "%s/unlocked-1.out", evidence);
+	assert_true(fabs(json_real_value(json_object_get(json_object_get(
+	    figures, "mean_kld"), "value")) - verify_figure(path,
+	    "Mean    KLD")) < 1e-9);
+	assert_true(fabs(json_real_value(json_object_get(json_object_get(
+	    figures, "same_top"), "value")) - verify_figure(path,
+	    "Same top p")) < 1e-9);
+	assert_true(fabs(json_real_value(json_object_get(json_object_get(
+	    figures, "ppl_stock"), "value")) - verify_figure(path,
+	    "Mean PPL(base)")) < 1e-9);
+	json_decref(doc);
+	/* The unlocked run got the shim, and ggml saw the raised family. */
+	snprintf(cmd, sizeof cmd, "grep -q 'MTLGPUFamilyApple9 ' "
+	    "%s/unlocked-1.stderr && grep -q 'MTLGPUFamilyApple5 ' "
+	    "%s/stock-1.stderr && grep -q 'saw Apple families up to 1009' "
+	    "%s/metadata.md", evidence, evidence, evidence);
+	assert_int_equal(system(cmd), 0);
+	snprintf(cmd, sizeof cmd, "cd %s && sha256sum --quiet -c SHA256SUMS "
+	    "&& python3 -c 'import hashlib,sys; t=open(\"metadata.md\")."
+	    "read(); sys.exit(not all(hashlib.sha256(open(f,\"rb\").read())."
+	    "hexdigest() in t for f in sys.argv[1:]))' %s %s && grep -q "
+	    "'^- Base logits .* SHA-256: `[0-9a-f]\\{64\\}`' metadata.md",
+	    evidence, model, text);
+	assert_int_equal(system(cmd), 0);
+	snprintf(cmd, sizeof cmd, "test -z \"$(find %s -name 'base.kld' "
+	    "-o -name 'metalcapctl-verify-base*')\" && grep -q "
+	    "'\"verdict\":\"pass\"' %s/state/verify-last.json", home, home);
+	assert_int_equal(system(cmd), 0);
+}
+
+/*
+ * ggml's own matrix kernel computing 1 % off, zeros or NaN, which the
+ * probe never compiles: the probe passes, verify fails and names the
+ * figure (mean KLD first; with its limit raised, the top token).  Kills:
+ * a verify that trusts the probe, or a limit compared the wrong way.
+ */
+static void
+test_verify_catches_kernels(void **state)
+{
+	const char		*args[] = { "verify", "--", PPL_SIM, "-m",
+	    model, "-f", text, "-c", "128", NULL };
+	const char		*raised[] = { "verify", "--limit",
+	    "mean-kld=0.01", "--", PPL_SIM, "-m", model, "-f", text, "-c",
+	    "128", NULL };
+	const char		*modes[] = { "wrong", "nan" };
+	char			 line[96];
+	struct child_result	*r;
+	size_t			 i;
+	int			 code;
+
+	(void)state;
+	verify_text(4000);
+	set_device("MTLSIM_FAIL=kernel_mul_mm_f16_f32:off");
+	r = run_ctl(&code, NULL, args);
+	assert_int_equal(code, 1);
+	assert_non_null(strstr(r->out, "verify: fail: mean KLD"));
+	r = run_ctl(&code, NULL, raised);
+	assert_int_equal(code, 1);
+	assert_non_null(strstr(r->out, "verify: fail: same top token"));
+	for (i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+		snprintf(line, sizeof line,
+		    "MTLSIM_FAIL=kernel_mul_mm_f16_f32:%s", modes[i]);
+		set_device(line);
+		r = run_ctl(&code, NULL, args);
+		assert_int_equal(code, 1);
+		assert_non_null(strstr(r->out, "verify: fail: mean KLD"));
+	}
+}
+
+/*
+ * A text too short for one context: llama-perplexity exits 0 from both
+ * runs (the base is a 12-byte stub, the comparison cannot read it) and
+ * prints no statistics, so verify fails and says so.  Kills: a verify
+ * that trusts the exit status.
+ */
+static void
+test_verify_no_statistics(void **state)
+{
+	const char		*args[] = { "verify", "--", PPL_SIM, "-m",
+	    model, "-f", text, "-c", "128", NULL };
+	struct child_result	*r;
+	int			 code;
+
+	(void)state;
+	verify_text(200);
+	r = run_ctl(&code, NULL, args);
+	assert_int_equal(code, 1);
+	assert_non_null(strstr(r->err, "no statistics to judge"));
+	assert_null(strstr(r->out, "verify: pass"));
+}
+
+/* What verify refuses before running anything. */
+static void
+test_verify_usage(void **state)
+{
+	const char	*owned[] = { "verify", "--", PPL_SIM, "-m", model,
+	    "--kl-divergence", NULL };
+	const char	*name[] = { "verify", "--limit", "speed=2", "--",
+	    PPL_SIM, NULL };
+	const char	*range[] = { "verify", "--limit", "same-top=101", "--",
+	    PPL_SIM, NULL };
+	struct child_result	*r;
+	int		 code;
+
+	(void)state;
+	r = run_ctl(&code, NULL, owned);
+	assert_int_equal(code, 2);
+	assert_non_null(strstr(r->err, "verify gives --kl-divergence itself"));
+	r = run_ctl(&code, NULL, name);
+	assert_int_equal(code, 2);
+	assert_non_null(strstr(r->err, "--limit speed=2"));
+	r = run_ctl(&code, NULL, range);
+	assert_int_equal(code, 2);
+	assert_non_null(strstr(r->err, "from 0 to 100"));
+}
+
 int
 main(void)
 {
@@ -839,6 +1014,14 @@ main(void)
 		    setup_alone, teardown_alone),
 		cmocka_unit_test_setup_teardown(test_doctor_mentions_bench,
 		    setup_daemon, teardown),
+		cmocka_unit_test_setup_teardown(test_verify_pass, setup_alone,
+		    teardown_alone),
+		cmocka_unit_test_setup_teardown(test_verify_catches_kernels,
+		    setup_alone, teardown_alone),
+		cmocka_unit_test_setup_teardown(test_verify_no_statistics,
+		    setup_alone, teardown_alone),
+		cmocka_unit_test_setup_teardown(test_verify_usage, setup_alone,
+		    teardown_alone),
 		cmocka_unit_test_setup_teardown(test_bench_usage,
 		    setup_alone, teardown_alone),
 	};

@@ -36,7 +36,8 @@
  *                                 simd_shuffle, simd_half; and ggml
  *                                 kernels only the workload dispatches,
  *                                 by ggml's name:
- *                                 kernel_flash_attn_ext_f16_dk128_dv128
+ *                                 kernel_flash_attn_ext_f16_dk128_dv128,
+ *                                 kernel_mul_mm_f16_f32
  *
  * Every switch can also be set in the file named by MTLSIM_SWITCHES, one
  * NAME=VALUE a line, read at each device creation and dispatch; the file
