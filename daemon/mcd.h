@@ -469,7 +469,7 @@ struct dirwatch_slot {
 
 struct mcd {
 	uv_loop_t		*loop;
-	struct paths	 paths;
+	struct paths		 paths;
 	struct profile_set	 profiles;
 	struct state		 state;
 	plist_t			 job_template;
