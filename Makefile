@@ -114,7 +114,7 @@ COMMON_SRC	:= common/mc_rpc.c common/mc_plist.c common/mc_util.c \
 # the shim's report say.  No event loop; the daemon's runtime builds on it.
 POLICY_PORTABLE	:= policy/paths.c policy/log.c policy/profile.c \
 		   policy/jobfile.c policy/scan.c policy/managed.c \
-		   policy/gate_judge.c policy/marker.c
+		   policy/gate_judge.c policy/marker.c policy/verified.c
 ifeq ($(UNAME),Darwin)
 PLATFORM_SRC	:= policy/platform_darwin.c
 else

@@ -106,7 +106,7 @@ struct ctl_outcome {
 	char			 why[768];	/* the proof, or its absence */
 };
 
-int	ctl_unlock_prepare(struct ctl *, const char *program,
+int	ctl_unlock_prepare(struct ctl *, const char *program, bool probe_here,
 	    struct ctl_unlock *);
 void	ctl_unlock_free(struct ctl_unlock *);
 int	ctl_run(struct ctl *, const struct ctl_unlock *, bool unlocked,

@@ -419,7 +419,7 @@ cmd_bench(struct ctl *c, const struct ctl_command *cmd, int argc,
 	}
 	b->args = args;
 	ctl_signals_catch();
-	if (ctl_unlock_prepare(c, argv[0], &b->unlock) == -1) {
+	if (ctl_unlock_prepare(c, argv[0], false, &b->unlock) == -1) {
 		fprintf(stderr, "metalcapctl: bench: %s\n", b->unlock.why);
 		goto out;
 	}

@@ -97,7 +97,7 @@ cmd_exec(struct ctl *c, const struct ctl_command *cmd, int argc,
 		return EXIT_EXEC_REFUSED;
 	}
 	ctl_signals_catch();
-	if (ctl_unlock_prepare(c, argv[0], &u) == -1) {
+	if (ctl_unlock_prepare(c, argv[0], false, &u) == -1) {
 		fprintf(stderr, "metalcapctl: exec: %s\n", u.why);
 		ctl_unlock_free(&u);
 		ctl_signals_die();

@@ -265,6 +265,55 @@ ctl_doctor_bench(json_t *last)
 		    "             %s\n", how);
 }
 
+/* verify's newest verdict on this guest (state/verified.json), or null. */
+static json_t *
+ctl_doctor_last_verified(const struct ctl *c)
+{
+	json_t		*all = verified_load(c->paths.state), *r, *best = NULL;
+	size_t		 i;
+
+	json_array_foreach(all, i, r)
+		if (best == NULL || json_integer_value(json_object_get(r,
+		    "date")) >= json_integer_value(json_object_get(best,
+		    "date")))
+			best = r;
+	best = best != NULL ? json_incref(best) : json_null();
+	json_decref(all);
+	return best;
+}
+
+/*
+ * Whether the unlocked kernels were checked against the stock ones on this
+ * guest, and how: a speed-up means nothing if the answers changed.
+ */
+static void
+ctl_doctor_verified(json_t *last)
+{
+	const char	*failed = json_string_value(json_object_get(last,
+	    "failed"));
+	char		 when[32];
+	time_t		 date;
+
+	if (!json_is_object(last)) {
+		printf("answers      not verified on this guest; verify them "
+		    "with\n             metalcapctl verify -- llama-perplexity "
+		    "-m MODEL -f TEXT\n");
+		return;
+	}
+	date = (time_t)json_integer_value(json_object_get(last, "date"));
+	strftime(when, sizeof when, "%Y-%m-%d %H:%M", localtime(&date));
+	printf("answers      %s by verify of %s (profile %s, mean KLD %g, "
+	    "same top %.3f %%)\n             model %s\n",
+	    json_string_value(json_object_get(last, "verdict")) ?: "?", when,
+	    json_string_value(json_object_get(last, "profile")) ?: "?",
+	    json_real_value(json_object_get(last, "mean_kld")),
+	    json_real_value(json_object_get(last, "same_top")),
+	    json_string_value(json_object_get(last, "model")) ?: "?");
+	if (failed != NULL)
+		printf("             failed on %s: the profile is held back on "
+		    "this guest until a verify of it passes\n", failed);
+}
+
 /*
  * doctor without a daemon: a user's first question is why metalcapd does
  * not run.  An installed agent that launchd does not start is, on macOS
@@ -300,6 +349,7 @@ ctl_doctor_unreachable(struct ctl *c, json_t *doc, const char *platform)
 		    "or install the package\n");
 	printf("\n");
 	ctl_doctor_bench(json_object_get(doc, "bench"));
+	ctl_doctor_verified(json_object_get(doc, "verified"));
 }
 
 /*
@@ -326,6 +376,7 @@ cmd_doctor(struct ctl *c, const struct ctl_command *cmd, int argc,
 	json_object_set_new(doc, "metalcapctl", json_string(MC_VERSION));
 	json_object_set_new(doc, "agents", ctl_doctor_agents(c));
 	json_object_set_new(doc, "bench", ctl_doctor_last_bench(c));
+	json_object_set_new(doc, "verified", ctl_doctor_last_verified(c));
 	/* No daemon: what can be told without it, and where to look. */
 	if ((rc = ctl_open(c)) != 0) {
 		ctl_doctor_unreachable(c, doc, platform);
@@ -365,6 +416,7 @@ cmd_doctor(struct ctl *c, const struct ctl_command *cmd, int argc,
 	ctl_doctor_probe(json_object_get(doc, "probe_apple9"));
 	printf("\n");
 	ctl_doctor_bench(json_object_get(doc, "bench"));
+	ctl_doctor_verified(json_object_get(doc, "verified"));
 	printf("\n");
 	ctl_print_jobs(&m.result);
 	printf("\n(metalcapctl --json doctor gives the full probe reports)\n");

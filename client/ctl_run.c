@@ -391,11 +391,14 @@ ctl_profile(struct ctl *c, struct ctl_unlock *u)
 /*
  * Settle everything before a run: the program found, the profile allowed
  * and passed by the probe on this device (the daemon's verdict when one
- * answers, else a probe run here), and the program's file injectable.
+ * answers, else a probe run here; always here with probe_here: verify
+ * must not be refused by the daemon's hold on a profile verify failed,
+ * which only a passing verify lifts), and the program's file injectable.
  * 0, or -1 with u->why; warnings are printed.
  */
 int
-ctl_unlock_prepare(struct ctl *c, const char *program, struct ctl_unlock *u)
+ctl_unlock_prepare(struct ctl *c, const char *program, bool probe_here,
+    struct ctl_unlock *u)
 {
 	struct mc_inject_host	host;
 	int			i;
@@ -426,7 +429,8 @@ ctl_unlock_prepare(struct ctl *c, const char *program, struct ctl_unlock *u)
 		if (u->judge.findings[i].level == MC_INJECT_WARN)
 			fprintf(stderr, "metalcapctl: warning: %s: %s\n",
 			    u->program, u->judge.findings[i].text);
-	if (ctl_probe_daemon(c, u) == -1 && ctl_probe_direct(c, u) == -1)
+	if ((probe_here || ctl_probe_daemon(c, u) == -1) &&
+	    ctl_probe_direct(c, u) == -1)
 		return -1;
 	if (strcmp(u->verdict, "pass") != 0) {
 		char	reason[sizeof u->why];

@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ctl.h"
@@ -297,6 +298,42 @@ ctl_verify_summary(const struct ctl_bench *b)
 	    b->temporary ? json_null() : json_string(dir));
 }
 
+/*
+ * Keep the verdict for this profile, program build and model
+ * (state/verified.json): status, the fleet file and the gate read it.
+ */
+static void
+ctl_verify_remember(struct ctl *c, const struct ctl_bench *b)
+{
+	const struct ctl_verify	*v = b->verify;
+	char			 prog[MC_SHA256_HEX], model[MC_SHA256_HEX];
+	char			 why[PATH_MAX + 64];
+	json_t			*record;
+
+	if (mc_sha256_file(b->unlock.program, prog, why, sizeof why) == -1 ||
+	    v->model == NULL || mc_sha256_file(v->model, model, why,
+	    sizeof why) == -1) {
+		fprintf(stderr, "metalcapctl: verify: the verdict is not kept: "
+		    "%s\n", v->model == NULL ? "no -m MODEL given" : why);
+		return;
+	}
+	record = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:s, s:s?, s:f, "
+	    "s:f, s:f}", "profile", b->unlock.profile->name, "program",
+	    b->unlock.program, "program_sha256", prog, "model", v->model,
+	    "model_sha256", model, "date", (json_int_t)time(NULL), "verdict",
+	    v->failed ? "fail" : "pass", "failed", v->failed, "mean_kld",
+	    isfinite(v->kld.kld_mean.value) ? v->kld.kld_mean.value : -1,
+	    "kld_99_9", isfinite(v->kld.kld_999.value) ?
+	    v->kld.kld_999.value : -1, "same_top",
+	    isfinite(v->kld.same_top.value) ? v->kld.same_top.value : -1);
+	if (record == NULL || paths_mkdir(c->paths.state, 0700, why,
+	    sizeof why) == -1 || verified_remember(c->paths.state, record,
+	    why, sizeof why) == -1)
+		fprintf(stderr, "metalcapctl: verify: the verdict is not kept: "
+		    "%s\n", record == NULL ? "out of memory" : why);
+	json_decref(record);
+}
+
 /* The base logits live apart from the evidence: they can be gigabytes. */
 static int
 ctl_verify_base(char *dir, size_t dirlen, char *base, size_t baselen)
@@ -338,7 +375,7 @@ cmd_verify(struct ctl *c, const struct ctl_command *cmd, int argc,
 	free(probe);
 	b->args = argv;
 	ctl_signals_catch();
-	if (ctl_unlock_prepare(c, argv[0], &b->unlock) == -1) {
+	if (ctl_unlock_prepare(c, argv[0], true, &b->unlock) == -1) {
 		fprintf(stderr, "metalcapctl: verify: %s\n", b->unlock.why);
 		goto out;
 	}
@@ -350,6 +387,8 @@ cmd_verify(struct ctl *c, const struct ctl_command *cmd, int argc,
 	if ((judged = ctl_verify_runs(c, b, argc, argv, base) == 0)) {
 		ctl_verify_judge(&v);
 		rc = v.failed == NULL ? 0 : 1;
+		if (!ctl_signal_caught())
+			ctl_verify_remember(c, b);
 	} else
 		fprintf(stderr, "metalcapctl: verify: %s\n", b->refused);
 	if (!b->temporary && (kept = ctl_evidence_write(c, b) == 0) == false)

@@ -86,6 +86,17 @@ dirwatch_reports_cb(uv_fs_event_t *h, const char *file, int events,
 	dirwatch_emit(h->data, LC_EV_REPORTS);
 }
 
+/* The state folder changes often (status.json); verify's file matters. */
+static void
+dirwatch_state_cb(uv_fs_event_t *h, const char *file, int events,
+    int status)
+{
+	(void)events;
+	(void)status;
+	if (file == NULL || strcmp(file, "verified.json") == 0)
+		dirwatch_emit(h->data, LC_EV_VERIFIED);
+}
+
 static int
 dirwatch_watch(uv_fs_event_t *h, const char *dir, uv_fs_event_cb cb,
     bool quiet)
@@ -137,6 +148,9 @@ dirwatch_start(struct mcd *d)
 	dirwatch_init(d, &d->watch_jobs);
 	dirwatch_init(d, &d->watch_profiles);
 	dirwatch_init(d, &d->watch_reports);
+	dirwatch_init(d, &d->watch_state);
+	dirwatch_watch(&d->watch_state, d->paths.state, dirwatch_state_cb,
+	    false);
 	dirwatch_watch(&d->watch_profiles, d->paths.profiles, dirwatch_cb,
 	    false);
 	for (i = 0; i < sizeof d->watch_more / sizeof d->watch_more[0]; i++)

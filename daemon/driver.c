@@ -19,6 +19,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <jansson.h>
+
 #include "mc_util.h"
 #include "mcd.h"
 #include "protocol.h"
@@ -574,6 +576,32 @@ driver_rescan(struct mcd *d)
 		platform_release_memory();
 }
 
+/*
+ * verify's verdicts changed (state/verified.json): a profile whose newest
+ * verdict now fails, or no longer does, is probed again, and the gate
+ * (gate.c) holds it back or lets it through; the jobs on it follow the
+ * verdict as after any probe.  The fleet file carries the verdicts.
+ */
+static void
+driver_verified(struct mcd *d)
+{
+	json_t	*old = d->verified;
+	size_t	 i;
+
+	d->verified = verified_load(d->paths.state);
+	for (i = 0; i < d->profiles.count; i++)
+		if (verified_holds_back(old, d->profiles.list[i].name) !=
+		    verified_holds_back(d->verified, d->profiles.list[i].name)) {
+			log_info("profile %s: %s by metalcapctl verify",
+			    d->profiles.list[i].name, verified_holds_back(
+			    d->verified, d->profiles.list[i].name) ?
+			    "held back" : "no longer held back");
+			gate_invalidate(d, d->profiles.list[i].name);
+		}
+	json_decref(old);
+	fleet_observe(d, NULL, "verified");
+}
+
 /* The emit seam: what the sources and launchctl results hand over. */
 void
 driver_emit(struct mcd *d, const struct mcd_event *event)
@@ -586,6 +614,9 @@ driver_emit(struct mcd *d, const struct mcd_event *event)
 		return;
 	case LC_EV_REPORTS:
 		watch_reports_changed(d);
+		return;
+	case LC_EV_VERIFIED:
+		driver_verified(d);
 		return;
 	case LC_EV_HELD:
 		driver_notify(d, ev.job, MC_EV_HELD);

@@ -104,7 +104,7 @@ fleet_job(struct mcd *d, const struct job *j)
 {
 	const struct override	*o = state_get(&d->state, j->name, false);
 	const struct gate_entry	*g = NULL;
-	json_t			*job, *probe = json_null();
+	json_t			*job, *probe = json_null(), *verdict;
 	size_t			 i;
 
 	for (i = 0; j->profile != NULL && i < d->ngates; i++)
@@ -116,7 +116,10 @@ fleet_job(struct mcd *d, const struct job *j)
 		    "verdict", g->status == GATE_PASS ? "pass" :
 		    g->status == GATE_PARTIAL ? "partial" : "fail",
 		    "time", (json_int_t)g->time);
-	job = json_pack("{s:s, s:s?, s:s, s:s?, s:s?, s:o, s:o, s:o, s:I}",
+	verdict = j->profile != NULL ? verified_newest(d->verified,
+	    j->profile->name) : NULL;
+	job = json_pack("{s:s, s:s?, s:s, s:s?, s:s?, s:o, s:o, s:o, s:I, "
+	    "s:O?}",
 	    "name", j->name, "profile", j->profile ? j->profile->name : NULL,
 	    "state", job_state_name(j->state),
 	    "reason", j->reason[0] ? j->reason : NULL,
@@ -126,7 +129,8 @@ fleet_job(struct mcd *d, const struct job *j)
 	    (json_int_t)j->shim->family_max, "threadgroup_memory",
 	    (json_int_t)j->shim->threadgroup_memory) : json_null(),
 	    "last_probe", probe,
-	    "reverts", (json_int_t)(o ? o->revert_count : 0));
+	    "reverts", (json_int_t)(o ? o->revert_count : 0),
+	    "verified", verdict);
 	return job;
 }
 

@@ -78,6 +78,31 @@ gate_answer(struct mcd *d, struct gate_entry *e, bool all)
 	}
 }
 
+/*
+ * A profile whose newest verify on this guest failed is held back as a
+ * failed probe holds it: the kernels answered wrong on a whole model,
+ * which the probe's small checks cannot see (policy/verified.c).
+ */
+static void
+gate_held_back(struct mcd *d, struct gate_entry *e)
+{
+	json_t		*v;
+	const char	*model, *failed;
+
+	if (e->family == 0 || e->status == GATE_FAIL ||
+	    !verified_holds_back(d->verified, e->profile))
+		return;
+	v = verified_newest(d->verified, e->profile);
+	model = json_string_value(json_object_get(v, "model"));
+	failed = json_string_value(json_object_get(v, "failed"));
+	e->status = GATE_FAIL;
+	snprintf(e->reason, sizeof e->reason, "metalcapctl verify found the "
+	    "unlocked kernels computing another model (%s past its limit, "
+	    "model %s): held back on this guest until a verify of profile %s "
+	    "passes", failed ? failed : "a figure", model ? model : "?",
+	    e->profile);
+}
+
 static void
 gate_done(struct mcd *d, const struct launchctl_result *r, void *arg)
 {
@@ -86,6 +111,7 @@ gate_done(struct mcd *d, const struct launchctl_result *r, void *arg)
 	struct mcd_event	 ev = { .job = NULL };
 
 	gate_judge(e, e->family != 0, r);
+	gate_held_back(d, e);
 	e->done = true;
 	e->time = (long)time(NULL);
 	log_info("probe of profile %s: %s%s%s", e->profile,

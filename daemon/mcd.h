@@ -257,6 +257,7 @@ enum lifecycle_event {
 	LC_EV_REPORTS,		/* the shim's report folder changed */
 	LC_EV_HELD,		/* launchd has it and does not run it, or
 				   runs it again: for the observers */
+	LC_EV_VERIFIED,		/* state/verified.json changed (verify) */
 };
 
 /* What the driver does for a step, in this order. */
@@ -497,6 +498,8 @@ struct mcd {
 	uv_timer_t		 fleet_timer;
 	char			 instance_id[33];
 	uv_fs_event_t		 watch_reports;
+	uv_fs_event_t		 watch_state;	/* for verified.json */
+	struct json_t		*verified;	/* verify's verdicts here */
 	/* The machine's job folder, the computer's and this user's managed
 	 * preferences: each watched where it is, or where it will appear. */
 	struct dirwatch_slot	 watch_more[3];

@@ -84,8 +84,9 @@ rpc_pack_job(msgpack_packer *pk, const struct job *j)
 	const struct profile	*p = j->profile;
 	const struct override	*o = state_get(&j->daemon->state, j->name,
 	    false);
+	json_t			*verdict;
 
-	msgpack_pack_map(pk, 20);
+	msgpack_pack_map(pk, 21);
 	rpc_pack_kv(pk, "name", j->name);
 	rpc_pack_kv(pk, "label", j->label);
 	rpc_pack_kv(pk, "state", job_state_name(j->state));
@@ -117,6 +118,13 @@ rpc_pack_job(msgpack_packer *pk, const struct job *j)
 	rpc_pack_kv(pk, "held", j->held);
 	rpc_pack_incident(pk, "reverted", o ? &o->reverted : NULL);
 	rpc_pack_incident(pk, "failed", o ? &o->failed : NULL);
+	/* verify's newest verdict on its profile here, or nil. */
+	mc_rpc_pack_str(pk, "verified");
+	if ((verdict = p != NULL ? verified_newest(j->daemon->verified,
+	    p->name) : NULL) != NULL)
+		rpc_pack_json(pk, verdict);
+	else
+		msgpack_pack_nil(pk);
 	rpc_pack_shim(pk, j);
 	mc_rpc_pack_str(pk, "stderr_path");
 	if (j->spec != NULL && j->spec->stderr_path != NULL)

@@ -206,6 +206,15 @@ void	gate_judge(struct gate_entry *, bool injected,
 char	**gate_env(const char *shim, const struct profile *, bool inherit,
 	    const char *report);
 
+/* --- verified.c ---------------------------------------------------------- */
+
+struct json_t;
+struct json_t	*verified_load(const char *state_dir);
+int		 verified_remember(const char *state_dir,
+		    struct json_t *record, char *why, size_t whylen);
+struct json_t	*verified_newest(struct json_t *all, const char *profile);
+bool		 verified_holds_back(struct json_t *all, const char *profile);
+
 /* --- marker.c ---------------------------------------------------------------- */
 
 /* What the shim reported from a job's process (its report line). */

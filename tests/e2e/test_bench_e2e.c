@@ -950,6 +950,75 @@ test_verify_no_statistics(void **state)
 	assert_null(strstr(r->out, "verify: pass"));
 }
 
+/* A field of the "verified" map of a job's status, or "". */
+static const char *
+verify_status(const char *name, const char *key, char *buf, size_t len)
+{
+	json_t	*job = job_status(name);
+
+	snprintf(buf, len, "%s", json_string_value(json_object_get(
+	    json_object_get(job, "verified"), key)) ?: "");
+	json_decref(job);
+	return buf;
+}
+
+/* Until cmd succeeds, for 10 s at most (scaled); its last status. */
+static int
+verify_until(const char *cmd)
+{
+	double	start = now_s();
+	int	rc;
+
+	while ((rc = system(cmd)) != 0 && now_s() - start < 10 * time_scale())
+		sleep_ms(100);
+	return rc;
+}
+
+/*
+ * A verify that fails holds the profile back on this guest as a failed
+ * probe does: the daemon's job on it is reverted, naming verify, and the
+ * fleet file and status --json carry the verdict.  A verify that passes
+ * lifts the hold (verify probes for itself, so the hold cannot refuse
+ * it), and enable brings the job back.  Kills: a gate that ignores
+ * verify's verdicts, or a verify refused by its own hold.
+ */
+static void
+test_verify_holds_profile_back(void **state)
+{
+	const char		*args[] = { "verify", "--", PPL_SIM, "-m",
+	    model, "-f", text, "-c", "128", NULL };
+	char			 cmd[4096], buf[64];
+	long			 pid;
+	int			 code;
+
+	(void)state;
+	verify_text(4000);
+	put_job("llama", "");
+	pid = wait_state("llama", "unlocked", 0, 10.0);
+	set_device("MTLSIM_FAIL=kernel_mul_mm_f16_f32:off");
+	run_ctl(&code, NULL, args);
+	assert_int_equal(code, 1);
+	wait_state("llama", "reverted", pid, 10.0);
+	assert_field_has("llama", "reason", "metalcapctl verify found");
+	assert_string_equal(verify_status("llama", "verdict", buf, sizeof buf),
+	    "fail");
+	assert_string_equal(verify_status("llama", "failed", buf, sizeof buf),
+	    "mean KLD");
+	snprintf(cmd, sizeof cmd, "python3 -c 'import json,sys; d=json.load("
+	    "open(sys.argv[1])); j=[j for j in d[\"jobs\"] if j[\"name\"]=="
+	    "\"llama\"][0]; sys.exit(j[\"verified\"][\"verdict\"] != \"fail\")"
+	    "' %s/state/status.json", home);
+	assert_int_equal(verify_until(cmd), 0);
+	set_device("");
+	run_ctl(&code, NULL, args);
+	assert_int_equal(code, 0);
+	assert_string_equal(verify_status("llama", "verdict", buf, sizeof buf),
+	    "pass");
+	ctl(&code, "enable", "llama", NULL, NULL);
+	assert_int_equal(code, 0);
+	wait_state("llama", "unlocked", 0, 10.0);
+}
+
 /* What verify refuses before running anything. */
 static void
 test_verify_usage(void **state)
@@ -1022,6 +1091,8 @@ main(void)
 		    setup_alone, teardown_alone),
 		cmocka_unit_test_setup_teardown(test_verify_usage, setup_alone,
 		    teardown_alone),
+		cmocka_unit_test_setup_teardown(test_verify_holds_profile_back,
+		    setup_daemon, teardown),
 		cmocka_unit_test_setup_teardown(test_bench_usage,
 		    setup_alone, teardown_alone),
 	};

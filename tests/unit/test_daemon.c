@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <jansson.h>
 
 #include "mc_plist.h"
 #include "mc_rpc.h"
@@ -780,6 +781,83 @@ test_make_dirs(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* One verify verdict, as metalcapctl verify keeps it. */
+static json_t *
+verdict(const char *profile, const char *prog, const char *model,
+    long date, const char *v)
+{
+	return json_pack("{s:s, s:s, s:s, s:I, s:s}", "profile", profile,
+	    "program_sha256", prog, "model_sha256", model, "date",
+	    (json_int_t)date, "verdict", v);
+}
+
+/*
+ * state/verified.json: one verdict per profile, program and model, the
+ * newest replacing; at most 32, the oldest dropped; a profile is held
+ * back while its newest verdict, whatever the model, is a failure; a
+ * file that is not an array counts as none.
+ */
+static void
+test_verified_records(void **state)
+{
+	char	 dir[] = "/tmp/mc-verified.XXXXXX", why[256], path[64];
+	json_t	*all, *r;
+	FILE	*f;
+	long	 i;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	all = verified_load(dir);
+	assert_int_equal(json_array_size(all), 0);
+	assert_false(verified_holds_back(all, "apple9"));
+	json_decref(all);
+	r = verdict("apple9", "p1", "m1", 100, "pass");
+	assert_int_equal(verified_remember(dir, r, why, sizeof why), 0);
+	json_decref(r);
+	r = verdict("apple9", "p1", "m2", 200, "fail");
+	assert_int_equal(verified_remember(dir, r, why, sizeof why), 0);
+	json_decref(r);
+	all = verified_load(dir);
+	assert_int_equal(json_array_size(all), 2);
+	assert_true(verified_holds_back(all, "apple9"));
+	assert_false(verified_holds_back(all, "apple7"));
+	json_decref(all);
+	/* The same profile, program and model: replaced, not added. */
+	r = verdict("apple9", "p1", "m2", 300, "pass");
+	assert_int_equal(verified_remember(dir, r, why, sizeof why), 0);
+	json_decref(r);
+	all = verified_load(dir);
+	assert_int_equal(json_array_size(all), 2);
+	assert_false(verified_holds_back(all, "apple9"));
+	assert_int_equal(json_integer_value(json_object_get(verified_newest(
+	    all, "apple9"), "date")), 300);
+	json_decref(all);
+	/* Full: the oldest goes (date 100), the rest stay. */
+	for (i = 0; i < 31; i++) {
+		snprintf(path, sizeof path, "m%ld", i + 10);
+		r = verdict("apple7", "p1", path, 1000 + i, "pass");
+		assert_int_equal(verified_remember(dir, r, why, sizeof why), 0);
+		json_decref(r);
+	}
+	all = verified_load(dir);
+	assert_int_equal(json_array_size(all), 32);
+	assert_int_equal(json_integer_value(json_object_get(verified_newest(
+	    all, "apple9"), "date")), 300);
+	for (i = 0; i < 32; i++)
+		assert_int_not_equal(json_integer_value(json_object_get(
+		    json_array_get(all, (size_t)i), "date")), 100);
+	json_decref(all);
+	snprintf(path, sizeof path, "%s/verified.json", dir);
+	assert_non_null(f = fopen(path, "w"));
+	fputs("{\"not\": \"an array\"}", f);
+	fclose(f);
+	all = verified_load(dir);
+	assert_int_equal(json_array_size(all), 0);
+	json_decref(all);
+	unlink(path);
+	rmdir(dir);
+}
+
 int
 main(void)
 {
@@ -802,6 +880,7 @@ main(void)
 		cmocka_unit_test(test_probe_garbage_quoted),
 		cmocka_unit_test(test_template_background),
 		cmocka_unit_test(test_make_dirs),
+		cmocka_unit_test(test_verified_records),
 		cmocka_unit_test_setup_teardown(test_job_protected_paths,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_job_program_special, setup,
