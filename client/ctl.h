@@ -89,6 +89,7 @@ struct ctl_unlock {
 	struct profile_set	 profiles;
 	struct managed		 managed;	/* the administrator's word */
 	const struct profile	*profile;
+	bool			 auto_profile;	/* --profile auto */
 	char			 program[PATH_MAX];	/* resolved */
 	bool			 not_found;
 	struct mc_inject	 judge;		/* check's judgement */

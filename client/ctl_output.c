@@ -91,6 +91,32 @@ ctl_field(const msgpack_object *map, const char *key, char *buf, size_t len)
 	return buf;
 }
 
+/* The profile column: "auto → apple7" for a job of profile auto. */
+static void
+ctl_profile_shown(const msgpack_object *job, char *buf, size_t len)
+{
+	const msgpack_object	*a = mc_rpc_map_get(job, "auto");
+	char			 chosen[80];
+
+	if (a == NULL || a->type != MSGPACK_OBJECT_MAP)
+		ctl_field(job, "profile", buf, len);
+	else
+		snprintf(buf, len, "auto \xe2\x86\x92 %s", ctl_field(a,
+		    "chosen", chosen, sizeof chosen));
+}
+
+/* Why profile auto passed over the higher profiles, when it did. */
+static void
+ctl_print_auto(const msgpack_object *job)
+{
+	const msgpack_object	*a = mc_rpc_map_get(job, "auto");
+	char			 why[512];
+
+	if (a != NULL && a->type == MSGPACK_OBJECT_MAP &&
+	    strcmp(ctl_field(a, "passed_over", why, sizeof why), "-") != 0)
+		printf("    auto: %s\n", why);
+}
+
 /* "    reverted at TIME by TRIGGER:" and its evidence lines. */
 void
 ctl_print_incident(const msgpack_object *job, const char *key)
@@ -162,9 +188,9 @@ ctl_print_jobs(const msgpack_object *jobs)
 	for (i = 0; i < jobs->via.array.size; i++) {
 		j = &jobs->via.array.ptr[i];
 		ctl_field(j, "state", state, sizeof state);
+		ctl_profile_shown(j, profile, sizeof profile);
 		printf("%-20s %-9s %-10s %-8s %-10s %s\n",
-		    ctl_field(j, "name", name, sizeof name), state,
-		    ctl_field(j, "profile", profile, sizeof profile),
+		    ctl_field(j, "name", name, sizeof name), state, profile,
 		    ctl_field(j, "pid", pid, sizeof pid),
 		    ctl_field(j, "last_exit", last, sizeof last),
 		    ctl_field(j, "reason", reason, sizeof reason));
@@ -172,6 +198,7 @@ ctl_print_jobs(const msgpack_object *jobs)
 		ctl_print_lines(j, "warnings", "warning");
 		ctl_print_incident(j, "reverted");
 		ctl_print_incident(j, "failed");
+		ctl_print_auto(j);
 		/* Meant to run and not run by launchd: as bad as failed. */
 		if (strcmp(ctl_field(j, "held", reason, sizeof reason), "-")) {
 			printf("    held: %s\n", reason);

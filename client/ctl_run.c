@@ -364,6 +364,14 @@ ctl_profile(struct ctl *c, struct ctl_unlock *u)
 	managed_load(&u->managed, &c->paths);
 	name = c->opts.profile ? c->opts.profile :
 	    managed_default_profile(&u->managed);
+	if ((u->auto_profile = strcmp(name, PROFILE_AUTO) == 0)) {
+		if ((key = managed_forbids(&u->managed, &u->profiles,
+		    name)) == NULL)
+			return 0;
+		snprintf(u->why, sizeof u->why, "profile auto is forbidden "
+		    "by the managed setting %s", key);
+		return -1;
+	}
 	if ((u->profile = profile_find(&u->profiles, name)) == NULL) {
 		mc_fmt(u->why, sizeof u->why, "no profile %s in %s (see "
 		    "metalcapctl profiles)", name, c->paths.profiles);
@@ -386,6 +394,84 @@ ctl_profile(struct ctl *c, struct ctl_unlock *u)
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * u->profile passed by the probe on this device, and not held back by a
+ * failed verify here (as the daemon's gate holds it, also when it does
+ * not run); -1 and u->why if not.  verify (probe_here) is never held.
+ */
+static int
+ctl_unlock_probe(struct ctl *c, struct ctl_unlock *u, bool probe_here)
+{
+	char	reason[sizeof u->why];
+	json_t	*verified;
+	bool	 held;
+
+	if ((probe_here || ctl_probe_daemon(c, u) == -1) &&
+	    ctl_probe_direct(c, u) == -1)
+		return -1;
+	if (!probe_here && strcmp(u->verdict, "pass") == 0) {
+		verified = verified_load(c->paths.state);
+		held = verified_holds_back(verified, u->profile->name);
+		json_decref(verified);
+		if (held) {
+			mc_fmt(u->why, sizeof u->why, "profile %s is held back "
+			    "on this guest: its newest metalcapctl verify "
+			    "failed (metalcapctl doctor); a verify that passes "
+			    "lifts it", u->profile->name);
+			return -1;
+		}
+	}
+	if (strcmp(u->verdict, "pass") == 0)
+		return 0;
+	memcpy(reason, u->why, sizeof reason);
+	mc_fmt(u->why, sizeof u->why, "profile %s did not pass the probe on "
+	    "this device (%s%s%s)", u->profile->name, u->verdict,
+	    reason[0] ? ": " : "", reason);
+	return -1;
+}
+
+/*
+ * Profile auto: the shipped profiles from the highest family down, each
+ * the managed settings allow, probed in turn; the first that passes is
+ * u->profile.  Those passed over are said on stderr.
+ */
+static int
+ctl_unlock_auto(struct ctl *c, struct ctl_unlock *u, bool probe_here)
+{
+	const struct profile	*p;
+	char			 over[sizeof u->why] = "";
+	uint64_t		 below = UINT64_MAX;
+	size_t			 i, n;
+
+	for (;;) {
+		for (i = 0, u->profile = NULL; i < u->profiles.count; i++) {
+			p = &u->profiles.list[i];
+			if (p->builtin && p->family_max != 0 &&
+			    p->family_max < below && (u->profile == NULL ||
+			    p->family_max > u->profile->family_max))
+				u->profile = p;
+		}
+		if (u->profile == NULL)
+			break;
+		below = u->profile->family_max;
+		if (managed_forbids(&u->managed, &u->profiles,
+		    u->profile->name) != NULL)
+			continue;
+		if (ctl_unlock_probe(c, u, probe_here) == 0) {
+			fprintf(stderr, "metalcapctl: profile auto: %s%s%s%s\n",
+			    u->profile->name, over[0] ? " (passed over: " : "",
+			    over, over[0] ? ")" : "");
+			return 0;
+		}
+		n = strlen(over);
+		mc_fmt(over + n, sizeof over - n, "%s%s", n ? "; " : "",
+		    u->why);
+	}
+	mc_fmt(u->why, sizeof u->why, "profile auto: no shipped profile "
+	    "passes the probe on this device%s%s", over[0] ? ": " : "", over);
+	return -1;
 }
 
 /*
@@ -429,19 +515,8 @@ ctl_unlock_prepare(struct ctl *c, const char *program, bool probe_here,
 		if (u->judge.findings[i].level == MC_INJECT_WARN)
 			fprintf(stderr, "metalcapctl: warning: %s: %s\n",
 			    u->program, u->judge.findings[i].text);
-	if ((probe_here || ctl_probe_daemon(c, u) == -1) &&
-	    ctl_probe_direct(c, u) == -1)
-		return -1;
-	if (strcmp(u->verdict, "pass") != 0) {
-		char	reason[sizeof u->why];
-
-		memcpy(reason, u->why, sizeof reason);
-		mc_fmt(u->why, sizeof u->why, "profile %s did not pass the "
-		    "probe on this device (%s%s%s)", u->profile->name,
-		    u->verdict, reason[0] ? ": " : "", reason);
-		return -1;
-	}
-	return 0;
+	return u->auto_profile ? ctl_unlock_auto(c, u, probe_here) :
+	    ctl_unlock_probe(c, u, probe_here);
 }
 
 void

@@ -96,7 +96,7 @@ driver_facts(struct mcd *d, const struct job *j, const struct gate_entry *v,
 	f->reverted = o != NULL && o->reverted.set;
 	f->env_fault = watch_env_fault(j);
 	f->wants_unlocked = j->unlocked;
-	f->managed = j->managed_note[0] != '\0';
+	f->managed = j->stock_note[0] != '\0';
 	f->profile_exists = j->profile != NULL;
 	f->profile_ok = j->profile != NULL && j->profile->error[0] == '\0';
 	f->profile_unlocks = j->profile != NULL && j->profile->family_max != 0;
@@ -242,7 +242,7 @@ driver_reason(struct mcd *d, struct job *j, const struct lifecycle_step *st,
 	case LC_WHY_BAD_PROFILE:
 		return j->profile->error;
 	case LC_WHY_MANAGED:
-		return j->managed_note;
+		return j->stock_note;
 	case LC_WHY_PROBING:
 		return "probing the profile before running it unlocked";
 	case LC_WHY_BLOCKED:
@@ -602,6 +602,33 @@ driver_verified(struct mcd *d)
 	fleet_observe(d, NULL, "verified");
 }
 
+/*
+ * Profile auto on a profile that just failed its probe: the job steps
+ * down to the next one (job_effective chooses again) as after a profile
+ * change, rather than being reverted; with none left it runs stock.
+ */
+static void
+driver_auto(struct mcd *d, const char *failed)
+{
+	struct mcd_event	 ev = { .type = LC_EV_PROFILE };
+	struct job		**snap;
+	size_t			 i, n = d->njobs;
+
+	snap = malloc((n ? n : 1) * sizeof *snap);
+	memcpy(snap, d->jobs, n * sizeof *snap);
+	for (i = 0; i < n; i++) {
+		if (!snap[i]->auto_profile || snap[i]->profile == NULL ||
+		    strcmp(snap[i]->profile->name, failed) != 0)
+			continue;
+		job_effective(d, snap[i]);
+		log_info("job %s: profile auto: %s", snap[i]->name,
+		    snap[i]->auto_note);
+		ev.job = snap[i];
+		driver_step(d, snap[i], &ev, NULL, 0);
+	}
+	free(snap);
+}
+
 /* The emit seam: what the sources and launchctl results hand over. */
 void
 driver_emit(struct mcd *d, const struct mcd_event *event)
@@ -630,6 +657,8 @@ driver_emit(struct mcd *d, const struct mcd_event *event)
 	default:
 		break;
 	}
+	if (ev.job == NULL && ev.type == LC_EV_PROBE_FAIL)
+		driver_auto(d, ev.profile);
 	if (ev.job == NULL)
 		driver_each(d, &ev, driver_verdict_for);
 	else

@@ -88,6 +88,43 @@ job_desired(struct mcd *d, const struct job *j)
 	return job_runs_unlocked(j) ? "unlocked" : "stock";
 }
 
+/*
+ * Profile auto: the shipped profiles from the highest family down, each
+ * allowed by the managed settings, and the first whose probe on this
+ * guest has not failed: one not probed yet is taken and probed (a
+ * failure moves the job down: driver_auto).  NULL when every one failed;
+ * why each higher one was passed over goes into j->auto_note.
+ */
+static const struct profile *
+job_auto_profile(struct mcd *d, struct job *j)
+{
+	const struct profile	*p, *best;
+	const struct gate_entry	*v;
+	uint64_t		 below = UINT64_MAX;
+	size_t			 i, n;
+
+	j->auto_note[0] = '\0';
+	for (;;) {
+		for (i = 0, best = NULL; i < d->profiles.count; i++) {
+			p = &d->profiles.list[i];
+			if (p->builtin && p->family_max != 0 &&
+			    p->family_max < below && (best == NULL ||
+			    p->family_max > best->family_max))
+				best = p;
+		}
+		if (best == NULL)
+			return NULL;
+		below = best->family_max;
+		if (managed_forbids(&d->managed, &d->profiles, best->name))
+			continue;
+		if ((v = gate_peek(d, best)) == NULL || v->status != GATE_FAIL)
+			return best;
+		n = strlen(j->auto_note);
+		mc_fmt(j->auto_note + n, sizeof j->auto_note - n, "%s%s failed "
+		    "the probe: %s", n ? "; " : "", best->name, v->reason);
+	}
+}
+
 /* Resolve overrides and the profile into what the job should run with. */
 void
 job_effective(struct mcd *d, struct job *j)
@@ -106,18 +143,26 @@ job_effective(struct mcd *d, struct job *j)
 	/* Reverted or failed: stock until enable proves the profile again. */
 	if (o != NULL && (o->reverted.set || o->failed.set))
 		j->unlocked = false;
-	j->profile = profile_find(&d->profiles, name);
+	j->auto_profile = strcmp(name, PROFILE_AUTO) == 0;
+	j->profile = j->auto_profile ? job_auto_profile(d, j) :
+	    profile_find(&d->profiles, name);
 	/* The administrator's word wins over job files and requests. */
-	j->managed_note[0] = '\0';
+	j->stock_note[0] = '\0';
+	if (j->unlocked && j->auto_profile && j->profile == NULL) {
+		j->unlocked = false;
+		mc_fmt(j->stock_note, sizeof j->stock_note, "profile auto: no "
+		    "shipped profile passes the probe on this guest (%s): "
+		    "running stock", j->auto_note);
+	}
 	if (j->unlocked && (key = managed_forbids(&d->managed, &d->profiles,
 	    name)) != NULL) {
 		j->unlocked = false;
 		if (d->managed.error[0] != '\0')
-			mc_fmt(j->managed_note, sizeof j->managed_note,
+			mc_fmt(j->stock_note, sizeof j->stock_note,
 			    "managed settings unusable (%s): running stock",
 			    d->managed.error);
 		else
-			snprintf(j->managed_note, sizeof j->managed_note,
+			snprintf(j->stock_note, sizeof j->stock_note,
 			    "managed setting %s: running stock", key);
 	}
 }

@@ -186,7 +186,11 @@ struct job {
 	struct mcd		*daemon;
 	/* the safety loop (watch.c) */
 	bool			 probing;	/* waiting for the gate */
-	char			 managed_note[256];
+	/* why it runs stock though set unlocked: the administrator, or
+	 * Profile auto finding no profile that passes */
+	char			 stock_note[256];
+	bool			 auto_profile;	/* Profile auto: j->profile chosen */
+	char			 auto_note[256];	/* why higher ones were not */
 	bool			 drop_tg;	/* partial verdict */
 	char			 note[256];	/* a partial verdict's reason */
 	bool			 blocked;	/* no shim marker */

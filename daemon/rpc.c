@@ -343,6 +343,8 @@ rpc_profile_ok(struct rpc_call *call, const msgpack_object *o, char *name,
 		rpc_error(call, MC_E_INVAL, "expected a profile name");
 		return false;
 	}
+	if (strcmp(name, PROFILE_AUTO) == 0)
+		return true;
 	if ((p = profile_find(&call->conn->daemon->profiles, name)) == NULL) {
 		rpc_error(call, MC_E_NOPROFILE, "no profile named %s", name);
 		return false;
@@ -431,8 +433,16 @@ rpc_enable(struct rpc_call *call)
 		    rpc_job_profile(call->conn->daemon, j));
 	if (!rpc_managed_ok(call, profile))
 		return;
-	/* Reverted: a fresh probe must pass before the revert is cleared. */
-	if (o->reverted.set || o->failed.set) {
+	/*
+	 * Reverted: a fresh probe must pass before the revert is cleared.
+	 * Profile auto has none to wait for: it takes the highest profile
+	 * whose probe has not failed, probes it, and steps down on failure.
+	 */
+	if ((o->reverted.set || o->failed.set) &&
+	    strcmp(profile, PROFILE_AUTO) == 0) {
+		memset(&o->reverted, 0, sizeof o->reverted);
+		memset(&o->failed, 0, sizeof o->failed);
+	} else if (o->reverted.set || o->failed.set) {
 		const struct profile *p = profile_find(
 		    &call->conn->daemon->profiles, profile);
 

@@ -86,7 +86,7 @@ rpc_pack_job(msgpack_packer *pk, const struct job *j)
 	    false);
 	json_t			*verdict;
 
-	msgpack_pack_map(pk, 21);
+	msgpack_pack_map(pk, 22);
 	rpc_pack_kv(pk, "name", j->name);
 	rpc_pack_kv(pk, "label", j->label);
 	rpc_pack_kv(pk, "state", job_state_name(j->state));
@@ -118,6 +118,14 @@ rpc_pack_job(msgpack_packer *pk, const struct job *j)
 	rpc_pack_kv(pk, "held", j->held);
 	rpc_pack_incident(pk, "reverted", o ? &o->reverted : NULL);
 	rpc_pack_incident(pk, "failed", o ? &o->failed : NULL);
+	/* Profile auto: what it chose and why not higher, or nil. */
+	mc_rpc_pack_str(pk, "auto");
+	if (j->auto_profile) {
+		msgpack_pack_map(pk, 2);
+		rpc_pack_kv(pk, "chosen", p ? p->name : NULL);
+		rpc_pack_kv(pk, "passed_over", j->auto_note);
+	} else
+		msgpack_pack_nil(pk);
 	/* verify's newest verdict on its profile here, or nil. */
 	mc_rpc_pack_str(pk, "verified");
 	if ((verdict = p != NULL ? verified_newest(j->daemon->verified,

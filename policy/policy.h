@@ -101,6 +101,8 @@ const struct profile *profile_find(const struct profile_set *,
 int	profile_parse(plist_t, const char *file, struct profile *);
 
 #define PROFILE_DEFAULT		"apple9"
+/* The highest shipped profile that passes the probe on this guest. */
+#define PROFILE_AUTO		"auto"
 
 /* --- jobfile.c -------------------------------------------------------------- */
 

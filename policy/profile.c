@@ -146,7 +146,9 @@ profile_load_all(struct profile_set *set, const char *dir)
 		    strcmp(de->d_name + n - 6, ".plist") != 0)
 			continue;
 		snprintf(name, sizeof name, "%.*s", (int)(n - 6), de->d_name);
-		if (!jobfile_name_ok(name) || strcmp(name, "stock") == 0)
+		/* Names the daemon gives a meaning of its own are not files'. */
+		if (!jobfile_name_ok(name) || strcmp(name, "stock") == 0 ||
+		    strcmp(name, PROFILE_AUTO) == 0)
 			continue;
 		snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
 		p = profile_slot(set, name);

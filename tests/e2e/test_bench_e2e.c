@@ -962,6 +962,18 @@ verify_status(const char *name, const char *key, char *buf, size_t len)
 	return buf;
 }
 
+/* The "passed_over" of a job's "auto" map, or "". */
+static const char *
+verify_status_auto(const char *name, char *buf, size_t len)
+{
+	json_t	*job = job_status(name);
+
+	snprintf(buf, len, "%s", json_string_value(json_object_get(
+	    json_object_get(job, "auto"), "passed_over")) ?: "");
+	json_decref(job);
+	return buf;
+}
+
 /* Until cmd succeeds, for 10 s at most (scaled); its last status. */
 static int
 verify_until(const char *cmd)
@@ -1017,6 +1029,57 @@ test_verify_holds_profile_back(void **state)
 	ctl(&code, "enable", "llama", NULL, NULL);
 	assert_int_equal(code, 0);
 	wait_state("llama", "unlocked", 0, 10.0);
+}
+
+/*
+ * Profile auto takes the highest shipped profile that passes on this
+ * guest: with apple9 held back by a failed verify, a job of profile auto
+ * runs apple7 (its process given Apple7), status shows "auto → apple7"
+ * and why apple9 was passed over, and exec --profile auto chooses the
+ * same; on a device where every profile fails, the job runs stock and
+ * says why.  Kills: auto that takes the first profile whatever its
+ * verdict, or reverts the job instead of stepping down.
+ */
+static void
+test_profile_auto(void **state)
+{
+	const char		*verify[] = { "verify", "--profile", "apple9",
+	    "--", PPL_SIM, "-m", model, "-f", text, "-c", "128", NULL };
+	const char		*exec[] = { "exec", "--profile", "auto", "--",
+	    FAKE_LLAMA, "--once", NULL };
+	const char		*table[] = { "status", NULL };
+	struct child_result	*r;
+	char			 buf[512];
+	long			 pid;
+	int			 code;
+
+	(void)state;
+	verify_text(4000);
+	set_device("MTLSIM_FAIL=kernel_mul_mm_f16_f32:off");
+	run_ctl(&code, NULL, verify);
+	assert_int_equal(code, 1);
+	set_device("");
+	put_job("auto", "<key>Profile</key><string>auto</string>");
+	pid = wait_state("auto", "unlocked", 0, 20.0);
+	assert_field_has("auto", "profile", "apple7");
+	assert_true(environ_has(pid, "METALCAP_APPLE_FAMILY_MAX=1007"));
+	assert_non_null(strstr(verify_status_auto("auto", buf, sizeof buf),
+	    "apple9 failed the probe: metalcapctl verify found"));
+	r = run_ctl(&code, NULL, table);
+	assert_non_null(strstr(r->out, "auto \xe2\x86\x92 apple7"));
+	assert_non_null(strstr(r->out, "    auto: apple9 failed the probe"));
+	r = run_ctl(&code, NULL, exec);
+	assert_int_equal(code, 0);
+	assert_non_null(strstr(r->err, "profile auto: apple7 (passed over: "
+	    "profile apple9"));
+	/* Nothing passes (a daemon started on a failing device): stock. */
+	set_device("MTLSIM_FAIL=simdgroup_matrix:wrong");
+	kill_daemon(SIGTERM);
+	start_daemon();
+	put_job("none", "<key>Profile</key><string>auto</string>");
+	wait_state("none", "stock", 0, 20.0);
+	assert_field_has("none", "reason", "profile auto: no shipped profile "
+	    "passes the probe");
 }
 
 /* What verify refuses before running anything. */
@@ -1093,6 +1156,8 @@ main(void)
 		    teardown_alone),
 		cmocka_unit_test_setup_teardown(test_verify_holds_profile_back,
 		    setup_daemon, teardown),
+		cmocka_unit_test_setup_teardown(test_profile_auto, setup_daemon,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_bench_usage,
 		    setup_alone, teardown_alone),
 	};
