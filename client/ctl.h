@@ -133,6 +133,7 @@ struct ctl_bench_run {
 struct ctl_verify {
 	struct mc_kld		 kld;		/* unlocked against stock */
 	char			 base_sha256[MC_SHA256_HEX];	/* the logits */
+	char			 base[PATH_MAX];	/* where, while it runs */
 	const char		*model;		/* -m, as given; NULL: none */
 	const char		*text;		/* -f, as given; NULL: none */
 	double			 max_mean_kld;

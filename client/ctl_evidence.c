@@ -178,6 +178,29 @@ ctl_evidence_runs(FILE *f, const struct ctl_bench *b)
 	}
 }
 
+/*
+ * "- LABEL: ARGS..." as a shell reads them back; with base, verify's
+ * options added as its stock run had them, with "" its unlocked run's.
+ */
+static void
+ctl_evidence_command(FILE *f, const char *label, char **args,
+    const char *base)
+{
+	char	**a;
+
+	fprintf(f, "- %s:", label);
+	for (a = args; *a != NULL; a++) {
+		fputc(' ', f);
+		ctl_evidence_quote(f, *a);
+	}
+	if (base != NULL && base[0] != '\0') {
+		fputs(" --kl-divergence-base ", f);
+		ctl_evidence_quote(f, base);
+	} else if (base != NULL)
+		fputs(" --kl-divergence-base (the same) --kl-divergence", f);
+	fputc('\n', f);
+}
+
 /* verify's workload: what was compared. */
 static void
 ctl_evidence_verify(FILE *f, const struct ctl_bench *b)
@@ -223,7 +246,6 @@ ctl_evidence_metadata(struct ctl *c, const struct ctl_bench *b)
 	char			 t4[256], t5[256];
 	time_t			 now = time(NULL);
 	FILE			*f;
-	char			**a;
 
 	if ((f = ctl_evidence_open(b, "metadata.md")) == NULL)
 		return -1;
@@ -259,16 +281,12 @@ ctl_evidence_metadata(struct ctl *c, const struct ctl_bench *b)
 		ctl_evidence_hash(f, "Benchmark binary", u->program);
 		ctl_evidence_hash(f, "Model", b->sides[0].model_file);
 	}
-	fprintf(f, "- Command:");
-	for (a = b->args; *a != NULL; a++) {
-		fputc(' ', f);
-		ctl_evidence_quote(f, *a);
-	}
-	if (b->verify != NULL)
-		fprintf(f, "\n- Each run also given --kl-divergence-base "
-		    "BASE; the unlocked one --kl-divergence as well\n");
-	else
-		fprintf(f, "\n- Rounds: %ld, each side once a round\n",
+	ctl_evidence_command(f, "Command", b->args, NULL);
+	if (b->verify != NULL) {
+		ctl_evidence_command(f, "Stock run", b->args, b->verify->base);
+		ctl_evidence_command(f, "Unlocked run", b->args, "");
+	} else
+		fprintf(f, "- Rounds: %ld, each side once a round\n",
 		    b->rounds);
 	ctl_evidence_runs(f, b);
 	ctl_evidence_figures(f, b);

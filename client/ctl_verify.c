@@ -384,6 +384,7 @@ cmd_verify(struct ctl *c, const struct ctl_command *cmd, int argc,
 		rc = EXIT_USAGE;
 		goto out;
 	}
+	snprintf(v.base, sizeof v.base, "%s", base);
 	if ((judged = ctl_verify_runs(c, b, argc, argv, base) == 0)) {
 		ctl_verify_judge(&v);
 		rc = v.failed == NULL ? 0 : 1;
