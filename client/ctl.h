@@ -167,6 +167,9 @@ int	ctl_evidence_write(struct ctl *, const struct ctl_bench *);
 void	ctl_evidence_record(struct ctl *, const struct ctl_bench *,
 	    json_t *summary);
 void	ctl_evidence_remove(const struct ctl_bench *);
+int	ctl_evidence_finish(struct ctl *, const struct ctl_bench *,
+	    json_t *summary, void (*print)(const struct ctl_bench *),
+	    int rc);
 
 /* metalcapctl.c: talking to the daemon, errors printed once. */
 int	ctl_call(struct ctl *, const char *method, char *const *params,

@@ -402,9 +402,8 @@ cmd_bench(struct ctl *c, const struct ctl_command *cmd, int argc,
     char **argv)
 {
 	struct ctl_bench	*b = calloc(1, sizeof *b);
-	json_t			*summary;
 	char			**args;
-	bool			  ratio, kept = false;
+	bool			  ratio;
 	int			  rc = 1;
 
 	(void)cmd;
@@ -431,26 +430,8 @@ cmd_bench(struct ctl *c, const struct ctl_command *cmd, int argc,
 		rc = 0;
 	else
 		fprintf(stderr, "metalcapctl: bench: %s\n", b->refused);
-	if (!b->temporary && (kept = ctl_evidence_write(c, b) == 0) == false)
-		rc = 1;
-	if ((summary = ctl_bench_summary(b)) == NULL) {
-		fprintf(stderr, "metalcapctl: bench: cannot put the outcome "
-		    "into JSON\n");
-		rc = 1;
-	} else if (c->json) {
-		json_dumpf(summary, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
-		putchar('\n');
-	} else if (ratio)
-		ctl_bench_table(b);
-	/* An interrupted bench says nothing about this guest. */
-	if (summary != NULL && !ctl_signal_caught())
-		ctl_evidence_record(c, b, summary);
-	json_decref(summary);
-	if (kept)
-		fprintf(stderr, "bench: evidence in %s (check it with "
-		    "shasum -a 256 -c SHA256SUMS)\n", b->dir);
-	else if (b->temporary)
-		ctl_evidence_remove(b);
+	rc = ctl_evidence_finish(c, b, ctl_bench_summary(b), ratio ?
+	    ctl_bench_table : NULL, rc);
 out:
 	free(args);
 	ctl_bench_free(b);

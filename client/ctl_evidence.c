@@ -406,6 +406,41 @@ ctl_evidence_record(struct ctl *c, const struct ctl_bench *b,
 		unlink(tmp);
 }
 
+/*
+ * The end of a bench or a verify: the evidence written when kept, the
+ * outcome (summary, taken) as JSON with --json or by print for people
+ * (NULL: nothing to show but the error already said), recorded unless a
+ * signal cut it short (it then says nothing about this guest), and a
+ * temporary folder removed.  rc, or 1 when something of that failed.
+ */
+int
+ctl_evidence_finish(struct ctl *c, const struct ctl_bench *b,
+    json_t *summary, void (*print)(const struct ctl_bench *), int rc)
+{
+	bool	kept = false;
+
+	if (!b->temporary && (kept = ctl_evidence_write(c, b) == 0) == false)
+		rc = 1;
+	if (summary == NULL) {
+		fprintf(stderr, "metalcapctl: %s: cannot put the outcome into "
+		    "JSON\n", b->command);
+		rc = 1;
+	} else if (c->json) {
+		json_dumpf(summary, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+		putchar('\n');
+	} else if (print != NULL)
+		print(b);
+	if (summary != NULL && !ctl_signal_caught())
+		ctl_evidence_record(c, b, summary);
+	json_decref(summary);
+	if (kept)
+		fprintf(stderr, "%s: evidence in %s (check it with shasum -a "
+		    "256 -c SHA256SUMS)\n", b->command, b->dir);
+	else if (b->temporary)
+		ctl_evidence_remove(b);
+	return rc;
+}
+
 /* A temporary folder's runs, then the folder. */
 void
 ctl_evidence_remove(const struct ctl_bench *b)

@@ -355,8 +355,7 @@ cmd_verify(struct ctl *c, const struct ctl_command *cmd, int argc,
 	struct ctl_verify	 v = { 0 };
 	char			 basedir[PATH_MAX], base[PATH_MAX];
 	char			**probe;
-	json_t			*summary;
-	bool			  kept = false, judged = false;
+	bool			  judged = false;
 	int			  rc = 1;
 
 	(void)cmd;
@@ -392,23 +391,8 @@ cmd_verify(struct ctl *c, const struct ctl_command *cmd, int argc,
 			ctl_verify_remember(c, b);
 	} else
 		fprintf(stderr, "metalcapctl: verify: %s\n", b->refused);
-	if (!b->temporary && (kept = ctl_evidence_write(c, b) == 0) == false)
-		rc = 1;
-	if ((summary = ctl_verify_summary(b)) == NULL)
-		rc = 1;
-	else if (c->json) {
-		json_dumpf(summary, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
-		putchar('\n');
-	} else if (judged)
-		ctl_verify_print(b);
-	if (summary != NULL && !ctl_signal_caught())
-		ctl_evidence_record(c, b, summary);
-	json_decref(summary);
-	if (kept)
-		fprintf(stderr, "verify: evidence in %s (check it with "
-		    "shasum -a 256 -c SHA256SUMS)\n", b->dir);
-	else if (b->temporary)
-		ctl_evidence_remove(b);
+	rc = ctl_evidence_finish(c, b, ctl_verify_summary(b), judged ?
+	    ctl_verify_print : NULL, rc);
 out:
 	if (basedir[0] != '\0') {
 		unlink(base);

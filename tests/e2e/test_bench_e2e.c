@@ -884,7 +884,7 @@ test_verify_pass(void **state)
 	    evidence, model, text);
 	assert_int_equal(system(cmd), 0);
 	snprintf(cmd, sizeof cmd, "test -z \"$(find %s -name 'base.kld' "
-	    "-o -name 'metalcapctl-verify-base*')\" && grep -q "
+	    "-o -name 'metalcap-verify-base*')\" && grep -q "
 	    "'\"verdict\":\"pass\"' %s/state/verify-last.json", home, home);
 	assert_int_equal(system(cmd), 0);
 }

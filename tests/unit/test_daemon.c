@@ -781,14 +781,18 @@ test_make_dirs(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
-/* One verify verdict, as metalcapctl verify keeps it. */
-static json_t *
-verdict(const char *profile, const char *prog, const char *model,
+/* Keep one verify verdict in dir, as metalcapctl verify does. */
+static void
+remember(const char *dir, const char *profile, const char *model,
     long date, const char *v)
 {
-	return json_pack("{s:s, s:s, s:s, s:I, s:s}", "profile", profile,
-	    "program_sha256", prog, "model_sha256", model, "date",
+	char	why[256];
+	json_t	*r = json_pack("{s:s, s:s, s:s, s:I, s:s}", "profile",
+	    profile, "program_sha256", "p1", "model_sha256", model, "date",
 	    (json_int_t)date, "verdict", v);
+
+	assert_int_equal(verified_remember(dir, r, why, sizeof why), 0);
+	json_decref(r);
 }
 
 /*
@@ -800,8 +804,8 @@ verdict(const char *profile, const char *prog, const char *model,
 static void
 test_verified_records(void **state)
 {
-	char	 dir[] = "/tmp/mc-verified.XXXXXX", why[256], path[64];
-	json_t	*all, *r;
+	char	 dir[] = "/tmp/mc-verified.XXXXXX", path[64];
+	json_t	*all;
 	FILE	*f;
 	long	 i;
 
@@ -811,21 +815,15 @@ test_verified_records(void **state)
 	assert_int_equal(json_array_size(all), 0);
 	assert_false(verified_holds_back(all, "apple9"));
 	json_decref(all);
-	r = verdict("apple9", "p1", "m1", 100, "pass");
-	assert_int_equal(verified_remember(dir, r, why, sizeof why), 0);
-	json_decref(r);
-	r = verdict("apple9", "p1", "m2", 200, "fail");
-	assert_int_equal(verified_remember(dir, r, why, sizeof why), 0);
-	json_decref(r);
+	remember(dir, "apple9", "m1", 100, "pass");
+	remember(dir, "apple9", "m2", 200, "fail");
 	all = verified_load(dir);
 	assert_int_equal(json_array_size(all), 2);
 	assert_true(verified_holds_back(all, "apple9"));
 	assert_false(verified_holds_back(all, "apple7"));
 	json_decref(all);
 	/* The same profile, program and model: replaced, not added. */
-	r = verdict("apple9", "p1", "m2", 300, "pass");
-	assert_int_equal(verified_remember(dir, r, why, sizeof why), 0);
-	json_decref(r);
+	remember(dir, "apple9", "m2", 300, "pass");
 	all = verified_load(dir);
 	assert_int_equal(json_array_size(all), 2);
 	assert_false(verified_holds_back(all, "apple9"));
@@ -835,9 +833,7 @@ test_verified_records(void **state)
 	/* Full: the oldest goes (date 100), the rest stay. */
 	for (i = 0; i < 31; i++) {
 		snprintf(path, sizeof path, "m%ld", i + 10);
-		r = verdict("apple7", "p1", path, 1000 + i, "pass");
-		assert_int_equal(verified_remember(dir, r, why, sizeof why), 0);
-		json_decref(r);
+		remember(dir, "apple7", path, 1000 + i, "pass");
 	}
 	all = verified_load(dir);
 	assert_int_equal(json_array_size(all), 32);
