@@ -37,7 +37,13 @@
 #include "mc_rpc.h"
 #include "protocol.h"
 
-#define CLIENT_TIMEOUT	"1000"
+/*
+ * The daemon's client timeout here: 1 s, scaled as every wait of the
+ * tests is (MC_TEST_TIME_SCALE), so that a reader the machine's load
+ * holds back for a second is not taken for one that stopped reading.
+ */
+#define CLIENT_TIMEOUT_MS	1000
+static char	client_timeout[32];
 
 /* One status request packed. */
 static void
@@ -56,7 +62,9 @@ abuse_setup(void **state)
 		return -1;
 	kill_daemon(SIGTERM);
 	daemon_args[0] = "--client-timeout";
-	daemon_args[1] = CLIENT_TIMEOUT;
+	snprintf(client_timeout, sizeof client_timeout, "%ld",
+	    (long)(CLIENT_TIMEOUT_MS * time_scale()));
+	daemon_args[1] = client_timeout;
 	start_daemon();
 	put_job("llama", "");
 	return 0;
@@ -282,7 +290,8 @@ attack_stall(struct outcome *o)
 		    write(fds[i], "\x94\x00\x01", 3) == 3)
 			o->sent++;
 	for (i = 0; i < 200; i++) {
-		if (fds[i] != -1 && closed_by_daemon(fds[i], 5.0))
+		if (fds[i] != -1 && closed_by_daemon(fds[i], 5.0 *
+		    time_scale()))
 			o->closed++;
 		close(fds[i]);
 	}
@@ -299,7 +308,7 @@ test_partial_frames(void **state)
 	assert_int_equal(o.closed, o.sent);
 	report("200 clients sending 3 bytes of a request and stalling: all "
 	    "closed after the %s ms client timeout (%.1f s in all)",
-	    CLIENT_TIMEOUT, o.seconds);
+	    client_timeout, o.seconds);
 }
 
 static void
@@ -356,8 +365,11 @@ attack_bytes(struct outcome *o, const char *bytes, size_t len)
 static void
 attack_oversize(struct outcome *o)
 {
-	/* str32 of 2 MiB: over the 1 MiB limit at its header. */
-	attack_bytes(o, "\x94\x00\x01\xa6status\x91\xdb\x00\x20\x00\x00", 15);
+	/* str32 of 2 MiB: over the 1 MiB limit at its header, whole. */
+	static const char	frame[] = "\x94\x00\x01\xa6status\x91\xdb"
+	    "\x00\x20\x00\x00";
+
+	attack_bytes(o, frame, sizeof frame - 1);
 }
 
 static void
