@@ -642,6 +642,35 @@ test_bench_refuses_without_shim(void **state)
 }
 
 /*
+ * A file planted in the evidence folder while bench runs (here by the
+ * first run itself, under the name the second run's output will take):
+ * bench stops, saying it cannot write the folder, and the planted file
+ * is neither overwritten nor read as a run.  Kills: a bench that goes on
+ * after a run's files could not be made.
+ */
+static void
+test_bench_planted_file(void **state)
+{
+	const char		*args[] = { "bench", "--samples", "1", "--out",
+	    evidence, "--", BENCH_SIM, "-m", model, "-p", "32", "-n", "8",
+	    "-r", "2", NULL };
+	char			 plant[200], cmd[4096];
+	struct child_result	*r;
+	int			 code;
+
+	(void)state;
+	snprintf(plant, sizeof plant, "LLAMA_BENCH_SIM_PLANT=%s/unlocked-1."
+	    "json", evidence);
+	r = run_ctl(&code, plant, args);
+	assert_int_equal(code, 1);
+	assert_non_null(strstr(r->err, "cannot write the evidence folder"));
+	assert_null(strstr(r->out, "ratio"));
+	snprintf(cmd, sizeof cmd, "test \"$(cat %s/unlocked-1.json)\" = "
+	    "planted", evidence);
+	assert_int_equal(system(cmd), 0);
+}
+
+/*
  * llama.cpp rebuilt during the benchmark: the two sides ran different
  * builds, so there is no ratio; and a side that changed within itself is
  * caught as well.
@@ -1146,6 +1175,8 @@ main(void)
 		    setup_alone, teardown_alone),
 		cmocka_unit_test_setup_teardown(test_doctor_mentions_bench,
 		    setup_daemon, teardown),
+		cmocka_unit_test_setup_teardown(test_bench_planted_file,
+		    setup_alone, teardown_alone),
 		cmocka_unit_test_setup_teardown(test_verify_pass, setup_alone,
 		    teardown_alone),
 		cmocka_unit_test_setup_teardown(test_verify_catches_kernels,

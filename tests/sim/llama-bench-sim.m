@@ -18,6 +18,10 @@
  * The model file is the simulator's own: "GGUF" on the first line, then
  * general.type=, general.size= (bytes of tensors) and general.params=.
  *
+ * LLAMA_BENCH_SIM_PLANT=PATH: each run writes "planted" to PATH if it
+ * is not there, as another process of the user writing into bench's
+ * evidence folder while it runs.
+ *
  * LLAMA_BENCH_SIM_RUNS=FILE with LLAMA_BENCH_SIM_REBUILD_AFTER=N: after N
  * runs (counted in FILE) the binary reports another build, as when
  * llama.cpp is rebuilt in another terminal during a benchmark.
@@ -154,6 +158,20 @@ bench_load_model(const char *path, struct bench_model *m)
 		return -1;
 	}
 	return 0;
+}
+
+/* LLAMA_BENCH_SIM_PLANT (see above): a file written from outside. */
+static void
+bench_plant(void)
+{
+	const char	*path = getenv("LLAMA_BENCH_SIM_PLANT");
+	FILE		*f;
+
+	if (path != NULL && access(path, F_OK) == -1 &&
+	    (f = fopen(path, "w")) != NULL) {
+		fputs("planted\n", f);
+		fclose(f);
+	}
 }
 
 /* The build this binary reports; another once "rebuilt" (see above). */
@@ -293,6 +311,7 @@ main(int argc, char **argv)
 	}
 	if (bench_load_model(o.model, &m) == -1)
 		return 1;
+	bench_plant();
 	if ((dev = MTLCreateSystemDefaultDevice()) == nil) {
 		LOG("ggml_metal_init: error: failed to allocate context\n");
 		return 1;
