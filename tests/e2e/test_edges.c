@@ -76,6 +76,38 @@ test_crash_loop_exact_count(void **state)
 }
 
 /*
+ * Exits launchd counted while metalcapd was down are judged when it comes
+ * back, with the run then up: a job that crashed MaxExits times and came
+ * up at the third run is a crash loop.  Kills: the exits of a job seen
+ * running counted one short (its live run taken for two).
+ */
+static void
+test_crash_loop_while_down(void **state)
+{
+	char	runs[160], job[1024];
+	double	start;
+
+	(void)state;
+	snprintf(runs, sizeof runs, "%s/runs", home);
+	snprintf(job, sizeof job, "<key>ProgramArguments</key><array><string>"
+	    FAKE_LLAMA "</string><string>--crash-runs</string><string>2"
+	    "</string><string>%s</string></array><key>CrashLoop</key><dict>"
+	    "<key>MaxExits</key><integer>2</integer><key>WindowSeconds</key>"
+	    "<integer>600</integer></dict>", runs);
+	put_job("llama", job);
+	for (start = now_s(); launchd_pid("llama") == 0; sleep_ms(10))
+		assert_true(now_s() - start < 10 * time_scale());
+	kill_daemon(SIGKILL);
+	/* launchd restarts it, throttled, until its third run stays up. */
+	for (start = now_s(); launchd_number("llama", "runs") < 3 ||
+	    launchd_pid("llama") == 0; sleep_ms(50))
+		assert_true(now_s() - start < 20 * time_scale());
+	start_daemon();
+	wait_state("llama", "reverted", -1, 10.0);
+	assert_field_has("llama", "reason", "crash loop: 2 abnormal exits");
+}
+
+/*
  * A failure line counts while the job is blocked too (the process may
  * well be injected; the report only has not come).  Kills: failure lines
  * ignored unless the state is exactly unlocked.
@@ -1176,6 +1208,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(
 		    test_revert_persisted_device_healed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_crash_loop_exact_count,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_crash_loop_while_down,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restarts_are_not_crashes,
 		    setup, teardown),

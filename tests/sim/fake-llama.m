@@ -10,8 +10,12 @@
  * Otherwise it serves (sleeps) until SIGTERM or SIGINT.
  *
  *   fake-llama [--once] [--exit-after MS CODE] [--term-delay MS]
+ *              [--crash-runs N FILE]
  *     --once         exit 0 after the warm-up instead of serving
  *     --exit-after   exit with CODE after MS of serving (a crashing server)
+ *     --crash-runs   its first N runs (counted in FILE) exit with 1 after
+ *                    100 ms, the later ones serve: a server that crashed
+ *                    a few times and then came up
  *     --term-delay   take MS to shut down after SIGTERM (a slow server)
  */
 #include <objc/runtime.h>
@@ -35,6 +39,25 @@ fake_on_signal(int sig)
 		fake_stop = 1;
 }
 
+/* This run's number, counted in file (--crash-runs): 1 for the first. */
+static long
+fake_run_number(const char *file)
+{
+	long	n = 0;
+	FILE	*f;
+
+	if ((f = fopen(file, "r")) != NULL) {
+		if (fscanf(f, "%ld", &n) != 1)
+			n = 0;
+		fclose(f);
+	}
+	if ((f = fopen(file, "w")) != NULL) {
+		fprintf(f, "%ld\n", n + 1);
+		fclose(f);
+	}
+	return n + 1;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -55,10 +78,17 @@ main(int argc, char **argv)
 			term_ms = atol(argv[++i]);
 		else if (strcmp(argv[i], "--say") == 0 && i + 1 < argc)
 			say = argv[++i];
+		else if (strcmp(argv[i], "--crash-runs") == 0 && i + 2 < argc) {
+			if (fake_run_number(argv[i + 2]) <= atol(argv[i + 1])) {
+				exit_ms = 100;
+				exit_code = 1;
+			}
+			i += 2;
+		}
 		else {
 			fprintf(stderr, "usage: fake-llama [--once] "
 			    "[--exit-after MS CODE] [--term-delay MS] "
-			    "[--say LINE]\n");
+			    "[--say LINE] [--crash-runs N FILE]\n");
 			return 2;
 		}
 	}
