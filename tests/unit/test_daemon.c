@@ -365,6 +365,13 @@ test_signature_budget(void **state)
 	assert_null(scan_refused("([[.-.]]{200}){10}"));
 	assert_null(scan_refused("([^[=e=]x]{200}){10}"));
 	assert_non_null(scan_refused("([^[=e=]x]{200}){11}"));
+	/*
+	 * An empty group is still a node regcomp copies for each repeat:
+	 * nested, 255 x 255 of them.  Kills: an empty group counted as no
+	 * copy, which let the product of the repeats through.
+	 */
+	assert_null(scan_refused("(){255}"));
+	assert_non_null(scan_refused("((){255}){255}"));
 	/* Found by fuzz_signature: glibc doubles the tree for each '+'
 	 * (x+ is x x*), so stacked pluses took regcomp past 2 GiB. */
 	assert_non_null(scan_refused(">>>>++++++++++++++++++++++++++++++++"
