@@ -11,7 +11,10 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 
+#include <sys/syscall.h>
+
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -33,7 +36,43 @@ enum script {
 	SCRIPT_SILENT,		/* reads the request, says nothing */
 	SCRIPT_GARBAGE,		/* 0xc1 is never valid msgpack */
 	SCRIPT_OLD_PROTOCOL,	/* hello answers protocol 1 */
+	SCRIPT_HELD,		/* signals the client in its read, then
+				   answers once the handler released it */
 };
+
+/* SCRIPT_HELD's release: the client's signal handler writes a byte. */
+static int	held_release[2] = { -1, -1 };
+
+static void
+held_handler(int sig)
+{
+	(void)sig;
+	(void)write(held_release[1], "x", 1);
+}
+
+/*
+ * Until the process is blocked in read(2), as /proc says (its syscall
+ * number first in /proc/PID/syscall), for 5 s at most.
+ */
+static void
+wait_in_read(pid_t pid)
+{
+	char	path[64], line[64];
+	FILE	*f;
+	int	i;
+	long	nr;
+
+	snprintf(path, sizeof path, "/proc/%ld/syscall", (long)pid);
+	for (i = 0; i < 500; i++, usleep(10000)) {
+		if ((f = fopen(path, "r")) == NULL)
+			continue;
+		nr = fgets(line, sizeof line, f) != NULL ? atol(line) : -1;
+		fclose(f);
+		if (nr == SYS_read)
+			return;
+	}
+	_exit(7);
+}
 
 static char	sock_dir[] = "/tmp/mc-client-XXXXXX";
 static char	sock_path[sizeof sock_dir + 16];
@@ -90,7 +129,7 @@ serve(int fd, enum script script)
 {
 	msgpack_sbuffer	sb;
 	msgpack_packer	pk;
-	uint32_t	id;
+	uint32_t	id, take_id;
 
 	msgpack_sbuffer_init(&sb);
 	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
@@ -107,6 +146,7 @@ serve(int fd, enum script script)
 		return;
 	}
 	id = take_request(fd, MC_M_STATUS, "x", "k");
+	take_id = id;
 	switch (script) {
 	case SCRIPT_RESULT:
 		msgpack_pack_array(&pk, 3);	/* a notification */
@@ -138,6 +178,17 @@ serve(int fd, enum script script)
 		break;
 	case SCRIPT_SILENT:
 		sleep(3);
+		break;
+	case SCRIPT_HELD:
+		wait_in_read(getppid());
+		kill(getppid(), SIGUSR1);
+		if (read(held_release[0], &id, 1) != 1)
+			_exit(8);
+		msgpack_pack_array(&pk, 4);
+		msgpack_pack_uint32(&pk, 1);
+		msgpack_pack_uint32(&pk, take_id);
+		msgpack_pack_nil(&pk);
+		pack_cstr(&pk, "this one");
 		break;
 	default:
 		break;
@@ -296,6 +347,37 @@ test_open_failures(void **state)
 	mc_client_close(&c);	/* harmless on a client that never opened */
 }
 
+/*
+ * A signal whose handler does not restart system calls arrives while the
+ * client waits for its answer (the server holds the answer until the
+ * handler has run): the read it interrupted is retried and the answer
+ * taken.  Kills: EINTR taken for a broken connection.
+ */
+static void
+test_call_survives_a_signal(void **state)
+{
+	struct sigaction	sa = { .sa_handler = held_handler }, old;
+	struct mc_client	c;
+	struct mc_rpc_message	m;
+	char			s[32];
+	pid_t			pid;
+
+	(void)state;
+	assert_int_equal(pipe(held_release), 0);
+	sigemptyset(&sa.sa_mask);
+	assert_int_equal(sigaction(SIGUSR1, &sa, &old), 0);
+	pid = start_server(SCRIPT_HELD);
+	assert_int_equal(mc_client_open(&c, sock_path, 5), 0);
+	assert_int_equal(status_x(&c, &m), MC_CLIENT_OK);
+	assert_true(mc_rpc_str(&m.result, s, sizeof s));
+	assert_string_equal(s, "this one");
+	mc_client_close(&c);
+	server_was_asked_right(pid);
+	sigaction(SIGUSR1, &old, NULL);
+	close(held_release[0]);
+	close(held_release[1]);
+}
+
 static int
 setup(void **state)
 {
@@ -323,6 +405,7 @@ main(void)
 		cmocka_unit_test(test_transport_failures),
 		cmocka_unit_test(test_hello_refuses_other_protocol),
 		cmocka_unit_test(test_open_failures),
+		cmocka_unit_test(test_call_survives_a_signal),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
