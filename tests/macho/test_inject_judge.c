@@ -230,6 +230,38 @@ slurp(const char *file, size_t *len)
 	return buf;
 }
 
+/*
+ * deno with its disable-library-validation entitlement renamed (every
+ * copy of the key, in the XML and the DER entitlements): hardened,
+ * DYLD_* allowed, but library validation on and deno's team not the
+ * shim's, so dyld would refuse the shim.  Kills: a judgement that refuses
+ * only when the program has no team at all.
+ */
+static void
+test_library_validation_other_team(void **state)
+{
+	static const char	key[] =
+	    "com.apple.security.cs.disable-library-validation";
+	char			path[256];
+	uint8_t			*buf, *p;
+	size_t			len, n = 0;
+	FILE			*f;
+
+	(void)state;
+	buf = slurp(BINS "/deno", &len);
+	for (p = buf; (p = memmem(p, len - (size_t)(p - buf), key,
+	    sizeof key - 1)) != NULL; p += sizeof key - 1, n++)
+		p[sizeof key - 2] = 'X';
+	assert_true(n > 0);
+	snprintf(path, sizeof path, "%s/deno-lv", tmpdir);
+	assert_non_null(f = fopen(path, "wb"));
+	assert_int_equal(fwrite(buf, 1, len, f), len);
+	fclose(f);
+	free(buf);
+	assert_int_equal(chmod(path, 0755), 0);
+	expect(path, false, MC_INJECT_REFUSED, "library validation (team ");
+}
+
 struct slice_src {
 	const char	*file;	/* a thin Mach-O, or a fat one and... */
 	int		 index;	/* ...its slice; -1 for a thin file */
@@ -519,6 +551,7 @@ main(void)
 		cmocka_unit_test(test_npm_binaries),
 		cmocka_unit_test(test_derived_variants),
 		cmocka_unit_test(test_thin_binary),
+		cmocka_unit_test(test_library_validation_other_team),
 		cmocka_unit_test(test_slice_that_runs),
 		cmocka_unit_test(test_sip),
 		cmocka_unit_test(test_malformed),
