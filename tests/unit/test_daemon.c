@@ -763,11 +763,20 @@ test_profile_unknown_key(void **state)
 static void
 test_make_dirs(void **state)
 {
-	struct paths	 p;
+	struct paths		 p;
 	struct stat		 sb;
 	char			 top[] = "/tmp/mc-paths.XXXXXX", home[64],
 				 path[128], why[256], cmd[96];
 	mode_t			 old = umask(022);
+	/* Each folder and its mode: the user's own private, the rest open. */
+	struct { const char *dir, *under; mode_t mode; } want[] = {
+		{ "socket's", NULL, 0700 }, { p.jobs, NULL, 0755 },
+		{ p.profiles, NULL, 0755 }, { p.state, NULL, 0700 },
+		{ p.agents, NULL, 0755 }, { p.logs, NULL, 0755 },
+		{ "managed", home, 0755 }, { "loaded", p.state, 0700 },
+		{ "reports", p.state, 0700 },
+	};
+	size_t			 i;
 
 	(void)state;
 	assert_non_null(mkdtemp(top));
@@ -781,8 +790,21 @@ test_make_dirs(void **state)
 	assert_int_equal(sb.st_mode & 07777, 0755);
 	assert_int_equal(stat(p.state, &sb), 0);
 	assert_int_equal(sb.st_mode & 07777, 0700);
-	assert_int_equal(stat(p.jobs, &sb), 0);
-	assert_int_equal(sb.st_mode & 07777, 0755);
+	for (i = 0; i < sizeof want / sizeof want[0]; i++) {
+		if (want[i].under != NULL)
+			snprintf(path, sizeof path, "%s/%s", want[i].under,
+			    want[i].dir);
+		else if (i == 0)
+			snprintf(path, sizeof path, "%.*s", (int)(strrchr(
+			    p.socket, '/') - p.socket), p.socket);
+		else
+			snprintf(path, sizeof path, "%s", want[i].dir);
+		assert_int_equal(stat(path, &sb), 0);
+		if ((sb.st_mode & 07777) != want[i].mode)
+			fail_msg("%s: mode %o, want %o", path,
+			    (unsigned)(sb.st_mode & 07777),
+			    (unsigned)want[i].mode);
+	}
 	umask(old);
 	snprintf(cmd, sizeof cmd, "rm -rf %s", top);
 	assert_int_equal(system(cmd), 0);
