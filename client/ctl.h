@@ -163,9 +163,6 @@ int	ctl_bench_dir(struct ctl_bench *, const char *out);
 int	ctl_bench_exec(struct ctl *, struct ctl_bench *, char **args,
 	    struct ctl_bench_run *);
 void	ctl_bench_free(struct ctl_bench *);
-int	ctl_evidence_write(struct ctl *, const struct ctl_bench *);
-void	ctl_evidence_record(struct ctl *, const struct ctl_bench *,
-	    json_t *summary);
 void	ctl_evidence_remove(const struct ctl_bench *);
 int	ctl_evidence_finish(struct ctl *, const struct ctl_bench *,
 	    json_t *summary, void (*print)(const struct ctl_bench *),

@@ -362,7 +362,7 @@ ctl_evidence_sums(const struct ctl_bench *b)
 }
 
 /* The folder's files, the raw runs being there already; -1 if one failed. */
-int
+static int
 ctl_evidence_write(struct ctl *c, const struct ctl_bench *b)
 {
 	int	rc = 0;
@@ -380,10 +380,10 @@ ctl_evidence_write(struct ctl *c, const struct ctl_bench *b)
 /*
  * The outcome in the state folder (state/bench-last.json, or
  * verify-last.json), so that doctor can say what this guest measured or
- * verified, or that it never did.  Written aside
- * and renamed: a reader sees the old record or the new one.
+ * verified, or that it never did.  Written aside and renamed: a reader
+ * sees the old record or the new one.
  */
-void
+static void
 ctl_evidence_record(struct ctl *c, const struct ctl_bench *b,
     json_t *summary)
 {

@@ -211,6 +211,16 @@ ctl_doctor_print_agents(json_t *agents)
 		    "libexec/metalcap/uninstall\n", pkg, brew);
 }
 
+/* A record's date for people; "?" for one no calendar holds. */
+static void
+ctl_when(time_t date, char *buf, size_t len)
+{
+	struct tm	*tm = localtime(&date);
+
+	if (tm == NULL || strftime(buf, len, "%Y-%m-%d %H:%M", tm) == 0)
+		snprintf(buf, len, "?");
+}
+
 /* bench's last record, or JSON null. */
 static json_t *
 ctl_doctor_last_bench(const struct ctl *c)
@@ -245,7 +255,7 @@ ctl_doctor_bench(json_t *last)
 		return;
 	}
 	date = (time_t)json_integer_value(json_object_get(last, "date"));
-	strftime(when, sizeof when, "%Y-%m-%d %H:%M", localtime(&date));
+	ctl_when(date, when, sizeof when);
 	refused = json_string_value(json_object_get(last, "refused"));
 	dir = json_string_value(json_object_get(last, "evidence"));
 	printf("speed-up     ");
@@ -301,7 +311,7 @@ ctl_doctor_verified(json_t *last)
 		return;
 	}
 	date = (time_t)json_integer_value(json_object_get(last, "date"));
-	strftime(when, sizeof when, "%Y-%m-%d %H:%M", localtime(&date));
+	ctl_when(date, when, sizeof when);
 	printf("answers      %s by verify of %s (profile %s, mean KLD %g, "
 	    "same top %.3f %%)\n             model %s\n",
 	    json_string_value(json_object_get(last, "verdict")) ?: "?", when,

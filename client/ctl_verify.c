@@ -342,9 +342,17 @@ ctl_verify_base(char *dir, size_t dirlen, char *base, size_t baselen)
 	if (mkdtemp(dir) == NULL) {
 		fprintf(stderr, "metalcapctl: verify: %s: %s\n", dir,
 		    strerror(errno));
+		dir[0] = '\0';
 		return -1;
 	}
-	return mc_fmt(base, baselen, "%s/base.kld", dir);
+	if (mc_fmt(base, baselen, "%s/base.kld", dir) == -1) {
+		fprintf(stderr, "metalcapctl: verify: %s: the path is too "
+		    "long\n", dir);
+		rmdir(dir);
+		dir[0] = '\0';
+		return -1;
+	}
+	return 0;
 }
 
 int
@@ -378,9 +386,14 @@ cmd_verify(struct ctl *c, const struct ctl_command *cmd, int argc,
 		fprintf(stderr, "metalcapctl: verify: %s\n", b->unlock.why);
 		goto out;
 	}
-	if (ctl_bench_dir(b, c->opts.out) == -1 ||
-	    ctl_verify_base(basedir, sizeof basedir, base, sizeof base) == -1) {
+	if (ctl_bench_dir(b, c->opts.out) == -1) {
 		rc = EXIT_USAGE;
+		goto out;
+	}
+	if (ctl_verify_base(basedir, sizeof basedir, base, sizeof base) ==
+	    -1) {
+		if (b->temporary)
+			ctl_evidence_remove(b);
 		goto out;
 	}
 	snprintf(v.base, sizeof v.base, "%s", base);

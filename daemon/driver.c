@@ -603,25 +603,31 @@ driver_verified(struct mcd *d)
 }
 
 /*
- * Profile auto on a profile that just failed its probe: the job steps
- * down to the next one (job_effective chooses again) as after a profile
- * change, rather than being reverted; with none left it runs stock.
+ * A verdict came: each job of profile auto chooses again (job_effective),
+ * and one whose choice changed moves as after a profile change: down
+ * past a profile that failed, rather than being reverted on it, or back
+ * up to one that passes again; with none left it runs stock.
  */
 static void
-driver_auto(struct mcd *d, const char *failed)
+driver_auto(struct mcd *d)
 {
 	struct mcd_event	 ev = { .type = LC_EV_PROFILE };
+	const struct profile	*was;
 	struct job		**snap;
 	size_t			 i, n = d->njobs;
 
 	snap = malloc((n ? n : 1) * sizeof *snap);
 	memcpy(snap, d->jobs, n * sizeof *snap);
 	for (i = 0; i < n; i++) {
-		if (!snap[i]->auto_profile || snap[i]->profile == NULL ||
-		    strcmp(snap[i]->profile->name, failed) != 0)
+		if (!snap[i]->auto_profile)
 			continue;
+		was = snap[i]->profile;
 		job_effective(d, snap[i]);
-		log_info("job %s: profile auto: %s", snap[i]->name,
+		if (snap[i]->profile == was)
+			continue;
+		log_info("job %s: profile auto: %s%s%s", snap[i]->name,
+		    snap[i]->profile ? snap[i]->profile->name : "stock",
+		    snap[i]->auto_note[0] ? ", passed over: " : "",
 		    snap[i]->auto_note);
 		ev.job = snap[i];
 		driver_step(d, snap[i], &ev, NULL, 0);
@@ -657,8 +663,8 @@ driver_emit(struct mcd *d, const struct mcd_event *event)
 	default:
 		break;
 	}
-	if (ev.job == NULL && ev.type == LC_EV_PROBE_FAIL)
-		driver_auto(d, ev.profile);
+	if (ev.job == NULL)
+		driver_auto(d);
 	if (ev.job == NULL)
 		driver_each(d, &ev, driver_verdict_for);
 	else

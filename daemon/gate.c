@@ -113,6 +113,7 @@ gate_done(struct mcd *d, const struct launchctl_result *r, void *arg)
 	gate_judge(e, e->family != 0, r);
 	gate_held_back(d, e);
 	e->done = true;
+	e->failed_last = e->status == GATE_FAIL;
 	e->time = (long)time(NULL);
 	log_info("probe of profile %s: %s%s%s", e->profile,
 	    e->status == GATE_PASS ? "pass" : e->status == GATE_PARTIAL ?
@@ -206,6 +207,18 @@ gate_peek(struct mcd *d, const struct profile *p)
 	    e->ws != p->working_set || strcmp(e->stamp, stamp) != 0)
 		return NULL;
 	return e;
+}
+
+/*
+ * Did p's last probe fail, even if a new one runs now?  Profile auto
+ * passes over it meanwhile, rather than climb to it and back.
+ */
+bool
+gate_failed_last(struct mcd *d, const struct profile *p)
+{
+	const struct gate_entry	*e = gate_find(d, p->name);
+
+	return e != NULL && e->failed_last;
 }
 
 /* The cached verdict for p if still valid; else NULL and a probe runs. */

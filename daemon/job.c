@@ -115,13 +115,20 @@ job_auto_profile(struct mcd *d, struct job *j)
 		if (best == NULL)
 			return NULL;
 		below = best->family_max;
-		if (managed_forbids(&d->managed, &d->profiles, best->name))
-			continue;
-		if ((v = gate_peek(d, best)) == NULL || v->status != GATE_FAIL)
-			return best;
 		n = strlen(j->auto_note);
+		if (managed_forbids(&d->managed, &d->profiles, best->name)) {
+			mc_fmt(j->auto_note + n, sizeof j->auto_note - n,
+			    "%s%s is not allowed (AllowedProfiles)", n ? "; " :
+			    "", best->name);
+			continue;
+		}
+		v = gate_peek(d, best);
+		if (v == NULL ? !gate_failed_last(d, best) :
+		    v->status != GATE_FAIL)
+			return best;
 		mc_fmt(j->auto_note + n, sizeof j->auto_note - n, "%s%s failed "
-		    "the probe: %s", n ? "; " : "", best->name, v->reason);
+		    "the probe%s%s", n ? "; " : "", best->name, v ? ": " : " "
+		    "(probed again now)", v ? v->reason : "");
 	}
 }
 
@@ -151,8 +158,8 @@ job_effective(struct mcd *d, struct job *j)
 	if (j->unlocked && j->auto_profile && j->profile == NULL) {
 		j->unlocked = false;
 		mc_fmt(j->stock_note, sizeof j->stock_note, "profile auto: no "
-		    "shipped profile passes the probe on this guest (%s): "
-		    "running stock", j->auto_note);
+		    "shipped profile may run on this guest (%s): running "
+		    "stock", j->auto_note);
 	}
 	if (j->unlocked && (key = managed_forbids(&d->managed, &d->profiles,
 	    name)) != NULL) {

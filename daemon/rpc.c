@@ -332,6 +332,41 @@ rpc_managed_ok(struct rpc_call *call, const char *profile)
 	return false;
 }
 
+/*
+ * A profile held back on this guest by a failed verify may not be asked
+ * for (verified.c); an error reply if it is.  Auto passes over it.
+ */
+static bool
+rpc_verified_ok(struct rpc_call *call, const char *profile)
+{
+	if (strcmp(profile, PROFILE_AUTO) == 0 ||
+	    !verified_holds_back(call->conn->daemon->verified, profile))
+		return true;
+	rpc_error(call, MC_E_PROBE, "profile %s is held back on this guest: "
+	    "its newest metalcapctl verify failed (metalcapctl doctor); a "
+	    "verify of it that passes lifts the hold", profile);
+	return false;
+}
+
+/*
+ * Probe a profile afresh, or for auto every shipped one: a job that fell
+ * past them may climb back when one passes now (driver_auto).
+ */
+static void
+rpc_probe_afresh(struct mcd *d, const char *profile)
+{
+	size_t	i;
+
+	if (strcmp(profile, PROFILE_AUTO) != 0) {
+		gate_invalidate(d, profile);
+		return;
+	}
+	for (i = 0; i < d->profiles.count; i++)
+		if (d->profiles.list[i].builtin &&
+		    d->profiles.list[i].family_max != 0)
+			gate_invalidate(d, d->profiles.list[i].name);
+}
+
 /* A profile name that exists and loaded cleanly, or an error reply. */
 static bool
 rpc_profile_ok(struct rpc_call *call, const msgpack_object *o, char *name,
@@ -431,7 +466,7 @@ rpc_enable(struct rpc_call *call)
 	if (profile[0] == '\0')
 		snprintf(profile, sizeof profile, "%s",
 		    rpc_job_profile(call->conn->daemon, j));
-	if (!rpc_managed_ok(call, profile))
+	if (!rpc_managed_ok(call, profile) || !rpc_verified_ok(call, profile))
 		return;
 	/*
 	 * Reverted: a fresh probe must pass before the revert is cleared.
@@ -459,7 +494,7 @@ rpc_enable(struct rpc_call *call)
 	}
 	o->unlocked = 1;
 	snprintf(o->profile, sizeof o->profile, "%s", profile);
-	gate_invalidate(call->conn->daemon, profile);
+	rpc_probe_afresh(call->conn->daemon, profile);
 	rpc_commit(call, j, LC_EV_ENABLE);
 }
 
@@ -482,11 +517,12 @@ rpc_profile_set(struct rpc_call *call)
 	struct override	*o;
 
 	if (j == NULL || !rpc_profile_ok(call, rpc_param(call, 1), profile,
-	    sizeof profile) || !rpc_managed_ok(call, profile))
+	    sizeof profile) || !rpc_managed_ok(call, profile) ||
+	    !rpc_verified_ok(call, profile))
 		return;
 	o = rpc_override(call, j);
 	snprintf(o->profile, sizeof o->profile, "%s", profile);
-	gate_invalidate(call->conn->daemon, profile);
+	rpc_probe_afresh(call->conn->daemon, profile);
 	rpc_commit(call, j, LC_EV_PROFILE);
 }
 
@@ -613,7 +649,16 @@ rpc_probe(struct rpc_call *call)
 	} else {
 		if ((j = rpc_job(call, 0)) == NULL)
 			return;
-		snprintf(name, sizeof name, "%s", rpc_job_profile(d, j));
+		/* Profile auto: the profile it chose. */
+		snprintf(name, sizeof name, "%s", j->auto_profile &&
+		    j->profile != NULL ? j->profile->name :
+		    rpc_job_profile(d, j));
+	}
+	if (strcmp(name, PROFILE_AUTO) == 0) {
+		rpc_error(call, MC_E_NOPROFILE, "auto is not a profile of its "
+		    "own but the highest shipped one that passes: probe that "
+		    "one (metalcapctl profiles)");
+		return;
 	}
 	if ((p = profile_find(&d->profiles, name)) == NULL) {
 		rpc_error(call, MC_E_NOPROFILE, "no profile named %s", name);

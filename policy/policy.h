@@ -198,6 +198,8 @@ struct gate_entry {
 	bool			 done;		/* status is a valid verdict */
 	long			 time;		/* when the verdict came */
 	enum gate_status	 status;
+	bool			 failed_last;	/* the last verdict, kept while
+						   a new probe runs */
 	char			 reason[512];
 	struct json_t		*report;	/* the probe's JSON */
 	struct gate_waiter	*waiters;

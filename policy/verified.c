@@ -16,24 +16,42 @@
 
 #include <jansson.h>
 
+#include "mc_plist.h"
 #include "mc_util.h"
 #include "policy.h"
 
 #define VERIFIED_MAX	32
 
-/* The records as an array; an absent or unreadable file is none. */
-json_t *
-verified_load(const char *state_dir)
+/*
+ * The records as an array, and whether the file was whole: absent is an
+ * empty list, one that does not read as a list is none (*whole false).
+ */
+static json_t *
+verified_read(const char *state_dir, bool *whole)
 {
 	char	 path[PATH_MAX];
 	json_t	*all = NULL;
 
-	if (mc_fmt(path, sizeof path, "%s/verified.json", state_dir) == 0)
-		all = json_load_file(path, 0, NULL);
+	*whole = mc_fmt(path, sizeof path, "%s/verified.json", state_dir) ==
+	    0;
+	if (*whole && (all = json_load_file(path, 0, NULL)) == NULL &&
+	    access(path, F_OK) == 0)
+		*whole = false;
 	if (json_is_array(all))
 		return all;
+	if (all != NULL)
+		*whole = false;
 	json_decref(all);
 	return json_array();
+}
+
+/* The records as an array; an absent or unreadable file is none. */
+json_t *
+verified_load(const char *state_dir)
+{
+	bool	whole;
+
+	return verified_read(state_dir, &whole);
 }
 
 static bool
@@ -65,17 +83,27 @@ verified_oldest(json_t *all)
 
 /*
  * Keep record (profile, program_sha256, model_sha256, date, verdict,
- * ...), replacing the one of the same three.  0, or -1 and why.
+ * ...), replacing the one of the same three, written durably (a crash
+ * leaves the old list or the new).  A file that does not read as the list
+ * is left as it is, its holds with it.  0, or -1 and why.
  */
 int
 verified_remember(const char *state_dir, json_t *record, char *why,
     size_t whylen)
 {
-	char	 path[PATH_MAX], tmp[PATH_MAX + 32];
-	json_t	*all = verified_load(state_dir), *r;
+	char	 path[PATH_MAX], *text = NULL;
+	bool	 whole;
+	json_t	*all = verified_read(state_dir, &whole), *r;
 	size_t	 i;
 	int	 rc = -1;
 
+	if (!whole) {
+		snprintf(why, whylen, "%s/verified.json is not a list of "
+		    "verify's verdicts: left as it is (move it away to start "
+		    "a new one)", state_dir);
+		json_decref(all);
+		return -1;
+	}
 	json_array_foreach(all, i, r)
 		if (verified_same(r, record, "profile") &&
 		    verified_same(r, record, "program_sha256") &&
@@ -86,16 +114,14 @@ verified_remember(const char *state_dir, json_t *record, char *why,
 	while (json_array_size(all) >= VERIFIED_MAX)
 		json_array_remove(all, verified_oldest(all));
 	json_array_append(all, record);
-	if (mc_fmt(path, sizeof path, "%s/verified.json", state_dir) == -1 ||
-	    mc_fmt(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid()) ==
-	    -1)
+	if (mc_fmt(path, sizeof path, "%s/verified.json", state_dir) == -1)
 		snprintf(why, whylen, "%s: the path is too long", state_dir);
-	else if (json_dump_file(all, tmp, JSON_COMPACT) == -1 ||
-	    rename(tmp, path) == -1) {
-		snprintf(why, whylen, "cannot write %s", path);
-		unlink(tmp);
-	} else
-		rc = 0;
+	else if ((text = json_dumps(all, JSON_COMPACT)) == NULL)
+		snprintf(why, whylen, "out of memory");
+	else
+		rc = mc_write_atomic(path, text, strlen(text), 0600, why,
+		    whylen);
+	free(text);
 	json_decref(all);
 	return rc;
 }

@@ -991,6 +991,18 @@ verify_status(const char *name, const char *key, char *buf, size_t len)
 	return buf;
 }
 
+/* A job's profile, as status gives it, or "". */
+static const char *
+verify_profile(const char *name, char *buf, size_t len)
+{
+	json_t	*job = job_status(name);
+
+	snprintf(buf, len, "%s", json_string_value(json_object_get(job,
+	    "profile")) ?: "");
+	json_decref(job);
+	return buf;
+}
+
 /* The "passed_over" of a job's "auto" map, or "". */
 static const char *
 verify_status_auto(const char *name, char *buf, size_t len)
@@ -1079,6 +1091,7 @@ test_profile_auto(void **state)
 	const char		*table[] = { "status", NULL };
 	struct child_result	*r;
 	char			 buf[512];
+	double			 start;
 	long			 pid;
 	int			 code;
 
@@ -1101,6 +1114,14 @@ test_profile_auto(void **state)
 	assert_int_equal(code, 0);
 	assert_non_null(strstr(r->err, "profile auto: apple7 (passed over: "
 	    "profile apple9"));
+	/* apple9 verified again, and passing: the job climbs back. */
+	run_ctl(&code, NULL, verify);
+	assert_int_equal(code, 0);
+	for (start = now_s(); strcmp(verify_profile("auto", buf, sizeof buf),
+	    "apple9") != 0; sleep_ms(50))
+		assert_true(now_s() - start < 10 * time_scale());
+	pid = wait_state("auto", "unlocked", pid, 10.0);
+	assert_true(environ_has(pid, "METALCAP_APPLE_FAMILY_MAX=1009"));
 	/* Nothing passes (a daemon started on a failing device): stock. */
 	set_device("MTLSIM_FAIL=simdgroup_matrix:wrong");
 	kill_daemon(SIGTERM);
@@ -1108,7 +1129,7 @@ test_profile_auto(void **state)
 	put_job("none", "<key>Profile</key><string>auto</string>");
 	wait_state("none", "stock", 0, 20.0);
 	assert_field_has("none", "reason", "profile auto: no shipped profile "
-	    "passes the probe");
+	    "may run on this guest");
 }
 
 /* What verify refuses before running anything. */

@@ -409,9 +409,9 @@ ppl_print_stats(struct ppl_stats *s)
 				*kln[] = { "10.0%", " 5.0%", " 1.0%", " 0.1%" };
 	static const double	dq[] = { .999, .99, .95, .90, .75, .5, .25,
 				    .10, .05, .01, .001 };
-	static const char	*dqn[] = { "99.9%  ", "99.0%  ", "95.0%  ",
-				    "90.0%  ", "75.0%  ", "Median ", "25.0%  ",
-				    "10.0%  ", " 5.0%  ", " 1.0%  ", " 0.1%  " };
+	static const char	*dqn[] = { "99.9%   ", "99.0%   ", "95.0%   ",
+				    "90.0%   ", "75.0%   ", "Median  ", "25.0%   ",
+				    "10.0%   ", " 5.0%   ", " 1.0%   ", " 0.1%   " };
 	double			 q = exp(ppl_mean(&s->nll_q)),
 				 b = exp(ppl_mean(&s->nll_base));
 	long			 i;
@@ -518,6 +518,16 @@ ppl_kld(const struct ppl_opts *o, uint64_t model, const struct ppl_path *p)
 		fclose(f);
 		return;
 	}
+	/*
+	 * llama.cpp only logs this (L1733) and reads on with the file's
+	 * stride; the simulator, whose records are its own size, stops.
+	 */
+	if (n_vocab != SIM_VOCAB) {
+		LOG("kl_divergence: inconsistent vocabulary (%d vs %d)\n",
+		    n_vocab, SIM_VOCAB);
+		fclose(f);
+		return;
+	}
 	tokens = calloc((size_t)n_chunk * (size_t)n_ctx, sizeof *tokens);
 	if (fread(tokens, sizeof *tokens, (size_t)n_chunk * (size_t)n_ctx, f) !=
 	    (size_t)n_chunk * (size_t)n_ctx) {
@@ -525,6 +535,12 @@ ppl_kld(const struct ppl_opts *o, uint64_t model, const struct ppl_path *p)
 		    o->base);
 		goto out;
 	}
+	for (c = 0; c < (long)n_chunk * n_ctx; c++)
+		if (tokens[c] < 0 || tokens[c] >= SIM_VOCAB) {
+			LOG("kl_divergence: failed reading evaluation tokens "
+			    "from %s\n", o->base);
+			goto out;
+		}
 	first = n_ctx / 2;
 	per = n_ctx - 1 - first;
 	s.klds = calloc((size_t)(n_chunk * per), sizeof *s.klds);

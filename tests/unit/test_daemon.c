@@ -833,7 +833,7 @@ remember(const char *dir, const char *profile, const char *model,
 static void
 test_verified_records(void **state)
 {
-	char	 dir[] = "/tmp/mc-verified.XXXXXX", path[64];
+	char	 dir[] = "/tmp/mc-verified.XXXXXX", path[64], why[256];
 	json_t	*all;
 	FILE	*f;
 	long	 i;
@@ -879,6 +879,15 @@ test_verified_records(void **state)
 	all = verified_load(dir);
 	assert_int_equal(json_array_size(all), 0);
 	json_decref(all);
+	/* ... and is never written over: its holds may be in it. */
+	all = json_pack("{s:s}", "profile", "apple9");
+	assert_int_equal(verified_remember(dir, all, why, sizeof why), -1);
+	assert_non_null(strstr(why, "left as it is"));
+	json_decref(all);
+	assert_non_null(f = fopen(path, "r"));
+	assert_non_null(fgets(why, sizeof why, f));
+	fclose(f);
+	assert_string_equal(why, "{\"not\": \"an array\"}");
 	unlink(path);
 	rmdir(dir);
 }
