@@ -250,6 +250,25 @@ gate_invalidate(struct mcd *d, const char *profile)
 		gate_run(d, p);
 }
 
+/*
+ * Probe a profile afresh, or for auto every shipped one: a job that fell
+ * past them may climb back when one passes now (driver_auto).
+ */
+void
+gate_probe_afresh(struct mcd *d, const char *profile)
+{
+	size_t	i;
+
+	if (strcmp(profile, PROFILE_AUTO) != 0) {
+		gate_invalidate(d, profile);
+		return;
+	}
+	for (i = 0; i < d->profiles.count; i++)
+		if (d->profiles.list[i].builtin &&
+		    d->profiles.list[i].family_max != 0)
+			gate_invalidate(d, d->profiles.list[i].name);
+}
+
 /* Run a fresh probe of p and call fn with its verdict. */
 void
 gate_wait(struct mcd *d, const struct profile *p, gate_done_fn fn, void *arg)

@@ -61,6 +61,7 @@ const struct gate_entry *gate_verdict(struct mcd *, const struct profile *);
 const struct gate_entry *gate_peek(struct mcd *, const struct profile *);
 bool	gate_failed_last(struct mcd *, const struct profile *);
 void	gate_invalidate(struct mcd *, const char *profile);
+void	gate_probe_afresh(struct mcd *, const char *profile);
 void	gate_wait(struct mcd *, const struct profile *, gate_done_fn,
 	    void *arg);
 
@@ -459,6 +460,7 @@ void	rpc_observe(struct mcd *, const struct job *, const char *what);
 void	rpc_pack_kv(msgpack_packer *, const char *key, const char *value);
 void	rpc_pack_job(msgpack_packer *, const struct job *);
 void	rpc_pack_json(msgpack_packer *, struct json_t *);
+void	rpc_pack_profiles(msgpack_packer *, const struct profile_set *);
 void	rpc_pack_managed(msgpack_packer *, const struct managed *);
 void	rpc_event_change(struct mcd *, const struct job *, const char *type,
 	    const char *request);

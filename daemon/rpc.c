@@ -348,25 +348,6 @@ rpc_verified_ok(struct rpc_call *call, const char *profile)
 	return false;
 }
 
-/*
- * Probe a profile afresh, or for auto every shipped one: a job that fell
- * past them may climb back when one passes now (driver_auto).
- */
-static void
-rpc_probe_afresh(struct mcd *d, const char *profile)
-{
-	size_t	i;
-
-	if (strcmp(profile, PROFILE_AUTO) != 0) {
-		gate_invalidate(d, profile);
-		return;
-	}
-	for (i = 0; i < d->profiles.count; i++)
-		if (d->profiles.list[i].builtin &&
-		    d->profiles.list[i].family_max != 0)
-			gate_invalidate(d, d->profiles.list[i].name);
-}
-
 /* A profile name that exists and loaded cleanly, or an error reply. */
 static bool
 rpc_profile_ok(struct rpc_call *call, const msgpack_object *o, char *name,
@@ -494,7 +475,7 @@ rpc_enable(struct rpc_call *call)
 	}
 	o->unlocked = 1;
 	snprintf(o->profile, sizeof o->profile, "%s", profile);
-	rpc_probe_afresh(call->conn->daemon, profile);
+	gate_probe_afresh(call->conn->daemon, profile);
 	rpc_commit(call, j, LC_EV_ENABLE);
 }
 
@@ -522,37 +503,15 @@ rpc_profile_set(struct rpc_call *call)
 		return;
 	o = rpc_override(call, j);
 	snprintf(o->profile, sizeof o->profile, "%s", profile);
-	rpc_probe_afresh(call->conn->daemon, profile);
+	gate_probe_afresh(call->conn->daemon, profile);
 	rpc_commit(call, j, LC_EV_PROFILE);
 }
 
 static void
 rpc_profile_list(struct rpc_call *call)
 {
-	const struct profile_set	*set = &call->conn->daemon->profiles;
-	size_t				 i;
-
 	rpc_ok(call);
-	msgpack_pack_array(&call->pk, (uint32_t)set->count);
-	for (i = 0; i < set->count; i++) {
-		const struct profile *p = &set->list[i];
-
-		msgpack_pack_map(&call->pk, 7);
-		rpc_pack_kv(&call->pk, "name", p->name);
-		mc_rpc_pack_str(&call->pk, "apple_family_max");
-		msgpack_pack_uint64(&call->pk, p->family_max);
-		mc_rpc_pack_str(&call->pk, "threadgroup_memory");
-		msgpack_pack_uint64(&call->pk, p->threadgroup_memory);
-		mc_rpc_pack_str(&call->pk, "working_set");
-		msgpack_pack_uint64(&call->pk, p->working_set);
-		rpc_pack_kv(&call->pk, "description", p->description);
-		mc_rpc_pack_str(&call->pk, "builtin");
-		if (p->builtin)
-			msgpack_pack_true(&call->pk);
-		else
-			msgpack_pack_false(&call->pk);
-		rpc_pack_kv(&call->pk, "error", p->error);
-	}
+	rpc_pack_profiles(&call->pk, &call->conn->daemon->profiles);
 }
 
 static void

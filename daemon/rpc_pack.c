@@ -186,6 +186,34 @@ rpc_observe(struct mcd *d, const struct job *j, const char *what)
 		rpc_event_change(d, j, what, NULL);
 }
 
+/* Every profile, its values, whether shipped, and its error (profiles). */
+void
+rpc_pack_profiles(msgpack_packer *pk, const struct profile_set *set)
+{
+	const struct profile	*p;
+	size_t			 i;
+
+	msgpack_pack_array(pk, (uint32_t)set->count);
+	for (i = 0; i < set->count; i++) {
+		p = &set->list[i];
+		msgpack_pack_map(pk, 7);
+		rpc_pack_kv(pk, "name", p->name);
+		mc_rpc_pack_str(pk, "apple_family_max");
+		msgpack_pack_uint64(pk, p->family_max);
+		mc_rpc_pack_str(pk, "threadgroup_memory");
+		msgpack_pack_uint64(pk, p->threadgroup_memory);
+		mc_rpc_pack_str(pk, "working_set");
+		msgpack_pack_uint64(pk, p->working_set);
+		rpc_pack_kv(pk, "description", p->description);
+		mc_rpc_pack_str(pk, "builtin");
+		if (p->builtin)
+			msgpack_pack_true(pk);
+		else
+			msgpack_pack_false(pk);
+		rpc_pack_kv(pk, "error", p->error);
+	}
+}
+
 /* jansson value -> msgpack, for the probe's report. */
 void
 rpc_pack_json(msgpack_packer *pk, json_t *v)
