@@ -663,10 +663,11 @@ driver_emit(struct mcd *d, const struct mcd_event *event)
 	default:
 		break;
 	}
-	if (ev.job == NULL)
-		driver_auto(d);
-	if (ev.job == NULL)
-		driver_each(d, &ev, driver_verdict_for);
-	else
+	if (ev.job != NULL) {
 		driver_step(d, ev.job, &ev, NULL, 0);
+		return;
+	}
+	/* A verdict: auto's choices first, then the jobs on the profile. */
+	driver_auto(d);
+	driver_each(d, &ev, driver_verdict_for);
 }
