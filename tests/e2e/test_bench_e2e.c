@@ -485,28 +485,12 @@ test_bench_evidence(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
-/*
- * Text from files in the evidence: a model type stays one results.csv
- * field (RFC 4180 quoting of its comma and quotes) and one that starts
- * like a formula is made text, as Python's csv reads it back; a model
- * path with a newline and a quote stays on metadata.md's Command line,
- * in bash's $'...', and bash reads the path back from it.
- */
+/* bench's results.csv and metadata.md's Command line, read back. */
 static void
-test_bench_evidence_quoting(void **state)
+bench_read_back(const char *out, const char *odd)
 {
-	char			 cmd[4096], script[160], odd[160];
-	const char		*args[] = { "bench", "--samples", "1", "--out",
-	    evidence, "--", BENCH_SIM, "-m", odd, "-p", "32", "-n", "8",
-	    "-r", "2", NULL };
-	int			 code;
+	char	cmd[4096], script[160];
 
-	(void)state;
-	snprintf(odd, sizeof odd, "%s/tiny\nmodel's.gguf", home);
-	write_file(odd, "w", "GGUF\ngeneral.type==HYPERLINK(\"x\"),1B\n"
-	    "general.size=667815936\ngeneral.params=1100048384\n");
-	run_ctl(&code, NULL, args);
-	assert_int_equal(code, 0);
 	snprintf(script, sizeof script, "%s/check.py", home);
 	write_file(script, "w", "import csv, os, re, subprocess, sys\n"
 	    "rows = list(csv.DictReader(open(sys.argv[1] + '/results.csv', "
@@ -521,11 +505,45 @@ test_bench_evidence_quoting(void **state)
 	    "\"%s\\\\0\" \"${a[@]}\"', '_', line], check=True, "
 	    "capture_output=True).stdout.split(b'\\0')\n"
 	    "assert os.environ['ODD'].encode() in got, (line, got)\n");
-	snprintf(cmd, sizeof cmd, "python3 %s %s", script, evidence);
+	snprintf(cmd, sizeof cmd, "python3 %s %s", script, out);
 	assert_int_equal(setenv("ODD", odd, 1), 0);
 	assert_int_equal(system(cmd), 0);
 	unsetenv("ODD");
 }
+
+/*
+ * Text from files in the evidence: a model type stays one results.csv
+ * field (RFC 4180 quoting of its comma and quotes) and one that starts
+ * like a formula is made text, as Python's csv reads it back; a model
+ * path with a newline and a quote stays on metadata.md's Command line,
+ * in bash's $'...', and bash reads the path back from it.
+ */
+static void
+test_bench_evidence_quoting(void **state)
+{
+	/* A control character (in $'...'), then a space and a quote ('...'). */
+	static const char *const names[] = { "tiny\nmodel's.gguf",
+	    "tiny model's.gguf" };
+	char			 odd[160], out[160];
+	const char		*args[] = { "bench", "--samples", "1", "--out",
+	    out, "--", BENCH_SIM, "-m", odd, "-p", "32", "-n", "8",
+	    "-r", "2", NULL };
+	int			 code;
+	size_t			 i;
+
+	(void)state;
+	for (i = 0; i < sizeof names / sizeof names[0]; i++) {
+		snprintf(odd, sizeof odd, "%s/%s", home, names[i]);
+		snprintf(out, sizeof out, "%s-%zu", evidence, i);
+		write_file(odd, "w", "GGUF\ngeneral.type==HYPERLINK(\"x\"),"
+		    "1B\ngeneral.size=667815936\ngeneral.params="
+		    "1100048384\n");
+		run_ctl(&code, NULL, args);
+		assert_int_equal(code, 0);
+		bench_read_back(out, odd);
+	}
+}
+
 
 /* --json without --out: the numbers for scripts, no folder left behind. */
 static void

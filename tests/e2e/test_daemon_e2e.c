@@ -35,10 +35,12 @@
 static void
 test_drop_registers_unlocked(void **state)
 {
-	char	agent[256];
-	json_t	*j, *values;
-	long	pid;
-	double	start;
+	char		agent[256];
+	json_t		*j, *values;
+	long		pid;
+	double		start;
+	struct stat	sb;
+	mode_t		mask;
 
 	(void)state;
 	put_job("llama", "");
@@ -71,9 +73,21 @@ test_drop_registers_unlocked(void **state)
 	    "AppleParavirtDevice");
 	json_decref(j);
 	assert_true(environ_has(pid, "METALCAP_APPLE_FAMILY_MAX=1009"));
+	/*
+	 * The agent and the record of what launchd was given: each readable
+	 * by all and written by the user alone (launchd refuses an agent
+	 * others may write), as the umask leaves them.
+	 */
+	mask = umask(0);
+	umask(mask);
 	snprintf(agent, sizeof agent, "%s/agents/org.metalcap.job.llama.plist",
 	    home);
-	assert_int_equal(access(agent, F_OK), 0);
+	assert_int_equal(stat(agent, &sb), 0);
+	assert_int_equal(sb.st_mode & 0777, 0644 & ~mask);
+	snprintf(agent, sizeof agent, "%s/state/loaded/org.metalcap.job.llama",
+	    home);
+	assert_int_equal(stat(agent, &sb), 0);
+	assert_int_equal(sb.st_mode & 0777, 0644 & ~mask);
 }
 
 static void

@@ -511,6 +511,7 @@ test_render(void **state)
 	plist_t			 tmpl, agent, env, node;
 	plist_dict_iter		 it = NULL;
 	char			*s, *key, why[128];
+	uint64_t		 files = 0;
 
 	(void)state;
 	snprintf(paths.shim, sizeof paths.shim, "/opt/mc/lib/libmetalcap.dylib");
@@ -586,6 +587,26 @@ test_render(void **state)
 	assert_string_equal(s, "Interactive");
 	free(s);
 	plist_free(agent);
+	jobfile_free(spec);
+
+	/*
+	 * NumberOfFiles into a template without SoftResourceLimits, then into
+	 * one whose SoftResourceLimits is no dictionary: made, or replaced.
+	 */
+	in.spec = spec = load_expect(job_xml("files.plist", "<key>"
+	    "NumberOfFiles</key><integer>4096</integer>"), NULL, NULL);
+	for (int k = 0; k < 2; k++) {
+		agent = render_agent(tmpl, &in);
+		node = plist_dict_get_item(plist_dict_get_item(agent,
+		    "SoftResourceLimits"), "NumberOfFiles");
+		assert_non_null(node);
+		assert_int_equal(plist_get_node_type(node), PLIST_UINT);
+		plist_get_uint_val(node, &files);
+		assert_int_equal(files, 4096);
+		plist_free(agent);
+		plist_dict_set_item(tmpl, "SoftResourceLimits",
+		    plist_new_string("many"));
+	}
 	plist_free(tmpl);
 	jobfile_free(spec);
 }
