@@ -254,10 +254,12 @@ test_job_protected_paths(void **state)
 	char		 body[2048];
 
 	(void)state;
+	/* Look-alikes: a folder named Downloadsx, a top folder /Usersx. */
 	snprintf(body, sizeof body, "<plist version=\"1.0\"><dict><key>"
 	    "ProgramArguments</key><array><string>" PROGRAM "</string><string>"
 	    "-m</string><string>/Users/u/Downloads/m.gguf</string><string>"
-	    "/Users/u/Downloadsx/m.gguf</string></array><key>WorkingDirectory"
+	    "/Users/u/Downloadsx/m.gguf</string><string>/Usersx/Downloads/"
+	    "m.gguf</string></array><key>WorkingDirectory"
 	    "</key><string>/Volumes/ext</string><key>StandardOutPath</key>"
 	    "<string>/Users/u/Library/Mobile Documents/o.log</string><key>"
 	    "StandardErrorPath</key><string>/Users/u/e.log</string></dict>"
