@@ -114,6 +114,40 @@ test_removal_bootout_refused(void **state)
 	wait_all_gone("llama", pid);
 }
 
+/*
+ * A removed job whose domain launchd says is gone (bootout 112: no such
+ * domain, so nothing of it is loaded there) is forgotten, its agent and
+ * record with it.  Kills: 112 taken for a refused bootout, which would
+ * keep the job in error for ever.
+ */
+static void
+test_removal_domain_gone(void **state)
+{
+	char		 path[256], cmd[512];
+	json_t		*j = NULL;
+	double		 start;
+
+	(void)state;
+	restart_with_launchctl_fault("");
+	snprintf(path, sizeof path, "%s/lc.fault", home);
+	put_job("llama", "");
+	wait_state("llama", "unlocked", 0, 5.0);
+	write_file(path, "w", "bootout 112\n");
+	remove_job_file("llama");
+	for (start = now_s(); (j = job_status("llama")) != NULL;
+	    sleep_ms(25)) {
+		json_decref(j);
+		assert_true(now_s() - start < 5 * time_scale());
+	}
+	assert_false(home_has("agents/" LABEL "%s.plist", "llama"));
+	assert_false(home_has("state/loaded/" LABEL "%s", "llama"));
+	/* The simulator still runs what the fault said was gone. */
+	write_file(path, "w", "");
+	snprintf(cmd, sizeof cmd, "%s %s bootout gui/%ld/" LABEL "llama",
+	    simvar, SIM, (long)getuid());
+	assert_int_equal(system(cmd), 0);
+}
+
 /* A file removed while metalcapd was down: its job goes at the next start. */
 static void
 test_removed_while_down(void **state)
@@ -192,6 +226,8 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_removal_bootout_refused,
 		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_removal_domain_gone, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_removed_while_down, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_override_goes_with_job,
