@@ -277,9 +277,10 @@ TEST_DEFS	:= -DMC_TEST_BUILD='"$(abspath $(O))"' \
 FIXTURES	?= tests/fixtures/real-logs
 
 $(O)/tests/test_shim_config: tests/unit/test_shim_config.c \
-    shim/shim_config.c shim/shim_env.c shim/*.h | need-deps $(O)/tests
-	$(CC) $(CFLAGS_C) -Ishim $< shim/shim_config.c shim/shim_env.c -o $@ \
-	    -lcmocka $(LDFLAGS_SAN)
+    shim/shim_config.c shim/shim_env.c shim/shim_report.c shim/*.h VERSION \
+    | need-deps $(O)/tests
+	$(CC) $(CFLAGS_C) -Ishim $< shim/shim_config.c shim/shim_env.c \
+	    shim/shim_report.c -o $@ -lcmocka $(LDFLAGS_SAN)
 
 $(O)/tests/test_shim_inject: tests/inject/test_shim_inject.c \
     tests/support/child.c tests/support/child.h $(SHIM_LIB) $(SIM_TOOLS) \

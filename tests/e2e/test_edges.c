@@ -712,6 +712,34 @@ test_spawn_failure_named(void **state)
 }
 
 /*
+ * A stock job that ends on its own and that launchd does not restart
+ * (KeepAlive false) is seen gone: the daemon follows each pid it learns,
+ * so status stops naming a process that is no more, and says how it
+ * ended.  Kills: a started pid left unwatched, known again only when
+ * something else happens to the job, which for this one is never (a stock
+ * job has no shim report to wait for).
+ */
+static void
+test_exit_seen_without_restart(void **state)
+{
+	json_t	*j = NULL;
+	double	 start;
+
+	(void)state;
+	put_job("once", "<key>ProgramArguments</key><array><string>"
+	    FAKE_LLAMA "</string><string>--exit-after</string><string>300"
+	    "</string><string>0</string></array><key>KeepAlive</key><false/>"
+	    "<key>Unlocked</key><false/>");
+	wait_state("once", "stock", 0, 10.0);
+	for (start = now_s(); pid_of(j = job_status("once")) != 0 ||
+	    strcmp(str_of(j, "last_exit"), "0") != 0; sleep_ms(50)) {
+		json_decref(j);
+		assert_true(now_s() - start < 10 * time_scale());
+	}
+	json_decref(j);
+}
+
+/*
  * A KeepAlive dictionary starts a job at load with SuccessfulExit in it
  * (launchd.plist(5)), and with a PathState only while its path stands as
  * wanted (launchd's job_import ends in job_dispatch, which checks it).
@@ -1210,6 +1238,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_crash_loop_exact_count,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_crash_loop_while_down,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exit_seen_without_restart,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restarts_are_not_crashes,
 		    setup, teardown),

@@ -14,6 +14,7 @@
 
 #include "shim_config.h"
 #include "shim_env.h"
+#include "shim_report.h"
 
 #define FAMILY	"METALCAP_APPLE_FAMILY_MAX"
 #define ALIAS	"LUME_METAL_APPLE_FAMILY_MAX"
@@ -333,6 +334,33 @@ test_env_without_self(void **state)
 	assert_string_equal(kept, "/lib/x.so:/y.so");
 }
 
+/*
+ * A report line longer than its buffer is cut and stays one line: its
+ * last byte is the newline, so the next process's line starts on its own
+ * (the daemon reads the file a line at a time).  Kills: a cut line whose
+ * newline is left out of what is written.
+ */
+static void
+test_report_cut_stays_a_line(void **state)
+{
+	char			reason[600], line[128];
+	struct shim_report	r = { .state = "stock", .reason = reason };
+	size_t			n;
+
+	(void)state;
+	memset(reason, 'x', sizeof reason - 1);
+	reason[sizeof reason - 1] = '\0';
+	n = shim_report_format(&r, 4242, line, sizeof line);
+	assert_int_equal(n, sizeof line - 1);
+	assert_int_equal(line[n - 1], '\n');
+	assert_null(memchr(line, '\n', n - 1));
+	assert_memory_equal(line, "metalcap pid=4242 ", 18);
+	r.reason = "short";
+	n = shim_report_format(&r, 4242, line, sizeof line);
+	assert_int_equal(line[n - 1], '\n');
+	assert_int_equal(n, strlen(line));
+}
+
 int
 main(void)
 {
@@ -347,6 +375,7 @@ main(void)
 		cmocka_unit_test(test_inherit),
 		cmocka_unit_test(test_long_value_is_shortened),
 		cmocka_unit_test(test_env_without_self),
+		cmocka_unit_test(test_report_cut_stays_a_line),
 	};
 
 	return cmocka_run_group_tests_name("shim_config", tests, NULL, NULL);
