@@ -616,7 +616,9 @@ driver_auto(struct mcd *d)
 	struct job		**snap;
 	size_t			 i, n = d->njobs;
 
-	snap = malloc((n ? n : 1) * sizeof *snap);
+	if (n == 0)
+		return;		/* d->jobs may be NULL: no memcpy from it */
+	snap = malloc(n * sizeof *snap);
 	memcpy(snap, d->jobs, n * sizeof *snap);
 	for (i = 0; i < n; i++) {
 		if (!snap[i]->auto_profile)
