@@ -253,12 +253,13 @@ ctl_probe_direct(struct ctl *c, struct ctl_unlock *u)
 	ctl_tmp_name(err, sizeof err, "probe");
 	efd = -1;
 	if ((ofd = mkstemp(out)) == -1 || (efd = mkstemp(err)) == -1) {
+		/* Named, so that a TMPDIR that cannot be written is found. */
+		mc_fmt(u->why, sizeof u->why, "the probe's temporary file %s: "
+		    "%s", ofd == -1 ? out : err, strerror(errno));
 		if (ofd != -1) {
 			unlink(out);
 			close(ofd);
 		}
-		snprintf(u->why, sizeof u->why, "a temporary file: %s",
-		    strerror(errno));
 		return -1;
 	}
 	unlink(out);

@@ -32,7 +32,7 @@
 #define PPL_SIM		BUILD "/tests/llama-perplexity-sim"
 #define CHECK_EVIDENCE	MC_TEST_SOURCE "/tests/e2e/check-evidence.py"
 
-static char	model[128], tmpvar[96], evidence[128], text[128];
+static char	model[128], tmpvar[192], evidence[128], text[128];
 static const char *extra_env[4];
 
 /* The model file and the environment of this home's runs. */
@@ -324,6 +324,31 @@ test_exec_refuses_failed_probe(void **state)
 	assert_int_equal(code, 125);
 	assert_non_null(strstr(r->err, "did not pass the probe"));
 	assert_non_null(strstr(r->err, "simdgroup_matrix"));
+	assert_null(strstr(r->err, "ggml_metal_device_init"));
+}
+
+/*
+ * A temporary folder that cannot take the probe's output (TMPDIR a file):
+ * exec refuses before running anything, naming where it could not write.
+ * Kills: a failed mkstemp taken for a file to write the probe's output to.
+ */
+static void
+test_exec_tmpdir_unwritable(void **state)
+{
+	const char		*args[] = { "exec", "--", FAKE_LLAMA, "--once",
+	    NULL };
+	char			 bad[160];
+	struct child_result	*r;
+	int			 code;
+
+	(void)state;
+	snprintf(bad, sizeof bad, "%s/not-a-folder", home);
+	write_file(bad, "w", "a file\n");
+	snprintf(tmpvar, sizeof tmpvar, "TMPDIR=%s", bad);
+	r = run_ctl(&code, NULL, args);
+	snprintf(tmpvar, sizeof tmpvar, "TMPDIR=%s", home);
+	assert_int_equal(code, 125);
+	assert_non_null(strstr(r->err, bad));
 	assert_null(strstr(r->err, "ggml_metal_device_init"));
 }
 
@@ -1186,6 +1211,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_exec_status,
 		    setup_alone, teardown_alone),
 		cmocka_unit_test_setup_teardown(test_exec_as_a_child,
+		    setup_alone, teardown_alone),
+		cmocka_unit_test_setup_teardown(test_exec_tmpdir_unwritable,
 		    setup_alone, teardown_alone),
 		cmocka_unit_test_setup_teardown(test_exec_refuses_failed_probe,
 		    setup_alone, teardown_alone),
