@@ -138,6 +138,13 @@ test_not_llama_bench(void **state)
 	assert_int_equal(mc_bench_parse("[{\"n_prompt\": 512}]", &run, why,
 	    sizeof why), -1);
 	assert_non_null(strstr(why, "test 0: no \"model_type\""));
+	/* A test without samples (an older llama-bench, another output):
+	 * refused, named, not taken as a run of no tests. */
+	assert_int_equal(mc_bench_parse("[{\"model_type\": \"m\", "
+	    "\"model_size\": 1, \"model_n_params\": 1, \"build_commit\": "
+	    "\"b\", \"n_threads\": 4, \"n_prompt\": 512, \"n_gen\": 0}]",
+	    &run, why, sizeof why), -1);
+	assert_non_null(strstr(why, "no \"samples_ts\""));
 }
 
 /* One test object: a model name, threads, the tests' samples. */
