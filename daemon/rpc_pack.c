@@ -77,6 +77,18 @@ rpc_pack_shim(msgpack_packer *pk, const struct job *j)
 	rpc_pack_kv(pk, "reason", strcmp(s->reason, "-") ? s->reason : NULL);
 }
 
+/* A profile's three values, as three pairs of the map being packed. */
+static void
+rpc_pack_values(msgpack_packer *pk, const struct profile *p)
+{
+	mc_rpc_pack_str(pk, "apple_family_max");
+	msgpack_pack_uint64(pk, p->family_max);
+	mc_rpc_pack_str(pk, "threadgroup_memory");
+	msgpack_pack_uint64(pk, p->threadgroup_memory);
+	mc_rpc_pack_str(pk, "working_set");
+	msgpack_pack_uint64(pk, p->working_set);
+}
+
 /* One job's status map (DESIGN §6.6). */
 void
 rpc_pack_job(msgpack_packer *pk, const struct job *j)
@@ -150,12 +162,7 @@ rpc_pack_job(msgpack_packer *pk, const struct job *j)
 		return;
 	}
 	msgpack_pack_map(pk, 3);
-	mc_rpc_pack_str(pk, "apple_family_max");
-	msgpack_pack_uint64(pk, p->family_max);
-	mc_rpc_pack_str(pk, "threadgroup_memory");
-	msgpack_pack_uint64(pk, p->threadgroup_memory);
-	mc_rpc_pack_str(pk, "working_set");
-	msgpack_pack_uint64(pk, p->working_set);
+	rpc_pack_values(pk, p);
 }
 
 /* Tell subscribers: {type, job, request} (request: the change's method). */
@@ -198,12 +205,7 @@ rpc_pack_profiles(msgpack_packer *pk, const struct profile_set *set)
 		p = &set->list[i];
 		msgpack_pack_map(pk, 7);
 		rpc_pack_kv(pk, "name", p->name);
-		mc_rpc_pack_str(pk, "apple_family_max");
-		msgpack_pack_uint64(pk, p->family_max);
-		mc_rpc_pack_str(pk, "threadgroup_memory");
-		msgpack_pack_uint64(pk, p->threadgroup_memory);
-		mc_rpc_pack_str(pk, "working_set");
-		msgpack_pack_uint64(pk, p->working_set);
+		rpc_pack_values(pk, p);
 		rpc_pack_kv(pk, "description", p->description);
 		mc_rpc_pack_str(pk, "builtin");
 		if (p->builtin)
