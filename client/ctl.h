@@ -162,6 +162,8 @@ struct ctl_bench {
 int	ctl_bench_dir(struct ctl_bench *, const char *out);
 int	ctl_bench_exec(struct ctl *, struct ctl_bench *, char **args,
 	    struct ctl_bench_run *);
+char	*ctl_bench_read(struct ctl_bench *, const struct ctl_bench_run *,
+	    size_t max);
 void	ctl_bench_free(struct ctl_bench *);
 void	ctl_evidence_remove(const struct ctl_bench *);
 int	ctl_evidence_finish(struct ctl *, const struct ctl_bench *,

@@ -203,34 +203,55 @@ ctl_bench_progress(const struct ctl_bench *b, const struct ctl_bench_run *r,
 	fprintf(stderr, " tok/s%s\n", r->unlocked ? " (shim in)" : "");
 }
 
-/* Read a run's JSON and add it to its side; -1 with b->refused set. */
-static int
-ctl_bench_take(struct ctl_bench *b, struct ctl_bench_run *r)
+/*
+ * A run's stdout from the folder, NUL-ended, up to max bytes: one that
+ * fills max is refused (cut, it would read as something else).  NULL
+ * with b->refused set.
+ */
+char *
+ctl_bench_read(struct ctl_bench *b, const struct ctl_bench_run *r,
+    size_t max)
 {
-	struct mc_bench_run	*run = calloc(1, sizeof *run);
-	char			*text = NULL, why[768];
-	size_t			 len;
-	ssize_t			 n;
-	int			 fd, rc = -1;
+	char	*text;
+	ssize_t	 n;
+	int	 fd;
 
 	if ((fd = openat(b->dirfd, r->json, O_RDONLY | O_NOFOLLOW |
 	    O_CLOEXEC)) == -1) {
 		mc_fmt(b->refused, sizeof b->refused, "%s: %s", r->json,
 		    strerror(errno));
-		goto out;
+		return NULL;
 	}
-	text = malloc(CTL_BENCH_JSON_MAX + 1);
-	n = mc_read_upto(fd, text, CTL_BENCH_JSON_MAX);
+	text = malloc(max + 1);
+	n = mc_read_upto(fd, text, max);
 	close(fd);
-	len = n > 0 ? (size_t)n : 0;
-	text[len] = '\0';
-	if (n == -1)
-		mc_fmt(b->refused, sizeof b->refused, "%s: %s", r->json,
-		    strerror(errno));
-	else if (len == CTL_BENCH_JSON_MAX)
-		mc_fmt(b->refused, sizeof b->refused, "%s: over %d bytes",
-		    r->json, CTL_BENCH_JSON_MAX);
-	else if (mc_bench_parse(text, run, why, sizeof why) == -1)
+	if (n == -1 || (size_t)n == max) {
+		if (n == -1)
+			mc_fmt(b->refused, sizeof b->refused, "%s: %s",
+			    r->json, strerror(errno));
+		else
+			mc_fmt(b->refused, sizeof b->refused, "%s: over %zu "
+			    "bytes", r->json, max);
+		free(text);
+		return NULL;
+	}
+	text[n] = '\0';
+	return text;
+}
+
+/* Read a run's JSON and add it to its side; -1 with b->refused set. */
+static int
+ctl_bench_take(struct ctl_bench *b, struct ctl_bench_run *r)
+{
+	struct mc_bench_run	*run = calloc(1, sizeof *run);
+	char			*text, why[768];
+	int			 rc = -1;
+
+	if ((text = ctl_bench_read(b, r, CTL_BENCH_JSON_MAX)) == NULL) {
+		free(run);
+		return -1;
+	}
+	if (mc_bench_parse(text, run, why, sizeof why) == -1)
 		mc_fmt(b->refused, sizeof b->refused, "%s: %s", r->json, why);
 	else if (mc_bench_merge(&b->sides[r->unlocked], run, why,
 	    sizeof why) == -1)
@@ -241,7 +262,6 @@ ctl_bench_take(struct ctl_bench *b, struct ctl_bench_run *r)
 		ctl_bench_progress(b, r, run);
 		rc = 0;
 	}
-out:
 	free(text);
 	free(run);
 	return rc;

@@ -441,22 +441,12 @@ ctl_unlock_probe(struct ctl *c, struct ctl_unlock *u, bool probe_here)
 static int
 ctl_unlock_auto(struct ctl *c, struct ctl_unlock *u, bool probe_here)
 {
-	const struct profile	*p;
 	char			 over[sizeof u->why] = "";
-	uint64_t		 below = UINT64_MAX;
-	size_t			 i, n;
+	size_t			 n;
 
-	for (;;) {
-		for (i = 0, u->profile = NULL; i < u->profiles.count; i++) {
-			p = &u->profiles.list[i];
-			if (p->builtin && p->family_max != 0 &&
-			    p->family_max < below && (u->profile == NULL ||
-			    p->family_max > u->profile->family_max))
-				u->profile = p;
-		}
-		if (u->profile == NULL)
-			break;
-		below = u->profile->family_max;
+	u->profile = NULL;
+	while ((u->profile = profile_next_shipped(&u->profiles,
+	    u->profile)) != NULL) {
 		if (managed_forbids(&u->managed, &u->profiles,
 		    u->profile->name) != NULL)
 			continue;

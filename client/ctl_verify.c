@@ -25,7 +25,6 @@
  * file: no statistics is a failure), 2 usage.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -144,33 +143,6 @@ ctl_verify_args(int argc, char **argv, const char *base, bool compare,
 	return args;
 }
 
-/* A run's stdout, where llama.cpp prints the statistics; NULL on error. */
-static char *
-ctl_verify_output(struct ctl_bench *b, const struct ctl_bench_run *r)
-{
-	char	*text;
-	ssize_t	 n;
-	int	 fd;
-
-	if ((fd = openat(b->dirfd, r->json, O_RDONLY | O_NOFOLLOW |
-	    O_CLOEXEC)) == -1) {
-		mc_fmt(b->refused, sizeof b->refused, "%s: %s", r->json,
-		    strerror(errno));
-		return NULL;
-	}
-	text = malloc(CTL_VERIFY_OUT_MAX + 1);
-	n = mc_read_upto(fd, text, CTL_VERIFY_OUT_MAX);
-	close(fd);
-	if (n == -1 || n == CTL_VERIFY_OUT_MAX) {
-		mc_fmt(b->refused, sizeof b->refused, "%s: %s", r->json,
-		    n == -1 ? strerror(errno) : "too long");
-		free(text);
-		return NULL;
-	}
-	text[n] = '\0';
-	return text;
-}
-
 /*
  * The figures against the limits: the first past its limit is named.  A
  * figure that is not a number (NaN: kernels that wrote NaN) is past any.
@@ -225,7 +197,9 @@ ctl_verify_runs(struct ctl *c, struct ctl_bench *b, int argc, char **argv,
 		    "base logits (%s)", why);
 		return -1;
 	}
-	if ((out = ctl_verify_output(b, &b->runs[1])) == NULL)
+	/* Its stdout, where llama.cpp prints the statistics. */
+	if ((out = ctl_bench_read(b, &b->runs[1], CTL_VERIFY_OUT_MAX)) ==
+	    NULL)
 		return -1;
 	if (mc_kld_parse(out, &v->kld, why, sizeof why) == -1) {
 		mc_fmt(b->refused, sizeof b->refused, "%s: no statistics to "

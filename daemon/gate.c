@@ -257,16 +257,14 @@ gate_invalidate(struct mcd *d, const char *profile)
 void
 gate_probe_afresh(struct mcd *d, const char *profile)
 {
-	size_t	i;
+	const struct profile	*p = NULL;
 
 	if (strcmp(profile, PROFILE_AUTO) != 0) {
 		gate_invalidate(d, profile);
 		return;
 	}
-	for (i = 0; i < d->profiles.count; i++)
-		if (d->profiles.list[i].builtin &&
-		    d->profiles.list[i].family_max != 0)
-			gate_invalidate(d, d->profiles.list[i].name);
+	while ((p = profile_next_shipped(&d->profiles, p)) != NULL)
+		gate_invalidate(d, p->name);
 }
 
 /* Run a fresh probe of p and call fn with its verdict. */

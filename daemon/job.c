@@ -98,23 +98,12 @@ job_desired(struct mcd *d, const struct job *j)
 static const struct profile *
 job_auto_profile(struct mcd *d, struct job *j)
 {
-	const struct profile	*p, *best;
+	const struct profile	*best = NULL;
 	const struct gate_entry	*v;
-	uint64_t		 below = UINT64_MAX;
-	size_t			 i, n;
+	size_t			 n;
 
 	j->auto_note[0] = '\0';
-	for (;;) {
-		for (i = 0, best = NULL; i < d->profiles.count; i++) {
-			p = &d->profiles.list[i];
-			if (p->builtin && p->family_max != 0 &&
-			    p->family_max < below && (best == NULL ||
-			    p->family_max > best->family_max))
-				best = p;
-		}
-		if (best == NULL)
-			return NULL;
-		below = best->family_max;
+	while ((best = profile_next_shipped(&d->profiles, best)) != NULL) {
 		n = strlen(j->auto_note);
 		if (managed_forbids(&d->managed, &d->profiles, best->name)) {
 			mc_fmt(j->auto_note + n, sizeof j->auto_note - n,
@@ -130,6 +119,7 @@ job_auto_profile(struct mcd *d, struct job *j)
 		    "the probe%s%s", n ? "; " : "", best->name, v ? ": " : " "
 		    "(probed again now)", v ? v->reason : "");
 	}
+	return NULL;
 }
 
 /* Resolve overrides and the profile into what the job should run with. */

@@ -98,6 +98,8 @@ void	profile_load_all(struct profile_set *, const char *dir);
 void	profile_free_all(struct profile_set *);
 const struct profile *profile_find(const struct profile_set *,
 	    const char *name);
+const struct profile *profile_next_shipped(const struct profile_set *,
+	    const struct profile *after);
 int	profile_parse(plist_t, const char *file, struct profile *);
 
 #define PROFILE_DEFAULT		"apple9"

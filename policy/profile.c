@@ -174,6 +174,28 @@ profile_free_all(struct profile_set *set)
 	set->count = 0;
 }
 
+/*
+ * Profile auto's order: after `after` (NULL: from the top), the shipped
+ * profile of the next lower family, stock never; NULL past the last.
+ */
+const struct profile *
+profile_next_shipped(const struct profile_set *set,
+    const struct profile *after)
+{
+	const struct profile	*p, *best = NULL;
+	uint64_t		 below = after ? after->family_max : UINT64_MAX;
+	size_t			 i;
+
+	for (i = 0; i < set->count; i++) {
+		p = &set->list[i];
+		if (p->builtin && p->family_max != 0 &&
+		    p->family_max < below && (best == NULL ||
+		    p->family_max > best->family_max))
+			best = p;
+	}
+	return best;
+}
+
 const struct profile *
 profile_find(const struct profile_set *set, const char *name)
 {
