@@ -279,14 +279,9 @@ ctl_doctor_bench(json_t *last)
 static json_t *
 ctl_doctor_last_verified(const struct ctl *c)
 {
-	json_t		*all = verified_load(c->paths.state), *r, *best = NULL;
-	size_t		 i;
+	json_t	*all = verified_load(c->paths.state);
+	json_t	*best = verified_newest(all, NULL);
 
-	json_array_foreach(all, i, r)
-		if (best == NULL || json_integer_value(json_object_get(r,
-		    "date")) >= json_integer_value(json_object_get(best,
-		    "date")))
-			best = r;
 	best = best != NULL ? json_incref(best) : json_null();
 	json_decref(all);
 	return best;

@@ -127,8 +127,8 @@ verified_remember(const char *state_dir, json_t *record, char *why,
 }
 
 /*
- * The newest verdict on profile, whatever the program or model; NULL when
- * it was never verified here.  Borrowed from all.
+ * The newest verdict on profile (NULL: on any), whatever the program or
+ * model; NULL when none was verified here.  Borrowed from all.
  */
 json_t *
 verified_newest(json_t *all, const char *profile)
@@ -140,7 +140,7 @@ verified_newest(json_t *all, const char *profile)
 
 	json_array_foreach(all, i, r) {
 		p = json_string_value(json_object_get(r, "profile"));
-		if (p == NULL || strcmp(p, profile) != 0)
+		if (profile != NULL && (p == NULL || strcmp(p, profile) != 0))
 			continue;
 		if (best == NULL || json_integer_value(json_object_get(r,
 		    "date")) >= when) {
