@@ -1022,38 +1022,20 @@ test_verify_no_statistics(void **state)
 	assert_null(strstr(r->out, "verify: pass"));
 }
 
-/* A field of the "verified" map of a job's status, or "". */
+/*
+ * A string of a job's status: its field key, or with map, the field key
+ * of its map of that name ("verified", "auto"); "" when there is none.
+ */
 static const char *
-verify_status(const char *name, const char *key, char *buf, size_t len)
+status_string(const char *name, const char *map, const char *key, char *buf,
+    size_t len)
 {
-	json_t	*job = job_status(name);
+	json_t	*job = job_status(name), *in = job;
 
-	snprintf(buf, len, "%s", json_string_value(json_object_get(
-	    json_object_get(job, "verified"), key)) ?: "");
-	json_decref(job);
-	return buf;
-}
-
-/* A job's profile, as status gives it, or "". */
-static const char *
-verify_profile(const char *name, char *buf, size_t len)
-{
-	json_t	*job = job_status(name);
-
-	snprintf(buf, len, "%s", json_string_value(json_object_get(job,
-	    "profile")) ?: "");
-	json_decref(job);
-	return buf;
-}
-
-/* The "passed_over" of a job's "auto" map, or "". */
-static const char *
-verify_status_auto(const char *name, char *buf, size_t len)
-{
-	json_t	*job = job_status(name);
-
-	snprintf(buf, len, "%s", json_string_value(json_object_get(
-	    json_object_get(job, "auto"), "passed_over")) ?: "");
+	if (map != NULL)
+		in = json_object_get(job, map);
+	snprintf(buf, len, "%s", json_string_value(json_object_get(in, key)) ?:
+	    "");
 	json_decref(job);
 	return buf;
 }
@@ -1096,10 +1078,10 @@ test_verify_holds_profile_back(void **state)
 	assert_int_equal(code, 1);
 	wait_state("llama", "reverted", pid, 10.0);
 	assert_field_has("llama", "reason", "metalcapctl verify found");
-	assert_string_equal(verify_status("llama", "verdict", buf, sizeof buf),
-	    "fail");
-	assert_string_equal(verify_status("llama", "failed", buf, sizeof buf),
-	    "mean KLD");
+	assert_string_equal(status_string("llama", "verified", "verdict", buf,
+	    sizeof buf), "fail");
+	assert_string_equal(status_string("llama", "verified", "failed", buf,
+	    sizeof buf), "mean KLD");
 	snprintf(cmd, sizeof cmd, "python3 -c 'import json,sys; d=json.load("
 	    "open(sys.argv[1])); j=[j for j in d[\"jobs\"] if j[\"name\"]=="
 	    "\"llama\"][0]; sys.exit(j[\"verified\"][\"verdict\"] != \"fail\")"
@@ -1108,8 +1090,8 @@ test_verify_holds_profile_back(void **state)
 	set_device("");
 	run_ctl(&code, NULL, args);
 	assert_int_equal(code, 0);
-	assert_string_equal(verify_status("llama", "verdict", buf, sizeof buf),
-	    "pass");
+	assert_string_equal(status_string("llama", "verified", "verdict", buf,
+	    sizeof buf), "pass");
 	ctl(&code, "enable", "llama", NULL, NULL);
 	assert_int_equal(code, 0);
 	wait_state("llama", "unlocked", 0, 10.0);
@@ -1148,8 +1130,8 @@ test_profile_auto(void **state)
 	pid = wait_state("auto", "unlocked", 0, 20.0);
 	assert_field_has("auto", "profile", "apple7");
 	assert_true(environ_has(pid, "METALCAP_APPLE_FAMILY_MAX=1007"));
-	assert_non_null(strstr(verify_status_auto("auto", buf, sizeof buf),
-	    "apple9 failed the probe: metalcapctl verify found"));
+	assert_non_null(strstr(status_string("auto", "auto", "passed_over",
+	    buf, sizeof buf), "apple9 failed the probe: metalcapctl verify found"));
 	r = run_ctl(&code, NULL, table);
 	assert_non_null(strstr(r->out, "auto \xe2\x86\x92 apple7"));
 	assert_non_null(strstr(r->out, "    auto: apple9 failed the probe"));
@@ -1160,8 +1142,8 @@ test_profile_auto(void **state)
 	/* apple9 verified again, and passing: the job climbs back. */
 	run_ctl(&code, NULL, verify);
 	assert_int_equal(code, 0);
-	for (start = now_s(); strcmp(verify_profile("auto", buf, sizeof buf),
-	    "apple9") != 0; sleep_ms(50))
+	for (start = now_s(); strcmp(status_string("auto", NULL, "profile",
+	    buf, sizeof buf), "apple9") != 0; sleep_ms(50))
 		assert_true(now_s() - start < 10 * time_scale());
 	pid = wait_state("auto", "unlocked", pid, 10.0);
 	assert_true(environ_has(pid, "METALCAP_APPLE_FAMILY_MAX=1009"));
