@@ -290,18 +290,30 @@ static void
 test_two_daemons_race(void **state)
 {
 	pid_t	a, b;
-	int	trial, alive;
+	int	trial, alive, fd;
+	double	start;
 
 	(void)state;
 	kill_daemon(SIGTERM);
 	for (trial = 0; trial < 10; trial++) {
 		a = spawn_daemon("race-a.log");
 		b = spawn_daemon("race-b.log");
-		sleep_ms(700 * (long)time_scale());
-		alive = (waitpid(a, NULL, WNOHANG) == 0) +
-		    (waitpid(b, NULL, WNOHANG) == 0);
+		/* The loser's exit is the event waited for, not a time. */
+		start = now_s();
+		do {
+			sleep_ms(20);
+			alive = (waitpid(a, NULL, WNOHANG) == 0) +
+			    (waitpid(b, NULL, WNOHANG) == 0);
+		} while (alive == 2 && now_s() - start < 10 * time_scale());
 		if (alive != 1)
 			fail_msg("trial %d: %d daemons running", trial, alive);
+		/* The winner may still be on its way to listening. */
+		while ((fd = try_connect()) == -1 &&
+		    now_s() - start < 10 * time_scale())
+			sleep_ms(20);
+		if (fd == -1)
+			fail_msg("trial %d: the winner never listened", trial);
+		close(fd);
 		/* The loser never took the winner's socket away. */
 		assert_responsive("two daemons");
 		kill(a, SIGTERM);
