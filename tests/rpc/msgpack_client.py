@@ -133,6 +133,26 @@ check(is_error(c.call("probe", {"profile": "p" * 65}), "EINVAL"),
 check(is_error(c.call("subscribe", {"call": "no spaces"}), "EINVAL"),
       "subscribe with a bad function name: EINVAL")
 
+# Each method's count of parameters, as metalcap-rpc(7) states it: one
+# fewer than the least and one more than the most are EINVAL, and name
+# the counts; nothing is done (the job stays as it was).
+ARITY = {"hello": (0, 1), "status": (0, 1), "enable": (1, 2),
+         "disable": (1, 1), "profile.set": (2, 2), "profile.list": (0, 0),
+         "start": (1, 1), "stop": (1, 1), "restart": (1, 1),
+         "reload": (0, 0), "subscribe": (0, 1), "probe": (1, 1)}
+before = c.call("status", JOB)[3][0]
+for method, (least, most) in sorted(ARITY.items()):
+    counts = [most + 1] + ([least - 1] if least > 0 else [])
+    for n in counts:
+        r = c.call(method, *([JOB] * n))
+        check(is_error(r, "EINVAL") and
+              ("takes %d to %d parameters, got %d" % (least, most, n))
+              in r[2][1], "%s with %d parameters: EINVAL (%s)" %
+              (method, n, r[2] if r else None))
+after = c.call("status", JOB)[3][0]
+check(all(before[k] == after[k] for k in ("state", "desired", "profile")),
+      "requests of the wrong count changed nothing")
+
 # --- strings as bin or raw, as older packers write them ------------------
 c.send([0, 7, b"hello", []])
 r = c.reply(7)
