@@ -486,6 +486,8 @@ test_bench_evidence(void **state)
 	(void)state;
 	r = run_ctl(&code, NULL, args);
 	assert_int_equal(code, 0);
+	if (strstr(r->err, "cannot") != NULL)
+		fail_msg("a run that wrote its evidence says: %s", r->err);
 	assert_non_null(strstr(r->out, "llama 1B Q4_K - Medium, profile "
 	    "apple9: 2 rounds"));
 	assert_non_null(strstr(r->out, "\npp64 "));
@@ -709,6 +711,20 @@ test_bench_planted_file(void **state)
 	assert_non_null(strstr(r->err, "cannot write the evidence folder"));
 	assert_null(strstr(r->out, "ratio"));
 	snprintf(cmd, sizeof cmd, "test \"$(cat %s/unlocked-1.json)\" = "
+	    "planted", evidence);
+	assert_int_equal(system(cmd), 0);
+	/* One of the summaries planted: named, with its folder, and kept. */
+	snprintf(cmd, sizeof cmd, "rm -rf %s", evidence);
+	assert_int_equal(system(cmd), 0);
+	snprintf(plant, sizeof plant, "LLAMA_BENCH_SIM_PLANT=%s/results.csv",
+	    evidence);
+	r = run_ctl(&code, plant, args);
+	assert_int_equal(code, 1);
+	snprintf(cmd, sizeof cmd, "metalcapctl: bench: cannot write "
+	    "%s/results.csv: File exists", evidence);
+	if (strstr(r->err, cmd) == NULL)
+		fail_msg("no \"%s\" in: %s", cmd, r->err);
+	snprintf(cmd, sizeof cmd, "test \"$(cat %s/results.csv)\" = "
 	    "planted", evidence);
 	assert_int_equal(system(cmd), 0);
 }
