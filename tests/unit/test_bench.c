@@ -225,6 +225,40 @@ test_median(void **state)
 	assert_true(mc_bench_median(even, 4) == 2.5);
 }
 
+/*
+ * The range bench prints beside each median ("93.06 [91.20-95.31]"): the
+ * least and the most sample, wherever they stand, one sample its own.
+ */
+static void
+test_spread(void **state)
+{
+	static const struct {
+		const char	*samples;
+		double		 median, lo, hi;
+	} cases[] = {
+		{ "9, 2, 5", 5, 2, 9 },		/* the first the most */
+		{ "1, 7, 4, 3", 3.5, 1, 7 },	/* the first the least */
+		{ "4, 6, 2", 4, 2, 6 },		/* the ends last */
+		{ "42.5", 42.5, 42.5, 42.5 },
+	};
+	struct mc_bench_run		 run;
+	const struct mc_bench_test	*t;
+	char				 why[512];
+	size_t				 i;
+
+	(void)state;
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		if (parse_one("m", 4, cases[i].samples, &run, why,
+		    sizeof why) != 0)
+			fail_msg("%s: %s", cases[i].samples, why);
+		assert_non_null(t = mc_bench_find(&run, "pp512"));
+		if (t->median != cases[i].median || t->lo != cases[i].lo ||
+		    t->hi != cases[i].hi)
+			fail_msg("[%s]: median %g [%g-%g]", cases[i].samples,
+			    t->median, t->lo, t->hi);
+	}
+}
+
 /* The figures of a fixture, read back; the header's lines are '#'. */
 static void
 kld_of(const char *file, struct mc_kld *k, int want)
@@ -320,6 +354,7 @@ main(void)
 		cmocka_unit_test(test_identity_whole),
 		cmocka_unit_test(test_samples_and_tests_checked),
 		cmocka_unit_test(test_median),
+		cmocka_unit_test(test_spread),
 		cmocka_unit_test(test_kld_current_format),
 		cmocka_unit_test(test_kld_older_format),
 		cmocka_unit_test(test_kld_incomplete_refused),
