@@ -525,9 +525,18 @@ test_log_faults(void **state)
 	edit_job(0, "x");
 	wait_state("j0", "unlocked", 0, 5.0);
 	log_path(path, sizeof path);
-	/* Deleted, then written again. */
+	/*
+	 * Deleted, then written again.  The deleted file is let go (its
+	 * disk space is freed) before a new one appears.
+	 */
+	assert_true(proc_holds(daemon_pid, path, false));
 	assert_int_equal(unlink(path), 0);
-	sleep_ms(200);
+	start = now_s();
+	while (proc_holds(daemon_pid, path, true))
+		if (now_s() - start > 5 * time_scale())
+			fail_msg("the deleted log is still held open");
+		else
+			sleep_ms(20);
 	start = now_s();
 	write_file(path, "a", failure_line);
 	took = expect_revert_then_enable("deleted", start);

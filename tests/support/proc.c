@@ -4,8 +4,11 @@
  * benchmarks read of the daemon without a tracer.
  */
 #include <dirent.h>
+#include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "proc.h"
 
@@ -42,6 +45,34 @@ proc_fds(pid_t pid)
 			n++;
 	closedir(d);
 	return n;
+}
+
+/*
+ * Does pid hold a descriptor of what was at path?  A file removed but
+ * still open reads "PATH (deleted)", as the kernel names it.
+ */
+bool
+proc_holds(pid_t pid, const char *path, bool deleted)
+{
+	char		 dir[64], link[512], want[512];
+	DIR		*d;
+	struct dirent	*de;
+	ssize_t		 n;
+	bool		 found = false;
+
+	snprintf(want, sizeof want, "%s%s", path, deleted ? " (deleted)" : "");
+	snprintf(dir, sizeof dir, "/proc/%ld/fd", (long)pid);
+	if ((d = opendir(dir)) == NULL)
+		return false;
+	while (!found && (de = readdir(d)) != NULL) {
+		n = readlinkat(dirfd(d), de->d_name, link, sizeof link - 1);
+		if (n <= 0)
+			continue;
+		link[n] = '\0';
+		found = strcmp(link, want) == 0;
+	}
+	closedir(d);
+	return found;
 }
 
 /* utime + stime, in clock ticks (/proc/PID/stat fields 14 and 15). */
