@@ -276,6 +276,65 @@ test_exec_as_a_child(void **state)
 }
 
 /*
+ * A terminal's ^C (a pty's, here): the kernel signals the whole
+ * foreground group, program included, so metalcapctl must not pass it on
+ * as well (it does pass one that a process sent it alone).  The program
+ * leaves the group, so that only what metalcapctl passes on can reach
+ * it, and counts its SIGINTs for a second: none.  It then ends as if
+ * by ^C (130), and metalcapctl, which got the ^C, dies of it.
+ */
+static void
+test_exec_terminal_interrupt(void **state)
+{
+	char		 script[160], cmd[4096];
+	int		 status;
+
+	(void)state;
+	snprintf(script, sizeof script, "%s/ctrl-c.py", home);
+	write_file(script, "w", "import os, pty, sys, time\n"
+	    "prog = ('import os, signal, time\\n'\n"
+	    "    'n = 0\\n'\n"
+	    "    'def h(s, f):\\n'\n"
+	    "    '    global n\\n'\n"
+	    "    '    n += 1\\n'\n"
+	    "    'signal.signal(signal.SIGINT, h)\\n'\n"
+	    "    'os.setpgid(0, 0)\\n'\n"
+	    "    'print(\"ready\", flush=True)\\n'\n"
+	    "    'end = time.time() + float(os.environ[\"WAIT\"])\\n'\n"
+	    "    'while n == 0 and time.time() < end:\\n'\n"
+	    "    '    time.sleep(0.01)\\n'\n"
+	    "    'print(\"sigints=%d\" % n, flush=True)\\n'\n"
+	    "    'os._exit(130)\\n')\n"
+	    "pid, fd = pty.fork()\n"
+	    "if pid == 0:\n"
+	    "    os.execv(sys.argv[1], sys.argv[1:] + ['/usr/bin/python3', "
+	    "'-c', prog])\n"
+	    "out = b''\n"
+	    "while b'ready' not in out:\n"
+	    "    out += os.read(fd, 4096)\n"
+	    "os.write(fd, b'\\x03')\n"
+	    "while True:\n"
+	    "    try:\n"
+	    "        got = os.read(fd, 4096)\n"
+	    "    except OSError:\n"
+	    "        break\n"
+	    "    if not got:\n"
+	    "        break\n"
+	    "    out += got\n"
+	    "_, status = os.waitpid(pid, 0)\n"
+	    "text = out.decode(errors='replace')\n"
+	    "ok = 'sigints=0' in text and os.WIFSIGNALED(status) and "
+	    "os.WTERMSIG(status) == 2\n"
+	    "sys.exit(0 if ok else '%d %s' % (status, text))\n");
+	snprintf(cmd, sizeof cmd, "%s %s WAIT=%g timeout -k 5 60 "
+	    "/usr/bin/python3 %s %s --home %s exec --", switches, tmpvar,
+	    1.0 * time_scale(), script, CTL, home);
+	status = system(cmd);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+/*
  * A SIGINT sent to metalcapctl while it starts the program (before the
  * pid is known: libspawn-signal.so holds the spawn at that moment) still
  * reaches the program, which stops; were it not blocked across the spawn,
@@ -1203,6 +1262,8 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_exec_unlocked_alone,
+		    setup_alone, teardown_alone),
+		cmocka_unit_test_setup_teardown(test_exec_terminal_interrupt,
 		    setup_alone, teardown_alone),
 		cmocka_unit_test_setup_teardown(test_exec_signal_during_spawn,
 		    setup_alone, teardown_alone),
