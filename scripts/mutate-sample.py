@@ -75,6 +75,14 @@ SOURCES = {
     "client": ["test_mc_client", "test_bench_e2e", "test_inject_judge",
                "test_rpc_clients", "test_daemon_e2e", "test_fleet_e2e"],
 }
+# make test's scripts that read these files' text (a path, run as it is):
+# the protocol's man page against the method table, the codes and the
+# fields.  Run first, being quick.
+SCRIPTS = {
+    "daemon/rpc.c": ["tests/rpc/check-protocol-doc.py"],
+    "daemon/rpc_pack.c": ["tests/rpc/check-protocol-doc.py"],
+    "common/mc_rpc.c": ["tests/rpc/check-protocol-doc.py"],
+}
 # Symmetric where the code uses them (== 0, != 0): a swap is equivalent.
 SYMMETRIC = {"strcmp", "strncmp", "memcmp", "strcasecmp"}
 # Not built or not run on Linux: the macOS backends.
@@ -95,8 +103,13 @@ LOGICAL = {"&&": ["||"], "||": ["&&"]}
 def tests_for(path):
     for key in sorted(SOURCES, key=len, reverse=True):
         if path == key or path.startswith(key + "/"):
-            return SOURCES[key]
+            return SCRIPTS.get(path, []) + SOURCES[key]
     return []
+
+
+def test_command(t):
+    """A test program of the build, or one of make test's scripts."""
+    return [t] if "/" in t else ["build/tests/" + t]
 
 
 def sources():
@@ -322,10 +335,11 @@ def make_tree(build, n, baseline):
     subprocess.run(["make", "-s", "-j2"] + (ASAN_MAKE if ASAN else []) +
                    ["build/tests/" + t for t in every_test()],
                    cwd=tree, check=True, stdout=subprocess.DEVNULL)
-    for t in every_test() if baseline else []:
+    scripts = sorted({t for v in SCRIPTS.values() for t in v})
+    for t in every_test() + scripts if baseline else []:
         # Twice, as a kill is confirmed: once may be the load.
-        if run(["build/tests/" + t], tree, TEST_SECONDS, test_env()) != 0 \
-                and run(["build/tests/" + t], tree, TEST_SECONDS,
+        if run(test_command(t), tree, TEST_SECONDS, test_env()) != 0 \
+                and run(test_command(t), tree, TEST_SECONDS,
                         test_env()) != 0:
             print("mutate-sample: %s fails on the unmutated tree (%s): "
                   "no mutant can be judged by it\n  %s" %
@@ -341,16 +355,16 @@ def judge(tree, rel, site):
     tests = tests_for(rel)
     original = apply(tree, rel, site)
     try:
-        targets = ["build/tests/" + t for t in tests]
+        targets = ["build/tests/" + t for t in tests if "/" not in t]
         if run(["make", "-s"] + (ASAN_MAKE if ASAN else ["O=build"]) +
                targets, tree, 900) != 0:
             return "stillborn", "does not build"
         env = test_env()
         for t in tests:
-            if run(["build/tests/" + t], tree, TEST_SECONDS, env) == 0:
+            if run(test_command(t), tree, TEST_SECONDS, env) == 0:
                 continue
             first = ", ".join(getattr(LAST_FAILED, "names", [])) or "?"
-            if run(["build/tests/" + t], tree, TEST_SECONDS, env) != 0:
+            if run(test_command(t), tree, TEST_SECONDS, env) != 0:
                 return "killed", t
             print("    (%s failed once (%s), then passed: not a kill)" %
                   (t, first), flush=True)
