@@ -866,6 +866,58 @@ append_log(const char *line)
 	append_job_log("llama", text);
 }
 
+/* Does home's daemon.log hold text? */
+static bool
+daemon_log_has(const char *text)
+{
+	char	 path[256], *buf;
+	FILE	*f;
+	size_t	 n;
+	bool	 has;
+
+	snprintf(path, sizeof path, "%s/daemon.log", home);
+	if ((f = fopen(path, "r")) == NULL)
+		return false;
+	buf = malloc(1 << 20);
+	assert_non_null(buf);
+	n = fread(buf, 1, (1 << 20) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	has = strstr(buf, text) != NULL;
+	free(buf);
+	return has;
+}
+
+/*
+ * metalcapd's own log, as a person reading it after the fact needs it: a
+ * revert names its trigger and the line that showed it; debug lines only
+ * with METALCAPD_DEBUG set, and then there are some.
+ */
+static void
+test_daemon_log_lines(void **state)
+{
+	double	start;
+
+	(void)state;
+	put_job("llama", "");
+	wait_state("llama", "unlocked", 0, 3.0);
+	append_log("ggml_metal_library_compile_pipeline: failed to create "
+	    "pipeline state: base = 'k', name = 'k'");
+	wait_state("llama", "reverted", 0, 3.0);
+	assert_true(daemon_log_has("job llama: reverted to stock: pipeline "
+	    "failure: ggml_metal_library_compile_pipeline: failed to create "
+	    "pipeline state: base = 'k', name = 'k'"));
+	assert_false(daemon_log_has(" debug: "));
+	kill_daemon(SIGTERM);
+	daemon_env = "METALCAPD_DEBUG=1";
+	start_daemon();
+	/* The running process found again, and watched: said in debug. */
+	for (start = now_s(); !daemon_log_has(" debug: job llama: watching "
+	    "pid "); sleep_ms(20))
+		if (now_s() - start > 5 * time_scale())
+			fail_msg("no debug line with METALCAPD_DEBUG=1");
+}
+
 static void
 test_log_rotation_and_truncation(void **state)
 {
@@ -1099,6 +1151,8 @@ main(void)
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_log_rotation_and_truncation, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_daemon_log_lines, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_watch_sees_events_in_order,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_partial_verdict, setup,
