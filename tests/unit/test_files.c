@@ -556,6 +556,40 @@ xml_nested(unsigned depth, size_t *len)
 }
 
 /*
+ * A binary plist's trailer at the exact edge of the room it needs: 39
+ * bytes have no room for it; 40 have room for it and for nothing it
+ * points to; 42 hold the smallest whole one (one object, false, and its
+ * one-byte offset), which libplist reads.
+ */
+static void
+test_bplist_smallest(void **state)
+{
+	/* trailer: 6 unused, offset size, ref size, objects, top, table */
+	static const unsigned char trailer[32] = { [6] = 1, [7] = 1,
+	    [15] = 1, [31] = 8 };
+	unsigned char	 b[42];
+	char		 why[256];
+	plist_t		 root;
+
+	(void)state;
+	memcpy(b, "bplist00", 8);
+	memcpy(b + 8, trailer, 32);
+	assert_string_equal(mc_plist_refused((char *)b, 39),
+	    "a binary plist too short for its trailer");
+	assert_string_equal(mc_plist_refused((char *)b, 40),
+	    "a binary plist with a malformed trailer");
+	b[8] = 0x08;		/* false */
+	b[9] = 8;		/* its offset */
+	memcpy(b + 10, trailer, 32);
+	b[10 + 31] = 9;		/* the offset table after it */
+	assert_null(mc_plist_refused((char *)b, 42));
+	assert_int_equal(mc_plist_read_memory((char *)b, 42, &root, why,
+	    sizeof why), 0);
+	assert_int_equal(plist_get_node_type(root), PLIST_BOOLEAN);
+	plist_free(root);
+}
+
+/*
  * Bounded work per plist: nesting and expanded size are refused from the
  * bytes, before libplist (which recurses and expands shared references
  * without a limit of its own) sees them; plists within the limits parse.
@@ -878,6 +912,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_write_durable, setup,
 		    teardown),
 		cmocka_unit_test(test_plist_bombs),
+		cmocka_unit_test(test_bplist_smallest),
 		cmocka_unit_test_setup_teardown(test_tail_line_edge, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_plist_size_edge, setup,
