@@ -804,6 +804,7 @@ test_text_utf8(void **state)
 		{ "\xed\xa0\x80", "???" },			/* a surrogate */
 		{ "\xed\x9f\xbf", "\xed\x9f\xbf" },	/* just below */
 		{ "\xf0\x8f\xbf\xbf", "????" },		/* overlong 4 */
+		{ "\xf0\x90\x80\x80", "\xf0\x90\x80\x80" },	/* U+10000 */
 		{ "\xf4\x90\x80\x80", "????" },		/* past U+10FFFF */
 		{ "\xf5\x80\xff", "???" },
 		{ "\xe2\x82", "??" },			/* cut by the NUL */
