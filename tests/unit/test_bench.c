@@ -344,6 +344,64 @@ test_kld_incomplete_refused(void **state)
 	assert_non_null(strstr(why, "no \"Mean PPL(Q)\" line"));
 }
 
+/*
+ * Which figures a verdict needs: verify's limits (mean KLD, its 99.9th
+ * percentile, same top p) and the two perplexities.  Each line of the
+ * current format taken out in turn: a needed one refused by its name,
+ * any other read without it.
+ */
+static void
+test_kld_needed(void **state)
+{
+	static const struct {
+		const char	*line;	/* how the line starts */
+		const char	*needed;	/* its name in the refusal */
+	} lines[] = {
+		{ "Mean PPL(Q) ", "Mean PPL(Q)" },
+		{ "Mean PPL(base) ", "Mean PPL(base)" },
+		{ "Mean ln(PPL(Q)/PPL(base))", NULL },
+		{ "Mean PPL(Q)/PPL(base) ", NULL },
+		{ "Mean    KLD:", "Mean KLD" },
+		{ "Maximum KLD:", NULL },
+		{ "99.9%   KLD:", "99.9% KLD" },
+		{ "99.0%   KLD:", NULL },
+		{ "Median  KLD:", NULL },
+		{ "Same top p:", "Same top p" },
+		{ "RMS \xce\x94p", NULL },
+	};
+	char		*text = slurp(PPL "05_pr23572_sanmai_2026-05_current-"
+	    "format.txt"), *cut, *at, *end, why[256], want[64];
+	struct mc_kld	 k;
+	size_t		 i;
+	int		 rc;
+
+	(void)state;
+	cut = malloc(strlen(text) + 1);
+	assert_non_null(cut);
+	for (i = 0; i < sizeof lines / sizeof lines[0]; i++) {
+		/* The line at the start of a line, once, past the header. */
+		at = strstr(strstr(text, "====== Perplexity"), lines[i].line);
+		assert_non_null(at);
+		assert_true(at[-1] == '\n');
+		assert_null(strstr(at + 1, lines[i].line));
+		end = strchr(at, '\n') + 1;
+		memcpy(cut, text, (size_t)(at - text));
+		strcpy(cut + (at - text), end);
+		why[0] = '\0';
+		rc = mc_kld_parse(cut, &k, why, sizeof why);
+		if (lines[i].needed == NULL && rc != 0)
+			fail_msg("without \"%s\": %s", lines[i].line, why);
+		if (lines[i].needed == NULL)
+			continue;
+		snprintf(want, sizeof want, "no \"%s\" line", lines[i].needed);
+		if (rc != -1 || strstr(why, want) == NULL)
+			fail_msg("without \"%s\": %d, %s", lines[i].line, rc,
+			    why);
+	}
+	free(cut);
+	free(text);
+}
+
 int
 main(void)
 {
@@ -358,6 +416,7 @@ main(void)
 		cmocka_unit_test(test_kld_current_format),
 		cmocka_unit_test(test_kld_older_format),
 		cmocka_unit_test(test_kld_incomplete_refused),
+		cmocka_unit_test(test_kld_needed),
 	};
 
 	return cmocka_run_group_tests_name("bench", tests, NULL, NULL);
