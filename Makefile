@@ -371,10 +371,10 @@ lifecycle-man: $(O)/tests/test_lifecycle
 # llama-bench's JSON, on Cua's raw files (tests/fixtures/real-bench).
 $(O)/tests/test_bench: tests/unit/test_bench.c common/mc_bench.c \
     common/mc_bench.h common/mc_kld.c common/mc_kld.h common/mc_util.c \
-    | need-deps $(O)/tests
+    common/mc_sha256.c common/mc_sha256.h | need-deps $(O)/tests
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Icommon $< common/mc_bench.c \
-	    common/mc_kld.c common/mc_util.c -o $@ -lcmocka $(LIB_JANSSON) \
-	    -lm $(LDFLAGS_SAN)
+	    common/mc_kld.c common/mc_util.c common/mc_sha256.c -o $@ \
+	    -lcmocka $(LIB_JANSSON) $(CRYPTO_LIB) -lm $(LDFLAGS_SAN)
 
 $(O)/tests/test_mc_client: tests/unit/test_mc_client.c common/mc_client.c \
     common/mc_rpc.c common/mc_util.c common/*.h | need-deps $(O)/tests

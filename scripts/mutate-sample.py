@@ -50,7 +50,7 @@ SOURCES = {
     "probe": ["test_probe"],
     "common/mc_inject.c": ["test_inject_judge"],
     "common/mc_macho.c": ["test_inject_judge"],
-    "common/mc_sha256.c": ["test_bench_e2e"],
+    "common/mc_sha256.c": ["test_bench", "test_bench_e2e"],
     "common/mc_bench.c": ["test_bench", "test_bench_e2e"],
     "common/mc_kld.c": ["test_bench"],
     "common": ["test_protocol", "test_mc_client", "test_files",

@@ -8,6 +8,7 @@
  * (common/mc_kld.c) read from real pasted output
  * (tests/fixtures/real-perplexity).
  */
+#include <errno.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,11 +16,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "mc_bench.h"
 #include "mc_kld.h"
+#include "mc_sha256.h"
 
 #define BENCH	MC_TEST_SOURCE "/tests/fixtures/real-bench/"
 #define PPL	MC_TEST_SOURCE "/tests/fixtures/real-perplexity/"
@@ -402,6 +405,51 @@ test_kld_needed(void **state)
 	free(text);
 }
 
+/*
+ * The evidence's SHA256SUMS and verify's record of what it ran: FIPS
+ * 180-2's vectors (a million 'a's read 64 KiB at a time), whatever errno
+ * a call before left (EINTR stale, a read loop would not end at EOF), and
+ * a file that cannot be read, named.
+ */
+static void
+test_sha256(void **state)
+{
+	char		 dir[] = "/tmp/mc-sha.XXXXXX", path[64], hex[MC_SHA256_HEX];
+	char		 why[256], *a;
+	FILE		*f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof path, "%s/f", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fclose(f);
+	assert_int_equal(mc_sha256_file(path, hex, why, sizeof why), 0);
+	assert_string_equal(hex, "e3b0c44298fc1c149afbf4c8996fb924"
+	    "27ae41e4649b934ca495991b7852b855");
+	a = malloc(1000000);
+	assert_non_null(a);
+	memset(a, 'a', 1000000);
+	f = fopen(path, "w");
+	assert_int_equal(fwrite(a, 1, 1000000, f), 1000000);
+	fclose(f);
+	free(a);
+	alarm(20);		/* a loop that does not end fails, named */
+	errno = EINTR;
+	assert_int_equal(mc_sha256_file(path, hex, why, sizeof why), 0);
+	alarm(0);
+	assert_string_equal(hex, "cdc76e5c9914fb9281a1c7e284d73e67"
+	    "f1809a48a497200e046d39ccc7112cd0");
+	assert_int_equal(mc_sha256_file(dir, hex, why, sizeof why), -1);
+	snprintf(path, sizeof path, "%s: %s", dir, strerror(EISDIR));
+	assert_string_equal(why, path);
+	snprintf(path, sizeof path, "%s/none", dir);
+	assert_int_equal(mc_sha256_file(path, hex, why, sizeof why), -1);
+	assert_non_null(strstr(why, strerror(ENOENT)));
+	snprintf(path, sizeof path, "rm -rf %s", dir);
+	assert_int_equal(system(path), 0);
+}
+
 int
 main(void)
 {
@@ -417,6 +465,7 @@ main(void)
 		cmocka_unit_test(test_kld_older_format),
 		cmocka_unit_test(test_kld_incomplete_refused),
 		cmocka_unit_test(test_kld_needed),
+		cmocka_unit_test(test_sha256),
 	};
 
 	return cmocka_run_group_tests_name("bench", tests, NULL, NULL);
