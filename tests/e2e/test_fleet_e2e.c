@@ -380,9 +380,32 @@ test_status_file(void **state)
 	assert_string_equal(r->out, "ok version=" MC_VERSION
 	    " jobs=2 unlocked=1 stock=1\n");
 	check_jamf_ea();
+	/*
+	 * A job that needs attention, with a long reason holding the line's
+	 * separator: named with its state, its reason made one field ('|'
+	 * to '/') and cut to 200 bytes, so a line stays a line for any tool.
+	 */
+	kill_daemon(SIGTERM);
+	snprintf(cmd, sizeof cmd, "python3 -c '\n"
+	    "import json\n"
+	    "p = \"%s/state/status.json\"\n"
+	    "f = json.load(open(p))\n"
+	    "for j in f[\"jobs\"]:\n"
+	    "    if j[\"name\"] == \"llama\":\n"
+	    "        j[\"state\"], j[\"reason\"] = \"reverted\", \"a|b\" + "
+	    "\"x\" * 300\n"
+	    "json.dump(f, open(p, \"w\"))\n"
+	    "'", home);
+	assert_int_equal(system(cmd), 0);
+	r = ctl(&code, "report", NULL, NULL, NULL);
+	assert_int_equal(code, 4);	/* a job not healthy */
+	snprintf(script, sizeof script, "; llama: reverted (a/b%0197d)\n", 0);
+	memset(strchr(script, '(') + 4, 'x', 197);
+	if (strncmp(r->out, "attention ", 10) != 0 ||
+	    strstr(r->out, script) == NULL)
+		fail_msg("report: %s", r->out);
 	/* A status file cut to nothing (a full disk, a crash at install):
 	 * named as not JSON, not taken for a read error or for health. */
-	kill_daemon(SIGTERM);
 	snprintf(cmd, sizeof cmd, "%s/state/status.json", home);
 	write_file(cmd, "w", "");
 	r = ctl(&code, "report", NULL, NULL, NULL);
