@@ -1034,6 +1034,13 @@ test_probe_and_doctor(void **state)
 	assert_string_equal(str_of(json_object_get(doc, "report"), "device"),
 	    "Apple Paravirtual device");
 	json_decref(doc);
+	/* As text: the verdict alone on its first line when there is no
+	 * reason, then the device. */
+	r = ctl(&code, "probe", "llama", NULL, NULL);
+	assert_int_equal(code, 0);
+	if (strncmp(r->out, "profile apple9: pass\ndevice Apple Paravirtual "
+	    "device\n", 50) != 0)
+		fail_msg("probe: %s", r->out);
 	set_device("MTLSIM_FAIL=bfloat:wrong");
 	r = ctl(&code, "probe", "--profile", "apple7", NULL);
 	assert_int_equal(code, 4);
