@@ -170,6 +170,7 @@ test_exec_status(void **state)
 	    "0", "7", NULL };
 	const char	*missing[] = { "exec", "--", "no-such-program-here",
 	    NULL };
+	const char	*empty[] = { "exec", "--", "", NULL };
 	char		 report[160];
 	const char	*hangup[] = { "exec", "--report", report, "--",
 	    "/usr/bin/python3", "-c", "import os, signal; "
@@ -204,6 +205,9 @@ test_exec_status(void **state)
 	r = run_ctl(&code, NULL, missing);
 	assert_int_equal(code, 127);
 	assert_non_null(strstr(r->err, "not found in PATH"));
+	r = run_ctl(&code, NULL, empty);	/* as execvp: ENOENT */
+	assert_int_equal(code, 127);
+	assert_non_null(strstr(r->err, "exec: : not found in PATH"));
 	r = run_ctl(&code, NULL, other);
 	assert_int_equal(code, 125);
 	assert_non_null(strstr(r->err, "no profile nonesuch"));
