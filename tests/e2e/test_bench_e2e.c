@@ -793,6 +793,43 @@ test_bench_planted_file(void **state)
 }
 
 /*
+ * A SIGINT in the middle of a round (held back until llama-bench is being
+ * started, by libspawn-signal.so): bench stops there, says so, writes no
+ * summary from a half-run benchmark, and dies of the SIGINT.
+ */
+static void
+test_bench_interrupted(void **state)
+{
+	struct sigaction	 deflt = { .sa_handler = SIG_DFL }, old;
+	char			 cmd[4096], err[160], csv[200];
+	int			 status;
+
+	(void)state;
+	snprintf(err, sizeof err, "%s/bench.err", home);
+	snprintf(cmd, sizeof cmd, "%s %s MC_SPAWN_SIGNAL_AT=/llama-bench-sim "
+	    "LD_PRELOAD=%s/tests/libspawn-signal.so timeout -k 5 60 %s --home "
+	    "%s bench --samples 1 --out %s -- %s -m %s -p 32 -n 8 -r 2 "
+	    "2>%s >/dev/null", switches, tmpvar, BUILD, CTL, home, evidence,
+	    BENCH_SIM, model, err);
+	/* Whatever the suite was started with: an ignored SIGINT stays so. */
+	sigemptyset(&deflt.sa_mask);
+	assert_int_equal(sigaction(SIGINT, &deflt, &old), 0);
+	status = system(cmd);
+	assert_int_equal(sigaction(SIGINT, &old, NULL), 0);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 128 + SIGINT);
+	snprintf(cmd, sizeof cmd, "grep -q 'interrupted by signal 2 in round "
+	    "1' %s", err);
+	if (system(cmd) != 0) {
+		snprintf(cmd, sizeof cmd, "cat %s >&2", err);
+		(void)system(cmd);
+		fail_msg("bench did not say it was interrupted");
+	}
+	snprintf(csv, sizeof csv, "%s/results.csv", evidence);
+	assert_int_equal(access(csv, F_OK), -1);
+}
+
+/*
  * llama.cpp rebuilt during the benchmark: the two sides ran different
  * builds, so there is no ratio; and a side that changed within itself is
  * caught as well.
@@ -1304,6 +1341,8 @@ main(void)
 		    setup_alone, teardown_alone),
 		cmocka_unit_test_setup_teardown(test_doctor_mentions_bench,
 		    setup_daemon, teardown),
+		cmocka_unit_test_setup_teardown(test_bench_interrupted,
+		    setup_alone, teardown_alone),
 		cmocka_unit_test_setup_teardown(test_bench_planted_file,
 		    setup_alone, teardown_alone),
 		cmocka_unit_test_setup_teardown(test_verify_pass, setup_alone,
