@@ -1181,6 +1181,9 @@ test_verify_holds_profile_back(void **state)
 {
 	const char		*args[] = { "verify", "--", PPL_SIM, "-m",
 	    model, "-f", text, "-c", "128", NULL };
+	const char		*once[] = { "exec", "--", FAKE_LLAMA, "--once",
+	    NULL };
+	struct child_result	*r;
 	char			 cmd[4096], buf[64];
 	long			 pid;
 	int			 code;
@@ -1204,7 +1207,26 @@ test_verify_holds_profile_back(void **state)
 	    "' %s/state/status.json", home);
 	assert_int_equal(verify_until(cmd), 0);
 	set_device("");
+	/*
+	 * The device passes the probe again; exec still holds the profile
+	 * back, as the daemon answers it, and from the verify's record when
+	 * there is no daemon to ask.
+	 */
+	r = run_ctl(&code, NULL, once);
+	assert_int_not_equal(code, 0);
+	if (strstr(r->err, "held back on this guest until a verify") == NULL)
+		fail_msg("exec after a failed verify: %s", r->err);
+	kill_daemon(SIGTERM);
+	r = run_ctl(&code, NULL, once);
+	assert_int_not_equal(code, 0);
+	if (strstr(r->err, "profile apple9 is held back on this guest: its "
+	    "newest metalcapctl verify failed") == NULL)
+		fail_msg("exec with no daemon after a failed verify: %s",
+		    r->err);
+	start_daemon();
 	run_ctl(&code, NULL, args);
+	assert_int_equal(code, 0);
+	r = run_ctl(&code, NULL, once);
 	assert_int_equal(code, 0);
 	assert_string_equal(status_string("llama", "verified", "verdict", buf,
 	    sizeof buf), "pass");
