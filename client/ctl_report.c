@@ -144,7 +144,7 @@ ctl_report_file(const char *path, const char *home, bool as_json)
 	static const char *const states[] = { "unlocked", "stock", "pending",
 	    "probing", "stopped", "reverted", "blocked", "failed", "invalid",
 	    "error" };
-	json_t		*doc, *jobs, *job, *bad, *counts, *held;
+	json_t		*doc, *jobs, *job, *bad, *counts, *held, *out;
 	size_t		 i, k, n[sizeof states / sizeof states[0]] = { 0 };
 	const char	*state;
 	char		 why[PATH_MAX + 128], version[40];
@@ -190,13 +190,16 @@ ctl_report_file(const char *path, const char *home, bool as_json)
 		for (k = 0; k < sizeof states / sizeof states[0]; k++)
 			json_object_set_new(counts, states[k],
 			    json_integer((json_int_t)n[k]));
-		json_dumpf(json_pack("{s:s, s:s, s:s, s:O, s:I, s:o, s:O}",
+		out = json_pack("{s:s, s:s, s:s, s:O, s:I, s:o, s:O}",
 		    "verdict", json_array_size(bad) ? "attention" : "ok",
 		    "version", ctl_json_str(doc, "version"), "instance_id",
 		    ctl_json_str(doc, "instance_id"), "updated",
-		    json_object_get(doc, "updated"), (json_int_t)
-		    json_array_size(jobs), "states", counts, "attention", bad),
-		    stdout, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+		    json_object_get(doc, "updated") ? json_object_get(doc,
+		    "updated") : json_null(), "jobs", (json_int_t)
+		    json_array_size(jobs), "states", counts, "attention", bad);
+		json_dumpf(out, stdout, JSON_COMPACT | JSON_SORT_KEYS |
+		    JSON_ENCODE_ANY);
+		json_decref(out);
 		putchar('\n');
 	} else {
 		printf("%s version=%s jobs=%zu", json_array_size(bad) ?

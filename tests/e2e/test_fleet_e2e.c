@@ -404,6 +404,33 @@ test_status_file(void **state)
 	if (strncmp(r->out, "attention ", 10) != 0 ||
 	    strstr(r->out, script) == NULL)
 		fail_msg("report: %s", r->out);
+	/* The same as one object; there the reason is whole. */
+	r = ctl(&code, "--json", "report", NULL, NULL);
+	assert_int_equal(code, 4);
+	snprintf(script, sizeof script, "%s/report.json", home);
+	write_file(script, "w", r->out);
+	snprintf(cmd, sizeof cmd, "python3 -c '\n"
+	    "import json\n"
+	    "r = json.load(open(\"%s\"))\n"
+	    "f = json.load(open(\"%s/state/status.json\"))\n"
+	    "assert r[\"verdict\"] == \"attention\" and r[\"jobs\"] == 2, r\n"
+	    "assert r[\"instance_id\"] == f[\"instance_id\"], r\n"
+	    "assert r[\"version\"] == f[\"version\"], r\n"
+	    "assert r[\"updated\"] == f[\"updated\"], r\n"
+	    "assert r[\"states\"][\"reverted\"] == 1, r\n"
+	    "assert r[\"states\"][\"stock\"] == 1, r\n"
+	    "assert sum(r[\"states\"].values()) == 2, r\n"
+	    "assert r[\"attention\"] == [{\"name\": \"llama\", \"state\": "
+	    "\"reverted\", \"reason\": \"a|b\" + \"x\" * 300}], r\n"
+	    "del f[\"updated\"]\n"
+	    "json.dump(f, open(\"%s/state/status.json\", \"w\"))\n"
+	    "'", script, home, home);
+	assert_int_equal(system(cmd), 0);
+	/* A file of a metalcapd that never wrote the time: null, not none. */
+	r = ctl(&code, "--json", "report", NULL, NULL);
+	assert_int_equal(code, 4);
+	assert_non_null(strstr(r->out, "\"updated\":null"));
+	assert_non_null(strstr(r->out, "\"jobs\":2"));
 	/* A status file cut to nothing (a full disk, a crash at install):
 	 * named as not JSON, not taken for a read error or for health. */
 	snprintf(cmd, sizeof cmd, "%s/state/status.json", home);
