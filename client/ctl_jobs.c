@@ -116,10 +116,14 @@ cmd_reload(struct ctl *c, const struct ctl_command *cmd, int argc,
 
 	(void)argc;
 	(void)argv;
-	if ((rc = ctl_call(c, MC_M_RELOAD, NULL, NULL, NULL, &m)) == 0 &&
-	    !c->json)
+	if ((rc = ctl_call(c, MC_M_RELOAD, NULL, NULL, NULL, &m)) != 0)
+		return rc;
+	/* --json prints the daemon's answer, as every command does. */
+	if (c->json)
+		ctl_print_json(&m.result);
+	else
 		printf("reloaded\n");
-	return rc;
+	return 0;
 }
 
 /* Print events as they come, one line each (or one JSON object). */

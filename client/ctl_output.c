@@ -69,7 +69,8 @@ ctl_print_json(const msgpack_object *o)
 {
 	json_t	*v = ctl_json(o);
 
-	json_dumpf(v, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+	json_dumpf(v, stdout, JSON_INDENT(2) | JSON_SORT_KEYS |
+	    JSON_ENCODE_ANY);
 	fputc('\n', stdout);
 	json_decref(v);
 }

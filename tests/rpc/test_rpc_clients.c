@@ -296,6 +296,46 @@ cli_refused(size_t k, size_t n, size_t nextra, const char *const *opt)
 		fail_msg("%s %s: %s", argv[0], opt[0], r->err);
 }
 
+/*
+ * Every command that answers with --json, as a script drives it: it
+ * ends (no signal), and what it prints is one JSON document.
+ */
+static void
+test_cli_json(void **state)
+{
+	static const char *const runs[][6] = {
+		{ "status" }, { "status", "llama" }, { "profiles" },
+		{ "disable", "llama" }, { "enable", "llama" },
+		{ "profile", "llama", "apple7" }, { "stop", "llama" },
+		{ "start", "llama" }, { "restart", "llama" }, { "reload" },
+		{ "probe", "--profile", "apple7" }, { "probe", "llama" },
+		{ "doctor" }, { "report" },
+		{ "add", "jx", "--", FAKE_LLAMA }, { "remove", "jx" },
+		{ "check", FAKE_LLAMA },
+	};
+	const char		*argv[8];
+	struct child_result	*r;
+	json_t			*doc;
+	size_t			 k, a;
+	int			 code;
+
+	(void)state;
+	for (k = 0; k < sizeof runs / sizeof runs[0]; k++) {
+		argv[0] = "--json";
+		for (a = 0; a < 6 && runs[k][a] != NULL; a++)
+			argv[a + 1] = runs[k][a];
+		argv[a + 1] = NULL;
+		r = ctlv(&code, argv);
+		if (code < 0 || code > 4)
+			fail_msg("--json %s: exit %d: %s", runs[k][0], code,
+			    r->err);
+		if ((doc = json_loads(r->out, JSON_DECODE_ANY, NULL)) == NULL)
+			fail_msg("--json %s: not one JSON document: %s",
+			    runs[k][0], r->out);
+		json_decref(doc);
+	}
+}
+
 static void
 test_cli_synopsis(void **state)
 {
@@ -327,6 +367,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_pynvim, rpc_setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_neovim, rpc_setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_cli_json, rpc_setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_cli_synopsis, rpc_setup,
 		    teardown),
