@@ -866,28 +866,6 @@ append_log(const char *line)
 	append_job_log("llama", text);
 }
 
-/* Does home's daemon.log hold text? */
-static bool
-daemon_log_has(const char *text)
-{
-	char	 path[256], *buf;
-	FILE	*f;
-	size_t	 n;
-	bool	 has;
-
-	snprintf(path, sizeof path, "%s/daemon.log", home);
-	if ((f = fopen(path, "r")) == NULL)
-		return false;
-	buf = malloc(1 << 20);
-	assert_non_null(buf);
-	n = fread(buf, 1, (1 << 20) - 1, f);
-	buf[n] = '\0';
-	fclose(f);
-	has = strstr(buf, text) != NULL;
-	free(buf);
-	return has;
-}
-
 /*
  * metalcapd's own log, as a person reading it after the fact needs it: a
  * revert names its trigger and the line that showed it; debug lines only

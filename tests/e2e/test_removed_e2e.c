@@ -76,6 +76,25 @@ wait_all_gone(const char *name, long pid)
 }
 
 /*
+ * A job file removed: launchd takes the bootout at once, and the job goes
+ * straight away, never through an error on the way.
+ */
+static void
+test_removal_plain(void **state)
+{
+	long	pid;
+
+	(void)state;
+	put_job("llama", "");
+	pid = wait_state("llama", "unlocked", 0, 5.0);
+	remove_job_file("llama");
+	wait_all_gone("llama", pid);
+	assert_true(daemon_log_has("job llama: unlocked"));
+	if (daemon_log_has("job llama: error"))
+		fail_msg("a bootout launchd took was taken for an error");
+}
+
+/*
  * launchd refuses the bootout of a removed job: the job stays in status,
  * in error, naming the bootout, and its agent and record stay, since
  * launchd runs it still; once launchd takes the bootout, all of it goes.
@@ -224,6 +243,8 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_removal_plain, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_removal_bootout_refused,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_removal_domain_gone, setup,

@@ -722,6 +722,30 @@ status_rtt_ms(void)
 	return ms;
 }
 
+/* Does home's daemon.log hold text? */
+bool
+daemon_log_has(const char *text)
+{
+	char		 path[256], *buf;
+	struct stat	 sb;
+	FILE		*f;
+	size_t		 n;
+	bool		 has;
+
+	snprintf(path, sizeof path, "%s/daemon.log", home);
+	if ((f = fopen(path, "r")) == NULL)
+		return false;
+	assert_int_equal(fstat(fileno(f), &sb), 0);
+	buf = malloc((size_t)sb.st_size + 1);
+	assert_non_null(buf);
+	n = fread(buf, 1, (size_t)sb.st_size, f);
+	buf[n] = '\0';
+	fclose(f);
+	has = strstr(buf, text) != NULL;
+	free(buf);
+	return has;
+}
+
 const char	*report_prefix = "report";
 
 /* A figure for the documents, on stderr: "PREFIX: ...". */

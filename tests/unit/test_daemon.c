@@ -915,6 +915,47 @@ test_verified_records(void **state)
 	rmdir(dir);
 }
 
+/* The first line of a file, or "unknown" (read here on its own). */
+static const char *
+first_line(const char *path, char *buf, size_t len)
+{
+	FILE	*f = fopen(path, "r");
+
+	if (f == NULL || fgets(buf, (int)len, f) == NULL)
+		snprintf(buf, len, "unknown");
+	buf[strcspn(buf, "\n")] = '\0';
+	if (f != NULL)
+		fclose(f);
+	return buf;
+}
+
+/*
+ * What the Linux backend reads of the machine (fleet's machine, the
+ * evidence's model): the files' first lines as they are, "unknown"
+ * where there is none.  The tests give metalcapd a stand-in machine id,
+ * so only this reads the real one.
+ */
+static void
+test_platform_linux_files(void **state)
+{
+	char	got[256], want[256], os[512];
+	int	rc;
+
+	(void)state;
+	rc = platform_machine_id(got, sizeof got);
+	first_line("/etc/machine-id", want, sizeof want);
+	if (strcmp(want, "unknown") == 0 || want[0] == '\0')
+		assert_int_equal(rc, -1);
+	else {
+		assert_int_equal(rc, 0);
+		assert_string_equal(got, want);
+	}
+	platform_host(os, sizeof os, got, sizeof got);
+	assert_string_equal(got, first_line("/sys/class/dmi/id/product_name",
+	    want, sizeof want));
+	assert_non_null(strstr(os, ", Linux "));
+}
+
 int
 main(void)
 {
@@ -932,6 +973,7 @@ main(void)
 		cmocka_unit_test(test_profile_files_match_builtins),
 		cmocka_unit_test(test_profile_unknown_key),
 		cmocka_unit_test(test_run_dir),
+		cmocka_unit_test(test_platform_linux_files),
 		cmocka_unit_test(test_marker_report),
 		cmocka_unit_test(test_signature_budget),
 		cmocka_unit_test(test_probe_garbage_quoted),
