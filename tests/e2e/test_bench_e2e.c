@@ -486,10 +486,11 @@ test_exec_user_managed(void **state)
 static void
 test_exec_report_planted(void **state)
 {
-	char			 report[160], target[160], script[512];
+	char			 report[160], target[256], script[512];
 	const char		*args[] = { "exec", "--report", report, "--",
 	    "/usr/bin/python3", "-c", script, NULL };
 	struct stat		 sb;
+	struct child_result	*r;
 	int			 code, k;
 
 	(void)state;
@@ -499,13 +500,24 @@ test_exec_report_planted(void **state)
 		snprintf(script, sizeof script, k == 0 ? "import os; "
 		    "os.symlink('%s', '%s')" : "import os; os.mkfifo('%s')",
 		    k == 0 ? target : report, report);
-		run_ctl(&code, NULL, args);
+		r = run_ctl(&code, NULL, args);
 		assert_int_equal(code, 0);
+		assert_null(strstr(r->err, "--report"));
 		assert_int_equal(lstat(report, &sb), 0);
 		assert_true(S_ISREG(sb.st_mode));
 		assert_int_equal(lstat(target, &sb), -1);
 		unlink(report);
 	}
+	/* A report that cannot be written: said, naming it; the run's own
+	 * status stands. */
+	snprintf(report, sizeof report, "%s/no/such/folder/exec.json", home);
+	snprintf(script, sizeof script, "pass");
+	r = run_ctl(&code, NULL, args);
+	assert_int_equal(code, 0);
+	snprintf(target, sizeof target, "exec: --report %s: cannot write",
+	    report);
+	if (strstr(r->err, target) == NULL)
+		fail_msg("no \"%s\" in: %s", target, r->err);
 }
 
 /* With a daemon running, its verdict is the one used. */

@@ -886,6 +886,8 @@ test_daemon_log_lines(void **state)
 	    "failure: ggml_metal_library_compile_pipeline: failed to create "
 	    "pipeline state: base = 'k', name = 'k'"));
 	assert_false(daemon_log_has(" debug: "));
+	/* The status files were written, and nothing warned of them. */
+	assert_false(daemon_log_has("status file "));
 	kill_daemon(SIGTERM);
 	daemon_env = "METALCAPD_DEBUG=1";
 	start_daemon();
