@@ -898,6 +898,51 @@ test_daemon_log_lines(void **state)
 			fail_msg("no debug line with METALCAPD_DEBUG=1");
 }
 
+/*
+ * A job's whole life with nothing wrong: added, disabled, enabled, a new
+ * profile, stopped, started, restarted, reloaded, removed.  metalcapd
+ * warns of nothing on the way (a warning is for a person to act on).
+ */
+static void
+test_quiet_when_all_is_well(void **state)
+{
+	char	 path[256];
+	json_t	*j;
+	double	 start;
+	long	 pid;
+	int	 code;
+
+	(void)state;
+	put_job("llama", "");
+	pid = wait_state("llama", "unlocked", 0, 3.0);
+	ctl(&code, "disable", "llama", NULL, NULL);
+	pid = wait_state("llama", "stock", pid, 3.0);
+	ctl(&code, "enable", "llama", NULL, NULL);
+	pid = wait_state("llama", "unlocked", pid, 3.0);
+	ctl(&code, "profile", "llama", "apple7", NULL);
+	pid = wait_state("llama", "unlocked", pid, 3.0);
+	ctl(&code, "stop", "llama", NULL, NULL);
+	wait_state("llama", "stopped", -1, 3.0);
+	ctl(&code, "start", "llama", NULL, NULL);
+	pid = wait_state("llama", "unlocked", 0, 3.0);
+	ctl(&code, "restart", "llama", NULL, NULL);
+	pid = wait_state("llama", "unlocked", pid, 3.0);
+	ctl(&code, "reload", NULL, NULL, NULL);
+	assert_int_equal(code, 0);
+	snprintf(path, sizeof path, "%s/jobs.d/llama.plist", home);
+	assert_int_equal(unlink(path), 0);
+	for (start = now_s(); (j = job_status("llama")) != NULL;
+	    sleep_ms(20)) {
+		json_decref(j);
+		if (now_s() - start > 5 * time_scale())
+			fail_msg("the removed job stays");
+	}
+	kill_daemon(SIGTERM);
+	assert_true(daemon_log_has("job llama: unlocked"));
+	if (daemon_log_has(" warning: "))
+		fail_msg("metalcapd warned while all was well (daemon.log)");
+}
+
 static void
 test_log_rotation_and_truncation(void **state)
 {
@@ -1138,6 +1183,8 @@ main(void)
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_log_rotation_and_truncation, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_quiet_when_all_is_well,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_daemon_log_lines, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_watch_sees_events_in_order,
