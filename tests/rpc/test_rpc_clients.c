@@ -329,6 +329,9 @@ test_cli_json(void **state)
 		if (code < 0 || code > 4)
 			fail_msg("--json %s: exit %d: %s", runs[k][0], code,
 			    r->err);
+		if (code == 0 && r->err[0] != '\0')
+			fail_msg("--json %s: all went well, yet: %s", runs[k][0],
+			    r->err);
 		if ((doc = json_loads(r->out, JSON_DECODE_ANY, NULL)) == NULL)
 			fail_msg("--json %s: not one JSON document: %s",
 			    runs[k][0], r->out);
