@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <errno.h>
 #include <math.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -995,6 +996,14 @@ test_bench_usage(void **state)
 	r = run_ctl(&code, NULL, shared);
 	assert_int_equal(code, 2);
 	assert_non_null(strstr(r->err, "a symbolic link"));
+	/* A file where the folder should be: said as it is, not as a link. */
+	snprintf(dir, sizeof dir, "%s/file", home);
+	write_file(dir, "w", "x");
+	r = run_ctl(&code, NULL, shared);
+	assert_int_not_equal(code, 0);
+	snprintf(cmd, sizeof cmd, "--out %s: %s", dir, strerror(ENOTDIR));
+	if (strstr(r->err, cmd) == NULL)
+		fail_msg("no \"%s\" in: %s", cmd, r->err);
 	r = run_ctl(&code, NULL, twice);
 	assert_int_equal(code, 2);
 	r = run_ctl(&code, NULL, joined);
