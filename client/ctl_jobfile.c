@@ -87,13 +87,15 @@ ctl_print_diag(const char *what, const struct diag *d)
 static void
 ctl_jobfile_json(const char *name, const char *path, const struct diag *w)
 {
-	json_t	*warnings = json_array();
+	json_t	*warnings = json_array(), *doc;
 	size_t	 i;
 
 	for (i = 0; w != NULL && i < w->count; i++)
 		json_array_append_new(warnings, json_string(w->items[i]));
-	json_dumpf(json_pack("{s:s, s:s, s:o}", "name", name, "file", path,
-	    "warnings", warnings), stdout, JSON_COMPACT | JSON_SORT_KEYS);
+	doc = json_pack("{s:s, s:s, s:o}", "name", name, "file", path,
+	    "warnings", warnings);
+	json_dumpf(doc, stdout, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(doc);
 	putchar('\n');
 }
 

@@ -333,8 +333,9 @@ test_cli_json(void **state)
 			fail_msg("--json %s: all went well, yet: %s", runs[k][0],
 			    r->err);
 		if ((doc = json_loads(r->out, JSON_DECODE_ANY, NULL)) == NULL)
-			fail_msg("--json %s: not one JSON document: %s",
-			    runs[k][0], r->out);
+			fail_msg("--json %s: exit %d, not one JSON document: "
+			    "%s (stderr: %s)", runs[k][0], code, r->out,
+			    r->err);
 		json_decref(doc);
 	}
 }
