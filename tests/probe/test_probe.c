@@ -163,6 +163,19 @@ test_report_fields_with_shim(void **state)
 	    "backend")), "sim");
 	families = json_object_get(doc, "families");
 	assert_int_equal(json_object_size(families), 17);
+	/* MTLGPUFamily's values (MTLDevice.h of the macOS 26 SDK, as
+	 * qian-o/Metal.NET binds them): Apple1-10, Mac1-2,
+	 * Common1-3, Metal3 and Metal4, each asked. */
+	for (i = 0; i < 17; i++) {
+		static const long asked[17] = { 1001, 1002, 1003, 1004, 1005,
+		    1006, 1007, 1008, 1009, 1010, 2001, 2002, 3001, 3002, 3003,
+		    5001, 5002 };
+		char	name[16];
+
+		snprintf(name, sizeof name, "%ld", asked[i]);
+		if (json_object_get(families, name) == NULL)
+			fail_msg("family %s not asked", name);
+	}
 	json_object_foreach(families, key, v) {
 		long f = strtol(key, NULL, 10);
 
