@@ -62,6 +62,51 @@ load_expect(const char *path, const char *want, struct diag *warnings)
 	return spec;
 }
 
+/*
+ * Whether a job starts when it is loaded, as launchd decides it: RunAtLoad,
+ * or a KeepAlive of true, or a KeepAlive dictionary with SuccessfulExit or
+ * Crashed in it (launchd's semaphoreitem_setup); not for KeepAlive false,
+ * nor for a dictionary of other conditions alone.
+ */
+static void
+test_job_should_run(void **state)
+{
+	static const struct {
+		const char	*keys;
+		bool		 runs;
+	} cases[] = {
+		{ "", true },
+		/* No KeepAlive: the agent gets KeepAlive true (render.c). */
+		{ "<key>RunAtLoad</key><false/>", true },
+		{ "<key>RunAtLoad</key><false/><key>KeepAlive</key><true/>",
+		    true },
+		{ "<key>RunAtLoad</key><false/><key>KeepAlive</key><false/>",
+		    false },
+		{ "<key>RunAtLoad</key><true/><key>KeepAlive</key><false/>",
+		    true },
+		{ "<key>RunAtLoad</key><false/><key>KeepAlive</key><dict>"
+		    "<key>SuccessfulExit</key><false/></dict>", true },
+		{ "<key>RunAtLoad</key><false/><key>KeepAlive</key><dict>"
+		    "<key>Crashed</key><true/></dict>", true },
+		{ "<key>RunAtLoad</key><false/><key>KeepAlive</key><dict>"
+		    "<key>PathState</key><dict><key>/tmp/x</key><true/></dict>"
+		    "</dict>", false },
+	};
+	struct job_spec	*spec;
+	size_t		 i;
+
+	(void)state;
+	assert_false(jobfile_should_run(NULL));
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		spec = load_expect(job_xml("run.plist", cases[i].keys), NULL,
+		    NULL);
+		if (jobfile_should_run(spec) != cases[i].runs)
+			fail_msg("%s: %s", cases[i].keys, cases[i].runs ?
+			    "not run" : "run");
+		jobfile_free(spec);
+	}
+}
+
 static void
 test_job_good(void **state)
 {
@@ -973,6 +1018,8 @@ main(void)
 		cmocka_unit_test(test_profile_files_match_builtins),
 		cmocka_unit_test(test_profile_unknown_key),
 		cmocka_unit_test(test_run_dir),
+		cmocka_unit_test_setup_teardown(test_job_should_run, setup,
+		    teardown),
 		cmocka_unit_test(test_platform_linux_files),
 		cmocka_unit_test(test_marker_report),
 		cmocka_unit_test(test_signature_budget),
