@@ -187,6 +187,16 @@ check([m[1] for m in got] == [30, 31, 32] and got[1][2] is not None and
       got[0][2] is None and got[2][2] is None,
       "pipelined requests around a bad one all answered in order")
 
+# More than the daemon queues at once (64), in one write that it reads
+# whole: every one answered, in order, and the connection kept.
+c.s.sendall(b"".join(msgpack.packb([0, 1000 + i, "hello", []])
+                     for i in range(200)))
+got = [c.next() for _ in range(200)]
+check([m[1] if m else None for m in got] == list(range(1000, 1200)) and
+      all(m[2] is None for m in got),
+      "200 requests in one write all answered in order")
+check(c.alive(), "the connection still serves after 200 pipelined")
+
 # --- notifications, responses and other msgpack from a client: ignored ---
 for msg in [[2, "hello", []], [2, b"nvim_set_client_info", ["x", {}]],
             [2, "x"], [2, 5, 6, 7], [1, 3, None, True], [1, "x"],

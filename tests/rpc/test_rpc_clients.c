@@ -64,6 +64,10 @@ test_python_msgpack(void **state)
 
 	(void)state;
 	run_client(argv, NULL);
+	/* Its bytes that were not msgpack closed it at once, for that
+	 * reason, not later for a message left unfinished. */
+	assert_true(daemon_log_has("client closed: not msgpack"));
+	assert_false(daemon_log_has("client closed: stalled"));
 }
 
 static void
