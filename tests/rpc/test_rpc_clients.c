@@ -49,9 +49,11 @@ run_client(const char *const *argv, const char *const *extra)
 
 	child_env(env, extra);
 	assert_int_equal(child_run(argv, env, &r), 0);
+	/* The failed checks first: cmocka cuts a long message. */
 	if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0)
-		fail_msg("%s failed (status %d):\n%s\n%s", argv[0], r.status,
-		    r.out, r.err);
+		fail_msg("%s failed (status %d): %s\n%s\n%s", argv[0], r.status,
+		    strstr(r.out, "FAIL ") ? strstr(r.out, "FAIL ") : "", r.err,
+		    r.out);
 	assert_null(strstr(r.out, "FAIL"));
 	assert_non_null(strstr(r.out, "ok   "));
 }
