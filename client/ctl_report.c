@@ -190,12 +190,12 @@ ctl_report_file(const char *path, const char *home, bool as_json)
 		for (k = 0; k < sizeof states / sizeof states[0]; k++)
 			json_object_set_new(counts, states[k],
 			    json_integer((json_int_t)n[k]));
-		out = json_pack("{s:s, s:s, s:s, s:O, s:I, s:o, s:O}",
+		/* O?: a file without "updated" gives null. */
+		out = json_pack("{s:s, s:s, s:s, s:O?, s:I, s:o, s:O}",
 		    "verdict", json_array_size(bad) ? "attention" : "ok",
 		    "version", ctl_json_str(doc, "version"), "instance_id",
 		    ctl_json_str(doc, "instance_id"), "updated",
-		    json_object_get(doc, "updated") ? json_object_get(doc,
-		    "updated") : json_null(), "jobs", (json_int_t)
+		    json_object_get(doc, "updated"), "jobs", (json_int_t)
 		    json_array_size(jobs), "states", counts, "attention", bad);
 		json_dumpf(out, stdout, JSON_COMPACT | JSON_SORT_KEYS |
 		    JSON_ENCODE_ANY);
