@@ -233,22 +233,6 @@ test_descriptor_limit(void **state)
 	assert_int_equal(daemon_files_limit(), (long)low.rlim_cur);
 }
 
-/* How many lines of home/daemon.log hold text. */
-static int
-log_count(const char *text)
-{
-	char	cmd[512], out[32] = "";
-	FILE	*p;
-
-	snprintf(cmd, sizeof cmd, "grep -c -F -- '%s' %s/daemon.log", text,
-	    home);
-	assert_non_null(p = popen(cmd, "r"));
-	if (fgets(out, sizeof out, p) == NULL)
-		out[0] = '\0';
-	pclose(p);
-	return atoi(out);
-}
-
 /*
  * A rescan reads again only the job files whose bytes changed: a file's
  * warning is logged once however often the folder is rescanned, and once
@@ -262,15 +246,15 @@ test_rescan_rereads_only_changed(void **state)
 	(void)state;
 	put_job("llama", "<key>Bogus</key><true/>");
 	wait_state("llama", "unlocked", 0, 2.0);
-	assert_int_equal(log_count("llama.plist:Bogus: unknown key"), 1);
+	assert_int_equal(daemon_log_count("llama.plist:Bogus: unknown key"), 1);
 	ctl(&code, "reload", NULL, NULL, NULL);
 	assert_int_equal(code, 0);
 	ctl(&code, "reload", NULL, NULL, NULL);
 	assert_int_equal(code, 0);
-	assert_int_equal(log_count("llama.plist:Bogus: unknown key"), 1);
+	assert_int_equal(daemon_log_count("llama.plist:Bogus: unknown key"), 1);
 	put_job("llama", "<key>Bogus</key><false/>");
 	ctl(&code, "reload", NULL, NULL, NULL);
-	assert_int_equal(log_count("llama.plist:Bogus: unknown key"), 2);
+	assert_int_equal(daemon_log_count("llama.plist:Bogus: unknown key"), 2);
 }
 
 static void

@@ -722,28 +722,38 @@ status_rtt_ms(void)
 	return ms;
 }
 
-/* Does home's daemon.log hold text? */
-bool
-daemon_log_has(const char *text)
+/* How many lines of home/daemon.log hold text (0 without a log). */
+int
+daemon_log_count(const char *text)
 {
-	char		 path[256], *buf;
+	char		 path[256], *buf, *line, *end;
 	struct stat	 sb;
 	FILE		*f;
 	size_t		 n;
-	bool		 has;
+	int		 count = 0;
 
 	snprintf(path, sizeof path, "%s/daemon.log", home);
 	if ((f = fopen(path, "r")) == NULL)
-		return false;
+		return 0;
 	assert_int_equal(fstat(fileno(f), &sb), 0);
 	buf = malloc((size_t)sb.st_size + 1);
 	assert_non_null(buf);
 	n = fread(buf, 1, (size_t)sb.st_size, f);
 	buf[n] = '\0';
 	fclose(f);
-	has = strstr(buf, text) != NULL;
+	for (line = buf; line != NULL; line = end != NULL ? end + 1 : NULL) {
+		if ((end = strchr(line, '\n')) != NULL)
+			*end = '\0';
+		count += strstr(line, text) != NULL;
+	}
 	free(buf);
-	return has;
+	return count;
+}
+
+bool
+daemon_log_has(const char *text)
+{
+	return daemon_log_count(text) > 0;
 }
 
 const char	*report_prefix = "report";

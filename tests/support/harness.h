@@ -99,7 +99,8 @@ void		 pipeline_probes(int fd, uint32_t n, uint32_t *busy,
 int		 other_uid_prefix(const char **prefix, size_t n, char *why,
 		    size_t whylen);
 double		 status_rtt_ms(void);	/* -1 when refused */
-bool		 daemon_log_has(const char *text);	/* home/daemon.log */
+int		 daemon_log_count(const char *text);	/* home/daemon.log's */
+bool		 daemon_log_has(const char *text);	/* lines holding it */
 int		 raw_exchange(int fd, const void *bytes, size_t len,
 		    struct mc_rpc_decoder *dec, struct mc_rpc_message *m);
 
