@@ -281,6 +281,24 @@ test_exec_as_a_child(void **state)
 }
 
 /*
+ * system(cmd) with SIGINT at its default in what it runs, whatever the
+ * suite was started with: an ignored SIGINT stays ignored in metalcapctl
+ * (as env(1) leaves it), and the tests of ^C need one it can take.
+ */
+static int
+system_sigint_default(const char *cmd)
+{
+	struct sigaction	deflt = { .sa_handler = SIG_DFL }, old;
+	int			status;
+
+	sigemptyset(&deflt.sa_mask);
+	assert_int_equal(sigaction(SIGINT, &deflt, &old), 0);
+	status = system(cmd);
+	assert_int_equal(sigaction(SIGINT, &old, NULL), 0);
+	return status;
+}
+
+/*
  * A terminal's ^C (a pty's, here): the kernel signals the whole
  * foreground group, program included, so metalcapctl must not pass it on
  * as well (it does pass one that a process sent it alone).  The program
@@ -334,7 +352,7 @@ test_exec_terminal_interrupt(void **state)
 	snprintf(cmd, sizeof cmd, "%s %s WAIT=%g timeout -k 5 60 "
 	    "/usr/bin/python3 %s %s --home %s exec --", switches, tmpvar,
 	    1.0 * time_scale(), script, CTL, home);
-	status = system(cmd);
+	status = system_sigint_default(cmd);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
 }
@@ -349,7 +367,6 @@ test_exec_terminal_interrupt(void **state)
 static void
 test_exec_signal_during_spawn(void **state)
 {
-	struct sigaction	 deflt = { .sa_handler = SIG_DFL }, old;
 	char			 cmd[4096];
 	int			 status;
 
@@ -358,11 +375,7 @@ test_exec_signal_during_spawn(void **state)
 	    "LD_PRELOAD=%s/tests/libspawn-signal.so timeout -k 5 20 %s --home "
 	    "%s exec -- %s 2>/dev/null", switches, tmpvar, BUILD, CTL, home,
 	    FAKE_LLAMA);
-	/* Whatever the suite was started with: an ignored SIGINT stays so. */
-	sigemptyset(&deflt.sa_mask);
-	assert_int_equal(sigaction(SIGINT, &deflt, &old), 0);
-	status = system(cmd);
-	assert_int_equal(sigaction(SIGINT, &old, NULL), 0);
+	status = system_sigint_default(cmd);
 	assert_true(WIFEXITED(status));
 	/* The program stopped: 0 (its handler) or 130 (before it had one). */
 	if (WEXITSTATUS(status) != 0 && WEXITSTATUS(status) != 130)
@@ -813,7 +826,6 @@ test_bench_planted_file(void **state)
 static void
 test_bench_interrupted(void **state)
 {
-	struct sigaction	 deflt = { .sa_handler = SIG_DFL }, old;
 	char			 cmd[4096], err[160], csv[200];
 	int			 status;
 
@@ -824,11 +836,7 @@ test_bench_interrupted(void **state)
 	    "%s bench --samples 1 --out %s -- %s -m %s -p 32 -n 8 -r 2 "
 	    "2>%s >/dev/null", switches, tmpvar, BUILD, CTL, home, evidence,
 	    BENCH_SIM, model, err);
-	/* Whatever the suite was started with: an ignored SIGINT stays so. */
-	sigemptyset(&deflt.sa_mask);
-	assert_int_equal(sigaction(SIGINT, &deflt, &old), 0);
-	status = system(cmd);
-	assert_int_equal(sigaction(SIGINT, &old, NULL), 0);
+	status = system_sigint_default(cmd);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 128 + SIGINT);
 	snprintf(cmd, sizeof cmd, "grep -q 'interrupted by signal 2 in round "
