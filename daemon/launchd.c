@@ -5,6 +5,7 @@
  * and reports its exit status to a callback once.  The meaning of
  * launchctl's codes (launchd.md §1.3-1.4) is the reconciler's business.
  */
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,7 +26,7 @@ struct lc_call {
 	int			 handles;	/* still open */
 	bool			 timed_out;
 	int			 timeout_ms;
-	char			 program[64];
+	char			 program[NAME_MAX + 1];	/* a basename */
 };
 
 static void

@@ -575,7 +575,7 @@ watch_health_due(uv_timer_t *t)
 	struct job		*j = w->job;
 	plist_t			 hc, args, v;
 	uint64_t		 timeout = HEALTH_TIMEOUT_S;
-	char			*argv[32];
+	char			**argv;
 	uint32_t		 i, n;
 
 	if (j == NULL || j->spec == NULL || (hc = j->spec->health_check) ==
@@ -584,15 +584,13 @@ watch_health_due(uv_timer_t *t)
 		return;
 	if ((v = plist_dict_get_item(hc, "TimeoutSeconds")) != NULL)
 		plist_get_uint_val(v, &timeout);
-	for (i = 0; i < n && i < 31; i++) {
-		argv[i] = NULL;
+	/* Every argument the job file gives: none is dropped. */
+	argv = calloc((size_t)n + 1, sizeof *argv);
+	for (i = 0; i < n; i++)
 		plist_get_string_val(plist_array_get_item(args, i), &argv[i]);
-	}
-	argv[i] = NULL;
 	proc_run(j->daemon, argv, NULL, (int)timeout * 1000,
 	    watch_health_done, strdup(j->name));
-	while (i-- > 0)
-		free(argv[i]);
+	mc_strv_free(argv);
 }
 
 /*

@@ -281,7 +281,7 @@ jobfile_safety(plist_t root, const char *file, struct job_spec *spec,
 		{ "MaxExits", 1, 16 },
 		{ "WindowSeconds", 1, 86400 },
 		{ NULL, 0, 0 } };
-	plist_t		 node;
+	plist_t		 node, check;
 	uint32_t	 i;
 	const char	*why;
 	char		*re;
@@ -291,6 +291,15 @@ jobfile_safety(plist_t root, const char *file, struct job_spec *spec,
 	    "a dictionary", file, errors)) != NULL) {
 		jobfile_int_keys(node, file, "HealthCheck", health, errors,
 		    warnings);
+		/* A check with nothing to run would pass unseen, forever. */
+		check = plist_dict_get_item(node, "ProgramArguments");
+		if (check == NULL)
+			diag_add(errors, "%s:HealthCheck.ProgramArguments: "
+			    "required", file);
+		else if (plist_get_node_type(check) == PLIST_ARRAY &&
+		    plist_array_get_size(check) == 0)
+			diag_add(errors, "%s:HealthCheck.ProgramArguments: "
+			    "empty", file);
 		spec->health_check = plist_copy(node);
 	}
 	if ((node = jobfile_typed(root, "CrashLoop", PLIST_DICT,

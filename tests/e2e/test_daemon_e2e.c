@@ -532,6 +532,55 @@ test_health_check_reverts(void **state)
 }
 
 /*
+ * A check that outlives its TimeoutSeconds fails, named in the reason by
+ * its whole program name (a long one is not cut); and a check is given
+ * every argument its job file lists, however many.
+ */
+static void
+test_health_check_timeout_and_arguments(void **state)
+{
+	char	extra[2048], link[256], count[256], text[64];
+	size_t	len;
+	FILE	*f;
+	int	i;
+
+	(void)state;
+	snprintf(link, sizeof link, "%s/a-health-check-whose-name-is-longer-"
+	    "than-sixty-four-characters-as-some-are", home);
+	assert_true(strlen(strrchr(link, '/') + 1) > 64);
+	assert_int_equal(symlink("/bin/sleep", link), 0);
+	snprintf(extra, sizeof extra, "<key>HealthCheck</key><dict><key>"
+	    "ProgramArguments</key><array><string>%s</string><string>30"
+	    "</string></array><key>TimeoutSeconds</key><integer>1</integer>"
+	    "<key>StartDelaySeconds</key><integer>0</integer></dict>", link);
+	put_job("llama", extra);
+	wait_state("llama", "reverted", 0, 6.0);
+	snprintf(extra, sizeof extra, "health check: %s did not finish within "
+	    "1000 ms", strrchr(link, '/') + 1);
+	assert_field_has("llama", "reason", extra);
+
+	/* 40 arguments after sh's own four: $# counts what arrived. */
+	snprintf(count, sizeof count, "%s/check-count", home);
+	len = (size_t)snprintf(extra, sizeof extra, "<key>HealthCheck</key>"
+	    "<dict><key>ProgramArguments</key><array><string>/bin/sh</string>"
+	    "<string>-c</string><string>echo \"$#\" &gt; %s.tmp; mv %s.tmp "
+	    "%s</string><string>sh</string>", count, count, count);
+	for (i = 1; i <= 40; i++)
+		len += (size_t)snprintf(extra + len, sizeof extra - len,
+		    "<string>%d</string>", i);
+	snprintf(extra + len, sizeof extra - len, "</array><key>"
+	    "StartDelaySeconds</key><integer>0</integer></dict>");
+	put_job("second", extra);
+	wait_state("second", "unlocked", 0, 4.0);
+	for (i = 0; i < 200 && access(count, F_OK) != 0; i++)
+		sleep_ms(25 * (long)time_scale());
+	assert_non_null(f = fopen(count, "r"));
+	assert_non_null(fgets(text, sizeof text, f));
+	fclose(f);
+	assert_string_equal(text, "40\n");
+}
+
+/*
  * A pid's report goes when the pid exits, and at the daemon's start the
  * reports of pids that are gone: a later process given the same pid must
  * prove its own injection.
@@ -1161,6 +1210,8 @@ main(void)
 		    test_dropped_verdict_probed_again, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_profiles_listed, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_health_check_timeout_and_arguments, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_health_check_reverts, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_blocked_without_marker,

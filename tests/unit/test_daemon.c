@@ -169,6 +169,13 @@ test_job_wrong_types(void **state)
 		{ "<key>HealthCheck</key><dict><key>TimeoutSeconds</key>"
 		    "<string>5</string></dict>", "t.plist:HealthCheck."
 		    "TimeoutSeconds: expected an integer, found a string" },
+		/* A check with nothing to run would pass unseen. */
+		{ "<key>HealthCheck</key><dict><key>TimeoutSeconds</key>"
+		    "<integer>5</integer></dict>", "t.plist:HealthCheck."
+		    "ProgramArguments: required" },
+		{ "<key>HealthCheck</key><dict><key>ProgramArguments</key>"
+		    "<array/></dict>", "t.plist:HealthCheck.ProgramArguments: "
+		    "empty" },
 		{ "<key>FailureSignatures</key><dict/>",
 		    "t.plist:FailureSignatures: expected an array of strings, "
 		    "found a dictionary" },
@@ -798,6 +805,55 @@ test_profile_files_match_builtins(void **state)
 	profile_free_all(&set);
 }
 
+static void
+profile_file(const char *dir, const char *name, unsigned family)
+{
+	char	path[512];
+	FILE	*f;
+
+	snprintf(path, sizeof path, "%s/%s.plist", dir, name);
+	assert_non_null(f = fopen(path, "w"));
+	fprintf(f, "<plist version=\"1.0\"><dict><key>AppleFamilyMax</key>"
+	    "<integer>%u</integer><key>MaxThreadgroupMemory</key><integer>"
+	    "65536</integer></dict></plist>\n", family);
+	fclose(f);
+}
+
+/*
+ * A profile file's name at the edge of a name's 64 characters is read; a
+ * longer one is not, and is not cut down to 64 either, where it would
+ * take over the profile of that name.
+ */
+static void
+test_profile_name_edge(void **state)
+{
+	struct profile_set	 set = { 0 };
+	const struct profile	*p;
+	char			 dir[] = "/tmp/mc-profiles.XXXXXX", name[80],
+				 longer[96], cmd[200];
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	memset(name, 'p', MC_NAME_MAX);
+	name[MC_NAME_MAX] = '\0';
+	snprintf(longer, sizeof longer, "%sq", name);
+	profile_file(dir, name, 1007);
+	profile_load_all(&set, dir);
+	assert_non_null(p = profile_find(&set, name));
+	assert_string_equal(p->error, "");
+	assert_int_equal(p->family_max, 1007);
+	/* Alone, so that no order of reading hides a cut name. */
+	snprintf(cmd, sizeof cmd, "%s/%s.plist", dir, name);
+	assert_int_equal(unlink(cmd), 0);
+	profile_file(dir, longer, 1009);
+	profile_load_all(&set, dir);
+	assert_null(profile_find(&set, name));
+	assert_null(profile_find(&set, longer));
+	profile_free_all(&set);
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 /*
  * A profile key that is not one of the four (a typo) makes the profile
  * invalid, naming file and key; the known ones, in any order, do not.
@@ -1016,6 +1072,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_state_round_trip, setup,
 		    teardown),
 		cmocka_unit_test(test_profile_files_match_builtins),
+		cmocka_unit_test(test_profile_name_edge),
 		cmocka_unit_test(test_profile_unknown_key),
 		cmocka_unit_test(test_run_dir),
 		cmocka_unit_test_setup_teardown(test_job_should_run, setup,

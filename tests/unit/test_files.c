@@ -538,6 +538,39 @@ bplist_chain(unsigned depth, unsigned fan, size_t *len)
 	return b;
 }
 
+/*
+ * One array of n references, all to one shared object (true): 1 + n
+ * values, as the pre-scan counts a shared reference each time.
+ */
+static char *
+bplist_wide(size_t n, size_t *len)
+{
+	char	*b = malloc(8 + 6 + n + 1 + 8 + 32);
+	size_t	 at = 8, k, table;
+
+	memcpy(b, "bplist00", 8);
+	b[at++] = (char)0xaf;		/* an array, its count next */
+	b[at++] = 0x12;			/* a 4-byte integer */
+	for (k = 0; k < 4; k++)
+		b[at++] = (char)(n >> (24 - 8 * k));
+	memset(b + at, 1, n);		/* one-byte references to object 1 */
+	at += n;
+	b[at++] = 0x09;
+	table = at;
+	for (k = 0; k < 4; k++)
+		b[at++] = (char)(8 >> (24 - 8 * k));
+	for (k = 0; k < 4; k++)
+		b[at++] = (char)((table - 1) >> (24 - 8 * k));
+	memset(b + at, 0, 32);
+	b[at + 6] = 4;
+	b[at + 7] = 1;
+	b[at + 15] = 2;			/* two objects, the top one 0 */
+	for (k = 0; k < 8; k++)
+		b[at + 24 + k] = (char)((uint64_t)table >> (56 - 8 * k));
+	*len = at + 32;
+	return b;
+}
+
 static char *
 xml_nested(unsigned depth, size_t *len)
 {
@@ -624,6 +657,18 @@ test_plist_bombs(void **state)
 			assert_string_equal(why, bin[i].why);
 			assert_null(root);
 		}
+		free(b);
+	}
+	/* The count at its exact edge: 262144 values pass, one more not. */
+	for (i = 0; i < 2; i++) {
+		b = bplist_wide(MC_PLIST_MAX_NODES - 1 + i, &len);
+		assert_true(len <= MC_PLIST_MAX_FILE);
+		if (i == 0)
+			assert_null(mc_plist_refused(b, len));
+		else
+			assert_string_equal(mc_plist_refused(b, len), "more "
+			    "than 262144 values (a shared reference counts "
+			    "each time)");
 		free(b);
 	}
 	b = xml_nested(30000, &len);
