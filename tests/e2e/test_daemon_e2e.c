@@ -422,6 +422,9 @@ test_probe_failure_never_unlocks(void **state)
 	pid = wait_state("llama", "reverted", 0, 3.0);
 	assert_field_has("llama", "reason", "probe: check "
 	    "simdgroup_matrix failed");
+	/* The verdict in the daemon's log, by its name. */
+	assert_true(daemon_log_has("probe of profile apple9: FAIL: check "
+	    "simdgroup_matrix failed"));
 	/* Never had the shim: no injection, no report. */
 	sleep_ms(300);
 	assert_false(environ_has(pid, INJECTED));
@@ -1066,6 +1069,7 @@ test_partial_verdict(void **state)
 	j = job_status("llama");
 	assert_non_null(strstr(str_of(j, "note"), "threadgroup override "
 	    "dropped: check threadgroup_advertised failed"));
+	assert_true(daemon_log_has("probe of profile apple9: partial: "));
 	/* What the process saw: Apple9, and the device's own 32 KB. */
 	assert_int_equal(json_integer_value(json_object_get(json_object_get(j,
 	    "shim"), "family_max")), 1009);

@@ -321,8 +321,7 @@ static void
 test_open_failures(void **state)
 {
 	struct mc_client	c;
-	char			longpath[200];
-
+	char			longpath[200], want[96];
 	int			fd, i;
 
 	(void)state;
@@ -343,7 +342,10 @@ test_open_failures(void **state)
 	longpath[0] = '/';
 	longpath[sizeof longpath - 1] = '\0';
 	assert_int_equal(mc_client_open(&c, longpath, 1), -1);
-	assert_non_null(strstr(c.error, "a unix socket path may have"));
+	/* The room there is, as the system has it (104 bytes on macOS). */
+	snprintf(want, sizeof want, "over the %zu bytes a unix socket path "
+	    "may have", sizeof ((struct sockaddr_un *)NULL)->sun_path - 1);
+	assert_non_null(strstr(c.error, want));
 	mc_client_close(&c);	/* harmless on a client that never opened */
 }
 
