@@ -134,6 +134,64 @@ test_removal_bootout_refused(void **state)
 }
 
 /*
+ * launchd refuses the bootout of a job stopped by request: the job is not
+ * shown stopped while launchd runs it, but in error naming the bootout,
+ * and it stops once launchd takes the bootout.  The answers that do mean
+ * stopped (3: not loaded; 36: going already) are no such refusal.
+ */
+static void
+test_stop_bootout_refused(void **state)
+{
+	static const char *const	 fine[] = { "bootout 3\n",
+	    "bootout 36\n" };
+	char				 path[256];
+	json_t				*j = NULL;
+	long				 pid;
+	size_t				 k;
+	int				 code, i;
+
+	(void)state;
+	restart_with_launchctl_fault("");
+	snprintf(path, sizeof path, "%s/lc.fault", home);
+	put_job("llama", "");
+	pid = wait_state("llama", "unlocked", 0, 5.0);
+	write_file(path, "w", "bootout 5\n");
+	ctl(&code, "stop", "llama", NULL, NULL);
+	assert_int_equal(code, 0);
+	for (i = 0; i < 200; i++) {
+		json_decref(j);
+		if ((j = job_status("llama")) != NULL &&
+		    strcmp(str_of(j, "state"), "error") == 0)
+			break;
+		assert_string_not_equal(str_of(j, "state"), "stopped");
+		sleep_ms(25 * (long)time_scale());
+	}
+	assert_non_null(strstr(str_of(j, "reason"), "launchctl bootout "
+	    "failed (5)"));
+	json_decref(j);
+	assert_int_equal(kill((pid_t)pid, 0), 0);
+	assert_true(loaded_in_gui("llama"));
+	write_file(path, "w", "");
+	ctl(&code, "stop", "llama", NULL, NULL);
+	wait_state("llama", "stopped", -1, 5.0);
+	/* Booted out: launchd lets the label go once the process is gone. */
+	for (i = 0; i < 200 && loaded_in_gui("llama"); i++)
+		sleep_ms(25 * (long)time_scale());
+	assert_false(loaded_in_gui("llama"));
+	assert_int_equal(kill((pid_t)pid, 0), -1);
+	/* Not loaded, or going already: stopped all the same. */
+	for (k = 0; k < sizeof fine / sizeof fine[0]; k++) {
+		ctl(&code, "start", "llama", NULL, NULL);
+		wait_state("llama", "unlocked", 0, 5.0);
+		write_file(path, "w", fine[k]);
+		ctl(&code, "stop", "llama", NULL, NULL);
+		assert_int_equal(code, 0);
+		wait_state("llama", "stopped", -1, 5.0);
+		write_file(path, "w", "");
+	}
+}
+
+/*
  * A removed job whose domain launchd says is gone (bootout 112: no such
  * domain, so nothing of it is loaded there) is forgotten, its agent and
  * record with it.  Kills: 112 taken for a refused bootout, which would
@@ -246,6 +304,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_removal_plain, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_removal_bootout_refused,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stop_bootout_refused,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_removal_domain_gone, setup,
 		    teardown),
