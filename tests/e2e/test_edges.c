@@ -216,6 +216,11 @@ test_stop_start(void **state)
 	snprintf(path, sizeof path, "%s/state/metalcapd.lock", home);
 	assert_int_equal(stat(path, &sb), 0);
 	assert_int_equal(sb.st_mode & 07777, 0600);
+	/* The socket too: a request there can change what jobs run. */
+	snprintf(path, sizeof path, "%s/metalcapd.sock", home);
+	assert_int_equal(stat(path, &sb), 0);
+	assert_true(S_ISSOCK(sb.st_mode));
+	assert_int_equal(sb.st_mode & 07777, 0600);
 	ctl(&code, "start", "llama", NULL, NULL);
 	assert_int_equal(code, 0);
 	wait_state("llama", "unlocked", 0, 5.0);
