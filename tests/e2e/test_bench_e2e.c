@@ -117,7 +117,8 @@ test_exec_unlocked_alone(void **state)
 	const char		*args[] = { "exec", "--report", report, "--",
 	    FAKE_LLAMA, "--once", NULL };
 	struct child_result	*r;
-	json_t			*doc;
+	struct stat		 sb;
+	json_t			*doc, *argv;
 	int			 code;
 
 	(void)state;
@@ -129,8 +130,24 @@ test_exec_unlocked_alone(void **state)
 	assert_non_null(strstr(r->err, "simdgroup matrix mul. = true"));
 	assert_non_null(strstr(r->err, "metalcapctl: exec: unlocked by "
 	    "profile apple9: pid "));
+	assert_non_null(strstr(r->err, " saw Apple families up to 1009 "
+	    "(Apple9) and at least 65536 bytes of threadgroup memory"));
+	/* A program with nothing to warn of: no warning. */
+	assert_null(strstr(r->err, "metalcapctl: warning:"));
+	assert_int_equal(stat(report, &sb), 0);
+	assert_int_equal(sb.st_mode & 07777, 0644);
 	doc = load_json(report);
 	assert_true(json_is_true(json_object_get(doc, "injected")));
+	assert_string_equal(json_string_value(json_object_get(doc, "program")),
+	    FAKE_LLAMA);
+	assert_string_equal(json_string_value(json_object_get(doc, "profile")),
+	    "apple9");
+	argv = json_object_get(doc, "argv");
+	assert_int_equal(json_array_size(argv), 2);
+	assert_string_equal(json_string_value(json_array_get(argv, 0)),
+	    FAKE_LLAMA);
+	assert_string_equal(json_string_value(json_array_get(argv, 1)),
+	    "--once");
 	assert_string_equal(json_string_value(json_object_get(json_object_get(
 	    doc, "shim"), "state")), "hooked");
 	assert_int_equal(json_integer_value(json_object_get(json_object_get(
@@ -177,9 +194,10 @@ test_exec_status(void **state)
 	    "/usr/bin/python3", "-c", "import os, signal; "
 	    "os.kill(os.getpid(), signal.SIGHUP)", NULL };
 	json_t		*doc;
-	const char	*other[] = { "exec", "--profile", "nonesuch", "--",
-	    FAKE_LLAMA, "--once", NULL };
-	char		 setuid_copy[160], cmd[4096];
+	const char	*other[] = { "exec", "--report", report, "--profile",
+	    "nonesuch", "--", FAKE_LLAMA, "--once", NULL };
+	char		 setuid_copy[160], cmd[4096], path[160];
+	const char	*by_path[] = { "exec", "--", path, NULL };
 	const char	*setuid_run[] = { "exec", "--", setuid_copy, "--once",
 	    NULL };
 	struct child_result *r;
@@ -209,9 +227,32 @@ test_exec_status(void **state)
 	r = run_ctl(&code, NULL, empty);	/* as execvp: ENOENT */
 	assert_int_equal(code, 127);
 	assert_non_null(strstr(r->err, "exec: : not found in PATH"));
+	/* Refused before the run, a report left from an earlier one goes. */
+	write_file(report, "w", "{\"injected\": true}\n");
 	r = run_ctl(&code, NULL, other);
 	assert_int_equal(code, 125);
 	assert_non_null(strstr(r->err, "no profile nonesuch"));
+	assert_int_equal(access(report, F_OK), -1);
+	/* A path that is no program: 127, said so; one that cannot be run
+	 * (a text without #!): 126, with the system's reason. */
+	snprintf(path, sizeof path, "%s/nope/prog", home);
+	r = run_ctl(&code, NULL, by_path);
+	assert_int_equal(code, 127);
+	assert_non_null(strstr(r->err, "not an executable file"));
+	snprintf(path, sizeof path, "%s/not-executable", home);
+	write_file(path, "w", "#!/bin/sh\nexit 0\n");
+	assert_int_equal(chmod(path, 0644), 0);
+	r = run_ctl(&code, NULL, by_path);
+	assert_int_equal(code, 127);
+	assert_non_null(strstr(r->err, "not an executable file"));
+	snprintf(path, sizeof path, "%s/no-interpreter", home);
+	write_file(path, "w", "echo hi\n");
+	assert_int_equal(chmod(path, 0755), 0);
+	r = run_ctl(&code, NULL, by_path);
+	assert_int_equal(code, 126);
+	assert_non_null(strstr(r->err, strerror(ENOEXEC)));
+	snprintf(cmd, sizeof cmd, "! ls -d %s/metalcap-* 2>/dev/null", home);
+	assert_int_equal(system(cmd), 0);
 	/* dyld drops the injection of a setuid program: refused before. */
 	snprintf(setuid_copy, sizeof setuid_copy, "%s/fake-llama-setuid",
 	    home);
@@ -221,6 +262,10 @@ test_exec_status(void **state)
 	r = run_ctl(&code, NULL, setuid_run);
 	assert_int_equal(code, 125);
 	assert_non_null(strstr(r->err, "the shim cannot be injected"));
+	/* The judge's reason, and only what refused it. */
+	assert_non_null(strstr(r->err, "is setuid or setgid: dyld ignores "
+	    "DYLD_* for it"));
+	assert_null(strstr(r->err, "nothing to check"));
 	assert_null(strstr(r->err, "server is listening"));
 }
 
