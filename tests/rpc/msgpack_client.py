@@ -87,6 +87,8 @@ r = c.call("probe", {"profile": "apple9"})
 check(r[2] is None and r[3]["status"] == "pass", "probe {profile}")
 r = c.call("probe", JOB)
 check(r[2] is None and r[3]["profile"] == "apple9", "probe JOB")
+quiet = Conn()  # never subscribes: it hears no event
+check(quiet.alive(), "a second connection")
 r = c.call("subscribe")
 check(r[2] is None and r[3] is True, "subscribe")
 
@@ -118,6 +120,9 @@ check(changes == ["disable", "enable", "profile.set", "stop", "start",
                   "restart"], "a change event for every change: %s" % changes)
 check(all(e[2][0]["job"]["name"] == JOB for e in c.events),
       "events carry the job")
+# Sent before this reply, any event for it would have come first.
+check(quiet.alive() and quiet.events == [],
+      "no event for a connection that did not subscribe: %s" % quiet.events)
 
 # --- errors: [type, "CODE: message"] -------------------------------------
 check(is_error(c.call("status", "nosuchjob"), "ENOJOB"), "ENOJOB")
