@@ -97,6 +97,7 @@ probe_select(struct probe_options *o, const char *list)
 {
 	char			*copy = strdup(list), *name, *save = NULL;
 	const struct probe_check *c;
+	size_t			 chosen = 0;
 	int			 rc = 0;
 
 	memset(o->selected, 0, sizeof o->selected);
@@ -109,6 +110,13 @@ probe_select(struct probe_options *o, const char *list)
 			break;
 		}
 		o->selected[c - probe_checks] = true;
+		chosen++;
+	}
+	/* Nothing chosen would be a verdict of safe on no evidence. */
+	if (rc == 0 && chosen == 0) {
+		fprintf(stderr, "metalcap-probe: --checks: '%s' names no "
+		    "check (see --list-checks)\n", list);
+		rc = -1;
 	}
 	free(copy);
 	return rc;

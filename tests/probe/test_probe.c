@@ -289,7 +289,7 @@ test_failure_switches(void **state)
 	(void)state;
 	for (i = 0; i < sizeof checks / sizeof checks[0]; i++)
 		for (k = 0; k < sizeof modes / sizeof modes[0]; k++) {
-			char	fail[96];
+			char	fail[128];
 			const char *env[] = { PRELOAD, CEILING, fail, NULL };
 			struct probe_run_result r;
 			bool	hang = strcmp(modes[k].mode, "hang") == 0;
@@ -323,8 +323,13 @@ test_failure_switches(void **state)
 			assert_int_equal(field_true(verdict, "family"),
 			    tg && !hang);
 			assert_false(field_true(verdict, "threadgroup"));
-			if (hang)
+			if (hang) {
 				assert_true(r.seconds < 0.5 + 1.0);
+				snprintf(fail, sizeof fail, "metalcap-probe: "
+				    "%s timed out after 500 ms\n", checks[i]);
+				assert_non_null(strstr(r.child.err, fail));
+			} else
+				assert_null(strstr(r.child.err, "timed out"));
 			json_decref(r.doc);
 		}
 }
@@ -429,7 +434,16 @@ test_usage_and_no_device(void **state)
 		{ PROBE_BIN, "--checks", "simd_sum,nope", NULL },
 		{ PROBE_BIN, "--timeout-ms", "0", NULL },
 		{ PROBE_BIN, "--timeout-ms", "5x", NULL },
+		{ PROBE_BIN, "--timeout-ms", "600001", NULL },
+		{ PROBE_BIN, "--checks", ",", NULL },
+		{ PROBE_BIN, "--checks", "", NULL },
+		{ PROBE_BIN, "--bogus", NULL, NULL },
 		{ PROBE_BIN, "extra", NULL, NULL },
+	};
+	/* The deadline's two ends are taken (--list-checks then exits). */
+	static const char *const edges[][5] = {
+		{ PROBE_BIN, "--timeout-ms", "1", "--list-checks", NULL },
+		{ PROBE_BIN, "--timeout-ms", "600000", "--list-checks", NULL },
 	};
 	const char		*no_device[] = { "MTLSIM_NO_DEVICE=1", NULL };
 	const char		*list[] = { PROBE_BIN, "--list", NULL };
@@ -447,6 +461,11 @@ test_usage_and_no_device(void **state)
 		assert_non_null(strstr(c.err, "metalcap-probe"));
 	}
 	assert_non_null(strstr(c.err, "unexpected argument 'extra'"));
+	for (i = 0; i < sizeof edges / sizeof edges[0]; i++) {
+		assert_int_equal(child_run(edges[i], env, &c), 0);
+		assert_int_equal(WEXITSTATUS(c.status), 0);
+		assert_string_equal(c.err, "");
+	}
 	/* --list: every check of the catalogue, one a line, in its order. */
 	assert_int_equal(child_run(list, env, &c), 0);
 	assert_int_equal(WEXITSTATUS(c.status), 0);
@@ -458,7 +477,88 @@ test_usage_and_no_device(void **state)
 	assert_int_equal(r.exit_code, 3);
 	assert_string_equal(json_string_value(json_object_get(r.doc,
 	    "error")), "no Metal device");
+	assert_string_equal(r.child.err, "metalcap-probe: no Metal device\n");
 	json_decref(r.doc);
+}
+
+/* The probe's table for people (no --json), run with env. */
+static void
+run_human(struct child_result *c, const char *const *extra)
+{
+	const char	*argv[] = { PROBE_BIN, NULL };
+	char		*env[CHILD_ENV_MAX];
+
+	child_env(env, extra);
+	assert_int_equal(child_run(argv, env, c), 0);
+	assert_true(WIFEXITED(c->status));
+}
+
+/* A check's row of the table: its name, then its word. */
+static const char *
+human_word(const char *out, const char *check, char *word, size_t len)
+{
+	char		 name[64];
+	const char	*line;
+
+	for (line = out; line != NULL && *line != '\0'; line = strchr(line,
+	    '\n') ? strchr(line, '\n') + 1 : NULL)
+		if (sscanf(line, "%63s %7s", name, word) == 2 &&
+		    strcmp(name, check) == 0 && strlen(word) < len)
+			return word;
+	fail_msg("no row for %s in:\n%s", check, out);
+	return NULL;
+}
+
+/*
+ * The table says what the JSON says: the families answered true, the
+ * shim and its ceiling, each check's word (pass, FAIL, skip), a row for
+ * every check, and the verdict in words.
+ */
+static void
+test_human_report(void **state)
+{
+	const char		*with[] = { PRELOAD, CEILING, NULL };
+	const char		*alias[] = { PRELOAD, CEILING,
+	    "MTLSIM_TG_ALIAS=32768", NULL };
+	struct child_result	 c;
+	char			 word[8];
+	const char		*p;
+	size_t			 rows = 0;
+
+	(void)state;
+	run_human(&c, with);
+	assert_int_equal(WEXITSTATUS(c.status), 0);
+	assert_non_null(strstr(c.out, "device              Apple Paravirtual "
+	    "device (sim backend)\n"));
+	assert_non_null(strstr(c.out, "families true       1001 1002 1003 "
+	    "1004 1005 1006 1007 1008 1009 3001 3002 3003\n"));
+	assert_non_null(strstr(c.out, "threadgroup memory  65536 bytes\n"));
+	assert_non_null(strstr(c.out, "shim                hooked, ceiling "
+	    "1009, class AppleParavirtDevice\n"));
+	assert_string_equal(human_word(c.out, "simd_sum", word, sizeof word),
+	    "pass");
+	assert_string_equal(human_word(c.out, "residency_set", word,
+	    sizeof word), "skip");
+	for (p = strstr(c.out, "\ncheck "); p != NULL && (p = strchr(p + 1,
+	    '\n')) != NULL && p[1] != '\n'; )
+		rows++;
+	assert_int_equal(rows, 13);
+	assert_null(strstr(c.out, "(null)"));
+	assert_non_null(strstr(c.out, "\nverdict: family override safe, "
+	    "threadgroup override safe\n"));
+	assert_string_equal(c.err, "");
+	/* Without the shim: stock families, and no shim said so. */
+	run_human(&c, NULL);
+	assert_non_null(strstr(c.out, "families true       1001 1002 1003 "
+	    "1004 1005 3001 3002 3003\n"));
+	assert_non_null(strstr(c.out, "shim                not loaded\n"));
+	/* A failed check, in capitals, and the verdict it gives. */
+	run_human(&c, alias);
+	assert_int_equal(WEXITSTATUS(c.status), 1);
+	assert_string_equal(human_word(c.out, "threadgroup_advertised", word,
+	    sizeof word), "FAIL");
+	assert_non_null(strstr(c.out, "\nverdict: family override safe, "
+	    "threadgroup override UNSAFE\n"));
 }
 
 static void
@@ -665,7 +765,10 @@ test_threadgroup_alias(void **state)
 	    "fail");
 	error = json_string_value(json_object_get(check_named(r.doc,
 	    "threadgroup_advertised"), "error"));
-	assert_non_null(strstr(error, "gave another address's value"));
+	/* Half of each 64 KB block's reads land in the other 32 KB. */
+	assert_string_equal(error, "wrong result: 131072 of 262144 reads in 16 "
+	    "threadgroups of 65536 bytes gave another address's value (the "
+	    "block aliases, or was not written)");
 	verdict = json_object_get(r.doc, "verdict");
 	assert_true(field_true(verdict, "family"));
 	assert_false(field_true(verdict, "threadgroup"));
@@ -714,6 +817,7 @@ main(void)
 		cmocka_unit_test(test_invariants_catch_overbroad),
 		cmocka_unit_test(test_invariants_ceiling),
 		cmocka_unit_test(test_usage_and_no_device),
+		cmocka_unit_test(test_human_report),
 		cmocka_unit_test(test_checks_subset),
 		cmocka_unit_test(test_fake_llama),
 		cmocka_unit_test(test_timeout_fits_real_compiles),
