@@ -72,8 +72,11 @@ SOURCES = {
     "policy": ["test_daemon", "test_files", "test_protocol",
                "test_mc_client", "test_inject_judge",
                "test_shim_inject"] + E2E,
-    "client": ["test_inject_judge", "test_daemon",
-               "test_shim_inject"] + E2E,
+    # exec, bench and verify's own tests first, then every command's.
+    "client": ["test_inject_judge", "test_bench_e2e", "test_rpc_clients",
+               "test_daemon", "test_shim_inject"] +
+              [t for t in E2E if t not in ("test_bench_e2e",
+                                           "test_rpc_clients")],
 }
 # make test's scripts that read these files' text (a path, run as it is):
 # the protocol's man page against the method table, the codes and the
