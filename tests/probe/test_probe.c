@@ -401,6 +401,8 @@ test_invariants_ceiling(void **state)
 	struct probe_context		 ctx = { .answers = &now,
 	    .stock = &stock, .ceiling = 1007 };
 	struct probe_result		 r;
+	char				 want[96];
+	size_t				 i;
 
 	(void)state;
 	memset(&stock, 0, sizeof stock);
@@ -425,6 +427,18 @@ test_invariants_ceiling(void **state)
 	inv->run(&ctx, &r);
 	assert_string_equal(r.error, "an answer went down: family 1001 is "
 	    "false, stock true");
+
+	/* Past the Apple families (2000 on: Mac, Common, Metal): named so. */
+	now = stock;
+	for (i = 0; i < probe_nfamilies && probe_families[i] <= 2000; i++)
+		;
+	assert_true(i < probe_nfamilies);
+	now.family[i] = true;
+	memset(&r, 0, sizeof r);
+	inv->run(&ctx, &r);
+	snprintf(want, sizeof want, "outside the Apple range, family %ld is "
+	    "true, stock false", probe_families[i]);
+	assert_string_equal(r.error, want);
 }
 
 static void
@@ -479,6 +493,56 @@ test_usage_and_no_device(void **state)
 	    "error")), "no Metal device");
 	assert_string_equal(r.child.err, "metalcap-probe: no Metal device\n");
 	json_decref(r.doc);
+}
+
+/*
+ * The stock pass's answers go from the child to the parent as JSON: read
+ * back whole, and refused naming what is missing or mistyped.  A shim
+ * report line is read field by field, "-" as null, numbers as numbers.
+ */
+static void
+test_report_parsers(void **state)
+{
+	struct probe_answers	 a = { .device = "dev", .threadgroup_memory =
+	    32768, .working_set = 123 }, back;
+	json_t			*doc, *shim;
+	char			 why[128], key[16], want[64];
+
+	(void)state;
+	a.family[0] = a.family[probe_nfamilies - 1] = true;
+	doc = probe_answers_json(&a);
+	assert_int_equal(probe_answers_from_json(doc, &back, why, sizeof why),
+	    0);
+	assert_memory_equal(&a, &back, sizeof a);
+	snprintf(key, sizeof key, "%ld", probe_families[probe_nfamilies - 1]);
+	json_object_set_new(json_object_get(doc, "families"), key,
+	    json_integer(1));
+	why[0] = '\0';
+	assert_int_equal(probe_answers_from_json(doc, &back, why, sizeof why),
+	    -1);
+	snprintf(want, sizeof want, "families.%s: expected a boolean", key);
+	assert_string_equal(why, want);
+	json_object_del(doc, "working_set");
+	why[0] = '\0';
+	assert_int_equal(probe_answers_from_json(doc, &back, why, sizeof why),
+	    -1);
+	assert_non_null(strstr(why, "working_set"));
+	json_decref(doc);
+
+	shim = probe_shim_parse("metalcapd pid=5 state=hooked\n");
+	assert_int_equal(json_object_size(shim), 0);
+	json_decref(shim);
+	shim = probe_shim_parse("metalcap pid=5 state=hooked family_max=1009 "
+	    "class=- reason=a b c\n");
+	assert_int_equal(json_integer_value(json_object_get(shim, "pid")), 5);
+	assert_string_equal(json_string_value(json_object_get(shim, "state")),
+	    "hooked");
+	assert_int_equal(json_integer_value(json_object_get(shim,
+	    "family_max")), 1009);
+	assert_true(json_is_null(json_object_get(shim, "class")));
+	assert_string_equal(json_string_value(json_object_get(shim,
+	    "reason")), "a b c");
+	json_decref(shim);
 }
 
 /* The probe's table for people (no --json), run with env. */
@@ -714,6 +778,8 @@ test_not_a_number(void **state)
 	assert_false(probe_close(NAN, 1.0f));
 	assert_false(probe_close(NAN, NAN));
 	assert_false(probe_close(INFINITY, INFINITY));
+	assert_false(probe_close(1.0f, INFINITY));
+	assert_false(probe_close(INFINITY, 1.0f));
 	assert_false(probe_close(-INFINITY, 1e30f));
 	assert_true(probe_close(1.0005f, 1.0f));
 	assert_false(probe_close(1.003f, 1.0f));
@@ -817,6 +883,7 @@ main(void)
 		cmocka_unit_test(test_invariants_catch_overbroad),
 		cmocka_unit_test(test_invariants_ceiling),
 		cmocka_unit_test(test_usage_and_no_device),
+		cmocka_unit_test(test_report_parsers),
 		cmocka_unit_test(test_human_report),
 		cmocka_unit_test(test_checks_subset),
 		cmocka_unit_test(test_fake_llama),
