@@ -762,6 +762,44 @@ test_slightly_off(void **state)
 }
 
 /*
+ * Only the output's last float wrong: each float check compares its whole
+ * output, so it fails, naming that element (the output's size less one).
+ */
+static void
+test_last_element(void **state)
+{
+	static const struct { const char *check; unsigned last; } checks[] = {
+		{ "simd_sum", 1 }, { "simdgroup_matrix", 63 }, { "bfloat", 63 },
+		{ "simd_reduction", 3 }, { "mul_mm_half", 1023 },
+		{ "mul_mm_bfloat", 1023 }, { "simdgroup_load_transposed", 63 },
+		{ "simd_shuffle", 127 }, { "simd_half", 3 } };
+	size_t	i;
+
+	(void)state;
+	for (i = 0; i < sizeof checks / sizeof checks[0]; i++) {
+		char			 fail[96], want[64];
+		const char		*env[] = { PRELOAD, CEILING, fail, NULL };
+		const char		*args[] = { "--checks", checks[i].check,
+		    NULL };
+		struct probe_run_result	 r;
+		const char		*error;
+
+		snprintf(fail, sizeof fail, "MTLSIM_FAIL=%s:last",
+		    checks[i].check);
+		snprintf(want, sizeof want, "wrong result: element %u is ",
+		    checks[i].last);
+		run_probe(&r, env, args);
+		assert_int_equal(r.exit_code, 1);
+		error = json_string_value(json_object_get(check_named(r.doc,
+		    checks[i].check), "error"));
+		if (error == NULL || strncmp(error, want, strlen(want)) != 0)
+			fail_msg("%s: %s, not '%s...'", fail, error ? error :
+			    "passed", want);
+		json_decref(r.doc);
+	}
+}
+
+/*
  * NaN and infinity fail every float check: a comparison written as "far
  * apart" is false for NaN and would pass it.
  */
@@ -890,6 +928,7 @@ main(void)
 		cmocka_unit_test(test_timeout_fits_real_compiles),
 		cmocka_unit_test(test_threadgroup_alias),
 		cmocka_unit_test(test_slightly_off),
+		cmocka_unit_test(test_last_element),
 		cmocka_unit_test(test_not_a_number),
 	};
 
