@@ -502,6 +502,29 @@ burst_of_changes(uint32_t n)
 }
 
 /*
+ * A connection that owes nothing (no half-sent message, no unread reply)
+ * has no deadline, however long it waits: metalcapctl watch and an
+ * editor's client sit idle for hours.  Three client timeouts pass, and
+ * both a plain and a subscribed connection are still served.
+ */
+static void
+test_idle_never_times_out(void **state)
+{
+	int	plain = raw_connect(), subscribed = raw_connect();
+
+	(void)state;
+	subscribe_unread(subscribed);
+	sleep_ms((long)(3 * CLIENT_TIMEOUT_MS * time_scale()));
+	assert_false(closed_by_daemon(plain, 0.0));
+	assert_false(closed_by_daemon(subscribed, 0.0));
+	/* And answered (closed_by_daemon left it non-blocking). */
+	assert_int_equal(fcntl(plain, F_SETFL, 0), 0);
+	subscribe_unread(plain);
+	close(plain);
+	close(subscribed);
+}
+
+/*
  * A subscriber that reads slower than events come is closed once it is
  * MC_MAX_OUTSTANDING messages behind, not followed in memory for ever;
  * and subscribers with events queued give their places to new clients.
@@ -554,6 +577,8 @@ main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_oversize_and_nesting,
 		    abuse_setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pipelined_unread,
+		    abuse_setup, teardown),
+		cmocka_unit_test_setup_teardown(test_idle_never_times_out,
 		    abuse_setup, teardown),
 		cmocka_unit_test_setup_teardown(test_slow_subscribers,
 		    abuse_setup, teardown),
