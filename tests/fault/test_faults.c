@@ -425,6 +425,39 @@ test_launchctl_error_codes(void **state)
 	    "%.1f ms throughout", n, worst);
 }
 
+/*
+ * bootstrap answering 5 (a label still draining from its bootout: launchd
+ * says 5 for that too) is waited out, a retry every 200 ms for 10 s, not
+ * shown as an error: the change goes through once launchd takes it.
+ */
+static void
+test_bootstrap_busy_waited_out(void **state)
+{
+	json_t	*j;
+	double	 start;
+
+	(void)state;
+	start_with_launchctl_fault();
+	edit_job(0, "before");
+	wait_state("j0", "unlocked", 0, 5.0);
+	home_file("lc.fault", "bootstrap 5");
+	edit_job(0, "busy");
+	for (start = now_s(); now_s() - start < 1.0 * time_scale();
+	    sleep_ms(50)) {
+		assert_non_null(j = job_status("j0"));
+		if (strcmp(str_of(j, "state"), "error") == 0)
+			fail_msg("a busy label shown as an error: %s",
+			    str_of(j, "reason"));
+		json_decref(j);
+	}
+	home_file("lc.fault", "");
+	for (start = now_s(); !job_env_is("j0", "MARK=busy"); sleep_ms(50))
+		if (now_s() - start > 5.0 * time_scale())
+			fail_msg("the change did not go through once launchd "
+			    "took the bootstrap");
+	assert_false(daemon_log_has("job j0: error"));
+}
+
 static void
 test_launchctl_missing(void **state)
 {
@@ -758,6 +791,8 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_launchctl_hangs, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_bootstrap_busy_waited_out,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_launchctl_error_codes,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_launchctl_missing, setup,
