@@ -160,21 +160,56 @@ test_exec_unlocked_alone(void **state)
 }
 
 /*
- * run_ctl with SIGHUP's disposition as a caller sets it (SIG_DFL, or
- * SIG_IGN as nohup does): inherited across fork and exec, so the test
- * never depends on how the suite itself was started.
+ * run_ctl with a signal's disposition as a caller sets it (SIG_DFL, or
+ * SIG_IGN as nohup does for SIGHUP): inherited across fork and exec, so
+ * the test never depends on how the suite itself was started.
  */
 static struct child_result *
-run_ctl_sighup(int *code, void (*disposition)(int), const char *const *args)
+run_ctl_signal(int *code, int sig, void (*disposition)(int),
+    const char *const *args)
 {
 	struct sigaction	 sa = { .sa_handler = disposition }, old;
 	struct child_result	*r;
 
 	sigemptyset(&sa.sa_mask);
-	assert_int_equal(sigaction(SIGHUP, &sa, &old), 0);
+	assert_int_equal(sigaction(sig, &sa, &old), 0);
 	r = run_ctl(code, NULL, args);
-	assert_int_equal(sigaction(SIGHUP, &old, NULL), 0);
+	assert_int_equal(sigaction(sig, &old, NULL), 0);
 	return r;
+}
+
+/* Is sig in the SigIgn mask of a /proc/PID/status text? */
+static bool
+status_ignores(const char *status, int sig)
+{
+	const char		*line = strstr(status, "\nSigIgn:\t");
+	unsigned long long	 mask;
+
+	assert_non_null(line);
+	assert_int_equal(sscanf(line, "\nSigIgn:\t%llx", &mask), 1);
+	return (mask >> (sig - 1)) & 1;
+}
+
+/*
+ * metalcapctl ignores SIGPIPE for itself, but the program gets SIGPIPE
+ * as the caller left it: with its default, "exec -- yes | head -1" ends
+ * as yes does in a shell, by the signal, not by a write error.
+ */
+static void
+test_exec_sigpipe_as_given(void **state)
+{
+	const char		*args[] = { "exec", "--", "/bin/cat",
+	    "/proc/self/status", NULL };
+	struct child_result	*r;
+	int			 code;
+
+	(void)state;
+	r = run_ctl_signal(&code, SIGPIPE, SIG_DFL, args);
+	assert_int_equal(code, 0);
+	assert_false(status_ignores(r->out, SIGPIPE));
+	r = run_ctl_signal(&code, SIGPIPE, SIG_IGN, args);
+	assert_int_equal(code, 0);
+	assert_true(status_ignores(r->out, SIGPIPE));
 }
 
 /*
@@ -208,7 +243,7 @@ test_exec_status(void **state)
 	assert_int_equal(code, 7);
 	/* Death by the lowest signal, SIGHUP: 128 + 1, and said so. */
 	snprintf(report, sizeof report, "%s/hup.json", home);
-	r = run_ctl_sighup(&code, SIG_DFL, hangup);
+	r = run_ctl_signal(&code, SIGHUP, SIG_DFL, hangup);
 	assert_int_equal(code, 128 + SIGHUP);
 	assert_non_null(strstr(r->err, "ended by signal 1 before the shim "
 	    "reported"));
@@ -218,7 +253,7 @@ test_exec_status(void **state)
 	assert_false(json_is_true(json_object_get(doc, "injected")));
 	json_decref(doc);
 	/* Under nohup the same program lives on and ends well. */
-	r = run_ctl_sighup(&code, SIG_IGN, hangup);
+	r = run_ctl_signal(&code, SIGHUP, SIG_IGN, hangup);
 	assert_int_equal(code, 0);
 	assert_null(strstr(r->err, "ended by signal"));
 	r = run_ctl(&code, NULL, missing);
@@ -1405,6 +1440,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_exec_signal_during_spawn,
 		    setup_alone, teardown_alone),
 		cmocka_unit_test_setup_teardown(test_exec_status,
+		    setup_alone, teardown_alone),
+		cmocka_unit_test_setup_teardown(test_exec_sigpipe_as_given,
 		    setup_alone, teardown_alone),
 		cmocka_unit_test_setup_teardown(test_exec_as_a_child,
 		    setup_alone, teardown_alone),
