@@ -479,8 +479,17 @@ test_exec_refuses_failed_probe(void **state)
 	set_device("MTLSIM_FAIL=simdgroup_matrix:compile");
 	r = run_ctl(&code, NULL, args);
 	assert_int_equal(code, 125);
-	assert_non_null(strstr(r->err, "did not pass the probe"));
+	assert_non_null(strstr(r->err, "did not pass the probe on this device "
+	    "(fail: "));
 	assert_non_null(strstr(r->err, "simdgroup_matrix"));
+	assert_null(strstr(r->err, "ggml_metal_device_init"));
+	/* Only the threadgroup answer unsafe: partial, and exec, which has
+	 * no family-only run, refuses it too, saying which. */
+	set_device("MTLSIM_FAIL=threadgroup_advertised:pipeline");
+	r = run_ctl(&code, NULL, args);
+	assert_int_equal(code, 125);
+	assert_non_null(strstr(r->err, "did not pass the probe on this device "
+	    "(partial: "));
 	assert_null(strstr(r->err, "ggml_metal_device_init"));
 }
 
