@@ -331,6 +331,12 @@ test_exec_as_a_child(void **state)
 	    "2>/dev/null", dir, dir, home, BUILD, switches, CTL, home);
 	status = system(cmd);
 	assert_int_equal(WEXITSTATUS(status), 3);
+	/* An empty PATH entry is the current folder, as for execvp. */
+	snprintf(cmd, sizeof cmd, "cd %s/tests && PATH=/nonexistent: %s %s "
+	    "--home %s exec -- fake-llama --exit-after 0 4 2>/dev/null", BUILD,
+	    switches, CTL, home);
+	status = system(cmd);
+	assert_int_equal(WEXITSTATUS(status), 4);
 	/* The serving program gets the SIGTERM; metalcapctl then dies of it. */
 	snprintf(cmd, sizeof cmd, "%s %s %s --home %s exec -- %s 2>%s/err & "
 	    "p=$!; for i in $(seq 100); do grep -q 'starting the main loop' "
