@@ -439,6 +439,12 @@ test_status_file(void **state)
 	assert_int_not_equal(code, 0);
 	if (strstr(r->err, "status.json: not valid JSON (line 1") == NULL)
 		fail_msg("report on an empty status file: %s", r->err);
+	/* A regular file whose read fails (EIO; /proc/self/mem at 0 does):
+	 * the system's reason, not a reading of what was never read. */
+	r = ctl(&code, "report", "/proc/self/mem", NULL, NULL);
+	assert_int_equal(code, 1);
+	assert_string_equal(r->err, "metalcapctl: /proc/self/mem: "
+	    "Input/output error\n");
 }
 
 /*
