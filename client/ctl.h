@@ -41,7 +41,8 @@
 #define CTL_OPT_USER_HOME 0x200	/* --user-home DIR */
 #define CTL_OPT_MACHINE	0x400	/* --machine apple-silicon|intel */
 #define CTL_OPT_SIP	0x800	/* --sip on|off */
-#define CTL_OPT_LIMIT	0x1000	/* --limit NAME=VALUE, repeated */
+#define CTL_OPT_LIMIT	0x1000	/* --limit NAME=VALUE, repeated; the last:
+				   metalcapctl.c names each bit */
 
 struct ctl_opts {
 	unsigned	  given;	/* CTL_OPT_* seen */

@@ -214,9 +214,13 @@ ctl_options(struct ctl *c, int argc, char **argv, const char **sock,
 static const struct ctl_command *
 ctl_command(const struct ctl *c, int argc, char **argv, int a)
 {
+	/* By bit, CTL_OPT_PROFILE first: each option has its name. */
 	static const char *const names[] = { "--profile", "--follow",
 	    "--stock", "--env", "--force", "--inherit", "--report",
-	    "--samples", "--out", "--user-home", "--machine", "--sip" };
+	    "--samples", "--out", "--user-home", "--machine", "--sip",
+	    "--limit" };
+	_Static_assert(1u << (sizeof names / sizeof names[0] - 1) ==
+	    CTL_OPT_LIMIT, "a name for every CTL_OPT_ bit, the last --limit");
 	const struct ctl_command *cmd = NULL;
 	unsigned	 extra;
 	size_t		 i;
