@@ -9,6 +9,7 @@
  * the command, and add/remove of job files.
  */
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 
 #include <setjmp.h>
@@ -375,6 +376,70 @@ test_cli_synopsis(void **state)
 	}
 }
 
+/*
+ * Option values at their edges: --timeout takes 0 (wait for ever) to
+ * 86400 seconds, --samples 1 to 100 rounds; one past either end, a
+ * number with a tail, or nothing, is a usage error naming the value.
+ * --socket takes a path that fits a unix socket's sun_path and no more.
+ * No command at all is the usage, not an unknown command.
+ */
+static void
+test_cli_values(void **state)
+{
+	static const char *const bad_timeout[] = { "", "5x", "-1", "86401" };
+	static const char *const bad_samples[] = { "", "2x", "0", "101" };
+	static const char *const none[] = { NULL };
+	struct child_result	*r;
+	char			 want[128], sock[sizeof ((struct sockaddr_un *)
+				    NULL)->sun_path + 1];
+	size_t			 i;
+	int			 code;
+
+	(void)state;
+	for (i = 0; i < sizeof bad_timeout / sizeof bad_timeout[0]; i++) {
+		r = ctl(&code, "--timeout", bad_timeout[i], "status", NULL);
+		snprintf(want, sizeof want, "metalcapctl: --timeout %s: "
+		    "expected seconds, 0 to 86400\n", bad_timeout[i]);
+		assert_int_equal(code, 2);
+		assert_string_equal(r->err, want);
+	}
+	ctl(&code, "--timeout", "0", "status", NULL);
+	assert_int_equal(code, 0);
+	ctl(&code, "--timeout", "86400", "status", NULL);
+	assert_int_equal(code, 0);
+	for (i = 0; i < sizeof bad_samples / sizeof bad_samples[0]; i++) {
+		r = ctl(&code, "status", "--samples", bad_samples[i], NULL);
+		snprintf(want, sizeof want, "metalcapctl: --samples %s: "
+		    "expected rounds, 1 to 100\n", bad_samples[i]);
+		assert_int_equal(code, 2);
+		assert_string_equal(r->err, want);
+	}
+	/* 1 and 100 are rounds: refused only as an option status lacks. */
+	for (i = 0; i < 2; i++) {
+		r = ctl(&code, "status", "--samples", i ? "100" : "1", NULL);
+		assert_int_equal(code, 2);
+		assert_non_null(strstr(r->err, "status does not take "
+		    "--samples"));
+	}
+	/* sun_path's room less its NUL reaches for a daemon; one more is
+	 * refused before. */
+	memset(sock, 's', sizeof sock - 1);
+	sock[0] = '/';
+	sock[sizeof sock - 1] = '\0';
+	r = ctl(&code, "--socket", sock, "status", NULL);
+	assert_int_equal(code, 2);
+	assert_non_null(strstr(r->err, "metalcapctl: --socket /s"));
+	sock[sizeof sock - 2] = '\0';
+	r = ctl(&code, "--socket", sock, "status", NULL);
+	assert_int_equal(code, 3);
+	assert_non_null(strstr(r->err, "cannot reach metalcapd"));
+	r = ctlv(&code, none);
+	assert_int_equal(code, 2);
+	assert_non_null(strstr(r->err, "usage: metalcapctl [--socket PATH | "
+	    "--home DIR]"));
+	assert_null(strstr(r->err, "unknown command"));
+}
+
 int
 main(void)
 {
@@ -388,6 +453,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_cli_json, rpc_setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_cli_synopsis, rpc_setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_cli_values, rpc_setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_cli_option_order,
 		    rpc_setup, teardown),
