@@ -285,6 +285,46 @@ test_tail(void **state)
 }
 
 /*
+ * A log written a byte at a time (llama.cpp's loading dots, a lone
+ * newline): each byte read is kept, so two lines are never run together;
+ * a log that appears after the tail started is read from its start, in
+ * the same call that finds it, and nothing twice; a call that reads to
+ * the end says no more is waiting.
+ */
+static void
+test_tail_small_writes(void **state)
+{
+	struct tail		*t = calloc(1, sizeof *t);
+	struct tail_lines	 l = { "", 0 };
+	char			 path[256];
+
+	(void)state;
+	snprintf(path, sizeof path, "%s/late.err.log", tmpdir);
+	unlink(path);
+	tail_start(t, path);
+	assert_false(tail_read(t, tail_collect, &l));
+	assert_int_equal(l.count, 0);
+	append(path, "x\n");
+	assert_false(tail_read(t, tail_collect, &l));
+	assert_string_equal(l.text, "x|");
+	assert_false(tail_read(t, tail_collect, &l));
+	assert_string_equal(l.text, "x|");
+	append(path, ".");
+	assert_false(tail_read(t, tail_collect, &l));
+	append(path, ".");
+	tail_read(t, tail_collect, &l);
+	append(path, "\n");
+	tail_read(t, tail_collect, &l);
+	append(path, "y");
+	tail_read(t, tail_collect, &l);
+	append(path, "\n");
+	tail_read(t, tail_collect, &l);
+	assert_string_equal(l.text, "x|..|y|");
+	tail_stop(t);
+	free(t);
+}
+
+/*
  * Found by fuzz_jobfile and fuzz_profile: a binary plist whose UTF-16 key
  * holds a NUL made libplist assert (abort) when the key was read.  Now the
  * file is refused, naming why, and nothing else is touched.
@@ -954,6 +994,8 @@ main(void)
 		cmocka_unit_test(test_text_tty),
 		cmocka_unit_test(test_util_numbers),
 		cmocka_unit_test_setup_teardown(test_tail, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tail_small_writes, setup,
+		    teardown),
 		cmocka_unit_test(test_plist_nul_refused),
 		cmocka_unit_test_setup_teardown(test_write_durable, setup,
 		    teardown),
