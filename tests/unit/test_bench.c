@@ -218,6 +218,122 @@ test_samples_and_tests_checked(void **state)
 	assert_non_null(strstr(why, "different tests"));
 }
 
+/* One test object of llama-bench -o json: pp, tg, n samples of 10. */
+static size_t
+bench_object(char *buf, size_t len, long long pp, long long tg, size_t n)
+{
+	size_t	at, i;
+
+	at = (size_t)snprintf(buf, len, "{\"model_type\": \"m\", "
+	    "\"model_size\": 1, \"model_n_params\": 1, \"build_commit\": "
+	    "\"b\", \"n_threads\": 4, \"n_prompt\": %lld, \"n_gen\": %lld, "
+	    "\"samples_ts\": [", pp, tg);
+	for (i = 0; i < n; i++)
+		at += (size_t)snprintf(buf + at, len - at, "%s10", i ? ", " :
+		    "");
+	return at + (size_t)snprintf(buf + at, len - at, "]}");
+}
+
+/* A run of the objects given as (pp, tg, samples) triples; 0 or -1. */
+static int
+bench_run(struct mc_bench_run *run, char *why, size_t whylen, size_t n,
+    const long long *triples)
+{
+	static char	text[1 << 20];
+	size_t		at = 1, i;
+
+	text[0] = '[';
+	for (i = 0; i < n; i++) {
+		at += bench_object(text + at, sizeof text - at - 2,
+		    triples[3 * i], triples[3 * i + 1],
+		    (size_t)triples[3 * i + 2]);
+		text[at++] = i + 1 < n ? ',' : ']';
+	}
+	text[at] = '\0';
+	if (n == 0)
+		snprintf(text, sizeof text, "[]");
+	return mc_bench_parse(text, run, why, whylen);
+}
+
+/*
+ * The limits of what bench reads, each at its edge and one past: test
+ * sizes up to 8 digits, 16 tests, 1024 samples in a run and in the runs
+ * merged, an identity of 2047 bytes; no test, a test of no tokens, one
+ * named twice.
+ */
+static void
+test_bench_limits(void **state)
+{
+	static struct mc_bench_run	a, b;
+	static long long		many[3 * (MC_BENCH_TESTS_MAX + 1)];
+	char				why[4096], name[2100];
+	size_t				i, base;
+
+	(void)state;
+	assert_int_equal(bench_run(&a, why, sizeof why, 0, NULL), -1);
+	assert_non_null(strstr(why, "expected an array of tests"));
+	assert_int_equal(bench_run(&a, why, sizeof why, 1,
+	    (long long[]){ 512, 0, 0 }), -1);
+	assert_string_equal(why, "test 0: no \"samples_ts\" (llama-bench -o "
+	    "json)");
+	assert_int_equal(bench_run(&a, why, sizeof why, 1,
+	    (long long[]){ 99999999, 0, 1 }), 0);
+	assert_string_equal(a.tests[0].name, "pp99999999");
+	assert_int_equal(bench_run(&a, why, sizeof why, 1,
+	    (long long[]){ 0, 99999999, 1 }), 0);
+	assert_string_equal(a.tests[0].name, "tg99999999");
+	assert_int_equal(bench_run(&a, why, sizeof why, 1,
+	    (long long[]){ 100000000, 0, 1 }), -1);
+	assert_string_equal(why, "test 0: n_prompt or n_gen out of range");
+	assert_int_equal(bench_run(&a, why, sizeof why, 1,
+	    (long long[]){ 0, 100000000, 1 }), -1);
+	assert_string_equal(why, "test 0: n_prompt or n_gen out of range");
+	assert_int_equal(bench_run(&a, why, sizeof why, 1,
+	    (long long[]){ 1, 1, 1 }), 0);
+	assert_string_equal(a.tests[0].name, "pp1+tg1");
+	assert_int_equal(bench_run(&a, why, sizeof why, 1,
+	    (long long[]){ 0, 0, 1 }), -1);
+	assert_string_equal(why, "test 0: neither \"n_prompt\" nor "
+	    "\"n_gen\"");
+	assert_int_equal(bench_run(&a, why, sizeof why, 2,
+	    (long long[]){ 512, 0, 1, 512, 0, 1 }), -1);
+	assert_string_equal(why, "test 1: pp512 twice in one run");
+	for (i = 0; i <= MC_BENCH_TESTS_MAX; i++) {
+		many[3 * i] = (long long)i + 1;
+		many[3 * i + 2] = 1;
+	}
+	assert_int_equal(bench_run(&a, why, sizeof why, MC_BENCH_TESTS_MAX,
+	    many), 0);
+	assert_int_equal(a.ntests, MC_BENCH_TESTS_MAX);
+	assert_int_equal(bench_run(&a, why, sizeof why, MC_BENCH_TESTS_MAX + 1,
+	    many), -1);
+	assert_string_equal(why, "test 16: more than 16 tests");
+	/* Samples: 1024 in a run, and 1024 in runs merged. */
+	assert_int_equal(bench_run(&a, why, sizeof why, 1,
+	    (long long[]){ 512, 0, MC_BENCH_SAMPLES_MAX }), 0);
+	assert_int_equal(bench_run(&a, why, sizeof why, 1,
+	    (long long[]){ 512, 0, MC_BENCH_SAMPLES_MAX + 1 }), -1);
+	assert_string_equal(why, "test 0: pp512: over 1024 samples");
+	assert_int_equal(bench_run(&a, why, sizeof why, 1,
+	    (long long[]){ 512, 0, MC_BENCH_SAMPLES_MAX - 1 }), 0);
+	assert_int_equal(bench_run(&b, why, sizeof why, 1,
+	    (long long[]){ 512, 0, 1 }), 0);
+	assert_int_equal(mc_bench_merge(&a, &b, why, sizeof why), 0);
+	assert_int_equal(a.tests[0].nsamples, MC_BENCH_SAMPLES_MAX);
+	assert_int_equal(mc_bench_merge(&a, &b, why, sizeof why), -1);
+	assert_string_equal(why, "pp512: too many samples");
+	/* The identity: 2047 bytes and its NUL fit, one more does not. */
+	assert_int_equal(parse_one("m", 8, "10", &a, why, sizeof why), 0);
+	base = strlen(a.identity) - 1;
+	memset(name, 'y', sizeof a.identity - 1 - base);
+	name[sizeof a.identity - 1 - base] = '\0';
+	assert_int_equal(parse_one(name, 8, "10", &a, why, sizeof why), 0);
+	assert_int_equal(strlen(a.identity), sizeof a.identity - 1);
+	strcat(name, "y");
+	assert_int_equal(parse_one(name, 8, "10", &a, why, sizeof why), -1);
+	assert_non_null(strstr(why, "take over 2047 bytes"));
+}
+
 static void
 test_median(void **state)
 {
@@ -459,6 +575,7 @@ main(void)
 		cmocka_unit_test(test_not_llama_bench),
 		cmocka_unit_test(test_identity_whole),
 		cmocka_unit_test(test_samples_and_tests_checked),
+		cmocka_unit_test(test_bench_limits),
 		cmocka_unit_test(test_median),
 		cmocka_unit_test(test_spread),
 		cmocka_unit_test(test_kld_current_format),
