@@ -440,6 +440,44 @@ test_kld_older_format(void **state)
 }
 
 /*
+ * The error's three spellings (llama.cpp's ±, its "+/-" elsewhere, the
+ * "_" of a pasted copy), none at all, labels spaced out, a percent sign;
+ * a figure that is not a number is not seen, so its line is missing.
+ */
+static void
+test_kld_spellings(void **state)
+{
+	struct mc_kld	k;
+	char		why[256];
+	const char	*text = "Mean PPL(Q)   :  7.017811 +/-1.078949\n"
+	    "Mean PPL(base)   : 6.5 _ 0.25\n"
+	    "Mean    KLD:   0.048630 \xc2\xb1   2.001529\n"
+	    "99.9%   KLD:  1.5\n"
+	    "Same top p: 91.712 \xc2\xb1 0.078 %\n";
+
+	(void)state;
+	assert_int_equal(mc_kld_parse(text, &k, why, sizeof why), 0);
+	NEAR(k.ppl_q.value, 7.017811);
+	NEAR(k.ppl_q.error, 1.078949);
+	NEAR(k.ppl_base.value, 6.5);
+	NEAR(k.ppl_base.error, 0.25);
+	NEAR(k.kld_mean.value, 0.048630);
+	NEAR(k.kld_mean.error, 2.001529);
+	NEAR(k.kld_999.value, 1.5);
+	NEAR(k.kld_999.error, 0);
+	NEAR(k.same_top.value, 91.712);
+	NEAR(k.same_top.error, 0.078);
+	assert_int_equal(mc_kld_parse("Mean PPL(Q): 7 +/- x\nMean PPL(base): "
+	    "6\nMean KLD: n/a\n99.9% KLD: 1\nSame top p: 9\n", &k, why,
+	    sizeof why), -1);
+	assert_non_null(strstr(why, "no \"Mean PPL(Q)\" line"));
+	assert_int_equal(mc_kld_parse("Mean PPL(Q): 7\nMean PPL(base): 6\n"
+	    "Mean KLD: n/a\n99.9% KLD: 1\nSame top p: 9\n", &k, why,
+	    sizeof why), -1);
+	assert_non_null(strstr(why, "no \"Mean KLD\" line"));
+}
+
+/*
  * Output cut before its KL block (PR #19661), and the oldest format's
  * labels (PR #5081): refused, naming what is missing.
  */
@@ -580,6 +618,7 @@ main(void)
 		cmocka_unit_test(test_spread),
 		cmocka_unit_test(test_kld_current_format),
 		cmocka_unit_test(test_kld_older_format),
+		cmocka_unit_test(test_kld_spellings),
 		cmocka_unit_test(test_kld_incomplete_refused),
 		cmocka_unit_test(test_kld_needed),
 		cmocka_unit_test(test_sha256),
