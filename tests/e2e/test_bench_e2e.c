@@ -1429,7 +1429,24 @@ test_verify_usage(void **state)
 	    PPL_SIM, NULL };
 	const char	*range[] = { "verify", "--limit", "same-top=101", "--",
 	    PPL_SIM, NULL };
+	static const struct { const char *limit, *why; } bad[] = {
+		{ "mean-kld=10.5", "expected a number from 0 to 10" },
+		{ "kld-99.9=100.5", "expected a number from 0 to 100" },
+		{ "same-top=-0.5", "expected a number from 0 to 100" },
+		{ "same-top=", "expected a number from 0 to 100" },
+		{ "same-top=5x", "expected a number from 0 to 100" },
+		{ "mean-kld", "expected mean-kld=X, kld-99.9=X or same-top=PCT" },
+		{ "mean=1", "expected mean-kld=X, kld-99.9=X or same-top=PCT" },
+	};
+	const char	*limit[] = { "verify", "--limit", NULL, "--", PPL_SIM,
+	    NULL };
+	const char	*ends[] = { "verify", "--limit", "mean-kld=0", "--limit",
+	    "mean-kld=10", "--limit", "kld-99.9=0", "--limit", "kld-99.9=100",
+	    "--limit", "same-top=0", "--limit", "same-top=100", "--",
+	    "/nonexistent/prog", NULL };
 	struct child_result	*r;
+	char		 want[160];
+	size_t		 i;
 	int		 code;
 
 	(void)state;
@@ -1442,6 +1459,21 @@ test_verify_usage(void **state)
 	r = run_ctl(&code, NULL, range);
 	assert_int_equal(code, 2);
 	assert_non_null(strstr(r->err, "from 0 to 100"));
+	/* Each limit one past its range, or no number, named with it. */
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		limit[2] = bad[i].limit;
+		r = run_ctl(&code, NULL, limit);
+		snprintf(want, sizeof want, "metalcapctl: verify: --limit %s: "
+		    "%s\n", bad[i].limit, bad[i].why);
+		assert_int_equal(code, 2);
+		assert_string_equal(r->err, want);
+	}
+	/* Both ends of each range are taken: refused only for the
+	 * program, which is no program. */
+	r = run_ctl(&code, NULL, ends);
+	assert_int_equal(code, 1);
+	assert_non_null(strstr(r->err, "not an executable file"));
+	assert_null(strstr(r->err, "--limit"));
 }
 
 int
