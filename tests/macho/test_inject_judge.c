@@ -110,16 +110,22 @@ test_npm_binaries(void **state)
 	    sizeof why), 0);
 	assert_int_equal(m.nslices, 2);
 	assert_true(m.slices[0].hardened && m.slices[1].hardened);
+	/* The signing team, from each slice's CodeDirectory (2.2 on). */
+	assert_string_equal(m.slices[0].team, "97JCY7859U");
+	assert_string_equal(m.slices[1].team, "97JCY7859U");
 	expect(BINS "/sentry-cli", false, MC_INJECT_REFUSED, "arm64: hardened "
 	    "runtime without com.apple.security.cs.allow-dyld-environment-"
 	    "variables");
 	assert_int_equal(mc_macho_read(BINS "/deno", &m, why, sizeof why), 0);
 	assert_true(m.nslices == 1 && m.slices[0].hardened &&
 	    m.slices[0].allow_dyld_env && m.slices[0].disable_lv);
+	assert_string_equal(m.slices[0].team, "2H4KBF436B");
 	expect(BINS "/deno", false, MC_INJECT_OK, "arm64: hardened runtime "
 	    "that allows DYLD_*");
 	assert_int_equal(mc_macho_read(BINS "/dprint", &m, why, sizeof why), 0);
 	assert_true(m.slices[0].adhoc && !m.slices[0].hardened);
+	/* Ad-hoc: a CodeDirectory without a team (its offset 0). */
+	assert_string_equal(m.slices[0].team, "");
 	expect(BINS "/dprint", false, MC_INJECT_OK, "ad-hoc signature");
 	/* Children inheriting the shim: a warning, whatever the program. */
 	expect(BINS "/dprint", true, MC_INJECT_WARN, "arm64e child");
@@ -259,7 +265,8 @@ test_library_validation_other_team(void **state)
 	fclose(f);
 	free(buf);
 	assert_int_equal(chmod(path, 0755), 0);
-	expect(path, false, MC_INJECT_REFUSED, "library validation (team ");
+	expect(path, false, MC_INJECT_REFUSED, "library validation (team "
+	    "2H4KBF436B)");
 }
 
 struct slice_src {
