@@ -663,6 +663,108 @@ test_bplist_smallest(void **state)
 }
 
 /*
+ * A binary plist from its objects' bytes: offsets of offsize bytes each,
+ * then the trailer (refsize, the count, the top object); its length.
+ */
+static size_t
+bplist_make(unsigned char *b, const unsigned char *objs, size_t objlen,
+    const size_t *offsets, size_t nobj, unsigned offsize, unsigned refsize,
+    uint64_t top)
+{
+	size_t	at = 8 + objlen, table = at, i, k;
+
+	memcpy(b, "bplist00", 8);
+	memcpy(b + 8, objs, objlen);
+	for (i = 0; i < nobj; i++)
+		for (k = 0; k < offsize; k++)
+			b[at++] = k + 8 < offsize ? 0 : (unsigned char)
+			    ((uint64_t)offsets[i] >> (8 * (offsize - 1 - k)));
+	memset(b + at, 0, 32);
+	b[at + 6] = (unsigned char)offsize;
+	b[at + 7] = (unsigned char)refsize;
+	for (k = 0; k < 8; k++) {
+		b[at + 8 + k] = (unsigned char)((uint64_t)nobj >> (56 - 8 * k));
+		b[at + 16 + k] = (unsigned char)(top >> (56 - 8 * k));
+		b[at + 24 + k] = (unsigned char)((uint64_t)table >>
+		    (56 - 8 * k));
+	}
+	return at + 32;
+}
+
+/*
+ * The binary plist pre-scan at each edge of its trailer and objects: an
+ * object's offset before the objects or at the offset table, sizes of
+ * references and offsets from 1 to 8 and no more, the top object one of
+ * them, a dictionary's keys and values, a count written in 8 bytes, a
+ * reference to the object just past the last.
+ */
+static void
+test_bplist_edges(void **state)
+{
+	static const unsigned char	 f[] = { 0x08 };	/* false */
+	/* { "k": true }: its key, its value, then the dict, the top. */
+	static const unsigned char	 dict[] = { 0x51, 'k', 0x09, 0xd1, 0,
+	    1 };
+	static const unsigned char	 dict2[] = { 0x51, 'k', 0x09, 0xd2, 0,
+	    1 };
+	static const unsigned char	 dict_ref3[] = { 0x51, 'k', 0x09, 0xd1,
+	    0, 3 };
+	/* [true], its count of 1 in 8 bytes. */
+	static const unsigned char	 wide[] = { 0xaf, 0x13, 0, 0, 0, 0, 0,
+	    0, 0, 1, 1, 0x09 };
+	const size_t			 at8[] = { 8 }, at7[] = { 7 },
+					 at9[] = { 9 };
+	const size_t			 d[] = { 8, 10, 11 }, w[] = { 8, 19 };
+	unsigned char			 b[128];
+	char				 why[256];
+	plist_t				 root;
+	size_t				 len;
+
+	(void)state;
+	len = bplist_make(b, f, 1, at8, 1, 1, 1, 0);
+	assert_null(mc_plist_refused((char *)b, len));
+	len = bplist_make(b, f, 1, at7, 1, 1, 1, 0);
+	assert_string_equal(mc_plist_refused((char *)b, len), "a binary "
+	    "plist object outside the file");
+	len = bplist_make(b, f, 1, at9, 1, 1, 1, 0);	/* the table's own */
+	assert_string_equal(mc_plist_refused((char *)b, len), "a binary "
+	    "plist object outside the file");
+	len = bplist_make(b, f, 1, at8, 1, 1, 8, 0);
+	assert_null(mc_plist_refused((char *)b, len));
+	len = bplist_make(b, f, 1, at8, 1, 1, 9, 0);
+	assert_string_equal(mc_plist_refused((char *)b, len), "a binary "
+	    "plist with a malformed trailer");
+	len = bplist_make(b, f, 1, at8, 1, 1, 0, 0);
+	assert_string_equal(mc_plist_refused((char *)b, len), "a binary "
+	    "plist with a malformed trailer");
+	len = bplist_make(b, f, 1, at8, 1, 8, 1, 0);
+	assert_null(mc_plist_refused((char *)b, len));
+	len = bplist_make(b, f, 1, at8, 1, 9, 1, 0);
+	assert_string_equal(mc_plist_refused((char *)b, len), "a binary "
+	    "plist with a malformed trailer");
+	len = bplist_make(b, f, 1, at8, 1, 0, 1, 0);
+	assert_string_equal(mc_plist_refused((char *)b, len), "a binary "
+	    "plist with a malformed trailer");
+	len = bplist_make(b, f, 1, at8, 1, 1, 1, 1);	/* top: no object */
+	assert_string_equal(mc_plist_refused((char *)b, len), "a binary "
+	    "plist with a malformed trailer");
+	len = bplist_make(b, dict, sizeof dict, d, 3, 1, 1, 2);
+	assert_null(mc_plist_refused((char *)b, len));
+	assert_int_equal(mc_plist_read_memory((char *)b, len, &root, why,
+	    sizeof why), 0);
+	assert_true(mc_plist_bool(root, "k", false));
+	plist_free(root);
+	len = bplist_make(b, dict2, sizeof dict2, d, 3, 1, 1, 2);
+	assert_string_equal(mc_plist_refused((char *)b, len), "a binary "
+	    "plist container larger than the file");
+	len = bplist_make(b, dict_ref3, sizeof dict_ref3, d, 3, 1, 1, 2);
+	assert_string_equal(mc_plist_refused((char *)b, len), "a binary "
+	    "plist reference to no object");
+	len = bplist_make(b, wide, sizeof wide, w, 2, 1, 1, 0);
+	assert_null(mc_plist_refused((char *)b, len));
+}
+
+/*
  * Bounded work per plist: nesting and expanded size are refused from the
  * bytes, before libplist (which recurses and expands shared references
  * without a limit of its own) sees them; plists within the limits parse.
@@ -1001,6 +1103,7 @@ main(void)
 		    teardown),
 		cmocka_unit_test(test_plist_bombs),
 		cmocka_unit_test(test_bplist_smallest),
+		cmocka_unit_test(test_bplist_edges),
 		cmocka_unit_test_setup_teardown(test_tail_line_edge, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_plist_size_edge, setup,
