@@ -764,6 +764,59 @@ test_bplist_edges(void **state)
 	assert_null(mc_plist_refused((char *)b, len));
 }
 
+/* head, then unit n times, then tail, as one string (free it). */
+static char *
+xml_repeat(const char *head, const char *unit, unsigned n, const char *tail)
+{
+	char		*b = malloc(strlen(head) + strlen(unit) * n +
+			    strlen(tail) + 1), *p = b;
+	unsigned	 k;
+
+	p += sprintf(p, "%s", head);
+	for (k = 0; k < n; k++)
+		p += sprintf(p, "%s", unit);
+	sprintf(p, "%s", tail);
+	return b;
+}
+
+/*
+ * The XML pre-scan's depth, which only the closing tags of arrays and
+ * dictionaries bring down, never below the top: other closing tags,
+ * closing tags before any opening one, and arrays inside a comment (up to
+ * its "-->", not a lone "->") count for nothing.
+ */
+static void
+test_xml_depth_edges(void **state)
+{
+	static const char	*deep = "refused: nested deeper than 32 levels";
+	char			*b, *tail, why[256];
+	plist_t			 root;
+	size_t			 len;
+
+	(void)state;
+	tail = xml_repeat("", "</array>", 33, "</plist>");
+	b = xml_repeat("<plist>", "<array><string>x</string>", 33, tail);
+	assert_string_equal(mc_plist_refused(b, strlen(b)), deep + 9);
+	free(b);
+	b = xml_repeat("<plist><array>", "<array></array>", 33,
+	    "</array></plist>");
+	assert_null(mc_plist_refused(b, strlen(b)));
+	free(b);
+	b = xml_repeat("<plist></array>", "<array>", 33, tail);
+	assert_string_equal(mc_plist_refused(b, strlen(b)), deep + 9);
+	free(b);
+	b = xml_repeat("<plist><!-- a -> b -c> ", "<array>", 33,
+	    " --><true/></plist>");
+	assert_null(mc_plist_refused(b, strlen(b)));
+	len = strlen(b);
+	assert_int_equal(mc_plist_read_memory(b, len, &root, why, sizeof why),
+	    0);
+	assert_int_equal(plist_get_node_type(root), PLIST_BOOLEAN);
+	plist_free(root);
+	free(b);
+	free(tail);
+}
+
 /*
  * Bounded work per plist: nesting and expanded size are refused from the
  * bytes, before libplist (which recurses and expands shared references
@@ -1104,6 +1157,7 @@ main(void)
 		cmocka_unit_test(test_plist_bombs),
 		cmocka_unit_test(test_bplist_smallest),
 		cmocka_unit_test(test_bplist_edges),
+		cmocka_unit_test(test_xml_depth_edges),
 		cmocka_unit_test_setup_teardown(test_tail_line_edge, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_plist_size_edge, setup,
