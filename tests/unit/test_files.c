@@ -1097,6 +1097,31 @@ test_text_tty(void **state)
 	memcpy(buf, "\xe0\x80", 2);		/* overlong: no need to wait */
 	assert_int_equal(mc_text_tty(buf, 2), 2);
 	assert_memory_equal(buf, "??", 2);
+	/* Nothing past len is read or changed. */
+	memcpy(buf, "a\x1b", 2);
+	assert_int_equal(mc_text_tty(buf, 1), 1);
+	assert_memory_equal(buf, "a\x1b", 2);
+	/* One byte of a four-byte start waits, as two or three do. */
+	memcpy(buf, "ab\xf0\x80", 4);
+	assert_int_equal(mc_text_tty(buf, 3), 2);
+	assert_memory_equal(buf, "ab\xf0", 3);
+}
+
+/* mc_fmt: 0 when the whole text and its NUL fit, else -1. */
+static void
+test_fmt_fits(void **state)
+{
+	char	b[4];
+
+	(void)state;
+	assert_int_equal(mc_fmt(b, sizeof b, "%s", "abc"), 0);
+	assert_string_equal(b, "abc");
+	assert_int_equal(mc_fmt(b, sizeof b, "%s", "abcd"), -1);
+	assert_int_equal(mc_fmt(b, sizeof b, "%s", ""), 0);
+	assert_string_equal(b, "");
+	/* A control with room for itself alone and the NUL. */
+	mc_text(b, 2, "\x1b");
+	assert_string_equal(b, "?");
 }
 
 #define FNV_OFFSET_BASIS	0xcbf29ce484222325ULL
@@ -1147,6 +1172,7 @@ main(void)
 		cmocka_unit_test(test_scan_environment),
 		cmocka_unit_test(test_text_utf8),
 		cmocka_unit_test(test_text_tty),
+		cmocka_unit_test(test_fmt_fits),
 		cmocka_unit_test(test_util_numbers),
 		cmocka_unit_test_setup_teardown(test_tail, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tail_small_writes, setup,
