@@ -57,6 +57,21 @@ test_revert_persisted_device_healed(void **state)
 	assert_false(environ_has(pid, INJECTED));
 }
 
+/* Evidence line i of the job's incident ("reverted", "failed"). */
+static const char *
+incident_evidence(const char *name, const char *incident, size_t i)
+{
+	static char	line[256];
+	json_t		*j = job_status(name);
+
+	assert_non_null(j);
+	snprintf(line, sizeof line, "%s", json_string_value(json_array_get(
+	    json_object_get(json_object_get(j, incident), "evidence"), i)) ?:
+	    "(none)");
+	json_decref(j);
+	return line;
+}
+
 /*
  * The crash loop trips at exactly MaxExits abnormal exits, and says so.
  * Kills: a loop that needs one exit more than MaxExits.
@@ -67,13 +82,17 @@ test_crash_loop_exact_count(void **state)
 	(void)state;
 	put_job("llama", "<key>ProgramArguments</key><array><string>"
 	    FAKE_LLAMA "</string><string>--exit-after</string><string>200"
-	    "</string><string>1</string></array><key>CrashLoop</key><dict>"
+	    "</string><string>9</string></array><key>CrashLoop</key><dict>"
 	    "<key>MaxExits</key><integer>3</integer><key>WindowSeconds</key>"
 	    "<integer>60</integer></dict>");
 	wait_state("llama", "reverted", -1, 10.0);
 	assert_field_has("llama", "reason", "crash loop: 3 abnormal exits "
 	    "within 60 s");
+	/* The last exit, by its status (9: the highest digit). */
+	assert_string_equal(incident_evidence("llama", "reverted", 1),
+	    "last: exit status 9");
 }
+
 
 /*
  * Exits launchd counted while metalcapd was down are judged when it comes
@@ -535,10 +554,13 @@ test_start_after_failure(void **state)
 	ctl(&code, "start", "srv", NULL, NULL);
 	assert_int_equal(code, 0);
 	wait_state("srv", "stock", 0, 10.0);
-	/* Failing again counts from zero: two more exits, not one. */
+	/* Failing again counts from zero: two more exits, not one, the
+	 * last of them the script's own exit 3. */
 	unlink(flag);
 	assert_int_equal(kill((pid_t)launchd_pid("srv"), SIGTERM), 0);
 	wait_state("srv", "failed", -1, 10.0);
+	assert_string_equal(incident_evidence("srv", "failed", 1),
+	    "last: exit status 3");
 }
 
 /* n restarts of job in one write: one turn of the daemon's loop reads all. */
@@ -830,7 +852,9 @@ test_jetsam_kills_count(void **state)
 	(void)state;
 	jetsam_three_times("");
 	wait_state("llama", "reverted", -1, 10.0);
-	assert_field_has("llama", "reason", "crash loop: 3 abnormal exits");
+	/* The default window, no CrashLoop given: 60 s. */
+	assert_field_has("llama", "reason", "crash loop: 3 abnormal exits "
+	    "within 60 s");
 	j = job_status("llama");
 	ev = json_object_get(json_object_get(j, "reverted"), "evidence");
 	assert_string_equal(json_string_value(json_array_get(ev, 1)),
