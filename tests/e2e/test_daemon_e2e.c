@@ -524,6 +524,7 @@ test_crash_loops(void **state)
 static void
 test_health_check_reverts(void **state)
 {
+	json_t	*j, *ev;
 
 	(void)state;
 	put_job("llama", "<key>HealthCheck</key><dict><key>ProgramArguments"
@@ -532,6 +533,48 @@ test_health_check_reverts(void **state)
 	wait_state("llama", "reverted", 0, 4.0);
 	assert_field_has("llama", "reason", "health check: the check "
 	    "exited with status 1");
+	j = job_status("llama");
+	assert_int_equal(json_array_size(json_object_get(json_object_get(j,
+	    "reverted"), "evidence")), 1);
+	json_decref(j);
+	/* What the check said on stderr, its first line, is the evidence. */
+	put_job("second", "<key>HealthCheck</key><dict><key>ProgramArguments"
+	    "</key><array><string>/bin/sh</string><string>-c</string><string>"
+	    "echo 'port 8080: connection refused' &gt;&amp;2; echo more "
+	    "&gt;&amp;2; exit 7</string></array><key>StartDelaySeconds"
+	    "</key><integer>0</integer></dict>");
+	wait_state("second", "reverted", 0, 4.0);
+	assert_field_has("second", "reason", "health check: the check exited "
+	    "with status 7");
+	j = job_status("second");
+	ev = json_object_get(json_object_get(j, "reverted"), "evidence");
+	assert_int_equal(json_array_size(ev), 2);
+	assert_string_equal(json_string_value(json_array_get(ev, 0)),
+	    "the check exited with status 7");
+	assert_string_equal(json_string_value(json_array_get(ev, 1)),
+	    "port 8080: connection refused");
+	json_decref(j);
+}
+
+/*
+ * A job on the built-in stock profile runs stock, never probed or
+ * injected; given a profile that unlocks, it is.
+ */
+static void
+test_stock_profile_job(void **state)
+{
+	long	pid;
+	int	code;
+
+	(void)state;
+	put_job("plain", "<key>Profile</key><string>stock</string>");
+	pid = wait_state("plain", "stock", 0, 5.0);
+	assert_false(environ_has(pid, INJECTED));
+	assert_false(daemon_log_has("job plain: probing"));
+	ctl(&code, "profile", "plain", "apple9", NULL);
+	assert_int_equal(code, 0);
+	pid = wait_state("plain", "unlocked", pid, 5.0);
+	assert_true(environ_has(pid, INJECTED));
 }
 
 /*
@@ -1217,6 +1260,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(
 		    test_health_check_timeout_and_arguments, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_health_check_reverts, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_stock_profile_job, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_blocked_without_marker,
 		    setup, teardown),
