@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,6 +134,25 @@ print_paths(const struct paths *p)
 	    p->managed_user[0] ? p->managed_user : "-");
 }
 
+/*
+ * A timeout in ms: digits only (atoi took "100x" and "5e3"), 100 or more
+ * (shorter ones race the work they bound), and an int.
+ */
+static int
+parse_ms(const char *text, int *ms)
+{
+	char	*end;
+	long	 v;
+
+	errno = 0;
+	v = strtol(text, &end, 10);
+	if (errno != 0 || end == text || *end != '\0' || v < 100 ||
+	    v > INT_MAX)
+		return -1;
+	*ms = (int)v;
+	return 0;
+}
+
 /* Apply --flag overrides to the computed paths. */
 static int
 parse_args(int argc, char **argv, struct mcd *d, bool *foreground)
@@ -175,30 +195,22 @@ parse_args(int argc, char **argv, struct mcd *d, bool *foreground)
 			*foreground = true;
 			break;
 		case 'M':
-			d->marker_timeout_ms = atoi(optarg);
-			if (d->marker_timeout_ms < 100) {
-				fprintf(stderr, "metalcapd: --marker-timeout: "
-				    "'%s' is not a number of ms >= 100\n",
-				    optarg);
+		case 't':
+		case 'o':
+		case 'c':
+			if (parse_ms(optarg, ch == 'M' ? &d->marker_timeout_ms :
+			    ch == 't' ? &d->launchctl_timeout_ms : ch == 'o' ?
+			    &d->probe_timeout_ms : &d->client_timeout_ms) ==
+			    -1) {
+				fprintf(stderr, "metalcapd: --%s-timeout: '%s' is "
+				    "not a number of ms >= 100\n", ch == 'M' ?
+				    "marker" : ch == 't' ? "launchctl" : ch ==
+				    'o' ? "probe" : "client", optarg);
 				return -1;
 			}
 			break;
 		case 'W':
 			show_paths = true;
-			break;
-		case 't':
-		case 'o':
-		case 'c':
-			if (atoi(optarg) < 100) {
-				fprintf(stderr, "metalcapd: --%s-timeout: '%s' is "
-				    "not a number of ms >= 100\n", ch == 't' ?
-				    "launchctl" : ch == 'o' ? "probe" : "client",
-				    optarg);
-				return -1;
-			}
-			*(ch == 't' ? &d->launchctl_timeout_ms : ch == 'o' ?
-			    &d->probe_timeout_ms : &d->client_timeout_ms) =
-			    atoi(optarg);
 			break;
 		case 'h':
 			usage(stdout);

@@ -796,7 +796,14 @@ test_daemon_command_line(void **state)
 	static const char *const bad[][2] = {
 		{ "--marker-timeout", "50" }, { "--launchctl-timeout", "99" },
 		{ "--probe-timeout", "x" }, { "--client-timeout", "0" },
+		{ "--marker-timeout", "99" }, { "--probe-timeout", "100x" },
+		{ "--client-timeout", "5e3" },
+		{ "--launchctl-timeout", "2147483648" },
 	};
+	const char		*least[] = { DAEMON, "--home", NULL,
+	    "--marker-timeout", "100", "--launchctl-timeout", "100",
+	    "--probe-timeout", "100", "--client-timeout", "100", "--paths",
+	    NULL };
 	char			 other[320], want[400], version[64];
 	const char		*argv[8];
 	char			*env[CHILD_ENV_MAX];
@@ -817,6 +824,9 @@ test_daemon_command_line(void **state)
 			fail_msg("%s %s: %s", bad[i][0], bad[i][1], r.err);
 		assert_int_equal(access(other, F_OK), -1);
 	}
+	/* 100 ms is taken for each. */
+	least[2] = other;
+	assert_int_equal(exit_of(least, env, &r), 0);
 	argv[0] = DAEMON;
 	argv[1] = "--home";
 	argv[2] = other;
