@@ -507,6 +507,7 @@ test_report_parsers(void **state)
 	    32768, .working_set = 123 }, back;
 	json_t			*doc, *shim;
 	char			 why[128], key[16], want[64];
+	size_t			 i;
 
 	(void)state;
 	a.family[0] = a.family[probe_nfamilies - 1] = true;
@@ -529,6 +530,12 @@ test_report_parsers(void **state)
 	assert_non_null(strstr(why, "working_set"));
 	json_decref(doc);
 
+	/* Each family's answer by its number, the first and last too; a
+	 * family the probe never asks is no answer. */
+	for (i = 0; i < probe_nfamilies; i++)
+		assert_int_equal(probe_answer(&a, probe_families[i]),
+		    a.family[i]);
+	assert_false(probe_answer(&a, 1000));
 	shim = probe_shim_parse("metalcapd pid=5 state=hooked\n");
 	assert_int_equal(json_object_size(shim), 0);
 	json_decref(shim);
