@@ -760,9 +760,10 @@ test_bench_evidence_quoting(void **state)
 static void
 test_bench_json_leaves_nothing(void **state)
 {
+	/* llama-bench's own -o json, given: taken as it is. */
 	const char		*args[] = { "--json", "bench", "--samples",
 	    "1", "--", BENCH_SIM, "-m", model, "-p", "32", "-n", "8", "-r",
-	    "2", NULL };
+	    "2", "--output", "json", NULL };
 	struct child_result	*r;
 	json_t			*doc, *t;
 	double			 s, u;
@@ -1077,6 +1078,10 @@ test_bench_usage(void **state)
 	    model, "-o", "json", "-o", "md", NULL };
 	const char		*joined[] = { "bench", "--", BENCH_SIM, "-m",
 	    model, "--output=json", NULL };
+	const char		*bare[] = { "bench", "--", BENCH_SIM, "-m",
+	    model, "-o", NULL };
+	const char		*glued[] = { "bench", "--", BENCH_SIM, "-m",
+	    model, "-o=json", NULL };
 	struct child_result	*r;
 	int			 code;
 
@@ -1084,6 +1089,13 @@ test_bench_usage(void **state)
 	r = run_ctl(&code, NULL, md);
 	assert_int_equal(code, 2);
 	assert_non_null(strstr(r->err, "give -o json"));
+	r = run_ctl(&code, NULL, bare);		/* -o with nothing after */
+	assert_int_equal(code, 2);
+	assert_non_null(strstr(r->err, "give -o json"));
+	r = run_ctl(&code, NULL, glued);
+	assert_int_equal(code, 2);
+	assert_non_null(strstr(r->err, "takes '-o json' as two words, not "
+	    "-o=json"));
 	r = run_ctl(&code, NULL, busy);
 	assert_int_equal(code, 2);
 	assert_non_null(strstr(r->err, "not empty"));
