@@ -988,8 +988,10 @@ static void
 test_doctor_mentions_bench(void **state)
 {
 	const char		*doctor[] = { "doctor", NULL };
+	/* With llama-bench's -o json given, as --help shows it. */
 	const char		*quick[] = { "bench", "--samples", "1", "--",
-	    BENCH_SIM, "-m", model, "-p", "32", "-n", "8", "-r", "2", NULL };
+	    BENCH_SIM, "-m", model, "-p", "32", "-n", "8", "-r", "2", "-o",
+	    "json", NULL };
 	const char		*kept[] = { "bench", "--samples", "1", "--out",
 	    evidence, "--", BENCH_SIM, "-m", model, "-p", "32", "-n", "8",
 	    "-r", "2", NULL };
