@@ -520,6 +520,42 @@ test_long_name_no_takeover(void **state)
 	    "have been cut to: ignored, the job unharmed");
 }
 
+/*
+ * What in the job folder is no job: hidden files (an editor's, macOS's
+ * AppleDouble ._ files), files not ending in .plist, and a name one
+ * character past 64, which is not cut down to the 64 it starts with.
+ * Each holds a valid job; none becomes one, and the long name is named
+ * in the log.
+ */
+static void
+test_not_job_files(void **state)
+{
+	static const char	*body = "<plist version=\"1.0\"><dict><key>"
+	    "ProgramArguments</key><array><string>" FAKE_LLAMA "</string>"
+	    "</array><key>Unlocked</key><false/></dict></plist>\n";
+	char			 name[80], file[96];
+
+	(void)state;
+	memset(name, 'a', 64);
+	name[64] = '\0';
+	snprintf(file, sizeof file, "%sb.plist", name);
+	write_raw(".hidden.plist", body);
+	write_raw("._llama.plist", body);
+	write_raw("llama.txt", body);
+	write_raw("llama.plist~", body);
+	write_raw(file, body);
+	put_job("real", "");
+	wait_state("real", "unlocked", 0, 5.0);
+	assert_null(job_status(".hidden"));
+	assert_null(job_status("._llama"));
+	assert_null(job_status("llama"));
+	assert_null(job_status(name));
+	assert_true(daemon_log_has(": ignored: a job's name must be 1-64 of "
+	    "A-Z a-z 0-9 . _ -"));
+	report("hidden, AppleDouble, .txt, backup and 65-character job files "
+	    "beside a job: none became a job");
+}
+
 /* ForceStock flipped on and off faster than launchd can follow. */
 static void
 test_forcestock_toggles(void **state)
@@ -628,6 +664,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_control_characters, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_evidence_cut_in_utf8, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_not_job_files, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_long_name_no_takeover,
 		    setup, teardown),
