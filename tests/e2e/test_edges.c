@@ -1201,6 +1201,9 @@ test_one_domain_per_job(void **state)
 static void
 test_stopped_job_not_started_at_login(void **state)
 {
+	static const char *const others[] = { "org.metalcap.metalcapd.plist",
+	    "homebrew.mxcl.metalcap.plist", "org.metalcap.job..plist",
+	    "org.metalcap.job.x.plist.bak" };
 	char	dir[256], cmd[2048];
 	int	code, i;
 
@@ -1218,12 +1221,23 @@ test_stopped_job_not_started_at_login(void **state)
 	    "job.llama.plist %s/ && cp %s/org.metalcap.job.llama.plist "
 	    "%s/org.metalcap.job.b.plist", dir, home, dir, dir, dir);
 	assert_int_equal(system(cmd), 0);
+	/* The user's other agents, metalcapd's own among them, and a name
+	 * with no job in it: not ours to remove. */
+	for (i = 0; i < (int)(sizeof others / sizeof others[0]); i++) {
+		snprintf(cmd, sizeof cmd, "%s/%s", dir, others[i]);
+		write_file(cmd, "w", "<plist version=\"1.0\"><dict/></plist>\n");
+	}
 	kill_daemon(SIGTERM);
 	start_daemon();
 	wait_state("llama", "stopped", 0, 5.0);
 	/* A job of a one-letter name is one of ours too. */
 	snprintf(cmd, sizeof cmd, "%s/org.metalcap.job.b.plist", dir);
 	assert_int_equal(access(cmd, F_OK), -1);
+	for (i = 0; i < (int)(sizeof others / sizeof others[0]); i++) {
+		snprintf(cmd, sizeof cmd, "%s/%s", dir, others[i]);
+		if (access(cmd, F_OK) != 0)
+			fail_msg("%s was removed", others[i]);
+	}
 	/*
 	 * The user logs out and in again, and launchd loads the folder
 	 * before metalcapd is up (or after metalcap was uninstalled).
