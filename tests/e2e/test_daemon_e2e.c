@@ -557,6 +557,43 @@ test_health_check_reverts(void **state)
 }
 
 /*
+ * SIGINT and SIGTERM stop metalcapd with status 0, saying so, and the
+ * jobs keep running under launchd (metalcapd(8)).
+ */
+static void
+test_daemon_stops_on_signals(void **state)
+{
+	static const int	sigs[] = { SIGINT, SIGTERM };
+	char			want[96];
+	double			start;
+	long			pid;
+	int			status;
+	size_t			i;
+
+	(void)state;
+	put_job("llama", "");
+	pid = wait_state("llama", "unlocked", 0, 5.0);
+	for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+		if (i > 0)
+			start_daemon();
+		assert_int_equal(kill(daemon_pid, sigs[i]), 0);
+		/* A deadline, not a hang, if the signal is not heeded. */
+		for (start = now_s(); waitpid(daemon_pid, &status, WNOHANG) !=
+		    daemon_pid; sleep_ms(10))
+			if (now_s() - start > 5 * time_scale())
+				fail_msg("signal %d did not stop metalcapd",
+				    sigs[i]);
+		daemon_pid = 0;
+		assert_true(WIFEXITED(status));
+		assert_int_equal(WEXITSTATUS(status), 0);
+		snprintf(want, sizeof want, "signal %d: stopping (jobs keep "
+		    "running under launchd)", sigs[i]);
+		assert_true(daemon_log_has(want));
+		assert_int_equal(launchd_pid("llama"), pid);
+	}
+}
+
+/*
  * A job on the built-in stock profile runs stock, never probed or
  * injected; given a profile that unlocks, it is.
  */
@@ -1273,6 +1310,8 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_stock_profile_job, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_daemon_stops_on_signals,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_blocked_without_marker,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(
