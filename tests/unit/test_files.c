@@ -10,10 +10,12 @@
  */
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 
 #include <dirent.h>
 #include <errno.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -1162,6 +1164,73 @@ test_util_numbers(void **state)
 	assert_int_equal(mc_read_upto(fds[0], buf, sizeof buf), -1);
 }
 
+static int	eintr_told = -1;
+
+static void
+eintr_tell(int sig)
+{
+	(void)sig;
+	(void)!write(eintr_told, "!", 1);
+}
+
+/*
+ * A read interrupted by a signal (a handler without SA_RESTART, as
+ * libuv's and metalcapctl's are) is read again, not taken for an error.
+ * The signal is sent only once the child is blocked in read(2), as
+ * /proc/PID/syscall shows, and the data only once its handler has run.
+ */
+static void
+test_read_upto_eintr(void **state)
+{
+	struct sigaction	 sa = { .sa_handler = eintr_tell };
+	char			 path[64], text[64], buf[8];
+	int			 data[2], told[2], status, i;
+	pid_t			 pid;
+	FILE			*f;
+	long			 nr;
+
+	(void)state;
+	assert_int_equal(pipe(data), 0);
+	assert_int_equal(pipe(told), 0);
+	if ((pid = fork()) == 0) {
+		close(data[1]);
+		close(told[0]);
+		eintr_told = told[1];
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGUSR1, &sa, NULL);
+		_exit(mc_read_upto(data[0], buf, sizeof buf) == 2 &&
+		    memcmp(buf, "ok", 2) == 0 ? 0 : 1);
+	}
+	close(data[0]);
+	close(told[1]);
+	snprintf(path, sizeof path, "/proc/%ld/syscall", (long)pid);
+	for (i = 0, nr = -1; i < 500 && nr != SYS_read; i++) {
+		/* "running" while it runs; the number of a call it waits in. */
+		if ((f = fopen(path, "r")) != NULL && fgets(text, sizeof text,
+		    f) != NULL && text[0] >= '0' && text[0] <= '9')
+			nr = strtol(text, NULL, 10);
+		if (f != NULL)
+			fclose(f);
+		if (nr != SYS_read)
+			usleep(10000);
+	}
+	if (nr != SYS_read) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		skip();		/* no /proc/PID/syscall to read here */
+	}
+	assert_int_equal(kill(pid, SIGUSR1), 0);
+	assert_int_equal(read(told[0], text, 1), 1);
+	signal(SIGPIPE, SIG_IGN);	/* a wrong child is gone already */
+	(void)!write(data[1], "ok", 2);
+	close(data[1]);
+	signal(SIGPIPE, SIG_DFL);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	close(told[0]);
+}
+
 int
 main(void)
 {
@@ -1173,6 +1242,7 @@ main(void)
 		cmocka_unit_test(test_text_utf8),
 		cmocka_unit_test(test_text_tty),
 		cmocka_unit_test(test_fmt_fits),
+		cmocka_unit_test(test_read_upto_eintr),
 		cmocka_unit_test(test_util_numbers),
 		cmocka_unit_test_setup_teardown(test_tail, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tail_small_writes, setup,
