@@ -713,6 +713,20 @@ test_spawn_failure_named(void **state)
 	wait_state("nolog", "failed", -1, 10.0);
 	assert_field_has("nolog", "reason", "cannot spawn: log /nonexistent/"
 	    "logs/err.log: No such file or directory");
+	/* launchd's own words beside the cause found here. */
+	assert_non_null(strstr(incident_evidence("nolog", "failed", 1),
+	    "last exit code = 78"));
+	/* Standard output's log too; made, the job runs. */
+	snprintf(extra, sizeof extra, "<key>StandardOutPath</key><string>"
+	    "%s/out/o.log</string>", home);
+	put_job("noout", extra);
+	wait_state("noout", "failed", -1, 10.0);
+	snprintf(prog, sizeof prog, "cannot spawn: log %s/out/o.log: No such "
+	    "file or directory", home);
+	assert_field_has("noout", "reason", prog);
+	snprintf(prog, sizeof prog, "%s/out", home);
+	assert_int_equal(mkdir(prog, 0755), 0);
+	wait_state("noout", "unlocked", 0, 10.0);
 	/* Checked when the file was read, gone when launchd starts it. */
 	snprintf(prog, sizeof prog, "%s/llama-server", home);
 	assert_int_equal(link(FAKE_LLAMA, prog), 0);
