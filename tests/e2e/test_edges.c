@@ -479,6 +479,54 @@ test_revert_withdrawn_when_stock_fails_too(void **state)
 }
 
 /*
+ * A revert on a pipeline failure is a verdict, not a hypothesis: the job
+ * crash-looping stock afterwards fails for that, and the revert, its
+ * trigger and evidence, stays on record, counted in the status file.
+ */
+static void
+test_pipeline_revert_stays(void **state)
+{
+	json_t	*j;
+	char	 cmd[512];
+	double	 start;
+	long	 pid, next;
+	int	 k;
+
+	(void)state;
+	put_job("llama", "<key>CrashLoop</key><dict><key>MaxExits</key>"
+	    "<integer>2</integer><key>WindowSeconds</key><integer>600"
+	    "</integer></dict>");
+	wait_state("llama", "unlocked", 0, 5.0);
+	append_job_log("llama", "ggml_metal_library_compile_pipeline: failed "
+	    "to create pipeline state: base = 'k', name = 'k'\n");
+	wait_state("llama", "reverted", 0, 5.0);
+	/* Two crashes of the stock run, each pid once it runs stock. */
+	for (k = 0, pid = 0; k < 2; k++) {
+		for (start = now_s(); (next = launchd_pid("llama")) <= 0 ||
+		    next == pid || environ_has(next, INJECTED); sleep_ms(20))
+			if (now_s() - start > 10 * time_scale())
+				fail_msg("no stock run after crash %d", k);
+		pid = next;
+		assert_int_equal(kill((pid_t)pid, SIGSEGV), 0);
+	}
+	wait_state("llama", "failed", -1, 10.0);
+	assert_field_has("llama", "reason", "crash loop in stock: 2 abnormal "
+	    "exits");
+	j = job_status("llama");
+	assert_string_equal(json_string_value(json_object_get(json_object_get(
+	    j, "reverted"), "trigger")), "pipeline failure");
+	json_decref(j);
+	snprintf(cmd, sizeof cmd, "python3 -c 'import json, sys; d = json."
+	    "load(open(sys.argv[1])); j = [x for x in d[\"jobs\"] if x["
+	    "\"name\"] == \"llama\"][0]; sys.exit(j[\"state\"] != \"failed\" "
+	    "or j[\"reverts\"] != 1)' %s/state/status.json", home);
+	for (start = now_s(); system(cmd) != 0; sleep_ms(50))
+		if (now_s() - start > 5 * time_scale())
+			fail_msg("status.json never showed llama failed after "
+			    "one revert");
+}
+
+/*
  * A crash loop whose log names the job's environment (ggml's line for a
  * model in a folder the privacy protections keep from launchd agents)
  * fails the job with that cause and never reverts it: no profile is
@@ -1312,6 +1360,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(
 		    test_revert_withdrawn_when_stock_fails_too, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_pipeline_revert_stays,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restart_burst_runs_twice,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_crash_loop_real_throttle,
