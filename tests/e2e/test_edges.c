@@ -478,6 +478,24 @@ test_revert_withdrawn_when_stock_fails_too(void **state)
 			fail_msg("status.json never showed srv failed");
 }
 
+/* Wait until state/status.json shows llama in state with reverts. */
+static void
+status_file_says(const char *dir, const char *state, int reverts)
+{
+	char	cmd[512];
+	double	start;
+
+	snprintf(cmd, sizeof cmd, "python3 -c 'import json, sys; d = json."
+	    "load(open(sys.argv[1])); j = [x for x in d[\"jobs\"] if x["
+	    "\"name\"] == \"llama\"][0]; sys.exit(j[\"state\"] != \"%s\" "
+	    "or j[\"reverts\"] != %d)' %s/state/status.json", state, reverts,
+	    dir);
+	for (start = now_s(); system(cmd) != 0; sleep_ms(50))
+		if (now_s() - start > 5 * time_scale())
+			fail_msg("status.json never showed llama %s after %d "
+			    "reverts", state, reverts);
+}
+
 /*
  * A revert on a pipeline failure is a verdict, not a hypothesis: the job
  * crash-looping stock afterwards fails for that, and the revert, its
@@ -487,7 +505,6 @@ static void
 test_pipeline_revert_stays(void **state)
 {
 	json_t	*j;
-	char	 cmd[512];
 	double	 start;
 	long	 pid, next;
 	int	 k;
@@ -500,6 +517,7 @@ test_pipeline_revert_stays(void **state)
 	append_job_log("llama", "ggml_metal_library_compile_pipeline: failed "
 	    "to create pipeline state: base = 'k', name = 'k'\n");
 	wait_state("llama", "reverted", 0, 5.0);
+	status_file_says(home, "reverted", 1);
 	/* Two crashes of the stock run, each pid once it runs stock. */
 	for (k = 0, pid = 0; k < 2; k++) {
 		for (start = now_s(); (next = launchd_pid("llama")) <= 0 ||
@@ -516,14 +534,7 @@ test_pipeline_revert_stays(void **state)
 	assert_string_equal(json_string_value(json_object_get(json_object_get(
 	    j, "reverted"), "trigger")), "pipeline failure");
 	json_decref(j);
-	snprintf(cmd, sizeof cmd, "python3 -c 'import json, sys; d = json."
-	    "load(open(sys.argv[1])); j = [x for x in d[\"jobs\"] if x["
-	    "\"name\"] == \"llama\"][0]; sys.exit(j[\"state\"] != \"failed\" "
-	    "or j[\"reverts\"] != 1)' %s/state/status.json", home);
-	for (start = now_s(); system(cmd) != 0; sleep_ms(50))
-		if (now_s() - start > 5 * time_scale())
-			fail_msg("status.json never showed llama failed after "
-			    "one revert");
+	status_file_says(home, "failed", 1);
 }
 
 /*
