@@ -128,8 +128,14 @@ test_managed_fails_safe(void **state)
 	(void)state;
 	put_job("llama", "");
 	pid = wait_state("llama", "unlocked", 0, 2.0);
+	/* doctor's line for people: none, unusable, or what is in force. */
+	r = ctl(&code, "doctor", NULL, NULL, NULL);
+	assert_non_null(strstr(r->out, "\nmanaged      none\n"));
 	snprintf(path, sizeof path, "%s/managed/org.metalcap.plist", home);
 	write_managed(NULL, "");
+	ctl(&code, "reload", NULL, NULL, NULL);
+	r = ctl(&code, "doctor", NULL, NULL, NULL);
+	assert_non_null(strstr(r->out, "\nmanaged      ForceStock off\n"));
 	for (i = 0; i < sizeof broken / sizeof broken[0]; i++) {
 		write_file(path, "w", broken[i]);
 		ctl(&code, "reload", NULL, NULL, NULL);
@@ -140,6 +146,9 @@ test_managed_fails_safe(void **state)
 		assert_int_equal(code, 1);
 		assert_non_null(strstr(r->err, "managed settings cannot be "
 		    "used"));
+		r = ctl(&code, "doctor", NULL, NULL, NULL);
+		assert_non_null(strstr(r->out, "\nmanaged      UNUSABLE, every "
+		    "job runs stock: "));
 		r = ctl(&code, "--json", "doctor", NULL, NULL);
 		assert_non_null(strstr(r->out, "org.metalcap.plist"));
 		/* The daemon probes no profile it forbids; doctor says so. */
