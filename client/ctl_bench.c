@@ -158,7 +158,7 @@ ctl_bench_tail(const struct ctl_bench *b, const struct ctl_bench_run *r)
 	    size - (off_t)sizeof buf + 1 : 0);
 	close(fd);
 	buf[n > 0 ? n : 0] = '\0';
-	fprintf(stderr, "--- the end of %s's stderr%s\n%s%s---\n", r->log,
+	fprintf(stderr, "--- the end of %s%s\n%s%s---\n", r->log,
 	    b->temporary ? " (not kept: no --out)" : "", buf,
 	    n > 0 && buf[n - 1] != '\n' ? "\n" : "");
 }

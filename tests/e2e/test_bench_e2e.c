@@ -1065,6 +1065,35 @@ test_doctor_without_daemon(void **state)
 	assert_non_null(strstr(r->out, "org.metalcap.metalcapd.plist"));
 }
 
+/*
+ * A run that fails (llama-bench cannot load its model): bench stops with
+ * status 1, shows the end of that run's stderr as it is, whole lines,
+ * names the round, the side and the status, and leaves no folder.
+ */
+static void
+test_bench_run_fails(void **state)
+{
+	char			 none[160], want[512], cmd[4096];
+	const char		*args[] = { "bench", "--samples", "1", "--",
+	    BENCH_SIM, "-m", none, "-r", "2", NULL };
+	struct child_result	*r;
+	int			 code;
+
+	(void)state;
+	snprintf(none, sizeof none, "%s/none.gguf", home);
+	r = run_ctl(&code, NULL, args);
+	assert_int_equal(code, 1);
+	snprintf(want, sizeof want, "--- the end of stock-1.stderr (not kept: "
+	    "no --out)\nllama_model_load: error loading model: No such file "
+	    "or directory\nmain: error: failed to load model '%s'\n---\n"
+	    "metalcapctl: bench: round 1, stock: " BENCH_SIM " exited with "
+	    "status 1\n", none);
+	if (strstr(r->err, want) == NULL)
+		fail_msg("stderr:\n%s\nlacks:\n%s", r->err, want);
+	snprintf(cmd, sizeof cmd, "! ls -d %s/metalcap-* 2>/dev/null", home);
+	assert_int_equal(system(cmd), 0);
+}
+
 /* Usage: another output format, and a folder that holds evidence. */
 static void
 test_bench_usage(void **state)
@@ -1503,6 +1532,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_exec_status,
 		    setup_alone, teardown_alone),
 		cmocka_unit_test_setup_teardown(test_exec_sigpipe_as_given,
+		    setup_alone, teardown_alone),
+		cmocka_unit_test_setup_teardown(test_bench_run_fails,
 		    setup_alone, teardown_alone),
 		cmocka_unit_test_setup_teardown(test_exec_as_a_child,
 		    setup_alone, teardown_alone),
