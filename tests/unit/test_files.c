@@ -8,6 +8,7 @@
  * text filter every such string passes before a terminal, JSON or XML
  * sees it.
  */
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -419,6 +420,8 @@ test_write_durable(void **state)
 	char		 path[256], tmp[300], why[256];
 	struct stat	 sb;
 	mode_t		 mask = umask(077);	/* the mode is the file's own */
+	struct rlimit	 limit, small;
+	int		 rc, fds = entries("/proc/self/fd");
 
 	(void)state;
 	snprintf(path, sizeof path, "%s/state.plist", tmpdir);
@@ -456,6 +459,25 @@ test_write_durable(void **state)
 	snprintf(tmp, sizeof tmp, "%s/victim", tmpdir);
 	assert_int_equal(access(tmp, F_OK), -1);
 	assert_int_equal(entries(tmpdir), 1);
+
+	/* A write the disk refuses (no room: RLIMIT_FSIZE says so, as a
+	 * full disk would) fails, naming the file; the old one stays. */
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &limit), 0);
+	small = limit;
+	small.rlim_cur = 0;
+	signal(SIGXFSZ, SIG_IGN);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &small), 0);
+	rc = mc_write_atomic(path, "six", 3, 0600, why, sizeof why);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &limit), 0);
+	signal(SIGXFSZ, SIG_DFL);
+	assert_int_equal(rc, -1);
+	snprintf(tmp, sizeof tmp, "cannot write %s: %s", path,
+	    strerror(EFBIG));
+	assert_string_equal(why, tmp);
+	assert_string_equal(contents(path), "five");
+	assert_int_equal(entries(tmpdir), 1);
+	/* Every write, failed or not, left no descriptor open. */
+	assert_int_equal(entries("/proc/self/fd"), fds);
 	umask(mask);
 }
 
