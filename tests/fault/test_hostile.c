@@ -249,6 +249,9 @@ test_socket_paths(void **state)
 {
 	char		 dir[128], sock[256], err[1024], file[256];
 	const char	*args[] = { "--socket", sock, NULL };
+	const char	*paths[] = { "--socket", sock, "--paths", NULL };
+	const size_t	 room = sizeof ((struct sockaddr_un *)NULL)->sun_path -
+			    1;
 	struct stat	 sb;
 
 	(void)state;
@@ -279,6 +282,17 @@ test_socket_paths(void **state)
 	snprintf(sock, sizeof sock, "%s/%0120d.sock", home, 0);
 	assert_int_equal(daemon_exit(args, err, sizeof err), 2);
 	assert_non_null(strstr(err, "over the 107 a unix socket allows"));
+	/* At the edge: sun_path's room less its NUL is taken, one more not. */
+	memset(sock, 's', room);
+	sock[0] = '/';
+	sock[room] = '\0';
+	assert_int_equal(daemon_exit(paths, err, sizeof err), 0);
+	sock[room] = 's';
+	sock[room + 1] = '\0';
+	assert_int_equal(daemon_exit(paths, err, sizeof err), 2);
+	snprintf(file, sizeof file, "is %zu bytes, over the %zu a unix socket "
+	    "allows", room + 1, room);
+	assert_non_null(strstr(err, file));
 	start_daemon();
 	report("socket folder writable by others%s: refused; a regular file "
 	    "as --socket: refused and kept; a 130-byte --socket: refused",
