@@ -451,7 +451,7 @@ test_kld_spellings(void **state)
 	char		why[256];
 	const char	*text = "Mean PPL(Q)   :  7.017811 +/-1.078949\n"
 	    "Mean PPL(base)   : 6.5 _12.25\n"
-	    "Mean    KLD:   0.048630 \xc2\xb1   2.001529\n"
+	    "Mean    KLD:   0.048630 \xc2\xb1" "2.001529\n"
 	    "99.9%   KLD:  1.5\n"
 	    "Same top p: 91.712 \xc2\xb1 0.078 %\n";
 
