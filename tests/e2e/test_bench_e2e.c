@@ -1242,6 +1242,16 @@ test_verify_pass(void **state)
 	    "-o -name 'metalcap-verify-base*')\" && grep -q "
 	    "'\"verdict\":\"pass\"' %s/state/verify-last.json", home, home);
 	assert_int_equal(system(cmd), 0);
+	/* metadata.md: each run's command as it ran, the figures against
+	 * their limits, the verdict. */
+	snprintf(cmd, sizeof cmd, "cd %s && grep -qx -- '- Unlocked run: %s -m "
+	    "%s -f %s -c 128 --kl-divergence-base (the same) --kl-divergence' "
+	    "metadata.md && grep -q -- '^- Stock run: %s -m %s -f %s -c 128 "
+	    "--kl-divergence-base [^ ]*$' metadata.md && grep -q '^| mean KLD "
+	    "| .* | <= 0.0005 |$' metadata.md && grep -q '^- Result: pass' "
+	    "metadata.md", evidence, PPL_SIM, model, text, PPL_SIM, model,
+	    text);
+	assert_int_equal(system(cmd), 0);
 }
 
 /*
