@@ -1265,11 +1265,23 @@ test_verify_catches_kernels(void **state)
 {
 	const char		*args[] = { "verify", "--", PPL_SIM, "-m",
 	    model, "-f", text, "-c", "128", NULL };
-	const char		*raised[] = { "verify", "--limit",
-	    "mean-kld=0.01", "--", PPL_SIM, "-m", model, "-f", text, "-c",
-	    "128", NULL };
 	const char		*modes[] = { "wrong", "nan" };
-	char			 line[96];
+	char			 line[96], out[160], path[256], want[256];
+	const struct {
+		const char	*args[16];
+		const char	*failed, *label;
+		double		 limit;
+	} limits[] = {
+		{ { "verify", "--out", out, "--", PPL_SIM, "-m", model, "-f",
+		    text, "-c", "128", NULL }, "mean KLD", "Mean    KLD",
+		    0.0005 },
+		{ { "verify", "--out", out, "--limit", "mean-kld=0.01", "--",
+		    PPL_SIM, "-m", model, "-f", text, "-c", "128", NULL },
+		    "same top token", "Same top p", 99 },
+		{ { "verify", "--out", out, "--limit", "mean-kld=0.01",
+		    "--limit", "kld-99.9=0", "--", PPL_SIM, "-m", model, "-f",
+		    text, "-c", "128", NULL }, "99.9% KLD", "99.9%   KLD", 0 },
+	};
 	struct child_result	*r;
 	size_t			 i;
 	int			 code;
@@ -1277,12 +1289,19 @@ test_verify_catches_kernels(void **state)
 	(void)state;
 	verify_text(4000);
 	set_device("MTLSIM_FAIL=kernel_mul_mm_f16_f32:off");
-	r = run_ctl(&code, NULL, args);
-	assert_int_equal(code, 1);
-	assert_non_null(strstr(r->out, "verify: fail: mean KLD"));
-	r = run_ctl(&code, NULL, raised);
-	assert_int_equal(code, 1);
-	assert_non_null(strstr(r->out, "verify: fail: same top token"));
+	/* Each verdict names the first figure past its limit, with the
+	 * figure as llama-perplexity printed it and the limit in force. */
+	for (i = 0; i < sizeof limits / sizeof limits[0]; i++) {
+		snprintf(out, sizeof out, "%s-%zu", evidence, i);
+		r = run_ctl(&code, NULL, limits[i].args);
+		assert_int_equal(code, 1);
+		snprintf(path, sizeof path, "%s/unlocked-1.out", out);
+		snprintf(want, sizeof want, "verify: fail: %s %g is past its "
+		    "limit %g\n", limits[i].failed, verify_figure(path,
+		    limits[i].label), limits[i].limit);
+		if (strstr(r->out, want) == NULL)
+			fail_msg("%s:\n%s", want, r->out);
+	}
 	for (i = 0; i < sizeof modes / sizeof modes[0]; i++) {
 		snprintf(line, sizeof line,
 		    "MTLSIM_FAIL=kernel_mul_mm_f16_f32:%s", modes[i]);
