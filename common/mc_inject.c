@@ -204,9 +204,14 @@ inject_slice(struct mc_inject *j, const struct mc_macho_slice *s,
 		    "(team %s) without com.apple.security.cs.disable-library-"
 		    "validation: the shim is not signed by the program's team",
 		    arch, s->team[0] ? s->team : "none");
-	else if (s->hardened)
+	else if (s->hardened && s->disable_lv)
 		mc_inject_say(j, MC_INJECT_OK, "%s: hardened runtime that "
 		    "allows DYLD_* and libraries of other teams", arch);
+	else if (s->hardened || s->require_lv)
+		mc_inject_say(j, MC_INJECT_OK, "%s: %slibrary validation, "
+		    "which the shim passes: it is signed by the program's team "
+		    "(%s)", arch, s->hardened ? "hardened runtime that allows "
+		    "DYLD_*; " : "", s->team);
 	else
 		mc_inject_say(j, MC_INJECT_OK, "%s: %s signature, no hardened "
 		    "runtime", arch, s->adhoc ? "ad-hoc" : "a");

@@ -60,13 +60,14 @@ static const struct mc_inject_host intel = { false, true, false };
 
 /* The judgement of path on host, with one finding that must contain text. */
 static void
-expect_on(const struct mc_inject_host *host, const char *path, bool inherit,
-    enum mc_inject_level verdict, const char *text)
+expect_shim(const struct mc_inject_host *host, const char *path,
+    const char *shim, bool inherit, enum mc_inject_level verdict,
+    const char *text)
 {
 	struct mc_inject	j;
 	int			i;
 
-	mc_inject_judge(path, NULL, inherit, host, &j);
+	mc_inject_judge(path, shim, inherit, host, &j);
 	if (j.verdict != verdict)
 		fail_msg("%s on %s: %s, want %s (%s)", path, j.host,
 		    mc_inject_level_name(j.verdict),
@@ -76,6 +77,14 @@ expect_on(const struct mc_inject_host *host, const char *path, bool inherit,
 		if (strstr(j.findings[i].text, text) != NULL)
 			return;
 	fail_msg("%s on %s: no finding says '%s'", path, j.host, text);
+}
+
+/* The shim as the Linux build has none: the slices make macos ships. */
+static void
+expect_on(const struct mc_inject_host *host, const char *path, bool inherit,
+    enum mc_inject_level verdict, const char *text)
+{
+	expect_shim(host, path, NULL, inherit, verdict, text);
 }
 
 /* On Apple silicon with SIP on, the Mac metalcap is mostly for. */
@@ -267,6 +276,14 @@ test_library_validation_other_team(void **state)
 	assert_int_equal(chmod(path, 0755), 0);
 	expect(path, false, MC_INJECT_REFUSED, "library validation (team "
 	    "2H4KBF436B)");
+	/* A shim signed by deno's own team passes library validation. */
+	expect_shim(&silicon, path, BINS "/deno", false, MC_INJECT_OK,
+	    "arm64: hardened runtime that allows DYLD_*; library validation, "
+	    "which the shim passes: it is signed by the program's team "
+	    "(2H4KBF436B)");
+	/* One of another team (sentry-cli's) does not. */
+	expect_shim(&silicon, path, BINS "/sentry-cli", false,
+	    MC_INJECT_REFUSED, "library validation (team 2H4KBF436B)");
 }
 
 struct slice_src {
