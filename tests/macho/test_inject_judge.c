@@ -199,6 +199,19 @@ test_derived_variants(void **state)
 	/* ... and one whose interpreter is sentry-cli: refused. */
 	write_script(script, "#!" BINS "/sentry-cli\n");
 	expect(script, false, MC_INJECT_REFUSED, "hardened runtime without");
+	/* Followed through three scripts to the program at the end; "#! "
+	 * with a space is the same line. */
+	snprintf(path, sizeof path, "%s/s3", tmpdir);
+	write_script(path, "#! " BINS "/sentry-cli\n");
+	snprintf(body, sizeof body, "#!%s/s3\n", tmpdir);
+	snprintf(path, sizeof path, "%s/s2", tmpdir);
+	write_script(path, body);
+	snprintf(body, sizeof body, "#!%s/s2\n", tmpdir);
+	write_script(script, body);
+	expect(script, false, MC_INJECT_REFUSED, "hardened runtime without");
+	snprintf(path, sizeof path, "%s/s3 is a script run by " BINS
+	    "/sentry-cli", tmpdir);
+	expect(script, false, MC_INJECT_REFUSED, path);
 	/* A shell script: SIP strips DYLD_* from /bin/sh; with SIP off the
 	 * shim would stop at the shell. */
 	write_script(script, "#!/bin/sh\nexec llama-server\n");
