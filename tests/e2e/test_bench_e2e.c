@@ -894,9 +894,16 @@ test_bench_planted_file(void **state)
 	r = run_ctl(&code, plant, args);
 	assert_int_equal(code, 1);
 	assert_non_null(strstr(r->err, "cannot write the evidence folder"));
+	/* The file that was there named, and the run that never started
+	 * recorded as such in metadata.md. */
+	snprintf(cmd, sizeof cmd, "metalcapctl: bench: %s/unlocked-1.json: "
+	    "File exists", evidence);
+	if (strstr(r->err, cmd) == NULL)
+		fail_msg("no \"%s\" in: %s", cmd, r->err);
 	assert_null(strstr(r->out, "ratio"));
 	snprintf(cmd, sizeof cmd, "test \"$(cat %s/unlocked-1.json)\" = "
-	    "planted", evidence);
+	    "planted && grep -q '^- round 1, unlocked: not started, "
+	    "`unlocked-1.json`' %s/metadata.md", evidence, evidence);
 	assert_int_equal(system(cmd), 0);
 	/* One of the summaries planted: named, with its folder, and kept. */
 	snprintf(cmd, sizeof cmd, "rm -rf %s", evidence);
