@@ -698,7 +698,7 @@ test_bench_evidence(void **state)
 
 /* bench's results.csv and metadata.md's Command line, read back. */
 static void
-bench_read_back(const char *out, const char *odd)
+bench_read_back(const char *out, const char *odd, const char *quoted)
 {
 	char	cmd[4096], script[160];
 
@@ -715,11 +715,15 @@ bench_read_back(const char *out, const char *odd)
 	    "got = subprocess.run(['bash', '-c', 'eval \"a=($1)\"; printf "
 	    "\"%s\\\\0\" \"${a[@]}\"', '_', line], check=True, "
 	    "capture_output=True).stdout.split(b'\\0')\n"
-	    "assert os.environ['ODD'].encode() in got, (line, got)\n");
+	    "assert os.environ['ODD'].encode() in got, (line, got)\n"
+	    "assert os.environ['QUOTED'] in line, (line, "
+	    "os.environ['QUOTED'])\n");
 	snprintf(cmd, sizeof cmd, "python3 %s %s", script, out);
 	assert_int_equal(setenv("ODD", odd, 1), 0);
+	assert_int_equal(setenv("QUOTED", quoted, 1), 0);
 	assert_int_equal(system(cmd), 0);
 	unsetenv("ODD");
+	unsetenv("QUOTED");
 }
 
 /*
@@ -733,9 +737,12 @@ static void
 test_bench_evidence_quoting(void **state)
 {
 	/* A control character (in $'...'), then a space and a quote ('...'). */
-	static const char *const names[] = { "tiny\nmodel's.gguf",
-	    "tiny model's.gguf" };
-	char			 odd[160], out[160];
+	static const char *const names[] = { "tiny\nmodel's ~.gguf",
+	    "tiny model's ~.gguf" };
+	/* How each is written, as the shell reads it back. */
+	static const char *const quoted[] = { "$'%s/tiny\\x0amodel\\x27s "
+	    "~.gguf'", "'%s/tiny model'\\''s ~.gguf'" };
+	char			 odd[160], out[160], want[256];
 	const char		*args[] = { "bench", "--samples", "1", "--out",
 	    out, "--", BENCH_SIM, "-m", odd, "-p", "32", "-n", "8",
 	    "-r", "2", NULL };
@@ -751,7 +758,8 @@ test_bench_evidence_quoting(void **state)
 		    "1100048384\n");
 		run_ctl(&code, NULL, args);
 		assert_int_equal(code, 0);
-		bench_read_back(out, odd);
+		snprintf(want, sizeof want, quoted[i], home);
+		bench_read_back(out, odd, want);
 	}
 }
 
