@@ -233,6 +233,16 @@ test_exec_status(void **state)
 	    "nonesuch", "--", FAKE_LLAMA, "--once", NULL };
 	char		 setuid_copy[160], cmd[4096], path[160];
 	const char	*by_path[] = { "exec", "--", path, NULL };
+	static const struct {
+		const char	*name, *body;
+		mode_t		 mode;
+		int		 code;
+	} paths[] = {
+		{ "nope/prog", NULL, 0, 127 },
+		{ "not-executable", "#!/bin/sh\nexit 0\n", 0644, 127 },
+		{ "no-interpreter", "echo hi\n", 0755, 126 },
+	};
+	size_t		 i;
 	const char	*setuid_run[] = { "exec", "--", setuid_copy, "--once",
 	    NULL };
 	struct child_result *r;
@@ -270,22 +280,17 @@ test_exec_status(void **state)
 	assert_int_equal(access(report, F_OK), -1);
 	/* A path that is no program: 127, said so; one that cannot be run
 	 * (a text without #!): 126, with the system's reason. */
-	snprintf(path, sizeof path, "%s/nope/prog", home);
-	r = run_ctl(&code, NULL, by_path);
-	assert_int_equal(code, 127);
-	assert_non_null(strstr(r->err, "not an executable file"));
-	snprintf(path, sizeof path, "%s/not-executable", home);
-	write_file(path, "w", "#!/bin/sh\nexit 0\n");
-	assert_int_equal(chmod(path, 0644), 0);
-	r = run_ctl(&code, NULL, by_path);
-	assert_int_equal(code, 127);
-	assert_non_null(strstr(r->err, "not an executable file"));
-	snprintf(path, sizeof path, "%s/no-interpreter", home);
-	write_file(path, "w", "echo hi\n");
-	assert_int_equal(chmod(path, 0755), 0);
-	r = run_ctl(&code, NULL, by_path);
-	assert_int_equal(code, 126);
-	assert_non_null(strstr(r->err, strerror(ENOEXEC)));
+	for (i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+		snprintf(path, sizeof path, "%s/%s", home, paths[i].name);
+		if (paths[i].body != NULL) {
+			write_file(path, "w", paths[i].body);
+			assert_int_equal(chmod(path, paths[i].mode), 0);
+		}
+		r = run_ctl(&code, NULL, by_path);
+		assert_int_equal(code, paths[i].code);
+		assert_non_null(strstr(r->err, paths[i].code == 126 ?
+		    strerror(ENOEXEC) : "not an executable file"));
+	}
 	snprintf(cmd, sizeof cmd, "! ls -d %s/metalcap-* 2>/dev/null", home);
 	assert_int_equal(system(cmd), 0);
 	/* dyld drops the injection of a setuid program: refused before. */

@@ -328,24 +328,6 @@ test_nesting_edge(void **state)
 	}
 }
 
-/* One request on fd, its answer read: the daemon has seen fd by then. */
-static void
-hello_on(int fd, const char *method)
-{
-	struct mc_rpc_decoder	 dec;
-	struct mc_rpc_message	 m;
-	msgpack_sbuffer		 sb;
-	msgpack_packer		 pk;
-
-	msgpack_sbuffer_init(&sb);
-	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	mc_rpc_pack_request(&pk, 1, method, 0);
-	mc_rpc_decoder_init(&dec, MC_MAX_REPLY);
-	assert_int_equal(raw_exchange(fd, sb.data, sb.size, &dec, &m), 0);
-	mc_rpc_decoder_free(&dec);
-	msgpack_sbuffer_destroy(&sb);
-}
-
 /*
  * 256 clients are all kept; the 257th makes the idlest give way: not an
  * event subscriber while a plain client is there, not one with half a
@@ -364,17 +346,17 @@ test_clients_edge(void **state)
 	 * the longest.  Each is seen, at a later time, before the next.
 	 */
 	assert_true((fds[0] = try_connect()) != -1);
-	hello_on(fds[0], MC_M_SUBSCRIBE);
+	raw_call(fds[0], MC_M_SUBSCRIBE);
 	for (i = 1; i < MC_MAX_CLIENTS; i++) {
 		assert_true((fds[i] = try_connect()) != -1);
 		if (i == 1)
 			assert_int_equal(write(fds[1], "\x94\x00\x01", 3), 3);
 		if (i <= 4) {
 			sleep_ms(5);	/* uv_now moves on: a later time */
-			hello_on(fds[0], MC_M_HELLO);
+			raw_call(fds[0], MC_M_HELLO);
 		}
 	}
-	hello_on(fds[2], MC_M_HELLO);
+	raw_call(fds[2], MC_M_HELLO);
 	sleep_ms(300);
 	for (i = 0; i < MC_MAX_CLIENTS; i++)
 		closed += closed_by_daemon(fds[i], 0.0);

@@ -95,6 +95,23 @@ test_removal_plain(void **state)
 }
 
 /*
+ * Job llama running unlocked under launchctl-fault, whose next bootouts
+ * launchd refuses (5) until fault (its file's path) is emptied; its pid.
+ */
+static long
+running_bootout_refused(char *fault, size_t len)
+{
+	long	pid;
+
+	restart_with_launchctl_fault("");
+	snprintf(fault, len, "%s/lc.fault", home);
+	put_job("llama", "");
+	pid = wait_state("llama", "unlocked", 0, 5.0);
+	write_file(fault, "w", "bootout 5\n");
+	return pid;
+}
+
+/*
  * launchd refuses the bootout of a removed job: the job stays in status,
  * in error, naming the bootout, and its agent and record stay, since
  * launchd runs it still; once launchd takes the bootout, all of it goes.
@@ -108,11 +125,7 @@ test_removal_bootout_refused(void **state)
 	int		 i;
 
 	(void)state;
-	restart_with_launchctl_fault("");
-	snprintf(path, sizeof path, "%s/lc.fault", home);
-	put_job("llama", "");
-	pid = wait_state("llama", "unlocked", 0, 5.0);
-	write_file(path, "w", "bootout 5\n");
+	pid = running_bootout_refused(path, sizeof path);
 	remove_job_file("llama");
 	for (i = 0; i < 200; i++) {
 		json_decref(j);
@@ -151,11 +164,7 @@ test_stop_bootout_refused(void **state)
 	int				 code, i;
 
 	(void)state;
-	restart_with_launchctl_fault("");
-	snprintf(path, sizeof path, "%s/lc.fault", home);
-	put_job("llama", "");
-	pid = wait_state("llama", "unlocked", 0, 5.0);
-	write_file(path, "w", "bootout 5\n");
+	pid = running_bootout_refused(path, sizeof path);
 	ctl(&code, "stop", "llama", NULL, NULL);
 	assert_int_equal(code, 0);
 	for (i = 0; i < 200; i++) {

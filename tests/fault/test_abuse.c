@@ -444,19 +444,7 @@ test_pipelined_unread(void **state)
 static void
 subscribe_unread(int fd)
 {
-	struct mc_rpc_decoder	 dec;
-	struct mc_rpc_message	 m;
-	msgpack_sbuffer		 sb;
-	msgpack_packer		 pk;
-
-	msgpack_sbuffer_init(&sb);
-	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	mc_rpc_pack_request(&pk, 1, MC_M_SUBSCRIBE, 0);
-	mc_rpc_decoder_init(&dec, MC_MAX_REPLY);
-	assert_int_equal(raw_exchange(fd, sb.data, sb.size, &dec, &m), 0);
-	assert_int_equal(m.msgid, 1);
-	mc_rpc_decoder_free(&dec);
-	msgpack_sbuffer_destroy(&sb);
+	raw_call(fd, MC_M_SUBSCRIBE);
 }
 
 /* n disable requests pipelined on a connection of their own, answered. */

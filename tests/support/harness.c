@@ -537,6 +537,25 @@ raw_exchange(int fd, const void *bytes, size_t len,
 	}
 }
 
+/* method with no parameters on fd as msgid 1; its answer read and dropped. */
+void
+raw_call(int fd, const char *method)
+{
+	struct mc_rpc_decoder	 dec;
+	struct mc_rpc_message	 m;
+	msgpack_sbuffer		 sb;
+	msgpack_packer		 pk;
+
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	mc_rpc_pack_request(&pk, 1, method, 0);
+	mc_rpc_decoder_init(&dec, MC_MAX_REPLY);
+	assert_int_equal(raw_exchange(fd, sb.data, sb.size, &dec, &m), 0);
+	assert_int_equal(m.msgid, 1);
+	mc_rpc_decoder_free(&dec);
+	msgpack_sbuffer_destroy(&sb);
+}
+
 /* A connection to the daemon, or -1 (no abort: attackers use it too). */
 int
 try_connect(void)

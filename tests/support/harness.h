@@ -103,6 +103,7 @@ int		 daemon_log_count(const char *text);	/* home/daemon.log's */
 bool		 daemon_log_has(const char *text);	/* lines holding it */
 int		 raw_exchange(int fd, const void *bytes, size_t len,
 		    struct mc_rpc_decoder *dec, struct mc_rpc_message *m);
+void		 raw_call(int fd, const char *method);
 
 /* Figures for docs/RELIABILITY.md, on stderr as "PREFIX: ...". */
 extern const char	*report_prefix;
