@@ -57,7 +57,9 @@ lc_done(struct lc_call *c)
 		c->res.code = -1;
 		snprintf(c->res.err, sizeof c->res.err, "%s did not finish "
 		    "within %d ms", c->program, c->timeout_ms);
-	}
+	} else if (c->res.signal != 0)	/* not by us: said, not left blank */
+		snprintf(c->res.err, sizeof c->res.err, "%s was killed by "
+		    "signal %d", c->program, c->res.signal);
 	c->cb(c->daemon, &c->res, c->arg);
 	lc_close_all(c);
 }

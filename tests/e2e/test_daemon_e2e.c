@@ -554,6 +554,14 @@ test_health_check_reverts(void **state)
 	assert_string_equal(json_string_value(json_array_get(ev, 1)),
 	    "port 8080: connection refused");
 	json_decref(j);
+	/* A check killed by a signal (not for its time) says which. */
+	put_job("third", "<key>HealthCheck</key><dict><key>ProgramArguments"
+	    "</key><array><string>/bin/sh</string><string>-c</string><string>"
+	    "kill -KILL $$</string></array><key>StartDelaySeconds</key>"
+	    "<integer>0</integer></dict>");
+	wait_state("third", "reverted", 0, 4.0);
+	assert_field_has("third", "reason", "health check: sh was killed by "
+	    "signal 9");
 }
 
 /*

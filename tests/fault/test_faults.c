@@ -387,7 +387,8 @@ test_launchctl_hangs(void **state)
 	/* Killed by a signal: no answer, not a success. */
 	launchctl_fault_round("bootstrap signal", "after-signal", dead,
 	    sizeof dead);
-	assert_non_null(strstr(dead, "error: launchctl bootstrap failed"));
+	assert_non_null(strstr(dead, "error: launchctl bootstrap failed (-1): "
+	    "launchctl-fault was killed by signal 9"));
 	/* The program by its name, as ps shows it to whoever reads this. */
 	assert_non_null(strstr(seen, ": launchctl-fault did not finish within "
 	    "500 ms"));
