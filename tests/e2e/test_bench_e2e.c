@@ -1468,6 +1468,8 @@ test_profile_auto(void **state)
 	const char		*exec[] = { "exec", "--profile", "auto", "--",
 	    FAKE_LLAMA, "--once", NULL };
 	const char		*table[] = { "status", NULL };
+	const char		*probe_job[] = { "--json", "probe", "auto",
+	    NULL };
 	struct child_result	*r;
 	char			 buf[512];
 	double			 start;
@@ -1489,6 +1491,11 @@ test_profile_auto(void **state)
 	r = run_ctl(&code, NULL, table);
 	assert_non_null(strstr(r->out, "auto \xe2\x86\x92 apple7"));
 	assert_non_null(strstr(r->out, "    auto: apple9 failed the probe"));
+	/* probe JOB probes the profile auto chose, not "auto". */
+	r = run_ctl(&code, NULL, probe_job);
+	assert_int_equal(code, 0);
+	if (strstr(r->out, "\"profile\": \"apple7\"") == NULL)
+		fail_msg("probe auto: %s %s", r->out, r->err);
 	r = run_ctl(&code, NULL, exec);
 	assert_int_equal(code, 0);
 	assert_non_null(strstr(r->err, "profile auto: apple7 (passed over: "
