@@ -13,6 +13,7 @@
 
 #include <sys/syscall.h>
 
+#include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -322,7 +323,7 @@ test_open_failures(void **state)
 {
 	struct mc_client	c;
 	char			longpath[200], want[96];
-	int			fd, i;
+	int			fd, i, saved;
 
 	(void)state;
 	unlink(sock_path);
@@ -338,6 +339,14 @@ test_open_failures(void **state)
 		assert_int_equal(mc_client_open(&c, sock_path, 1), -1);
 	assert_int_equal(dup(0), fd);
 	close(fd);
+	/* Started with stdin closed, the socket is descriptor 0: a failed
+	 * open gives that back too. */
+	saved = dup(0);
+	close(0);
+	assert_int_equal(mc_client_open(&c, sock_path, 1), -1);
+	assert_int_equal(fcntl(0, F_GETFD), -1);
+	assert_int_equal(dup2(saved, 0), 0);
+	close(saved);
 	memset(longpath, 'a', sizeof longpath - 1);
 	longpath[0] = '/';
 	longpath[sizeof longpath - 1] = '\0';
