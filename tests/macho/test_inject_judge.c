@@ -400,8 +400,10 @@ test_slice_that_runs(void **state)
 		{ BINS "/dprint", -1, ARM64, 0 },
 		{ BINS "/sentry-cli", 0, X86_64, 3 },
 	};
+	static const uint8_t	arm64e[4] = { 2, 0, 0, 0 };	/* cpusubtype */
 	struct mc_inject	j;
-	char			path[256];
+	char			path[256], shim[256];
+	int			i;
 
 	(void)state;
 	snprintf(path, sizeof path, "%s/fat-arm64e", tmpdir);
@@ -412,6 +414,22 @@ test_slice_that_runs(void **state)
 	expect(path, false, MC_INJECT_REFUSED, "arm64e: a program not Apple's");
 	assert_string_equal(judged_slice(&intel, path, &j), "x86_64");
 	expect_on(&intel, path, false, MC_INJECT_OK, "x86_64: ad-hoc");
+	/*
+	 * With a shim that has an arm64e slice, the kernel's arm64e rule
+	 * alone is left: a warning for a fat program (it may fall back to
+	 * its other slices), a refusal for an arm64e-only one, which has
+	 * none to fall back to.
+	 */
+	snprintf(shim, sizeof shim, "%s/shim-arm64e", tmpdir);
+	derive(BINS "/dprint", shim, 0755, 8, arm64e, sizeof arm64e);
+	expect_shim(&silicon, path, shim, false, MC_INJECT_WARN, "arm64e: a "
+	    "program not Apple's built for arm64e runs only with the "
+	    "-arm64e_preview_abi boot-arg (xnu exec_mach_imgact); the kernel "
+	    "may not fall back to its other slices");
+	mc_inject_judge(shim, shim, false, &silicon, &j);
+	assert_int_equal(j.verdict, MC_INJECT_REFUSED);
+	for (i = 0; i < j.n; i++)
+		assert_null(strstr(j.findings[i].text, "fall back"));
 
 	snprintf(path, sizeof path, "%s/fat-hardened-x86", tmpdir);
 	make_fat(path, arm64_hardened_x86, 2);
