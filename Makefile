@@ -15,6 +15,7 @@
 #   make stress       the invariant checker over many seeds (test_invariants_e2e)
 #   make mutate       realistic bugs put in one at a time: caught or not
 #   make mutate-sample SEED=N COUNT=M   mutants made by libclang over all product code
+#   make mutate-cover which tests run each product file (gcov), against the sampler's map
 #   make bench        every benchmark (bench-shim, -probe, -daemon)
 #   make deps         install what is missing
 #   make demo         metalcapd running a job (launchd and Metal simulated)
@@ -147,7 +148,7 @@ BENCH_BINS	:= $(O)/bench/bench_shim
 
 .PHONY: install uninstall dist
 .PHONY: all test lint check-asan check-compat compat-run check-valgrind mutate macos pkg-root pkg fuzz faults deps stress \
-	mutate-sample \
+	mutate-sample mutate-cover \
 	need-deps need-zig \
 	bench bench-shim bench-probe bench-daemon bench-revert bench-scale \
 	bench-supervisor lifecycle-man \
@@ -555,6 +556,11 @@ mutate-sample: | need-deps
 	/usr/bin/python3 scripts/mutate-sample.py --jobs $(JOBS) --only '$(ONLY)' \
 	    $(if $(ASAN),--asan) --sample-commit $(SAMPLE_FROM) $(SEED) $(COUNT) \
 	    build/mutate$(if $(ASAN),-asan)
+
+# Which test programs run each product file, measured with gcov (each run
+# alone, in build/cover), and what mutate-sample's map leaves out.
+mutate-cover: | need-deps
+	/usr/bin/python3 scripts/mutate-cover.py build/cover
 
 # The invariant checker at length: STRESS_SEEDS seeds of STRESS_STEPS random
 # steps each (make test runs seeds 1,2,3 of 24 steps).

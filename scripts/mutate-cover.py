@@ -6,9 +6,10 @@
 # probe, the shim in a job, the simulators).  What mutate-sample.py's map
 # (SOURCES) is checked against:
 #
-#   scripts/mutate-cover.py [BUILD]
+#   scripts/mutate-cover.py [BUILD [TEST ...]]
 #
-# prints "FILE: TEST ..." for each product file, and then each file whose
+# (TESTs: only those programs, for a quick look) prints "FILE: TEST ..."
+# for each product file, and then each file whose
 # covering tests the map leaves out.  A process killed by SIGKILL writes
 # no counts, so a file only such processes ran is under-counted.
 import collections
@@ -59,7 +60,7 @@ def executed(build):
 
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build/cover"
-    tests = test_programs()
+    tests = sys.argv[2:] or test_programs()
     subprocess.run(["make", "-s", "-j2", "BUILD=" + build, "OPT=-O0 -g",
                     "SAN=--coverage", "all"] +
                    [build + "/tests/" + t for t in tests], cwd=TOP,
