@@ -736,42 +736,43 @@ test_bplist_edges(void **state)
 	/* [true], its count of 1 in 8 bytes. */
 	static const unsigned char	 wide[] = { 0xaf, 0x13, 0, 0, 0, 0, 0,
 	    0, 0, 1, 1, 0x09 };
-	const size_t			 at8[] = { 8 }, at7[] = { 7 },
-					 at9[] = { 9 };
+	static const char	*outside = "a binary plist object outside "
+	    "the file", *malformed = "a binary plist with a malformed trailer";
+	/* One false: its offset, the sizes, the top object, the answer. */
+	const struct {
+		size_t		 offset;
+		unsigned	 offsize, refsize;
+		uint64_t	 top;
+		const char	*why;
+	} one[] = {
+		{ 8, 1, 1, 0, NULL },
+		{ 7, 1, 1, 0, outside },
+		{ 9, 1, 1, 0, outside },	/* the table's own */
+		{ 8, 1, 8, 0, NULL },
+		{ 8, 1, 9, 0, malformed },
+		{ 8, 1, 0, 0, malformed },
+		{ 8, 8, 1, 0, NULL },
+		{ 8, 9, 1, 0, malformed },
+		{ 8, 0, 1, 0, malformed },
+		{ 8, 1, 1, 1, malformed },	/* top: no object */
+	};
 	const size_t			 d[] = { 8, 10, 11 }, w[] = { 8, 19 };
+	size_t				 i;
 	unsigned char			 b[128];
 	char				 why[256];
 	plist_t				 root;
 	size_t				 len;
 
 	(void)state;
-	len = bplist_make(b, f, 1, at8, 1, 1, 1, 0);
-	assert_null(mc_plist_refused((char *)b, len));
-	len = bplist_make(b, f, 1, at7, 1, 1, 1, 0);
-	assert_string_equal(mc_plist_refused((char *)b, len), "a binary "
-	    "plist object outside the file");
-	len = bplist_make(b, f, 1, at9, 1, 1, 1, 0);	/* the table's own */
-	assert_string_equal(mc_plist_refused((char *)b, len), "a binary "
-	    "plist object outside the file");
-	len = bplist_make(b, f, 1, at8, 1, 1, 8, 0);
-	assert_null(mc_plist_refused((char *)b, len));
-	len = bplist_make(b, f, 1, at8, 1, 1, 9, 0);
-	assert_string_equal(mc_plist_refused((char *)b, len), "a binary "
-	    "plist with a malformed trailer");
-	len = bplist_make(b, f, 1, at8, 1, 1, 0, 0);
-	assert_string_equal(mc_plist_refused((char *)b, len), "a binary "
-	    "plist with a malformed trailer");
-	len = bplist_make(b, f, 1, at8, 1, 8, 1, 0);
-	assert_null(mc_plist_refused((char *)b, len));
-	len = bplist_make(b, f, 1, at8, 1, 9, 1, 0);
-	assert_string_equal(mc_plist_refused((char *)b, len), "a binary "
-	    "plist with a malformed trailer");
-	len = bplist_make(b, f, 1, at8, 1, 0, 1, 0);
-	assert_string_equal(mc_plist_refused((char *)b, len), "a binary "
-	    "plist with a malformed trailer");
-	len = bplist_make(b, f, 1, at8, 1, 1, 1, 1);	/* top: no object */
-	assert_string_equal(mc_plist_refused((char *)b, len), "a binary "
-	    "plist with a malformed trailer");
+	for (i = 0; i < sizeof one / sizeof one[0]; i++) {
+		len = bplist_make(b, f, 1, &one[i].offset, 1, one[i].offsize,
+		    one[i].refsize, one[i].top);
+		if (one[i].why == NULL)
+			assert_null(mc_plist_refused((char *)b, len));
+		else
+			assert_string_equal(mc_plist_refused((char *)b, len),
+			    one[i].why);
+	}
 	len = bplist_make(b, dict, sizeof dict, d, 3, 1, 1, 2);
 	assert_null(mc_plist_refused((char *)b, len));
 	assert_int_equal(mc_plist_read_memory((char *)b, len, &root, why,
