@@ -46,7 +46,7 @@ SRC = TOP	# the committed tree the sites are found in (main sets it)
 # Product code, and the tests that cover each folder or file (fast ones
 # first; a mutant is killed by the first failure).  "Cover" is measured:
 # the tests whose run executed a line of the file, by gcov with each test
-# program run alone (scripts/mutate-cover.sh prints it).  Every program
+# program run alone (scripts/mutate-cover.py prints it).  Every program
 # of make test that runs metalcapd also runs the probe it starts, the
 # shim its jobs load and metalcapctl: a test the map leaves out is a
 # mutant counted a survivor that make test would kill.

@@ -93,7 +93,6 @@ test_crash_loop_exact_count(void **state)
 	    "last: exit status 9");
 }
 
-
 /*
  * Exits launchd counted while metalcapd was down are judged when it comes
  * back, with the run then up: a job that crashed MaxExits times and came
@@ -461,6 +460,25 @@ test_job_context(void **state)
 }
 
 /*
+ * Wait until state/status.json's entry for job (j, in Python) makes cond
+ * true: the file follows a change within its write delay.
+ */
+static void
+status_file_until(const char *job, const char *cond)
+{
+	char	cmd[1024];
+	double	start;
+
+	snprintf(cmd, sizeof cmd, "python3 -c 'import json, sys; d = json."
+	    "load(open(sys.argv[1])); j = [x for x in d[\"jobs\"] if x["
+	    "\"name\"] == \"%s\"][0]; sys.exit(not (%s))' %s/state/"
+	    "status.json", job, cond, home);
+	for (start = now_s(); system(cmd) != 0; sleep_ms(50))
+		if (now_s() - start > 5 * time_scale())
+			fail_msg("status.json's %s never had %s", job, cond);
+}
+
+/*
  * A revert for a crash loop is a hypothesis that the stock run tests: a
  * job that crash-loops stock too (it cannot open its model, say) fails
  * for its own cause, the revert is withdrawn and the profile is not
@@ -471,8 +489,6 @@ static void
 test_revert_withdrawn_when_stock_fails_too(void **state)
 {
 	json_t	*j;
-	char	 cmd[512];
-	double	 start;
 
 	(void)state;
 	put_job("srv", "<key>ProgramArguments</key><array><string>"
@@ -490,34 +506,10 @@ test_revert_withdrawn_when_stock_fails_too(void **state)
 	assert_non_null(strstr(json_string_value(json_object_get(
 	    json_object_get(j, "failed"), "trigger")), "not the profile"));
 	json_decref(j);
-	snprintf(cmd, sizeof cmd, "python3 -c 'import json, sys; d = json."
-	    "load(open(sys.argv[1])); j = [x for x in d[\"jobs\"] if x["
-	    "\"name\"] == \"srv\"][0]; sys.exit(j[\"state\"] != \"failed\" "
-	    "or \"not the profile\" not in j[\"reason\"])' %s/state/"
-	    "status.json", home);
-	/* The status file follows the change within its write delay. */
-	for (start = now_s(); system(cmd) != 0; sleep_ms(50))
-		if (now_s() - start > 5 * time_scale())
-			fail_msg("status.json never showed srv failed");
+	status_file_until("srv", "j[\"state\"] == \"failed\" and "
+	    "\"not the profile\" in j[\"reason\"]");
 }
 
-/* Wait until state/status.json shows llama in state with reverts. */
-static void
-status_file_says(const char *dir, const char *state, int reverts)
-{
-	char	cmd[512];
-	double	start;
-
-	snprintf(cmd, sizeof cmd, "python3 -c 'import json, sys; d = json."
-	    "load(open(sys.argv[1])); j = [x for x in d[\"jobs\"] if x["
-	    "\"name\"] == \"llama\"][0]; sys.exit(j[\"state\"] != \"%s\" "
-	    "or j[\"reverts\"] != %d)' %s/state/status.json", state, reverts,
-	    dir);
-	for (start = now_s(); system(cmd) != 0; sleep_ms(50))
-		if (now_s() - start > 5 * time_scale())
-			fail_msg("status.json never showed llama %s after %d "
-			    "reverts", state, reverts);
-}
 
 /*
  * A revert on a pipeline failure is a verdict, not a hypothesis: the job
@@ -540,7 +532,8 @@ test_pipeline_revert_stays(void **state)
 	append_job_log("llama", "ggml_metal_library_compile_pipeline: failed "
 	    "to create pipeline state: base = 'k', name = 'k'\n");
 	wait_state("llama", "reverted", 0, 5.0);
-	status_file_says(home, "reverted", 1);
+	status_file_until("llama", "j[\"state\"] == \"reverted\" and "
+	    "j[\"reverts\"] == 1");
 	/* Two crashes of the stock run, each pid once it runs stock. */
 	for (k = 0, pid = 0; k < 2; k++) {
 		for (start = now_s(); (next = launchd_pid("llama")) <= 0 ||
@@ -557,7 +550,8 @@ test_pipeline_revert_stays(void **state)
 	assert_string_equal(json_string_value(json_object_get(json_object_get(
 	    j, "reverted"), "trigger")), "pipeline failure");
 	json_decref(j);
-	status_file_says(home, "failed", 1);
+	status_file_until("llama", "j[\"state\"] == \"failed\" and "
+	    "j[\"reverts\"] == 1");
 }
 
 /*
