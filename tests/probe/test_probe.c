@@ -737,6 +737,23 @@ test_fake_llama(void **state)
 }
 
 /*
+ * The probe with the shim, running check alone on a device that fails it
+ * in mode (MTLSIM_FAIL); the check's error, NULL when it passed.
+ */
+static const char *
+run_fault(struct probe_run_result *r, const char *check, const char *mode)
+{
+	char		 fail[96];
+	const char	*env[] = { PRELOAD, CEILING, fail, NULL };
+	const char	*args[] = { "--checks", check, NULL };
+
+	snprintf(fail, sizeof fail, "MTLSIM_FAIL=%s:%s", check, mode);
+	run_probe(r, env, args);
+	return json_string_value(json_object_get(check_named(r->doc, check),
+	    "error"));
+}
+
+/*
  * Results one percent off are wrong: the comparison is tight enough to
  * see a device that is slightly wrong, not only one that returns zeros.
  */
@@ -747,23 +764,17 @@ test_slightly_off(void **state)
 	    "bfloat", "simd_reduction", "mul_mm_half", "mul_mm_bfloat",
 	    "simdgroup_load_transposed", "simd_shuffle", "simd_half",
 	    "threadgroup_32k", "threadgroup_advertised" };
-	size_t	i;
+	struct probe_run_result	 r;
+	const char		*error;
+	size_t			 i;
 
 	(void)state;
 	for (i = 0; i < sizeof checks / sizeof checks[0]; i++) {
-		char			 fail[96];
-		const char		*env[] = { PRELOAD, CEILING, fail, NULL };
-		const char		*args[] = { "--checks", checks[i], NULL };
-		struct probe_run_result	 r;
-		const char		*error;
-
-		snprintf(fail, sizeof fail, "MTLSIM_FAIL=%s:off", checks[i]);
-		run_probe(&r, env, args);
+		error = run_fault(&r, checks[i], "off");
 		assert_int_equal(r.exit_code, 1);
-		error = json_string_value(json_object_get(check_named(r.doc,
-		    checks[i]), "error"));
 		if (error == NULL || strstr(error, "wrong result") == NULL)
-			fail_msg("%s: %s", fail, error ? error : "passed");
+			fail_msg("%s:off: %s", checks[i], error ? error :
+			    "passed");
 		json_decref(r.doc);
 	}
 }
@@ -780,31 +791,24 @@ test_last_element(void **state)
 		{ "simd_reduction", 3 }, { "mul_mm_half", 1023 },
 		{ "mul_mm_bfloat", 1023 }, { "simdgroup_load_transposed", 63 },
 		{ "simd_shuffle", 127 }, { "simd_half", 3 } };
-	size_t	i;
+	struct probe_run_result	 r;
+	const char		*error;
+	char			 want[64];
+	size_t			 i;
 
 	(void)state;
 	for (i = 0; i < sizeof checks / sizeof checks[0]; i++) {
-		char			 fail[96], want[64];
-		const char		*env[] = { PRELOAD, CEILING, fail, NULL };
-		const char		*args[] = { "--checks", checks[i].check,
-		    NULL };
-		struct probe_run_result	 r;
-		const char		*error;
-
-		snprintf(fail, sizeof fail, "MTLSIM_FAIL=%s:last",
-		    checks[i].check);
 		snprintf(want, sizeof want, "wrong result: element %u is ",
 		    checks[i].last);
-		run_probe(&r, env, args);
+		error = run_fault(&r, checks[i].check, "last");
 		assert_int_equal(r.exit_code, 1);
-		error = json_string_value(json_object_get(check_named(r.doc,
-		    checks[i].check), "error"));
 		if (error == NULL || strncmp(error, want, strlen(want)) != 0)
-			fail_msg("%s: %s, not '%s...'", fail, error ? error :
-			    "passed", want);
+			fail_msg("%s:last: %s, not '%s...'", checks[i].check,
+			    error ? error : "passed", want);
 		json_decref(r.doc);
 	}
 }
+
 
 /*
  * NaN and infinity fail every float check: a comparison written as "far
@@ -817,7 +821,9 @@ test_not_a_number(void **state)
 	    "bfloat", "simd_reduction", "mul_mm_half", "mul_mm_bfloat",
 	    "simdgroup_load_transposed", "simd_shuffle", "simd_half" };
 	static const char *const modes[] = { "nan", "inf" };
-	size_t	i, k;
+	struct probe_run_result	 r;
+	const char		*error;
+	size_t			 i, k;
 
 	(void)state;
 	assert_false(probe_close(NAN, 1.0f));
@@ -830,23 +836,12 @@ test_not_a_number(void **state)
 	assert_false(probe_close(1.003f, 1.0f));
 	for (i = 0; i < sizeof checks / sizeof checks[0]; i++)
 		for (k = 0; k < sizeof modes / sizeof modes[0]; k++) {
-			char			 fail[96];
-			const char		*env[] = { PRELOAD, CEILING, fail,
-			    NULL };
-			const char		*args[] = { "--checks", checks[i],
-			    NULL };
-			struct probe_run_result	 r;
-			const char		*error;
-
-			snprintf(fail, sizeof fail, "MTLSIM_FAIL=%s:%s",
-			    checks[i], modes[k]);
-			run_probe(&r, env, args);
-			error = json_string_value(json_object_get(check_named(
-			    r.doc, checks[i]), "error"));
+			error = run_fault(&r, checks[i], modes[k]);
 			if (r.exit_code != 1 || error == NULL ||
 			    strstr(error, "wrong result") == NULL)
-				fail_msg("%s: exit %d, %s", fail, r.exit_code,
-				    error ? error : "passed");
+				fail_msg("%s:%s: exit %d, %s", checks[i],
+				    modes[k], r.exit_code, error ? error :
+				    "passed");
 			assert_false(field_true(json_object_get(r.doc,
 			    "verdict"), "family"));
 			json_decref(r.doc);
