@@ -521,6 +521,22 @@ test_crash_loops(void **state)
 	json_decref(j);
 }
 
+/*
+ * A job whose health check is /bin/sh -c script (XML-escaped), run as
+ * soon as the job starts.
+ */
+static void
+put_checked_job(const char *name, const char *script)
+{
+	char	extra[1536];
+
+	snprintf(extra, sizeof extra, "<key>HealthCheck</key><dict><key>"
+	    "ProgramArguments</key><array><string>/bin/sh</string><string>-c"
+	    "</string><string>%s</string></array><key>StartDelaySeconds</key>"
+	    "<integer>0</integer></dict>", script);
+	put_job(name, extra);
+}
+
 static void
 test_health_check_reverts(void **state)
 {
@@ -538,11 +554,8 @@ test_health_check_reverts(void **state)
 	    "reverted"), "evidence")), 1);
 	json_decref(j);
 	/* What the check said on stderr, its first line, is the evidence. */
-	put_job("second", "<key>HealthCheck</key><dict><key>ProgramArguments"
-	    "</key><array><string>/bin/sh</string><string>-c</string><string>"
-	    "echo 'port 8080: connection refused' &gt;&amp;2; echo more "
-	    "&gt;&amp;2; exit 7</string></array><key>StartDelaySeconds"
-	    "</key><integer>0</integer></dict>");
+	put_checked_job("second", "echo 'port 8080: connection refused' "
+	    "&gt;&amp;2; echo more &gt;&amp;2; exit 7");
 	wait_state("second", "reverted", 0, 4.0);
 	assert_field_has("second", "reason", "health check: the check exited "
 	    "with status 7");
@@ -555,10 +568,7 @@ test_health_check_reverts(void **state)
 	    "port 8080: connection refused");
 	json_decref(j);
 	/* A check killed by a signal (not for its time) says which. */
-	put_job("third", "<key>HealthCheck</key><dict><key>ProgramArguments"
-	    "</key><array><string>/bin/sh</string><string>-c</string><string>"
-	    "kill -KILL $$</string></array><key>StartDelaySeconds</key>"
-	    "<integer>0</integer></dict>");
+	put_checked_job("third", "kill -KILL $$");
 	wait_state("third", "reverted", 0, 4.0);
 	assert_field_has("third", "reason", "health check: sh was killed by "
 	    "signal 9");
@@ -944,19 +954,16 @@ test_ctl_arguments(void **state)
 static void
 test_children_get_no_log(void **state)
 {
-	char		 extra[1024], fds[192], line[512];
+	char		 script[1024], fds[192], line[512];
 	bool		 listed = false;
 	FILE		*f;
 	int		 i;
 
 	(void)state;
 	snprintf(fds, sizeof fds, "%s/check-fds", home);
-	snprintf(extra, sizeof extra, "<key>HealthCheck</key><dict><key>"
-	    "ProgramArguments</key><array><string>/bin/sh</string><string>-c"
-	    "</string><string>ls -l /proc/$$/fd/ &gt; %s.tmp; mv %s.tmp %s"
-	    "</string></array><key>StartDelaySeconds</key><integer>0</integer>"
-	    "</dict>", fds, fds, fds);
-	put_job("llama", extra);
+	snprintf(script, sizeof script, "ls -l /proc/$$/fd/ &gt; %s.tmp; mv "
+	    "%s.tmp %s", fds, fds, fds);
+	put_checked_job("llama", script);
 	wait_state("llama", "unlocked", 0, 4.0);
 	for (i = 0; i < 200 && access(fds, F_OK) != 0; i++)
 		sleep_ms(25 * (long)time_scale());
