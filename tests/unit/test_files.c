@@ -635,20 +635,31 @@ bplist_wide(size_t n, size_t *len)
 	return b;
 }
 
+/* head, then unit n times, then tail, as one string (free it). */
+static char *
+xml_repeat(const char *head, const char *unit, unsigned n, const char *tail)
+{
+	char		*b = malloc(strlen(head) + strlen(unit) * n +
+			    strlen(tail) + 1), *p = b;
+	unsigned	 k;
+
+	p += sprintf(p, "%s", head);
+	for (k = 0; k < n; k++)
+		p += sprintf(p, "%s", unit);
+	sprintf(p, "%s", tail);
+	return b;
+}
+
+/* depth arrays, one in the other, in a whole XML plist. */
 static char *
 xml_nested(unsigned depth, size_t *len)
 {
-	const char	*head = "<?xml version=\"1.0\"?><plist version=\"1.0\">";
-	char		*b = malloc(strlen(head) + depth * 15 + 16), *p;
-	unsigned	 k;
+	char	*tail = xml_repeat("", "</array>", depth, "</plist>"), *b;
 
-	p = b + sprintf(b, "%s", head);
-	for (k = 0; k < depth; k++)
-		p += sprintf(p, "<array>");
-	for (k = 0; k < depth; k++)
-		p += sprintf(p, "</array>");
-	p += sprintf(p, "</plist>");
-	*len = (size_t)(p - b);
+	b = xml_repeat("<?xml version=\"1.0\"?><plist version=\"1.0\">",
+	    "<array>", depth, tail);
+	free(tail);
+	*len = strlen(b);
 	return b;
 }
 
@@ -789,20 +800,6 @@ test_bplist_edges(void **state)
 	assert_null(mc_plist_refused((char *)b, len));
 }
 
-/* head, then unit n times, then tail, as one string (free it). */
-static char *
-xml_repeat(const char *head, const char *unit, unsigned n, const char *tail)
-{
-	char		*b = malloc(strlen(head) + strlen(unit) * n +
-			    strlen(tail) + 1), *p = b;
-	unsigned	 k;
-
-	p += sprintf(p, "%s", head);
-	for (k = 0; k < n; k++)
-		p += sprintf(p, "%s", unit);
-	sprintf(p, "%s", tail);
-	return b;
-}
 
 /*
  * The XML pre-scan's depth, which only the closing tags of arrays and
@@ -909,14 +906,9 @@ test_plist_bombs(void **state)
 	for (i = 0; i < 2; i++) {
 		const char	*head = "<?xml version=\"1.0\"?><!DOCTYPE plist>"
 		    "<!-- x --><plist>";
-		size_t		 k, n = MC_PLIST_MAX_NODES - 1 + i;
-
-		b = malloc(strlen(head) + 3 * n + 16);
-		len = (size_t)sprintf(b, "%s", head);
-		for (k = 0; k < n; k++)
-			memcpy(b + len + 3 * k, "<a>", 3);
-		len += 3 * n;
-		len += (size_t)sprintf(b + len, "</plist>");
+		b = xml_repeat(head, "<a>", MC_PLIST_MAX_NODES - 1 + (unsigned)i,
+		    "</plist>");
+		len = strlen(b);
 		assert_true(len <= MC_PLIST_MAX_FILE);
 		if (i == 0)
 			assert_null(mc_plist_refused(b, len));
