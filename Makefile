@@ -79,7 +79,8 @@ CRYPTO_LIB	:= -lcrypto
 endif
 
 SHIM_SRC	:= shim/shim.c shim/shim_config.c shim/shim_env.c \
-		   shim/shim_report.c
+		   shim/shim_report.c shim/shim_hook.c \
+		   shim/shim_witness.c
 SHIM_CFLAGS	:= -fPIC -fvisibility=hidden
 SHIM_LIB	:= $(O)/lib/libmetalcap.$(SHLIB)
 
@@ -95,7 +96,8 @@ TEST_BINS	:= $(O)/tests/test_shim_config $(O)/tests/test_shim_inject \
 		   $(O)/tests/test_fleet_e2e $(O)/tests/test_bench \
 		   $(O)/tests/test_bench_e2e $(O)/tests/test_install_e2e \
 		   $(O)/tests/test_invalid_e2e $(O)/tests/test_removed_e2e \
-		   $(O)/tests/test_invariants_e2e
+		   $(O)/tests/test_invariants_e2e $(O)/tests/test_evidence_e2e \
+		   $(O)/tests/test_llama_e2e
 SIM_LIB		:= $(O)/tests/libmtlsim.so
 SIM_OVERBROAD	:= $(O)/tests/overbroad/libmtlsim.so
 SIM_RENAMED	:= $(O)/tests/renamed/libmtlsim.so
@@ -126,7 +128,8 @@ DAEMON_SRC	:= daemon/metalcapd.c daemon/render.c \
 		   daemon/state.c daemon/launchd.c daemon/job.c \
 		   daemon/reconcile.c daemon/agent.c daemon/exited.c \
 		   daemon/server.c daemon/rpc.c daemon/rpc_pack.c \
-		   daemon/tail.c daemon/gate.c daemon/watch.c \
+		   daemon/tail.c daemon/gate.c daemon/watch.c daemon/witness.c \
+		   daemon/health.c \
 		   daemon/fleet.c daemon/dirwatch.c \
 		   daemon/lifecycle.c daemon/driver.c daemon/seams.c \
 		   daemon/console.c \
@@ -146,7 +149,7 @@ PROBE_SHARED	:= probe/probe.c probe/probe_check.c probe/probe_kernels.c \
 		   probe/probe_report.c
 BENCH_BINS	:= $(O)/bench/bench_shim
 
-.PHONY: install uninstall dist
+.PHONY: install uninstall dist llama
 .PHONY: all test lint check-asan check-compat compat-run check-valgrind mutate macos pkg-root pkg fuzz faults deps stress \
 	mutate-sample mutate-cover \
 	need-deps need-zig \
@@ -273,6 +276,26 @@ $(O)/tests/launchctl-sim: $(LAUNCHCTL_SIM) tests/sim/launchctl-sim.h \
 
 TEST_DEFS	:= -DMC_TEST_BUILD='"$(abspath $(O))"' \
 		   -DMC_TEST_SOURCE='"$(abspath .)"'
+# The real llama.cpp, from its pinned source (scripts/llama.sh,
+# tests/llama/PROVENANCE.md): built once per clone into .deps/llama, about
+# 15 minutes the first time; the tests run its llama-server.
+LLAMA_DIR	:= $(shell scripts/llama.sh where)
+
+llama:
+	@if [ "$(DEPS)" = none ]; then scripts/llama.sh build; \
+	else scripts/deps.sh llama; fi
+
+# A tiny model made by llama.cpp's own gguf-py, the same bytes each time.
+$(O)/tests/tiny-llama.gguf: tests/llama/make-tiny-model.py | llama $(O)/tests
+	/usr/bin/python3 $< $(LLAMA_DIR)/src $@.tmp && mv $@.tmp $@
+
+$(O)/tests/test_llama_e2e: tests/llama/test_llama_e2e.c $(HARNESS_DEPS) \
+    $(O)/tests/tiny-llama.gguf | llama $(O)/tests
+	$(CC) $(CFLAGS_C) $(TEST_DEFS) \
+	    -DMC_TEST_LLAMA='"$(LLAMA_DIR)/build/bin"' -Itests/support \
+	    -Icommon $< $(HARNESS) common/mc_rpc.c common/mc_util.c -o $@ \
+	    -lcmocka $(LIB_JANSSON) $(LIB_MSGPACK) $(LDFLAGS_SAN)
+
 # Real llama.cpp and MLX logs (tests/fixtures/real-logs/README.md says
 # where each came from).
 FIXTURES	?= tests/fixtures/real-logs
@@ -322,7 +345,7 @@ HARNESS_DEPS	:= $(HARNESS) tests/support/*.h $(DAEMON) $(CLIENT) \
 
 $(O)/tests/test_daemon_e2e $(O)/tests/test_fleet_e2e \
     $(O)/tests/test_invalid_e2e $(O)/tests/test_removed_e2e \
-    $(O)/tests/test_invariants_e2e: \
+    $(O)/tests/test_invariants_e2e $(O)/tests/test_evidence_e2e: \
     $(O)/tests/test_%: tests/e2e/test_%.c $(HARNESS_DEPS) \
     pkg/profiles/*.mobileconfig pkg/fleet/* | $(O)/tests
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Itests/support -Icommon $< \

@@ -18,25 +18,44 @@
  * for dyld and code signing), or an exit code (78: EX_CONFIG, it never
  * started).
  */
+/* How the run ended, in launchd's words. */
+static const char *
+exited_how(const struct launchd_seen *seen, char *buf, size_t len)
+{
+	if (seen->signal != 0)
+		snprintf(buf, len, "killed by signal %d", seen->signal);
+	else if (seen->exit_reason[0] != '\0')
+		snprintf(buf, len, "%s", seen->exit_reason);
+	else
+		snprintf(buf, len, "exit status %s", seen->last_exit);
+	return buf;
+}
+
 void
 exited_report(struct mcd *d, struct job *j, const struct launchd_seen *seen,
     long count)
 {
+	char			how[128];
 	struct mcd_event	ev = { .job = j, .last_exit = seen->last_exit,
 	    .signal = seen->signal, .count = count };
 	long			ours = j->own_stops < count ? j->own_stops : count;
 
 	/* Exits our restarts caused are no one's fault (the last is ours). */
 	j->own_stops -= ours;
-	if ((ev.count -= ours) == 0)
+	if ((ev.count -= ours) == 0) {
+		if (count > 0)
+			witness_exited(j, false, NULL);
 		return;
+	}
 	/*
 	 * macOS reclaims an idle process (one that said it may be, through
 	 * vproc or xpc transactions) as "JETSAM_REASON_MEMORY_IDLE_EXIT":
 	 * an ordinary end, not a crash.
 	 */
-	if (strcmp(seen->exit_reason, "JETSAM_REASON_MEMORY_IDLE_EXIT") == 0)
+	if (strcmp(seen->exit_reason, "JETSAM_REASON_MEMORY_IDLE_EXIT") == 0) {
+		witness_exited(j, false, NULL);
 		return;
+	}
 	/*
 	 * Killed for its code signature (a binary changed in place, an
 	 * ad-hoc signature gone stale): the program's own state, never a
@@ -62,7 +81,12 @@ exited_report(struct mcd *d, struct job *j, const struct launchd_seen *seen,
 	    strcmp(seen->last_exit, "0") != 0 &&
 	    strcmp(seen->last_exit, "(never exited)") != 0)
 		ev.type = LC_EV_EXIT_CODE;
-	else
+	else {
+		witness_exited(j, false, NULL);
 		return;
+	}
+	/* A failure line it died of counts before the exit does. */
+	witness_exited(j, ev.type == LC_EV_EXIT_SIGNAL ||
+	    ev.type == LC_EV_EXIT_CODE, exited_how(seen, how, sizeof how));
 	d->emit(d, &ev);
 }

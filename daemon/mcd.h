@@ -215,6 +215,15 @@ struct job {
 	long			 exits[16];	/* abnormal exit times */
 	int			 nexits;
 	struct shim_seen	*shim;		/* its report; NULL: none yet */
+	/* a failure line nothing the process did backs yet (witness.c) */
+	char			 unconfirmed[256];
+	const char		*unconfirmed_what;
+	uint64_t		 unconfirmed_ms;	/* loop time of the last */
+	bool			 witness_acted;	/* this pid's witness counted */
+	bool			 witness_pending; /* waiting for its line */
+	/* its health check (health.c), for the process being watched */
+	uint64_t		 health_start;	/* loop ms the process came */
+	bool			 health_passed;	/* it has passed once */
 };
 
 /* --- lifecycle.c ---------------------------------------------------------------- */
@@ -416,9 +425,25 @@ void	watch_begin_tail(struct mcd *, struct job *);
 int	watch_started(struct mcd *, struct job *);
 void	watch_stop(struct job *);
 void	watch_note_env(struct job *, const char *what, const char *evidence);
+void	watch_witness_later(struct job *, uint64_t ms);
+void	watch_health_later(struct job *, uint64_t ms);
 bool	watch_env_fault(const struct job *);
 bool	watch_count_exits(struct job *, const char *last_exit, int signal,
 	    long count, char evidence[2][WATCH_EVIDENCE_LEN]);
+
+/* --- health.c: the job file's HealthCheck ----------------------------------- */
+
+void	health_begin(struct job *);
+void	health_run(struct job *);
+
+/* --- witness.c: what counts as evidence of a failed pipeline ---------------- */
+
+void	witness_line(struct job *, const char *what, const char *line);
+void	witness_report(struct job *, tail_line_fn read_line);
+void	witness_gone(struct job *, tail_line_fn read_line);
+void	witness_exited(struct job *, bool abnormal, const char *how);
+void	witness_reset(struct job *);
+void	witness_due(struct job *);
 bool	watch_spawn_fixed(struct mcd *, const struct job *,
 	    const char *cause);
 void	watch_spawn_cause(struct mcd *, const struct job *, char *buf,

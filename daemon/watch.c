@@ -27,7 +27,6 @@
 
 #define CRASH_MAX_EXITS		3
 #define CRASH_WINDOW_S		60
-#define HEALTH_TIMEOUT_S	5
 
 /*
  * One process being watched; a new pid gets a new one (handles are never
@@ -50,6 +49,7 @@ struct job_watch {
 	struct pid_watch *pid;
 	uv_timer_t	 marker_timer;
 	uv_timer_t	 health_timer;
+	uv_timer_t	 witness_timer;	/* a witness waiting for its line */
 	uv_idle_t	 log_more;	/* a flooded log: read each turn */
 	uv_fs_event_t	 log_dir;
 	bool		 log_watching;
@@ -86,9 +86,11 @@ watch_get(struct mcd *d, struct job *j)
 	w->job = j;
 	uv_timer_init(d->loop, &w->marker_timer);
 	uv_timer_init(d->loop, &w->health_timer);
+	uv_timer_init(d->loop, &w->witness_timer);
 	uv_idle_init(d->loop, &w->log_more);
 	w->marker_timer.data = w->health_timer.data = w->log_more.data = w;
-	w->handles = 3;
+	w->witness_timer.data = w;
+	w->handles = 4;
 	j->watch = w;
 	return w;
 }
@@ -158,6 +160,7 @@ watch_stop(struct job *j)
 	}
 	uv_close((uv_handle_t *)&w->marker_timer, watch_handle_closed);
 	uv_close((uv_handle_t *)&w->health_timer, watch_handle_closed);
+	uv_close((uv_handle_t *)&w->witness_timer, watch_handle_closed);
 	uv_close((uv_handle_t *)&w->log_more, watch_handle_closed);
 }
 
@@ -176,11 +179,12 @@ watch_emit(struct mcd *d, struct job *j, enum lifecycle_event type,
 }
 
 static void
-watch_log_line(void *arg, const char *line)
+watch_log_line(void *arg, const char *text)
 {
 	struct job	*j = arg;
 	const char	*what;
-	const char	*evidence[1] = { line };
+	char		 plain[4096];
+	const char	*line = scan_plain(text, plain, sizeof plain);
 
 	if ((what = scan_environment(line)) != NULL) {
 		if (j->env_fault == NULL)
@@ -191,7 +195,7 @@ watch_log_line(void *arg, const char *line)
 	}
 	if (j->scan == NULL || (what = scan_line(j->scan, line)) == NULL)
 		return;
-	watch_emit(j->daemon, j, LC_EV_FAILURE_LINE, what, evidence, 1, NULL);
+	witness_line(j, what, line);
 }
 
 /*
@@ -338,6 +342,24 @@ watch_begin_tail(struct mcd *d, struct job *j)
 	}
 }
 
+static void
+watch_witness_due(uv_timer_t *t)
+{
+	struct job_watch	*w = t->data;
+
+	if (w->job != NULL)
+		witness_due(w->job);
+}
+
+/* witness_due(j) in ms, unless the job's watch is stopped first. */
+void
+watch_witness_later(struct job *j, uint64_t ms)
+{
+	if (j->watch != NULL)
+		uv_timer_start(&j->watch->witness_timer, watch_witness_due, ms,
+		    0);
+}
+
 /* --- proof of injection ------------------------------------------------------- */
 
 /* Look for the shim's report from the job's pid; true when found. */
@@ -359,6 +381,7 @@ watch_check_marker(struct mcd *d, struct job *j)
 		uv_timer_stop(&j->watch->marker_timer);
 	if (strcmp(j->shim->state, "hooked") == 0) {
 		watch_emit(d, j, LC_EV_SHIM_HOOKED, NULL, NULL, 0, NULL);
+		witness_report(j, watch_log_line);
 		return true;
 	}
 	snprintf(line, sizeof line, "the shim loaded into pid %ld but stayed "
@@ -379,9 +402,15 @@ watch_marker_timeout(uv_timer_t *t)
 		return;
 	if (j->pid <= 0 || kill((pid_t)j->pid, 0) != 0)
 		return;		/* it exited: the crash-loop watch has it */
+	/*
+	 * The shim reports once a device is made, or at the exit: a program
+	 * that makes none (a CPU build, a server that loads its model
+	 * later) is silent until then too.
+	 */
 	snprintf(reason, sizeof reason, "no report from the shim in pid %ld "
 	    "within %d ms: the injection was dropped (a hardened-runtime, "
-	    "SIP-protected or setuid/setgid program, or a wrapper script)",
+	    "SIP-protected or setuid/setgid program, or a wrapper script), "
+	    "or the program has made no Metal device yet",
 	    j->pid, j->daemon->marker_timeout_ms);
 	watch_emit(j->daemon, j, LC_EV_SHIM_ABSENT, NULL, NULL, 0, reason);
 }
@@ -396,6 +425,8 @@ watch_reports_changed(struct mcd *d)
 
 		if (j->pid > 0 && job_runs_unlocked(j) && j->shim == NULL)
 			watch_check_marker(d, j);
+		else if (j->pid > 0 && j->shim != NULL)
+			witness_report(j, watch_log_line);
 	}
 }
 
@@ -416,6 +447,9 @@ watch_pid_gone(struct pid_watch *p)
 		return;
 	}
 	log_debug("job %s: pid %ld exited", j->name, j->pid);
+	witness_gone(j, watch_log_line);
+	if (w->job == NULL || j->pid != j->watched_pid)
+		return;		/* what it wrote last sent the job elsewhere */
 	watch_forget_report(j->daemon, j);
 	uv_timer_stop(&w->marker_timer);
 	uv_timer_stop(&w->health_timer);
@@ -538,59 +572,23 @@ watch_count_exits(struct job *j, const char *last_exit, int sig, long count,
 	return true;
 }
 
-/* --- health check -------------------------------------------------------------- */
-
-static void
-watch_health_done(struct mcd *d, const struct launchctl_result *r, void *arg)
-{
-	struct job	*j = job_find(d, (const char *)arg);
-	char		 ev[2][256];
-	const char	*evp[2] = { ev[0], ev[1] };
-
-	free(arg);
-	if (j == NULL)
-		return;
-	if (r->code == 0) {
-		watch_emit(d, j, LC_EV_HEALTH_OK, NULL, NULL, 0, NULL);
-		return;
-	}
-	/* -1: it timed out or could not run; r->err says which. */
-	if (r->code == -1)
-		snprintf(ev[0], sizeof ev[0], "%.*s", (int)strcspn(r->err, "\n"),
-		    r->err);
-	else
-		snprintf(ev[0], sizeof ev[0], "the check exited with status %d",
-		    r->code);
-	snprintf(ev[1], sizeof ev[1], "%.*s", (int)strcspn(r->err, "\n"),
-	    r->code == -1 ? "" : r->err);
-	log_warnx("job %s: health check failed: %s", j->name, ev[0]);
-	watch_emit(d, j, LC_EV_HEALTH_FAIL, "health check", evp,
-	    ev[1][0] ? 2 : 1, NULL);
-}
+/* --- health check: health.c runs it, this keeps its timer ------------------------ */
 
 static void
 watch_health_due(uv_timer_t *t)
 {
 	struct job_watch	*w = t->data;
-	struct job		*j = w->job;
-	plist_t			 hc, args, v;
-	uint64_t		 timeout = HEALTH_TIMEOUT_S;
-	char			**argv;
-	uint32_t		 i, n;
 
-	if (j == NULL || j->spec == NULL || (hc = j->spec->health_check) ==
-	    NULL || (args = plist_dict_get_item(hc, "ProgramArguments")) ==
-	    NULL || (n = plist_array_get_size(args)) == 0)
-		return;
-	if ((v = plist_dict_get_item(hc, "TimeoutSeconds")) != NULL)
-		plist_get_uint_val(v, &timeout);
-	/* Every argument the job file gives: none is dropped. */
-	argv = calloc((size_t)n + 1, sizeof *argv);
-	for (i = 0; i < n; i++)
-		plist_get_string_val(plist_array_get_item(args, i), &argv[i]);
-	proc_run(j->daemon, argv, NULL, (int)timeout * 1000,
-	    watch_health_done, strdup(j->name));
-	mc_strv_free(argv);
+	if (w->job != NULL)
+		health_run(w->job);
+}
+
+/* health_run(j) in ms, unless the job's watch is stopped first. */
+void
+watch_health_later(struct job *j, uint64_t ms)
+{
+	if (j->watch != NULL)
+		uv_timer_start(&j->watch->health_timer, watch_health_due, ms, 0);
 }
 
 /*
@@ -601,8 +599,6 @@ int
 watch_started(struct mcd *d, struct job *j)
 {
 	struct job_watch	*w;
-	plist_t			 v;
-	uint64_t		 delay = 0;
 
 	if (j->pid <= 0 || j->pid == j->watched_pid)
 		return 0;
@@ -616,18 +612,13 @@ watch_started(struct mcd *d, struct job *j)
 	free(j->shim);
 	j->shim = NULL;
 	j->blocked = false;
+	witness_reset(j);
 	if (watch_pid(d, w, j->pid) == -1)
 		return -1;
 	/* Only a process started with the shim owes a report. */
 	if (job_runs_unlocked(j) && !watch_check_marker(d, j))
 		uv_timer_start(&w->marker_timer, watch_marker_timeout,
 		    (uint64_t)d->marker_timeout_ms, 0);
-	if (j->spec != NULL && j->spec->health_check != NULL) {
-		if ((v = plist_dict_get_item(j->spec->health_check,
-		    "StartDelaySeconds")) != NULL)
-			plist_get_uint_val(v, &delay);
-		uv_timer_start(&w->health_timer, watch_health_due,
-		    delay * 1000, 0);
-	}
+	health_begin(j);
 	return 0;
 }

@@ -275,6 +275,7 @@ jobfile_safety(plist_t root, const char *file, struct job_spec *spec,
 		{ "ProgramArguments", 0, 0 },
 		{ "TimeoutSeconds", 1, 3600 },
 		{ "StartDelaySeconds", 0, 86400 },
+		{ "LoadSeconds", 0, 86400 },
 		{ NULL, 0, 0 } };
 	/* The daemon remembers the last 16 abnormal exits of a job. */
 	static const struct jobfile_int crash[] = {

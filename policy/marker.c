@@ -80,16 +80,39 @@ marker_parse(struct shim_seen *s, const char *line)
 	}
 }
 
+#define MARKER_WITNESS	"metalcap witness "
+
+/*
+ * A witness line of the shim's ("metalcap witness pid=N failed=KIND
+ * call=SELECTOR"): the first is kept, the others counted.  One of
+ * another pid proves nothing about this one.
+ */
+static void
+marker_witness(struct shim_seen *s, const char *line, long pid)
+{
+	char	raw[sizeof s->failed_call];
+
+	if (marker_number(line, "pid") != pid)
+		return;
+	if (s->witnessed++ > 0)
+		return;
+	if (marker_field(line, "failed", raw, sizeof s->failed))
+		mc_text(s->failed, sizeof s->failed, raw);
+	if (marker_field(line, "call", raw, sizeof s->failed_call))
+		mc_text(s->failed_call, sizeof s->failed_call, raw);
+}
+
 /*
  * The report of process pid in dir (METALCAP_REPORT was dir); false when
  * there is none, which means the shim never ran in that process.  The
- * shim writes one line; a file with more (the program wrote there too,
- * or a pid was reused) proves nothing unless every line agrees.
+ * shim writes one activation line, then a witness line for each kind of
+ * Metal call it saw fail; more activation lines (the program wrote there
+ * too, or a pid was reused) prove nothing unless every one agrees.
  */
 bool
 marker_read(const char *dir, long pid, struct shim_seen *s)
 {
-	struct shim_seen	 next;
+	struct shim_seen	 next, witness;
 	char			 path[PATH_MAX], line[1024];
 	FILE			*f;
 	int			 n = 0;
@@ -97,7 +120,12 @@ marker_read(const char *dir, long pid, struct shim_seen *s)
 	if (pid <= 0 || mc_fmt(path, sizeof path, "%s/metalcap.%ld.report",
 	    dir, pid) == -1 || (f = fopen(path, "r")) == NULL)
 		return false;
+	memset(&witness, 0, sizeof witness);
 	while (fgets(line, sizeof line, f) != NULL) {
+		if (strncmp(line, MARKER_WITNESS, strlen(MARKER_WITNESS)) == 0) {
+			marker_witness(&witness, line, pid);
+			continue;
+		}
 		marker_parse(n++ == 0 ? s : &next, line);
 		if (n > 1 && (strcmp(next.state, s->state) != 0 ||
 		    next.family_max != s->family_max ||
@@ -109,7 +137,12 @@ marker_read(const char *dir, long pid, struct shim_seen *s)
 		}
 	}
 	fclose(f);
-	return n > 0;
+	if (n == 0)
+		return false;
+	s->witnessed = witness.witnessed;
+	memcpy(s->failed, witness.failed, sizeof s->failed);
+	memcpy(s->failed_call, witness.failed_call, sizeof s->failed_call);
+	return true;
 }
 
 /*

@@ -174,6 +174,7 @@ struct scan;
 const char	*scan_refused(const char *re);
 struct scan	*scan_new(plist_t extra_signatures);
 const char	*scan_line(const struct scan *, const char *line);
+const char	*scan_plain(const char *line, char *buf, size_t len);
 const char	*scan_environment(const char *line);
 void		 scan_free(struct scan *);
 
@@ -232,6 +233,10 @@ struct shim_seen {
 	long	family_max;
 	long	threadgroup_memory;
 	char	reason[256];
+	/* The shim's witness lines: the first Metal call it saw fail. */
+	int	witnessed;
+	char	failed[32];		/* "pipeline", "library", ... */
+	char	failed_call[64];	/* the selector */
 };
 
 void	marker_parse(struct shim_seen *, const char *line);

@@ -31,15 +31,18 @@ struct scan {
 /*
  * Where the backend itself writes.  A built-in pattern matches only from
  * the start of a line that the backend wrote: llama.cpp and ggml log as
- * "function: ..." (GGML_LOG_ERROR("%s: ...", __func__)), optionally after
- * llama.cpp's --log-timestamps and level prefix ("0.01.234.567 E ");
- * ggml's asserts as "file:line: GGML_ASSERT(...) failed"; MLX's errors
- * reach stderr as Python's "RuntimeError: " or libc++abi's uncaught
- * exception line; dyld as "dyld[pid]: ".  A server's request log
- * ("srv  log_server_r: request: GET /path") starts otherwise, so the text
- * a client chooses cannot revert a job.
+ * "function: ..." (GGML_LOG_ERROR("%s: ...", __func__)), after llama.cpp's
+ * prefixes (common/log.cpp): a timestamp and the level by default
+ * ("0.01.234.567 E "), the level alone with --no-log-timestamps ("E "),
+ * neither in tools that set no prefix; colours (--log-colors) are taken
+ * out before a line is scanned (scan_plain).  ggml's asserts read
+ * "file:line: GGML_ASSERT(...) failed"; MLX's errors reach stderr as
+ * Python's "RuntimeError: " or libc++abi's uncaught exception line; dyld
+ * as "dyld[pid]: ".  Where a line starts is no proof of who wrote it:
+ * llama-server prints a client's grammar at the start of a line.  What
+ * makes a line evidence is decided in metalcapd (witness.c).
  */
-#define SCAN_START	"^([0-9]+\\.[0-9]+\\.[0-9]+\\.[0-9]+ [IWED] )?"
+#define SCAN_START	"^([0-9]+\\.[0-9]+\\.[0-9]+\\.[0-9]+ )?([IWED] )?"
 #define SCAN_FUNCTION	SCAN_START "[a-z_][a-z0-9_]*: "
 #define SCAN_MLX	"^(RuntimeError: |libc\\+\\+abi: terminating due to " \
 			"uncaught exception of type std::runtime_error: )"
@@ -80,8 +83,6 @@ static const struct scan_text scan_builtin[] = {
 	{ "Metal context failure", SCAN_FUNCTION ".*(failed to initialize "
 	    "Metal backend|ggml_metal_init\\(\\) failed|error: failed to "
 	    "allocate context)" },
-	{ "over-broad profile", SCAN_START "ggml_metal_device_init: GPU "
-	    "family: MTLGPUFamily(Apple(1[1-9]|[2-9][0-9])|Common[4-9])" },
 	/* dyld aborts a process whose inserted library will not load
 	 * (dyld's loadInsertedLibraries; proxychains-ng#530). */
 	{ "shim could not load", "^dyld\\[[0-9]+\\]: terminating because "
@@ -349,6 +350,31 @@ scan_new(plist_t extra)
 	if (builtins_only)
 		scan_shared = s;
 	return s;
+}
+
+/*
+ * The line without its terminal colours (ECMA-48 control sequences:
+ * ESC [ parameters, intermediates, a final byte), as llama.cpp's
+ * --log-colors writes them around its prefixes, cut to len.
+ */
+const char *
+scan_plain(const char *line, char *buf, size_t len)
+{
+	size_t	n = 0;
+
+	while (*line != '\0' && n + 1 < len) {
+		if (line[0] == '\033' && line[1] == '[') {
+			line += 2;
+			while (*line >= 0x20 && *line <= 0x3f)
+				line++;
+			if (*line >= 0x40 && *line <= 0x7e)
+				line++;
+			continue;
+		}
+		buf[n++] = *line++;
+	}
+	buf[n] = '\0';
+	return buf;
 }
 
 /* What failure the line shows, or NULL. */

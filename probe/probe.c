@@ -236,8 +236,10 @@ probe_read_shim_report(void)
 	if ((f = fopen(path, "r")) == NULL && (f = fopen(where, "r")) == NULL)
 		return NULL;
 	snprintf(pidkey, sizeof pidkey, " pid=%ld ", (long)getpid());
+	/* The last activation line: a witness line is not one. */
 	while (fgets(line, sizeof line, f) != NULL)
-		if (strstr(line, pidkey) != NULL) {
+		if (strstr(line, pidkey) != NULL &&
+		    strncmp(line, "metalcap witness ", 17) != 0) {
 			json_decref(found);
 			found = probe_shim_parse(line);
 		}

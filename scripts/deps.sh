@@ -3,7 +3,9 @@
 #
 #   scripts/deps.sh native   compilers and libraries for the native build
 #   scripts/deps.sh zig      zig (npm) for the macOS cross-build
-#   scripts/deps.sh all      both
+#   scripts/deps.sh llama    the real llama.cpp the tests run (npm's
+#                            node-llama-cpp source, built by scripts/llama.sh)
+#   scripts/deps.sh all      all three
 #
 # Debian: apt-get (update first).  macOS: Homebrew.  zig goes into the
 # project-local, git-ignored .deps/ folder, never system-wide.
@@ -18,7 +20,7 @@ DEBIAN_PACKAGES='build-essential pkg-config libuv1-dev libmsgpack-dev
 libplist-dev libplist-utils libcmocka-dev libjansson-dev gobjc libobjc-12-dev llvm lld zsh
 python3 fakeroot shellcheck mandoc clang libclang-rt-14-dev
 python3-msgpack python3-pynvim neovim valgrind libcap2-bin uidmap
-libssl-dev ruby python3-clang'
+libssl-dev ruby python3-clang cmake curl git python3-numpy python3-yaml'
 BREW_FORMULAE='libuv msgpack libplist cmocka jansson pkg-config'
 
 say() { printf 'deps: %s\n' "$*" >&2; }
@@ -61,12 +63,18 @@ native_macos() {
 	done
 }
 
+# Node's own npm is used where present; Debian's only as a fallback.
+need_npm() {
+	command -v npm >/dev/null 2>&1 && return 0
+	[ "$(uname -s)" = Darwin ] && { brew install node; return 0; }
+	as_root apt-get install -y -qq npm >&2
+}
+
 # The cross-compiler for macOS; on a Mac, Apple's clang does that part.
 zig() {
 	[ "$(uname -s)" = Darwin ] && return 0
 	[ -x "$ZIG_BIN" ] && return 0
-	# Node's own npm is used where present; Debian's only as a fallback.
-	command -v npm >/dev/null 2>&1 || as_root apt-get install -y -qq npm >&2
+	need_npm
 	say "installing $ZIG_PACKAGE into .deps/zig"
 	mkdir -p "$ZIG_DIR"
 	npm install --prefix "$ZIG_DIR" --no-audit --no-fund --silent \
@@ -86,9 +94,17 @@ native() {
 	esac
 }
 
+# llama.cpp for the tests, built once per clone (scripts/llama.sh).
+llama() {
+	"$top/scripts/llama.sh" check && return 0
+	need_npm
+	"$top/scripts/llama.sh" build
+}
+
 case "${1:-all}" in
 native)	native ;;
 zig)	zig ;;
-all)	native; [ "$(uname -s)" = Linux ] && zig ;;
-*)	say "usage: scripts/deps.sh [native|zig|all]"; exit 2 ;;
+llama)	native; llama ;;
+all)	native; [ "$(uname -s)" = Linux ] && zig; llama ;;
+*)	say "usage: scripts/deps.sh [native|zig|llama|all]"; exit 2 ;;
 esac

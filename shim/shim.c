@@ -34,6 +34,8 @@
 #include "shim_config.h"
 #include "shim_env.h"
 #include "shim_report.h"
+#include "shim_hook.h"
+#include "shim_witness.h"
 
 #define SHIM_BASE_CLASS		"_MTLDevice"
 #define SHIM_INIT_SELECTOR	"initGPUFamilySupport"
@@ -47,13 +49,6 @@ typedef uint64_t	(*shim_u64_fn)(id, SEL);
  * original's register-sized result through id passes any of them along.
  */
 typedef id		(*shim_init_fn)(id, SEL);
-
-/*
- * IMP is variadic on the GNU runtime and void (*)(void) on Apple's; going
- * through void (*)(void) is the cast both compilers accept as deliberate.
- */
-#define SHIM_AS_IMP(fn)		((IMP)(void (*)(void))(fn))
-#define SHIM_FROM_IMP(type, imp) ((type)(void (*)(void))(imp))
 
 static struct shim_config	shim_config;
 static uint64_t			shim_ctor_ns;	/* constructor's own cost */
@@ -74,10 +69,8 @@ static atomic_bool		shim_device_done;
 static char			shim_other_class[128];
 
 static void	shim_report(const char *, const char *, const char *,
-		    const char *, bool);
+		    const char *, const char *, bool);
 static const char *shim_getenv(const char *, void *);
-static bool	shim_hook(Class, const char *, IMP, _Atomic(IMP) *, char *,
-		    size_t);
 static void	shim_hook_device(id);
 static id	shim_init_gpu_family_support(id, SEL);
 static BOOL	shim_supports_family(id, SEL, long);
@@ -87,13 +80,14 @@ static uint64_t	shim_working_set(id, SEL);
 /* Emit the one report line of this process. */
 static void
 shim_report(const char *state, const char *device_class, const char *hooked,
-    const char *reason, bool loaded)
+    const char *watched, const char *reason, bool loaded)
 {
 	struct shim_report	report = {
 		.state = state,
 		.config = loaded ? &shim_config : NULL,
 		.device_class = device_class,
 		.hooked = hooked,
+		.watched = watched,
 		.reason = reason,
 		.ctor_ns = shim_ctor_ns,
 	};
@@ -118,17 +112,6 @@ shim_getenv(const char *name, void *ctx)
 {
 	(void)ctx;
 	return getenv(name);
-}
-
-/*
- * An original implementation, stored (release) before its replacement went
- * live: a thread that reached the replacement through its method cache
- * sees it (acquire), on arm64 too.
- */
-static IMP
-shim_original(_Atomic(IMP) *slot)
-{
-	return atomic_load_explicit(slot, memory_order_acquire);
 }
 
 /* original || in range; the range test first saves a call on the hot path. */
@@ -163,31 +146,6 @@ shim_working_set(id self, SEL cmd)
 }
 
 /*
- * Put replacement on cls for name, storing the implementation it had (its
- * own or inherited) in *original first.  class_replaceMethod adds the
- * method to cls when it was inherited, so the superclass and its other
- * subclasses keep their answers.
- */
-static bool
-shim_hook(Class cls, const char *name, IMP replacement, _Atomic(IMP) *original,
-    char *hooked, size_t hookedlen)
-{
-	SEL	 sel = sel_registerName(name);
-	Method	 method = class_getInstanceMethod(cls, sel);
-	IMP	 was;
-
-	if (method == NULL || (was = method_getImplementation(method)) == NULL)
-		return false;
-	atomic_store_explicit(original, was, memory_order_release);
-	class_replaceMethod(cls, sel, replacement,
-	    method_getTypeEncoding(method));
-	if (*hooked != '\0')
-		strncat(hooked, ",", hookedlen - strlen(hooked) - 1);
-	strncat(hooked, name, hookedlen - strlen(hooked) - 1);
-	return true;
-}
-
-/*
  * Is this the paravirtual GPU of a macOS guest?  Told by its class, which
  * is known before the device has finished initializing (its name may not
  * be, and nothing is asked of a half-made device).  The class of the
@@ -219,7 +177,8 @@ shim_hook_device(id device)
 {
 	Class		 cls = object_getClass(device);
 	const char	*name = class_getName(cls);
-	char		 hooked[128] = "", reason[SHIM_REASON_LEN];
+	char		 hooked[128] = "", watched[256] = "";
+	char		 reason[SHIM_REASON_LEN];
 
 	pthread_mutex_lock(&shim_lock);
 	if (atomic_load(&shim_device_done))
@@ -235,7 +194,7 @@ shim_hook_device(id device)
 	if (!shim_has_methods(cls)) {
 		snprintf(reason, sizeof reason,
 		    "device class %s lacks a required method", name);
-		shim_report("stock", name, NULL, reason, true);
+		shim_report("stock", name, NULL, NULL, reason, true);
 		goto done;
 	}
 	shim_hook(cls, "supportsFamily:", SHIM_AS_IMP(shim_supports_family),
@@ -248,7 +207,8 @@ shim_hook_device(id device)
 		shim_hook(cls, "recommendedMaxWorkingSetSize",
 		    SHIM_AS_IMP(shim_working_set), &shim_orig_working_set,
 		    hooked, sizeof hooked);
-	shim_report("hooked", name, hooked, NULL, true);
+	shim_witness_install(cls, shim_report_path, watched, sizeof watched);
+	shim_report("hooked", name, hooked, watched, NULL, true);
 done:
 	atomic_store(&shim_device_done, true);
 out:
@@ -309,11 +269,11 @@ shim_report_never(void)
 			snprintf(reason, sizeof reason, "device class %s is not "
 			    "the paravirtual GPU of a guest: nothing to raise",
 			    shim_other_class);
-			shim_report("stock", shim_other_class, NULL, reason,
-			    true);
+			shim_report("stock", shim_other_class, NULL, NULL,
+			    reason, true);
 		} else
-			shim_report("stock", NULL, NULL, "no Metal device was "
-			    "created", true);
+			shim_report("stock", NULL, NULL, NULL, "no Metal device "
+			    "was created", true);
 		atomic_store(&shim_device_done, true);
 	}
 	pthread_mutex_unlock(&shim_lock);
@@ -347,14 +307,14 @@ shim_load(void)
 	if (shim_config_load(&shim_config, shim_getenv, NULL, why,
 	    sizeof why) == -1) {
 		shim_ctor_ns = shim_now_ns() - start;
-		shim_report("stock", NULL, NULL, why, false);
+		shim_report("stock", NULL, NULL, NULL, why, false);
 		goto scrub;
 	}
 	problem = shim_hook_init();
 	shim_ctor_ns = shim_now_ns() - start;
 	/* Hooked: the report waits for a device, or for the exit. */
 	if (problem != NULL)
-		shim_report("stock", NULL, NULL, problem, true);
+		shim_report("stock", NULL, NULL, NULL, problem, true);
 	else
 		atexit(shim_report_never);
 scrub:

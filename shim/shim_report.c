@@ -31,7 +31,7 @@ shim_report_format(const struct shim_report *report, long pid, char *line,
 	n = snprintf(line, linelen,
 	    "metalcap pid=%ld version=%s state=%s family_max=%llu "
 	    "threadgroup_memory=%llu working_set=%llu inherit=%d source=%s "
-	    "class=%s hooked=%s ctor_ns=%llu reason=%s\n",
+	    "class=%s hooked=%s watched=%s ctor_ns=%llu reason=%s\n",
 	    pid, MC_VERSION, report->state,
 	    c ? (unsigned long long)c->family_max : 0ULL,
 	    c ? (unsigned long long)c->threadgroup_memory : 0ULL,
@@ -40,6 +40,7 @@ shim_report_format(const struct shim_report *report, long pid, char *line,
 	    c && c->family_source ? c->family_source : "-",
 	    report->device_class ? report->device_class : "-",
 	    report->hooked && *report->hooked ? report->hooked : "-",
+	    report->watched && *report->watched ? report->watched : "-",
 	    (unsigned long long)report->ctor_ns,
 	    report->reason ? report->reason : "-");
 	if (n < 0)
@@ -50,6 +51,22 @@ shim_report_format(const struct shim_report *report, long pid, char *line,
 		return linelen - 1;
 	}
 	return (size_t)n;
+}
+
+/*
+ * A witness line: a Metal call of this process failed (libmetalcap(7),
+ * REPORT FORMAT).  The two words come from the shim itself, never from
+ * the workload's data, so nothing a client sends can fill one in.
+ */
+size_t
+shim_report_witness_format(const char *failed, const char *call, long pid,
+    char *line, size_t linelen)
+{
+	int	n;
+
+	n = snprintf(line, linelen, "metalcap witness pid=%ld failed=%s "
+	    "call=%s\n", pid, failed, call);
+	return n < 0 || (size_t)n >= linelen ? 0 : (size_t)n;
 }
 
 /*

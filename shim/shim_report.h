@@ -19,12 +19,15 @@ struct shim_report {
 	const struct shim_config *config;	/* NULL when it did not load */
 	const char		*device_class;	/* NULL before a device */
 	const char		*hooked;	/* comma-separated selectors */
+	const char		*watched;	/* the calls witnessed, likewise */
 	const char		*reason;	/* why stock; NULL when hooked */
 	uint64_t		 ctor_ns;	/* the constructor's own time */
 };
 
 size_t	shim_report_format(const struct shim_report *report, long pid,
 	    char *line, size_t linelen);
+size_t	shim_report_witness_format(const char *failed, const char *call,
+	    long pid, char *line, size_t linelen);
 void	shim_report_write(const char *destination, const char *line,
 	    size_t len, long pid);
 

@@ -115,7 +115,7 @@ test_exec_unlocked_alone(void **state)
 {
 	char			 report[160];
 	const char		*args[] = { "exec", "--report", report, "--",
-	    FAKE_LLAMA, "--once", NULL };
+	    FAKE_LLAMA, "--once", "-lv", "4", NULL };
 	struct child_result	*r;
 	struct stat		 sb;
 	json_t			*doc, *argv;
@@ -143,11 +143,12 @@ test_exec_unlocked_alone(void **state)
 	assert_string_equal(json_string_value(json_object_get(doc, "profile")),
 	    "apple9");
 	argv = json_object_get(doc, "argv");
-	assert_int_equal(json_array_size(argv), 2);
+	assert_int_equal(json_array_size(argv), 4);
 	assert_string_equal(json_string_value(json_array_get(argv, 0)),
 	    FAKE_LLAMA);
 	assert_string_equal(json_string_value(json_array_get(argv, 1)),
 	    "--once");
+	assert_string_equal(json_string_value(json_array_get(argv, 3)), "4");
 	assert_string_equal(json_string_value(json_object_get(json_object_get(
 	    doc, "shim"), "state")), "hooked");
 	assert_int_equal(json_integer_value(json_object_get(json_object_get(
@@ -640,7 +641,7 @@ test_exec_asks_daemon(void **state)
 {
 	char			 report[160];
 	const char		*args[] = { "exec", "--report", report, "--",
-	    FAKE_LLAMA, "--once", NULL };
+	    FAKE_LLAMA, "--once", "-lv", "4", NULL };
 	json_t			*doc;
 	int			 code;
 

@@ -374,7 +374,8 @@ test_spawn_failures(void **state)
 		put_job(name, "<key>HealthCheck</key><dict><key>"
 		    "ProgramArguments</key><array><string>/nonexistent/check"
 		    "</string></array><key>StartDelaySeconds</key><integer>0"
-		    "</integer></dict>");
+		    "</integer><key>LoadSeconds</key><integer>0</integer>"
+		    "</dict>");
 	}
 	/* The health check cannot run: a failed check, so reverted. */
 	wait_state("j0", "reverted", 0, 10.0);

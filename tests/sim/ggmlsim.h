@@ -17,6 +17,31 @@
 
 #define LOG(...)	fprintf(stderr, __VA_ARGS__)
 
+/*
+ * How a llama.cpp program's common log writes ggml's lines
+ * (common/log.cpp): with a prefix (llama-server's default) each line gets
+ * a timestamp "M.SS.mmm.uuu " unless --no-log-timestamps, then its level
+ * ("E ", "W ", "I "), in colour with --log-colors on; ggml's INFO lines
+ * are shown only from verbosity 4 (common_log_get_verbosity: TRACE) and
+ * the default is 3.  Without a prefix (the simulated bench and
+ * perplexity tools, as before) every line is printed bare.
+ */
+struct ggmlsim_log {
+	bool	prefix;
+	bool	timestamps;
+	bool	colors;
+	int	verbosity;
+};
+
+extern struct ggmlsim_log	ggmlsim_log_style;
+
+/* A line of level I, W or E, shown from verbosity need. */
+void	ggmlsim_log(int need, char level, const char *fmt, ...)
+	    __attribute__((format(printf, 3, 4)));
+#define GLOG_INFO(...)	ggmlsim_log(4, 'I', __VA_ARGS__)
+#define GLOG_ERROR(...)	ggmlsim_log(1, 'E', __VA_ARGS__)
+#define LLAMA_INFO(...)	ggmlsim_log(3, 'I', __VA_ARGS__)
+
 @interface GgmlSimDevice
 - (BOOL)supportsFamily:(long)family;
 - (unsigned long)maxThreadgroupMemoryLength;

@@ -4,12 +4,63 @@
  * need it (ggmlsim.h).
  */
 #include <objc/runtime.h>
+#include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ggmlsim.h"
+
+struct ggmlsim_log	ggmlsim_log_style = { .verbosity = 4 };
+
+static int64_t
+ggmlsim_now_us(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* common_log's entry::print, for a line of this level. */
+void
+ggmlsim_log(int need, char level, const char *fmt, ...)
+{
+	static int64_t			 start;
+	const struct ggmlsim_log	*s = &ggmlsim_log_style;
+	const char			*def = s->colors ? "\033[0m" : "";
+	const char			*col = "";
+	int64_t				 t;
+	va_list				 ap;
+
+	if (start == 0)
+		start = ggmlsim_now_us();
+	/* ggml's INFO is TRACE (4) to llama.cpp's common log. */
+	if (s->verbosity < need)
+		return;
+	if (s->prefix) {
+		if (s->timestamps) {
+			t = ggmlsim_now_us() - start;
+			fprintf(stderr, "%s%d.%02d.%03d.%03d%s ", s->colors ?
+			    "\033[34m" : "", (int)(t / 1000000 / 60),
+			    (int)(t / 1000000 % 60), (int)(t / 1000 % 1000),
+			    (int)(t % 1000), def);
+		}
+		if (s->colors)
+			col = level == 'I' ? "\033[32m" : level == 'W' ?
+			    "\033[35m" : level == 'E' ? "\033[31m" : "\033[33m";
+		fprintf(stderr, "%s%c %s", col, level, level == 'I' ? def : "");
+	}
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	if (level != 'I')
+		fputs(def, stderr);
+	fflush(stderr);
+}
 
 /* ggml-metal-device.m's three capability flags, from the same questions. */
 void
@@ -31,10 +82,26 @@ ggmlsim_print_family(GgmlSimDevice *dev, const char *kind, long base,
 	for (i = last; i >= 1; i--)
 		if ([dev supportsFamily:base + i]) {
 			snprintf(name, sizeof name, "MTLGPUFamily%s%d", kind, i);
-			LOG("ggml_metal_device_init: GPU family: %-19s (%ld)\n",
+			GLOG_INFO("ggml_metal_device_init: GPU family: %-19s (%ld)\n",
 			    name, base + i);
 			return;
 		}
+}
+
+/*
+ * ggml_metal_encoder_set_pipeline on a nil pipeline (ggml-metal-device.m):
+ * GGML_ABORT, written by ggml_abort straight to stderr with its file and
+ * line, never through the log, then abort().
+ */
+static void
+ggmlsim_nil_pipeline(void)
+{
+	fflush(stderr);
+	LOG("/Users/runner/work/llama.cpp/ggml/src/ggml-metal/"
+	    "ggml-metal-device.m:852: ggml_metal_encoder_set_pipeline: nil "
+	    "Metal pipeline (missing kernel; see compile_pipeline log "
+	    "above)\n\n");
+	abort();
 }
 
 /* Dispatch one of the kernels a graph would use, as ggml's lazy pipelines. */
@@ -63,23 +130,28 @@ ggmlsim_kernel(GgmlSimDevice *dev, const char *label, const char *ggml_name,
 	}
 	switch (mtlsim_dispatch(dev, &d, error, sizeof error)) {
 	case MTLSIM_COMPILE_FAILED:
-		LOG("ggml_metal_library_compile_pipeline: failed to compile "
-		    "pipeline: base = '%s', name = '%s'\n", ggml_name, ggml_name);
-		LOG("ggml_metal_library_compile_pipeline: error: %s\n", error);
-		LOG("ggml/src/ggml-metal/ggml-metal-ops.cpp:1721: "
-		    "GGML_ASSERT(pipeline.pipeline) failed\n");
-		abort();
+		GLOG_ERROR("ggml_metal_library_compile_pipeline: failed to "
+		    "compile pipeline: base = '%s', name = '%s'\n", ggml_name,
+		    ggml_name);
+		GLOG_ERROR("ggml_metal_library_compile_pipeline: %s\n", error);
+		ggmlsim_nil_pipeline();
+		break;
 	case MTLSIM_PIPELINE_FAILED:
-		LOG("ggml_metal_library_compile_pipeline: failed to create "
+		GLOG_ERROR("ggml_metal_library_compile_pipeline: failed to create "
 		    "pipeline state: base = '%s', name = '%s'\n", ggml_name,
 		    ggml_name);
-		LOG("ggml_metal_library_compile_pipeline: error: %s\n", error);
-		LOG("ggml/src/ggml-metal/ggml-metal-ops.cpp:1721: "
-		    "GGML_ASSERT(pipeline.pipeline) failed\n");
-		abort();
+		GLOG_ERROR("ggml_metal_library_compile_pipeline: %s\n", error);
+		ggmlsim_nil_pipeline();
+		break;
+	/*
+	 * ggml_metal_graph_compute logs a failed command buffer at INFO
+	 * (hidden by default) and returns GGML_STATUS_FAILED: the request
+	 * fails, the server goes on.
+	 */
 	case MTLSIM_RUN_FAILED:
-		LOG("ggml_metal_graph_compute: error: command buffer 0 failed "
-		    "with status 5\nerror: %s\n", error);
+		GLOG_INFO("ggml_metal_graph_compute: command buffer 0 failed "
+		    "with status 5\n");
+		GLOG_INFO("error: %s\n", error);
 		return 1;
 	case MTLSIM_COMPLETED:
 		break;
@@ -125,34 +197,34 @@ ggmlsim_init(GgmlSimDevice *dev)
 
 	ggmlsim_caps(dev, &c);
 
-	LOG("ggml_metal_device_init: tensor API disabled for pre-M5 and "
+	GLOG_INFO("ggml_metal_device_init: tensor API disabled for pre-M5 and "
 	    "pre-A19 devices\n");
-	LOG("ggml_metal_library_init: using embedded metal library\n");
-	LOG("ggml_metal_library_init: loaded in 0.011 sec\n");
-	LOG("ggml_metal_rsets_init: creating a residency set collection "
+	GLOG_INFO("ggml_metal_library_init: using embedded metal library\n");
+	GLOG_INFO("ggml_metal_library_init: loaded in 0.011 sec\n");
+	GLOG_INFO("ggml_metal_rsets_init: creating a residency set collection "
 	    "(keep_alive = 180 s)\n");
-	LOG("ggml_metal_device_init: GPU name:   MTL0 (%s)\n", [dev name]);
+	GLOG_INFO("ggml_metal_device_init: GPU name:   MTL0 (%s)\n", [dev name]);
 	ggmlsim_print_family(dev, "Apple", 1000, 21);
 	ggmlsim_print_family(dev, "Common", 3000, 6);
 	ggmlsim_print_family(dev, "Metal", 5000, 6);
-	LOG("ggml_metal_device_init: simdgroup reduction   = %s\n",
+	GLOG_INFO("ggml_metal_device_init: simdgroup reduction   = %s\n",
 	    c.reduction ? "true" : "false");
-	LOG("ggml_metal_device_init: simdgroup matrix mul. = %s\n",
+	GLOG_INFO("ggml_metal_device_init: simdgroup matrix mul. = %s\n",
 	    c.matrix ? "true" : "false");
-	LOG("ggml_metal_device_init: has unified memory    = true\n");
-	LOG("ggml_metal_device_init: has bfloat            = %s\n",
+	GLOG_INFO("ggml_metal_device_init: has unified memory    = true\n");
+	GLOG_INFO("ggml_metal_device_init: has bfloat            = %s\n",
 	    c.bfloat ? "true" : "false");
-	LOG("ggml_metal_device_init: has tensor            = false\n");
-	LOG("ggml_metal_device_init: use residency sets    = true\n");
-	LOG("ggml_metal_device_init: use shared buffers    = true\n");
-	LOG("ggml_metal_device_init: recommendedMaxWorkingSetSize  = %.2f MB\n",
+	GLOG_INFO("ggml_metal_device_init: has tensor            = false\n");
+	GLOG_INFO("ggml_metal_device_init: use residency sets    = true\n");
+	GLOG_INFO("ggml_metal_device_init: use shared buffers    = true\n");
+	GLOG_INFO("ggml_metal_device_init: recommendedMaxWorkingSetSize  = %.2f MB\n",
 	    [dev recommendedMaxWorkingSetSize] / 1e6);
 
 	/* ggml fails on a residency set only when an NSError came back. */
 	if (mtlsim_new_residency_set(dev, error, sizeof error) == -1 &&
 	    error[0] != '\0') {
-		LOG("ggml_metal_buffer_rset_init: error: %s\n", error);
-		LOG("ggml_metal_buffer_rset_init: error: failed to initialize "
+		GLOG_INFO("ggml_metal_buffer_rset_init: error: %s\n", error);
+		GLOG_INFO("ggml_metal_buffer_rset_init: error: failed to initialize "
 		    "residency set\n");
 		return 1;
 	}

@@ -18,7 +18,9 @@
  *   MTLSIM_FAIL=check:mode,...    make the kernel dispatched under that
  *                                 label (the probe's check name) fail the
  *                                 way the real device can: compile,
- *                                 pipeline, wrong (zeros), hang, off
+ *                                 pipeline, error (the command buffer
+ *                                 ends with status 5), wrong (zeros),
+ *                                 hang, off
  *                                 (each result 1 % off), nan (every
  *                                 float NaN), inf (every float
  *                                 infinite)
@@ -99,5 +101,24 @@ enum mtlsim_stage	mtlsim_dispatch(id device,
 			    char *error, size_t errorlen);
 int			mtlsim_new_residency_set(id device, char *error,
 			    size_t errorlen);
+
+/*
+ * mtlsim_dispatch goes through the device's Objective-C calls, as ggml's
+ * does through Metal's (so the shim sees each one fail):
+ * newLibraryWithSource:options:error:, the library's newFunctionWithName:,
+ * newComputePipelineStateWithFunction:error:, newCommandQueue, the queue's
+ * commandBuffer and the buffer's status (MTLCommandBufferStatusError, 5,
+ * for a run that failed); newResidencySetWithDescriptor:error:.  What the
+ * simulated GPU decides at each of them (mtlsim_kernel.c): 0, or -1 with
+ * Metal's error text.
+ */
+#define MTLSIM_STATUS_COMPLETED	4	/* MTLCommandBufferStatusCompleted */
+#define MTLSIM_STATUS_ERROR	5	/* MTLCommandBufferStatusError */
+
+int	mtlsim_stage_function(const struct mtlsim_dispatch *, char *, size_t);
+int	mtlsim_stage_compile(const struct mtlsim_dispatch *, char *, size_t);
+int	mtlsim_stage_pipeline(const struct mtlsim_dispatch *, char *, size_t);
+int	mtlsim_stage_run(const struct mtlsim_dispatch *, char *, size_t);
+int	mtlsim_stage_residency(char *, size_t);
 
 #endif

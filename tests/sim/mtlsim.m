@@ -11,6 +11,7 @@
 #include <objc/runtime.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,6 +41,52 @@
 - (id)init;
 - (id)initGPUFamilySupport;
 - (BOOL)supportsFamily:(long)family;
+- (id)newLibraryWithSource:(id)source options:(id)options error:(id *)error;
+- (id)newComputePipelineStateWithFunction:(id)function error:(id *)error;
+- (id)newCommandQueue;
+- (id)newResidencySetWithDescriptor:(id)descriptor error:(id *)error;
+@end
+
+/*
+ * What the device's calls make: a library, a function, a pipeline, a
+ * queue, a command buffer, an error.  Each holds the dispatch it is for
+ * (the "source" handed to newLibraryWithSource:, opaque to the shim as an
+ * NSString is) and Metal's error text; freed with object_dispose.
+ */
+@interface MTLSimObject
+{
+	Class				 isa;
+@public
+	const struct mtlsim_dispatch	*dispatch;
+	unsigned long			 status;
+	char				 text[512];
+}
++ (id)alloc;
+@end
+
+@interface MTLSimError : MTLSimObject
+@end
+
+@interface MTLSimLibrary : MTLSimObject
+- (id)newFunctionWithName:(const char *)name;
+@end
+
+@interface MTLSimFunction : MTLSimObject
+@end
+
+@interface MTLSimPipeline : MTLSimObject
+@end
+
+@interface MTLSimCommandQueue : MTLSimObject
+- (id)commandBuffer;
+- (id)commandBufferWithUnretainedReferences;
+@end
+
+@interface MTLSimCommandBuffer : MTLSimObject
+- (void)commit;
+- (void)waitUntilCompleted;
+- (unsigned long)status;
+- (id)error;
 @end
 
 /* The concrete class of the guest's device (MLX issue #31's log). */
@@ -118,6 +165,16 @@ mtlsim_supports(_MTLDevice *dev, long family)
 	return NO;
 }
 
+/* An NSError as the calls hand it back: its text, freed by the caller. */
+static id
+mtlsim_error(const char *text)
+{
+	MTLSimError	*e = [MTLSimError alloc];
+
+	snprintf(e->text, sizeof e->text, "%s", text);
+	return e;
+}
+
 @implementation _MTLDevice
 + (id)alloc
 {
@@ -151,6 +208,114 @@ mtlsim_supports(_MTLDevice *dev, long family)
 - (BOOL)supportsFamily:(long)family
 {
 	return mtlsim_supports(self, family);
+}
+
+- (id)newLibraryWithSource:(id)source options:(id)options error:(id *)error
+{
+	MTLSimLibrary	*lib = [MTLSimLibrary alloc];
+
+	(void)options;
+	lib->dispatch = (const struct mtlsim_dispatch *)(void *)source;
+	if (mtlsim_stage_compile(lib->dispatch, lib->text,
+	    sizeof lib->text) == 0)
+		return lib;
+	*error = mtlsim_error(lib->text);
+	object_dispose(lib);
+	return nil;
+}
+
+- (id)newComputePipelineStateWithFunction:(id)function error:(id *)error
+{
+	MTLSimPipeline	*pipe = [MTLSimPipeline alloc];
+
+	pipe->dispatch = ((MTLSimFunction *)function)->dispatch;
+	if (mtlsim_stage_pipeline(pipe->dispatch, pipe->text,
+	    sizeof pipe->text) == 0)
+		return pipe;
+	*error = mtlsim_error(pipe->text);
+	object_dispose(pipe);
+	return nil;
+}
+
+- (id)newCommandQueue
+{
+	return [MTLSimCommandQueue alloc];
+}
+
+/* ggml fails on a residency set only when an NSError came back. */
+- (id)newResidencySetWithDescriptor:(id)descriptor error:(id *)error
+{
+	char	text[512];
+
+	(void)descriptor;
+	if (mtlsim_stage_residency(text, sizeof text) == 0)
+		return [MTLSimObject alloc];
+	*error = text[0] != '\0' ? mtlsim_error(text) : nil;
+	return nil;
+}
+@end
+
+@implementation MTLSimObject
++ (id)alloc
+{
+	return class_createInstance(self, 0);
+}
+@end
+
+@implementation MTLSimError
+@end
+
+@implementation MTLSimLibrary
+- (id)newFunctionWithName:(const char *)name
+{
+	MTLSimFunction	*fn;
+
+	(void)name;
+	if (mtlsim_stage_function(dispatch, text, sizeof text) == -1)
+		return nil;
+	fn = [MTLSimFunction alloc];
+	fn->dispatch = dispatch;
+	return fn;
+}
+@end
+
+@implementation MTLSimFunction
+@end
+
+@implementation MTLSimPipeline
+@end
+
+@implementation MTLSimCommandQueue
+- (id)commandBuffer
+{
+	return [MTLSimCommandBuffer alloc];
+}
+
+- (id)commandBufferWithUnretainedReferences
+{
+	return [MTLSimCommandBuffer alloc];
+}
+@end
+
+@implementation MTLSimCommandBuffer
+- (void)commit
+{
+	status = mtlsim_stage_run(dispatch, text, sizeof text) == 0 ?
+	    MTLSIM_STATUS_COMPLETED : MTLSIM_STATUS_ERROR;
+}
+
+- (void)waitUntilCompleted
+{
+}
+
+- (unsigned long)status
+{
+	return status;
+}
+
+- (id)error
+{
+	return status == MTLSIM_STATUS_ERROR ? mtlsim_error(text) : nil;
 }
 @end
 
@@ -213,4 +378,86 @@ MTLCreateSystemDefaultDevice(void)
 	if (kind != NULL && strcmp(kind, "bare-metal") == 0)
 		return [[AGXG13XDevice alloc] init];
 	return [[AppleParavirtDevice alloc] init];
+}
+
+/* The device's error text, and the error freed. */
+static void
+mtlsim_take_error(id error, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", error != nil ? ((MTLSimError *)error)->text :
+	    "(no error)");
+	if (error != nil)
+		object_dispose(error);
+}
+
+/*
+ * Dispatch one kernel and wait for it, through the calls ggml makes
+ * (ggml-metal-device.m: newLibraryWithSource:options:error:,
+ * newFunctionWithName:, newComputePipelineStateWithFunction:error:;
+ * ggml-metal-context.m: commandBuffer, commit, waitUntilCompleted,
+ * status).
+ */
+enum mtlsim_stage
+mtlsim_dispatch(id device, const struct mtlsim_dispatch *d, char *error,
+    size_t errorlen)
+{
+	_MTLDevice		*dev = device;
+	MTLSimLibrary		*lib;
+	MTLSimFunction		*fn;
+	MTLSimCommandQueue	*queue;
+	MTLSimCommandBuffer	*cb;
+	id			 pipe, err = nil;
+	enum mtlsim_stage	 stage = MTLSIM_COMPLETED;
+
+	if ((lib = [dev newLibraryWithSource:(id)(void *)d options:nil
+	    error:&err]) == nil) {
+		mtlsim_take_error(err, error, errorlen);
+		return MTLSIM_COMPILE_FAILED;
+	}
+	fn = [lib newFunctionWithName:d->function];
+	if (fn == nil) {
+		snprintf(error, errorlen, "%s", lib->text);
+		object_dispose(lib);
+		return MTLSIM_COMPILE_FAILED;
+	}
+	object_dispose(lib);
+	pipe = [dev newComputePipelineStateWithFunction:fn error:&err];
+	object_dispose(fn);
+	if (pipe == nil) {
+		mtlsim_take_error(err, error, errorlen);
+		return MTLSIM_PIPELINE_FAILED;
+	}
+	object_dispose(pipe);
+	queue = [dev newCommandQueue];
+	cb = [queue commandBuffer];
+	cb->dispatch = d;
+	[cb commit];
+	[cb waitUntilCompleted];
+	if ([cb status] != MTLSIM_STATUS_COMPLETED) {
+		mtlsim_take_error([cb error], error, errorlen);
+		stage = MTLSIM_RUN_FAILED;
+	}
+	object_dispose(cb);
+	object_dispose(queue);
+	return stage;
+}
+
+/* -1 for nil, with the error's text (empty when none came back). */
+int
+mtlsim_new_residency_set(id device, char *error, size_t errorlen)
+{
+	id	set, err = nil;
+
+	set = [(_MTLDevice *)device newResidencySetWithDescriptor:nil
+	    error:&err];
+	if (set != nil) {
+		object_dispose(set);
+		error[0] = '\0';
+		return 0;
+	}
+	if (err != nil)
+		mtlsim_take_error(err, error, errorlen);
+	else
+		error[0] = '\0';
+	return -1;
 }

@@ -398,41 +398,76 @@ mtlsim_infinite(const struct mtlsim_dispatch *d)
 }
 
 /*
- * Dispatch one kernel and wait for it, as newLibraryWithSource:,
- * newComputePipelineStateWithFunction:, commit and waitUntilCompleted do.
+ * The stages of one dispatch, as the device's Objective-C calls in
+ * mtlsim.m run them: newFunctionWithName: (the kernel is in the source),
+ * newLibraryWithSource:options:error: (it compiles), then
+ * newComputePipelineStateWithFunction:error: and a command buffer's
+ * commit.  Each returns 0, or -1 with Metal's error text.
  */
-enum mtlsim_stage
-mtlsim_dispatch(id device, const struct mtlsim_dispatch *d, char *error,
-    size_t errorlen)
+static size_t
+mtlsim_kernel_index(const struct mtlsim_dispatch *d)
 {
-	char		 mode[32], decl[128];
-	const char	*fail = mtlsim_failure(d->label, mode, sizeof mode);
-	unsigned long	 hw;
-	size_t		 i;
+	size_t	i;
 
-	(void)device;
-	snprintf(decl, sizeof decl, "kernel void %s(", d->function);
 	for (i = 0; i < sizeof mtlsim_kernels / sizeof mtlsim_kernels[0]; i++)
 		if (strcmp(mtlsim_kernels[i].name, d->function) == 0)
 			break;
-	if (i == sizeof mtlsim_kernels / sizeof mtlsim_kernels[0] ||
-	    strstr(d->source, decl) == NULL) {
-		snprintf(error, errorlen, "Function %s was not found in the "
-		    "library", d->function);
-		return MTLSIM_COMPILE_FAILED;
-	}
-	if (d->language_version < mtlsim_kernels[i].min_language) {
+	return i;
+}
+
+/* The whole source compiles: bfloat needs MSL 3.1. */
+int
+mtlsim_stage_compile(const struct mtlsim_dispatch *d, char *error,
+    size_t errorlen)
+{
+	size_t	i = mtlsim_kernel_index(d);
+
+	if (i < sizeof mtlsim_kernels / sizeof mtlsim_kernels[0] &&
+	    d->language_version < mtlsim_kernels[i].min_language) {
 		snprintf(error, errorlen, "Error Domain=MTLLibraryErrorDomain "
 		    "Code=3 \"program_source:3:5: error: unknown type name "
 		    "'bfloat'\"");
-		return MTLSIM_COMPILE_FAILED;
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The kernel's function, made from the library: the kernel is in the
+ * source, and the specialization compiles (ggml's lazy step, where its
+ * "failed to compile pipeline" comes from; MTLSIM_FAIL's compile).
+ */
+int
+mtlsim_stage_function(const struct mtlsim_dispatch *d, char *error,
+    size_t errorlen)
+{
+	char		 decl[128], mode[32];
+	const char	*fail = mtlsim_failure(d->label, mode, sizeof mode);
+
+	snprintf(decl, sizeof decl, "kernel void %s(", d->function);
+	if (mtlsim_kernel_index(d) == sizeof mtlsim_kernels /
+	    sizeof mtlsim_kernels[0] || strstr(d->source, decl) == NULL) {
+		snprintf(error, errorlen, "Function %s was not found in the "
+		    "library", d->function);
+		return -1;
 	}
 	if (fail != NULL && strcmp(fail, "compile") == 0) {
 		snprintf(error, errorlen, "Error Domain=MTLLibraryErrorDomain "
 		    "Code=3 \"program_source: error: simulated compiler "
 		    "failure for %s\"", d->function);
-		return MTLSIM_COMPILE_FAILED;
+		return -1;
 	}
+	return 0;
+}
+
+int
+mtlsim_stage_pipeline(const struct mtlsim_dispatch *d, char *error,
+    size_t errorlen)
+{
+	char		 mode[32];
+	const char	*fail = mtlsim_failure(d->label, mode, sizeof mode);
+	unsigned long	 hw;
+
 	hw = mtlsim_getenv("MTLSIM_HW_THREADGROUP_MEMORY") != NULL ?
 	    strtoul(mtlsim_getenv("MTLSIM_HW_THREADGROUP_MEMORY"), NULL, 0) :
 	    MTLSIM_HW_TG_MEMORY;
@@ -441,7 +476,7 @@ mtlsim_dispatch(id device, const struct mtlsim_dispatch *d, char *error,
 		snprintf(error, errorlen, "Error Domain=AGXMetalG13X Code=3 "
 		    "\"Compiler encountered an internal error (simulated, %s)\"",
 		    d->function);
-		return MTLSIM_PIPELINE_FAILED;
+		return -1;
 	}
 	if ((fail != NULL && strcmp(fail, "pipeline") == 0) ||
 	    d->threadgroup_memory > hw) {
@@ -450,14 +485,32 @@ mtlsim_dispatch(id device, const struct mtlsim_dispatch *d, char *error,
 		    "threadgroup memory allowed (%lu)\"",
 		    d->threadgroup_memory, d->threadgroup_memory > hw ? hw :
 		    d->threadgroup_memory / 2);
-		return MTLSIM_PIPELINE_FAILED;
+		return -1;
 	}
+	return 0;
+}
+
+/* The command buffer's work: -1 is MTLCommandBufferStatusError. */
+int
+mtlsim_stage_run(const struct mtlsim_dispatch *d, char *error,
+    size_t errorlen)
+{
+	char		 mode[32];
+	const char	*fail = mtlsim_failure(d->label, mode, sizeof mode);
+	size_t		 i = mtlsim_kernel_index(d);
+
 	/* Metal's validation layer: every bound index must have a buffer. */
 	if (d->nbuffers < mtlsim_kernels[i].nbuffers) {
 		snprintf(error, errorlen, "Error Domain=MTLCommandBufferErrorDomain "
 		    "Code=1 \"missing buffer binding at index %u for %s\"",
 		    d->nbuffers, d->function);
-		return MTLSIM_RUN_FAILED;
+		return -1;
+	}
+	/* The kernel faulted on the GPU: the buffer ends in error. */
+	if (fail != NULL && strcmp(fail, "error") == 0) {
+		snprintf(error, errorlen, "Error Domain=MTLCommandBufferErrorDomain "
+		    "Code=1 \"Internal Error (0000000e:Internal Error)\"");
+		return -1;
 	}
 	if (fail != NULL && strcmp(fail, "hang") == 0)
 		for (;;)
@@ -475,16 +528,18 @@ mtlsim_dispatch(id device, const struct mtlsim_dispatch *d, char *error,
 		mtlsim_infinite(d);
 	if (fail != NULL && strcmp(fail, "last") == 0)
 		mtlsim_last_wrong(d);
-	return MTLSIM_COMPLETED;
+	return 0;
 }
 
-/* newResidencySetWithDescriptor:error: with an empty descriptor. */
+/*
+ * newResidencySetWithDescriptor:error: with an empty descriptor: 0, or -1
+ * for nil, with the NSError's text (empty when none came back).
+ */
 int
-mtlsim_new_residency_set(id device, char *error, size_t errorlen)
+mtlsim_stage_residency(char *error, size_t errorlen)
 {
 	const char	*mode = mtlsim_getenv("MTLSIM_RESIDENCY");
 
-	(void)device;
 	error[0] = '\0';
 	if (mode == NULL)
 		return 0;

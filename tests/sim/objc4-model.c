@@ -204,6 +204,30 @@ class_getName(Class cls)
 	return next(cls);
 }
 
+/*
+ * Can the knob make up this message's arguments?  Only integers (the
+ * family asked), and only where nothing comes back to own: an object or
+ * pointer argument (a library's source, an error out-parameter) would be
+ * garbage made up here, not another thread's real call.
+ */
+static bool
+model_sendable(Method m)
+{
+	unsigned int	 i, n = method_getNumberOfArguments(m);
+	char		*type;
+	bool		 ok;
+
+	type = method_copyReturnType(m);
+	ok = type != NULL && strchr("cislqCISLQB", type[0]) != NULL;
+	free(type);
+	for (i = 2; ok && i < n; i++) {
+		type = method_copyArgumentType(m, i);
+		ok = type != NULL && strchr("cislqCISLQ", type[0]) != NULL;
+		free(type);
+	}
+	return ok;
+}
+
 /* The knob: another thread's send, the instant the method is replaced. */
 static void
 model_send_now(Class cls, SEL sel)
@@ -214,6 +238,7 @@ model_send_now(Class cls, SEL sel)
 	id	 obj;
 
 	if ((m = class_getInstanceMethod(cls, sel)) == NULL ||
+	    !model_sendable(m) ||
 	    (imp = method_getImplementation(m)) == NULL ||
 	    (obj = class_createInstance(cls, 0)) == nil)
 		return;

@@ -469,6 +469,12 @@ teardown(void **state)
 
 	(void)state;
 	kill_daemon(SIGTERM);
+	/* MC_TEST_SHOW_LOG=1: metalcapd's log after each test, to debug. */
+	if (getenv("MC_TEST_SHOW_LOG") != NULL) {
+		snprintf(cmd, sizeof cmd, "cat %s/daemon.log >&2", home);
+		if (system(cmd) != 0)
+			print_message("no daemon.log in %s\n", home);
+	}
 	/* A sanitizer report from the daemon fails the test (check-asan). */
 	/* The daemon's own reports, not those of a probe the test crashed. */
 	snprintf(cmd, sizeof cmd, "cat %s/*.log 2>/dev/null | grep -A40 -E "
@@ -769,10 +775,37 @@ daemon_log_count(const char *text)
 	return count;
 }
 
+/*
+ * The device starts failing the pipeline fake-llama's next request
+ * compiles, and a request comes (SIGUSR1): it logs ggml's lines and
+ * aborts, and the shim saw the call fail.
+ */
+void
+real_pipeline_failure(long pid)
+{
+	set_device("MTLSIM_FAIL=simdgroup_matrix:pipeline");
+	assert_int_equal(kill((pid_t)pid, SIGUSR1), 0);
+}
+
 bool
 daemon_log_has(const char *text)
 {
 	return daemon_log_count(text) > 0;
+}
+
+/* Wait until metalcapd's log has n lines holding text, and no more. */
+void
+wait_daemon_log(const char *text, int n)
+{
+	double	start = now_s();
+
+	while (daemon_log_count(text) < n) {
+		if (now_s() - start > 5 * time_scale())
+			fail_msg("metalcapd's log has %d lines with '%s', not %d",
+			    daemon_log_count(text), text, n);
+		sleep_ms(20);
+	}
+	assert_int_equal(daemon_log_count(text), n);
 }
 
 const char	*report_prefix = "report";

@@ -101,6 +101,8 @@ int		 other_uid_prefix(const char **prefix, size_t n, char *why,
 double		 status_rtt_ms(void);	/* -1 when refused */
 int		 daemon_log_count(const char *text);	/* home/daemon.log's */
 bool		 daemon_log_has(const char *text);	/* lines holding it */
+void		 wait_daemon_log(const char *text, int n);
+void		 real_pipeline_failure(long pid);	/* fake-llama's */
 int		 raw_exchange(int fd, const void *bytes, size_t len,
 		    struct mc_rpc_decoder *dec, struct mc_rpc_message *m);
 void		 raw_call(int fd, const char *method);

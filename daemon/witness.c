@@ -1,0 +1,243 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What counts as evidence of a failed Metal pipeline (metalcapd(8),
+ * EVIDENCE).  A line of the job's stderr is text: llama-server prints a
+ * client's grammar, prompt and URL there, so a line shaped like ggml's
+ * failure can be written by anyone who can reach the server.  Evidence
+ * is what the process did:
+ *
+ *   - the shim's witness: a Metal call of the process came back failed
+ *     (a library, a kernel's function, a pipeline, a command queue, a
+ *     command buffer's status, a residency set), written into its
+ *     report from inside;
+ *   - its death: launchd reports an abnormal end within WITNESS_DEATH_MS
+ *     of a failure line (ggml aborts right after it logs a missing
+ *     kernel or a nil pipeline: GGML_ABORT, GGML_ASSERT);
+ *   - the shim's own answer: a family above any Apple GPU's is a profile
+ *     too broad, whatever llama.cpp logs (its INFO lines are hidden by
+ *     default).
+ *
+ * A failure line alone is held as unconfirmed: logged, never acted on.
+ * The shim writes its witness inside the failing call, before ggml logs
+ * what failed, so a witness waits up to WITNESS_GRACE_MS for that line
+ * (or for the process's end), to name it too.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "mc_util.h"
+#include "mcd.h"
+
+/* ggml logs and then aborts at once; a slow exit is something else. */
+#define WITNESS_DEATH_MS	10000
+/* MTLGPUFamilyApple10 (M5, A19): the highest family of a real Apple GPU. */
+#define WITNESS_APPLE_LAST	1010
+/* Lines a process's end reads from its log before it is judged. */
+#define WITNESS_DRAIN_ROUNDS	16
+/* How long a witness waits for the line ggml logs after the call. */
+#define WITNESS_GRACE_MS	1000
+
+static const struct {
+	const char	*failed;
+	const char	*trigger;
+} witness_triggers[] = {
+	{ "pipeline", "pipeline failure" },
+	{ "function", "pipeline failure" },	/* ggml: failed to compile */
+	{ "library", "Metal library failure" },
+	{ "queue", "command queue failure" },
+	{ "command-buffer", "command buffer failure" },
+	{ "residency-set", "residency set failure" },
+};
+
+static void
+witness_emit(struct job *j, const char *trigger, const char *const *evidence,
+    int n)
+{
+	struct mcd_event	ev = { .type = LC_EV_FAILURE_LINE, .job = j,
+	    .trigger = trigger, .evidence = evidence, .nevidence = n };
+
+	j->daemon->emit(j->daemon, &ev);
+}
+
+/* The shim's report of the job's process, read again; false: none. */
+static bool
+witness_read(struct job *j, struct shim_seen *seen)
+{
+	char	dir[PATH_MAX];
+
+	if (j->pid <= 0)
+		return false;
+	mc_fmt(dir, sizeof dir, "%s/reports", j->daemon->paths.state);
+	return marker_read(dir, j->pid, seen) &&
+	    strcmp(seen->state, "hooked") == 0;
+}
+
+static const char *
+witness_trigger(const struct shim_seen *seen)
+{
+	size_t	i;
+
+	for (i = 0; i < sizeof witness_triggers / sizeof witness_triggers[0];
+	    i++)
+		if (strcmp(seen->failed, witness_triggers[i].failed) == 0)
+			return witness_triggers[i].trigger;
+	return "Metal failure";
+}
+
+/*
+ * The shim saw a Metal call fail: the job goes back to stock once, with
+ * the witness and the failure line that went with it, if one came.
+ */
+static void
+witness_act(struct job *j, const struct shim_seen *seen)
+{
+	char		 said[WATCH_EVIDENCE_LEN];
+	const char	*evidence[2] = { j->unconfirmed, said };
+	bool		 line = j->unconfirmed[0] != '\0';
+
+	j->witness_acted = true;
+	j->witness_pending = false;
+	snprintf(said, sizeof said, "the shim saw %s fail in pid %ld",
+	    seen->failed_call, j->pid);
+	log_warnx("job %s: %s", j->name, said);
+	/* The line first when one came: it says the most to a person. */
+	witness_emit(j, witness_trigger(seen), line ? evidence : evidence + 1,
+	    line ? 2 : 1);
+	j->unconfirmed[0] = '\0';
+}
+
+/* A line of the job's stderr matched the failure signature what. */
+void
+witness_line(struct job *j, const char *what, const char *line)
+{
+	struct shim_seen	seen;
+
+	if (j->witness_acted)
+		return;
+	if (j->unconfirmed[0] == '\0') {
+		mc_text(j->unconfirmed, sizeof j->unconfirmed, line);
+		j->unconfirmed_what = what;
+	}
+	j->unconfirmed_ms = uv_now(j->daemon->loop);
+	if (witness_read(j, &seen) && seen.witnessed > 0) {
+		witness_act(j, &seen);
+		return;
+	}
+	log_info("job %s: its log shows a %s, but the shim saw no Metal call "
+	    "fail: not acted on unless the process dies of it (%s)", j->name,
+	    what, j->unconfirmed);
+}
+
+/* A profile that claims more than any Apple GPU has. */
+static void
+witness_overbroad(struct job *j, const struct shim_seen *seen)
+{
+	char		 said[WATCH_EVIDENCE_LEN];
+	const char	*evidence[1] = { said };
+
+	snprintf(said, sizeof said, "the shim answers Apple families up to "
+	    "%ld in pid %ld: no Apple GPU has one above %d", seen->family_max,
+	    j->pid, WITNESS_APPLE_LAST);
+	j->witness_acted = true;
+	witness_emit(j, "over-broad profile", evidence, 1);
+}
+
+/* What the job wrote up to now, read (a bounded amount) before judging. */
+static void
+witness_drain(struct job *j, tail_line_fn read_line)
+{
+	int	i;
+
+	for (i = 0; i < WITNESS_DRAIN_ROUNDS && j->tail != NULL &&
+	    !j->witness_acted; i++)
+		if (!tail_read(j->tail, read_line, j))
+			break;
+}
+
+/*
+ * The job's report changed (or was first read): a witness there acts, with
+ * the failure line ggml writes after the call if it comes in time.
+ */
+void
+witness_report(struct job *j, tail_line_fn read_line)
+{
+	struct shim_seen	seen;
+
+	if (j->witness_acted || !job_runs_unlocked(j) ||
+	    !witness_read(j, &seen))
+		return;
+	if (seen.family_max > WITNESS_APPLE_LAST) {
+		witness_overbroad(j, &seen);
+		return;
+	}
+	if (seen.witnessed == 0)
+		return;
+	witness_drain(j, read_line);
+	if (j->witness_acted)
+		return;
+	if (j->unconfirmed[0] != '\0') {
+		witness_act(j, &seen);
+		return;
+	}
+	j->witness_pending = true;
+	watch_witness_later(j, WITNESS_GRACE_MS);
+}
+
+/* The grace is over: the witness acts alone. */
+void
+witness_due(struct job *j)
+{
+	struct shim_seen	seen;
+
+	if (!j->witness_pending || j->witness_acted)
+		return;
+	j->witness_pending = false;
+	if (witness_read(j, &seen) && seen.witnessed > 0)
+		witness_act(j, &seen);
+}
+
+/*
+ * The process is gone: what it wrote last is read now, while its report
+ * is still there, and a witness still waiting for its line acts.
+ */
+void
+witness_gone(struct job *j, tail_line_fn read_line)
+{
+	witness_drain(j, read_line);
+	witness_due(j);
+}
+
+/*
+ * launchd says how the last process ended: abnormally, soon after a
+ * failure line, is evidence of that failure.  Either way the line is
+ * spent.
+ */
+void
+witness_exited(struct job *j, bool abnormal, const char *how)
+{
+	char		 died[WATCH_EVIDENCE_LEN];
+	const char	*evidence[2] = { j->unconfirmed, died };
+
+	if (j->unconfirmed[0] == '\0')
+		return;
+	if (abnormal && uv_now(j->daemon->loop) - j->unconfirmed_ms <=
+	    WITNESS_DEATH_MS) {
+		snprintf(died, sizeof died, "then the process ended: %s", how);
+		log_warnx("job %s: %s, %s", j->name, j->unconfirmed, died);
+		witness_emit(j, j->unconfirmed_what, evidence, 2);
+	} else if (abnormal)
+		log_info("job %s: it ended (%s) long after its failure line: "
+		    "not the line's doing", j->name, how);
+	j->unconfirmed[0] = '\0';
+}
+
+/*
+ * A new process proves its own failures.  A line held from the last one
+ * stays until launchd says how that one ended.
+ */
+void
+witness_reset(struct job *j)
+{
+	j->witness_acted = false;
+	j->witness_pending = false;
+}

@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What counts as evidence of a failed Metal pipeline (metalcapd(8),
+ * EVIDENCE; daemon/witness.c): what the process did, never text alone.
+ * A line a client made the server print is held, not acted on; the same
+ * line followed by the process's death, or a Metal call the shim saw
+ * fail, sends the job back to stock, in every log form llama.cpp writes.
+ * The real metalcapd, the launchctl SIMULATOR, fake-llama on the
+ * simulated device.
+ */
+#include <sys/stat.h>
+
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <setjmp.h>
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "harness.h"
+
+#define PIPELINE_LINE	"ggml_metal_library_compile_pipeline: failed to " \
+			"compile pipeline: base = 'kernel_mul_mm_f16_f32', " \
+			"name = 'kernel_mul_mm_f16_f32'"
+/* llama-grammar.cpp's parse error around a grammar a client sent. */
+#define GRAMMAR_LINE	"parse: error parsing grammar: expecting ::= at " \
+			"command buffer 0 failed with status 5"
+
+/* A fake-llama job with these arguments after the program (XML). */
+static void
+put_args_job(const char *name, const char *args)
+{
+	char	extra[1024];
+
+	snprintf(extra, sizeof extra, "<key>ProgramArguments</key><array>"
+	    "<string>" FAKE_LLAMA "</string>%s</array>", args);
+	put_job(name, extra);
+}
+
+/* Does evidence item i of the job's revert hold text? */
+static bool
+revert_evidence_has(const char *name, size_t i, const char *text)
+{
+	json_t		*j = job_status(name), *ev;
+	const char	*item;
+	bool		 has;
+
+	ev = json_object_get(json_object_get(j, "reverted"), "evidence");
+	item = json_string_value(json_array_get(ev, i));
+	has = item != NULL && strstr(item, text) != NULL;
+	json_decref(j);
+	return has;
+}
+
+/*
+ * Text alone: the pipeline line and a grammar's parse error, printed by
+ * the server as a client's text, are held and logged, and the job stays
+ * unlocked in the same process.  Kills: a failure line acted on without
+ * a witness or a death.
+ */
+static void
+test_text_alone_not_acted(void **state)
+{
+	static const char *const said[] = { PIPELINE_LINE, GRAMMAR_LINE };
+	char	args[512], job[16];
+	long	pid;
+	json_t	*j;
+	size_t	i;
+
+	(void)state;
+	for (i = 0; i < sizeof said / sizeof said[0]; i++) {
+		snprintf(job, sizeof job, "said%zu", i);
+		snprintf(args, sizeof args, "<string>--say</string><string>%s"
+		    "</string>", said[i]);
+		put_args_job(job, args);
+		pid = wait_state(job, "unlocked", 0, 5.0);
+		wait_daemon_log("but the shim saw no Metal call fail", i + 1);
+		j = job_status(job);
+		assert_string_equal(str_of(j, "state"), "unlocked");
+		assert_int_equal(pid_of(j), pid);
+		assert_true(json_is_null(json_object_get(j, "reverted")) ||
+		    json_object_get(j, "reverted") == NULL);
+		json_decref(j);
+	}
+}
+
+/*
+ * The same text, and the process dies of it: evidence, named with how it
+ * ended.  Kills: a death after a failure line not taken as evidence.
+ */
+static void
+test_text_then_death_reverts(void **state)
+{
+	(void)state;
+	put_args_job("dies", "<string>--say</string><string>" PIPELINE_LINE
+	    "</string><string>--exit-after</string><string>300</string>"
+	    "<string>3</string>");
+	wait_state("dies", "reverted", -1, 8.0);
+	assert_field_has("dies", "reason", "pipeline failure: " PIPELINE_LINE);
+	assert_true(revert_evidence_has("dies", 1, " ended: exit status 3"));
+}
+
+/*
+ * A command buffer that fails on the device: ggml logs it at INFO, which
+ * llama-server hides by default, and the server goes on.  The shim's
+ * witness alone sends the job back.  Kills: a witness never read, or
+ * read only with a log line.
+ */
+static void
+test_hidden_failure_witnessed(void **state)
+{
+	long	pid;
+
+	(void)state;
+	set_device(NULL);
+	put_job("llama", "");
+	pid = wait_state("llama", "unlocked", 0, 5.0);
+	set_device("MTLSIM_FAIL=simdgroup_matrix:error");
+	kill((pid_t)pid, SIGUSR1);
+	wait_state("llama", "reverted", 0, 5.0);
+	assert_field_has("llama", "reason", "command buffer failure: the "
+	    "shim saw status fail in pid");
+}
+
+/*
+ * A real failure reverts in every form llama.cpp's log takes: the
+ * default prefix (timestamp and level), --no-log-timestamps (the level
+ * alone), --no-log-prefix and --log-colors on.  Kills: a signature that
+ * needs one prefix, or colours left in a line scanned.
+ */
+static void
+test_every_log_form(void **state)
+{
+	static const char *const forms[] = {
+	    "",
+	    "<string>--no-log-timestamps</string>",
+	    "<string>--no-log-prefix</string>",
+	    "<string>--log-colors</string><string>on</string>",
+	};
+	const size_t	n = sizeof forms / sizeof forms[0];
+	long		pid[4];
+	char		job[16];
+	size_t		i;
+
+	(void)state;
+	set_device(NULL);
+	for (i = 0; i < n; i++) {
+		snprintf(job, sizeof job, "form%zu", i);
+		put_args_job(job, forms[i]);
+	}
+	for (i = 0; i < n; i++) {
+		snprintf(job, sizeof job, "form%zu", i);
+		pid[i] = wait_state(job, "unlocked", 0, 8.0);
+	}
+	set_device("MTLSIM_FAIL=simdgroup_matrix:pipeline");
+	for (i = 0; i < n; i++)
+		kill((pid_t)pid[i], SIGUSR1);
+	for (i = 0; i < n; i++) {
+		snprintf(job, sizeof job, "form%zu", i);
+		wait_state(job, "reverted", -1, 8.0);
+		/* The line as ggml wrote it, without the prefix's colours. */
+		assert_true(revert_evidence_has(job, 0, "ggml_metal_library_"
+		    "compile_pipeline: failed to create pipeline state: base = "
+		    "'kernel_mul_mm_f16_f32'"));
+		assert_false(revert_evidence_has(job, 0, "\033"));
+		assert_true(revert_evidence_has(job, 1, "the shim saw "
+		    "newComputePipelineStateWithFunction:error: fail in pid"));
+	}
+}
+
+/*
+ * A profile above every Apple GPU, told by the shim's own answer: the
+ * job goes back to stock though llama.cpp logged nothing (its family
+ * line is INFO, hidden by default).  Kills: the over-broad check left to
+ * the log.
+ */
+static void
+test_overbroad_from_shim(void **state)
+{
+	char	path[256];
+
+	(void)state;
+	snprintf(path, sizeof path, "%s/profiles.d/apple21.plist", home);
+	write_file(path, "w", "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+	    "<plist version=\"1.0\"><dict><key>AppleFamilyMax</key><integer>"
+	    "1021</integer></dict></plist>\n");
+	put_job("broad", "<key>Profile</key><string>apple21</string>");
+	wait_state("broad", "reverted", -1, 8.0);
+	assert_field_has("broad", "reason", "over-broad profile: the shim "
+	    "answers Apple families up to 1021");
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_text_alone_not_acted,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_text_then_death_reverts,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hidden_failure_witnessed,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_every_log_form, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_overbroad_from_shim, setup,
+		    teardown),
+	};
+
+	if (getenv("MC_TEST_ONLY") != NULL)
+		cmocka_set_test_filter(getenv("MC_TEST_ONLY"));
+	return cmocka_run_group_tests_name("evidence_e2e", tests, NULL, NULL);
+}
