@@ -296,6 +296,12 @@ $(O)/tests/test_llama_e2e: tests/llama/test_llama_e2e.c $(HARNESS_DEPS) \
 	    -Icommon $< $(HARNESS) common/mc_rpc.c common/mc_util.c -o $@ \
 	    -lcmocka $(LIB_JANSSON) $(LIB_MSGPACK) $(LDFLAGS_SAN)
 
+# The product's scanner on lines from stdin, for check-ggml-messages.py.
+$(O)/tests/scan-lines: tests/llama/scan-lines.c policy/scan.c policy/policy.h \
+    | need-deps $(O)/tests
+	$(CC) $(CFLAGS_C) -Ipolicy -Icommon $< policy/scan.c -o $@ \
+	    $(LIB_PLIST) $(LDFLAGS_SAN)
+
 # Real llama.cpp and MLX logs (tests/fixtures/real-logs/README.md says
 # where each came from).
 FIXTURES	?= tests/fixtures/real-logs
@@ -462,13 +468,14 @@ $(FUZZ)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_DAEMON) \
 FUZZ_BINS	:= $(FUZZ_TARGETS:%=$(FUZZ)/fuzz_%)
 
 SHELL_TESTS	:= tests/pkg/test-install-scripts.sh tests/fuzz/smoke.sh \
+		   tests/llama/check-ggml-messages.py \
 		   tests/rpc/check-protocol-doc.py tests/pkg/check-formula.sh \
 		   tests/support/test-run-tests.sh
 SHELL_SCRIPTS	:= $(wildcard scripts/*.sh bench/*.sh tests/pkg/*.sh tests/support/*.sh \
 		   tests/pkg/stubs/*) pkg/uninstall $(wildcard pkg/scripts/*) \
 		   .ci/run
 
-test: $(TEST_BINS) $(FUZZ_BINS) lint
+test: $(TEST_BINS) $(FUZZ_BINS) $(O)/tests/scan-lines lint
 	@FUZZ_SMOKE=$(FUZZ_SMOKE) FIXTURES=$(abspath $(FIXTURES)) \
 	    MC_BUILD=$(abspath $(O)) scripts/run-tests.sh $(TEST_BINS) $(SHELL_TESTS)
 

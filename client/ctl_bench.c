@@ -302,6 +302,12 @@ ctl_bench_exec(struct ctl *c, struct ctl_bench *b, char **args,
 		ctl_bench_tail(b, r);
 		return -1;
 	}
+	if (r->unlocked && !o.injected && b->verify != NULL) {
+		mc_fmt(b->refused, sizeof b->refused, "the unlocked run did "
+		    "not get the shim, so its figures would judge nothing: %s",
+		    o.why);
+		return -1;
+	}
 	if (r->unlocked && !o.injected) {
 		mc_fmt(b->refused, sizeof b->refused, "round %d: the unlocked "
 		    "run did not get the shim, so there is no ratio to report: "

@@ -262,8 +262,10 @@ ctl_evidence_metadata(struct ctl *c, const struct ctl_bench *b)
 	    ctl_evidence_md(t3, sizeof t3, model), b->verify ?
 	    "llama-perplexity" : "llama-bench", b->sides[0].gpu_info[0] ?
 	    ctl_evidence_md(t4, sizeof t4, b->sides[0].gpu_info) : b->verify ?
-	    "(in each run's stderr)" : "(no run parsed)", u->device[0] ? ctl_evidence_md(t5,
-	    sizeof t5, u->device) : "(not reported)");
+	    "(in each run's stderr)" : b->sides[0].build[0] ? "(none: its "
+	    "gpu_info is empty, as a CPU build's is)" : "(no run parsed)",
+	    u->device[0] ? ctl_evidence_md(t5, sizeof t5, u->device) :
+	    "(not reported)");
 	fprintf(f, "\n## metalcap\n\n- Version: %s\n- Profile: %s "
 	    "(AppleFamilyMax %llu, MaxThreadgroupMemory %llu, "
 	    "RecommendedWorkingSetSize %llu)\n- Probe verdict: %s, by %s\n",

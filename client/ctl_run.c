@@ -409,6 +409,10 @@ ctl_unlock_probe(struct ctl *c, struct ctl_unlock *u, bool probe_here)
 	json_t	*verified;
 	bool	 held;
 
+	if (probe_here)
+		snprintf(u->prober, sizeof u->prober, "metalcap-probe, run by "
+		    "metalcapctl (verify probes for itself, so that a failed "
+		    "verify cannot hold it back)");
 	if ((probe_here || ctl_probe_daemon(c, u) == -1) &&
 	    ctl_probe_direct(c, u) == -1)
 		return -1;

@@ -19,6 +19,50 @@
 #define HEALTH_LOAD_S		600	/* a large model from a slow disk */
 #define HEALTH_RETRY_MS		2000
 
+static void
+health_timer_closed(uv_handle_t *h)
+{
+	free(h);
+}
+
+static void	health_run(struct job *);
+
+static void
+health_timer_fired(uv_timer_t *t)
+{
+	health_run(t->data);
+}
+
+/* health_run(j) in ms: the timer is the job's until health_stop. */
+static void
+health_later(struct job *j, uint64_t ms)
+{
+	if (j->health_timer == NULL) {
+		j->health_timer = malloc(sizeof *j->health_timer);
+		uv_timer_init(j->daemon->loop, j->health_timer);
+		j->health_timer->data = j;
+	}
+	uv_timer_start(j->health_timer, health_timer_fired, ms, 0);
+}
+
+/* Its process is gone, or ours to stop: no check is due for it. */
+void
+health_cancel(struct job *j)
+{
+	if (j->health_timer != NULL)
+		uv_timer_stop(j->health_timer);
+}
+
+/* The job's watch ends: its timer goes (freed once libuv closed it). */
+void
+health_stop(struct job *j)
+{
+	if (j->health_timer != NULL) {
+		uv_close((uv_handle_t *)j->health_timer, health_timer_closed);
+		j->health_timer = NULL;
+	}
+}
+
 static uint64_t
 health_key(const struct job *j, const char *key, uint64_t fallback)
 {
@@ -69,7 +113,7 @@ health_done(struct mcd *d, const struct launchctl_result *r, void *arg)
 	if (!j->health_passed && since < load_ms) {
 		log_debug("job %s: health check not passed yet (%s): it may "
 		    "still be loading", j->name, words);
-		watch_health_later(j, HEALTH_RETRY_MS);
+		health_later(j, HEALTH_RETRY_MS);
 		return;
 	}
 	if (j->health_passed || load_ms == 0)
@@ -85,7 +129,7 @@ health_done(struct mcd *d, const struct launchctl_result *r, void *arg)
 }
 
 /* Run the check's program now; health_done hears how it went. */
-void
+static void
 health_run(struct job *j)
 {
 	plist_t		  hc, args;
@@ -113,5 +157,5 @@ health_begin(struct job *j)
 		return;
 	j->health_start = uv_now(j->daemon->loop);
 	j->health_passed = false;
-	watch_health_later(j, health_key(j, "StartDelaySeconds", 0) * 1000);
+	health_later(j, health_key(j, "StartDelaySeconds", 0) * 1000);
 }

@@ -221,9 +221,11 @@ struct job {
 	uint64_t		 unconfirmed_ms;	/* loop time of the last */
 	bool			 witness_acted;	/* this pid's witness counted */
 	bool			 witness_pending; /* waiting for its line */
+	uv_timer_t		*witness_timer;	/* ... until then */
 	/* its health check (health.c), for the process being watched */
 	uint64_t		 health_start;	/* loop ms the process came */
 	bool			 health_passed;	/* it has passed once */
+	uv_timer_t		*health_timer;	/* its next check */
 };
 
 /* --- lifecycle.c ---------------------------------------------------------------- */
@@ -425,8 +427,7 @@ void	watch_begin_tail(struct mcd *, struct job *);
 int	watch_started(struct mcd *, struct job *);
 void	watch_stop(struct job *);
 void	watch_note_env(struct job *, const char *what, const char *evidence);
-void	watch_witness_later(struct job *, uint64_t ms);
-void	watch_health_later(struct job *, uint64_t ms);
+
 bool	watch_env_fault(const struct job *);
 bool	watch_count_exits(struct job *, const char *last_exit, int signal,
 	    long count, char evidence[2][WATCH_EVIDENCE_LEN]);
@@ -434,7 +435,8 @@ bool	watch_count_exits(struct job *, const char *last_exit, int signal,
 /* --- health.c: the job file's HealthCheck ----------------------------------- */
 
 void	health_begin(struct job *);
-void	health_run(struct job *);
+void	health_cancel(struct job *);
+void	health_stop(struct job *);
 
 /* --- witness.c: what counts as evidence of a failed pipeline ---------------- */
 
@@ -443,7 +445,7 @@ void	witness_report(struct job *, tail_line_fn read_line);
 void	witness_gone(struct job *, tail_line_fn read_line);
 void	witness_exited(struct job *, bool abnormal, const char *how);
 void	witness_reset(struct job *);
-void	witness_due(struct job *);
+void	witness_stop(struct job *);
 bool	watch_spawn_fixed(struct mcd *, const struct job *,
 	    const char *cause);
 void	watch_spawn_cause(struct mcd *, const struct job *, char *buf,

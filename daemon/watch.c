@@ -48,8 +48,6 @@ struct job_watch {
 	struct job	*job;		/* NULL once the job is gone */
 	struct pid_watch *pid;
 	uv_timer_t	 marker_timer;
-	uv_timer_t	 health_timer;
-	uv_timer_t	 witness_timer;	/* a witness waiting for its line */
 	uv_idle_t	 log_more;	/* a flooded log: read each turn */
 	uv_fs_event_t	 log_dir;
 	bool		 log_watching;
@@ -85,12 +83,9 @@ watch_get(struct mcd *d, struct job *j)
 	w = calloc(1, sizeof *w);
 	w->job = j;
 	uv_timer_init(d->loop, &w->marker_timer);
-	uv_timer_init(d->loop, &w->health_timer);
-	uv_timer_init(d->loop, &w->witness_timer);
 	uv_idle_init(d->loop, &w->log_more);
-	w->marker_timer.data = w->health_timer.data = w->log_more.data = w;
-	w->witness_timer.data = w;
-	w->handles = 4;
+	w->marker_timer.data = w->log_more.data = w;
+	w->handles = 2;
 	j->watch = w;
 	return w;
 }
@@ -130,8 +125,8 @@ watch_unwatch_pid(struct job *j)
 	if (j->watch != NULL) {
 		watch_stop_pid(j->watch);
 		uv_timer_stop(&j->watch->marker_timer);
-		uv_timer_stop(&j->watch->health_timer);
 	}
+	health_cancel(j);
 	j->watched_pid = 0;
 }
 
@@ -149,6 +144,8 @@ watch_stop(struct job *j)
 	}
 	scan_free(j->scan);
 	j->scan = NULL;
+	witness_stop(j);
+	health_stop(j);
 	if (w == NULL)
 		return;
 	j->watch = NULL;
@@ -159,8 +156,6 @@ watch_stop(struct job *j)
 		uv_close((uv_handle_t *)&w->log_dir, watch_handle_closed);
 	}
 	uv_close((uv_handle_t *)&w->marker_timer, watch_handle_closed);
-	uv_close((uv_handle_t *)&w->health_timer, watch_handle_closed);
-	uv_close((uv_handle_t *)&w->witness_timer, watch_handle_closed);
 	uv_close((uv_handle_t *)&w->log_more, watch_handle_closed);
 }
 
@@ -342,24 +337,6 @@ watch_begin_tail(struct mcd *d, struct job *j)
 	}
 }
 
-static void
-watch_witness_due(uv_timer_t *t)
-{
-	struct job_watch	*w = t->data;
-
-	if (w->job != NULL)
-		witness_due(w->job);
-}
-
-/* witness_due(j) in ms, unless the job's watch is stopped first. */
-void
-watch_witness_later(struct job *j, uint64_t ms)
-{
-	if (j->watch != NULL)
-		uv_timer_start(&j->watch->witness_timer, watch_witness_due, ms,
-		    0);
-}
-
 /* --- proof of injection ------------------------------------------------------- */
 
 /* Look for the shim's report from the job's pid; true when found. */
@@ -452,7 +429,7 @@ watch_pid_gone(struct pid_watch *p)
 		return;		/* what it wrote last sent the job elsewhere */
 	watch_forget_report(j->daemon, j);
 	uv_timer_stop(&w->marker_timer);
-	uv_timer_stop(&w->health_timer);
+	health_cancel(j);
 	/* launchd knows how it ended: the driver asks. */
 	watch_emit(j->daemon, j, LC_EV_GONE, NULL, NULL, 0, NULL);
 }
@@ -570,25 +547,6 @@ watch_count_exits(struct job *j, const char *last_exit, int sig, long count,
 		return false;
 	j->nexits = 0;
 	return true;
-}
-
-/* --- health check: health.c runs it, this keeps its timer ------------------------ */
-
-static void
-watch_health_due(uv_timer_t *t)
-{
-	struct job_watch	*w = t->data;
-
-	if (w->job != NULL)
-		health_run(w->job);
-}
-
-/* health_run(j) in ms, unless the job's watch is stopped first. */
-void
-watch_health_later(struct job *j, uint64_t ms)
-{
-	if (j->watch != NULL)
-		uv_timer_start(&j->watch->health_timer, watch_health_due, ms, 0);
 }
 
 /*

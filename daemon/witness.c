@@ -23,6 +23,7 @@
  * (or for the process's end), to name it too.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "mc_util.h"
@@ -142,6 +143,43 @@ witness_overbroad(struct job *j, const struct shim_seen *seen)
 	witness_emit(j, "over-broad profile", evidence, 1);
 }
 
+static void	witness_due(struct job *);
+
+static void
+witness_timer_closed(uv_handle_t *h)
+{
+	free(h);
+}
+
+static void
+witness_timer_fired(uv_timer_t *t)
+{
+	witness_due(t->data);
+}
+
+/* witness_due(j) in ms: the timer is the job's until witness_stop. */
+static void
+witness_later(struct job *j, uint64_t ms)
+{
+	if (j->witness_timer == NULL) {
+		j->witness_timer = malloc(sizeof *j->witness_timer);
+		uv_timer_init(j->daemon->loop, j->witness_timer);
+		j->witness_timer->data = j;
+	}
+	uv_timer_start(j->witness_timer, witness_timer_fired, ms, 0);
+}
+
+/* The job's watch ends: its timer goes (freed once libuv closed it). */
+void
+witness_stop(struct job *j)
+{
+	if (j->witness_timer != NULL) {
+		uv_close((uv_handle_t *)j->witness_timer, witness_timer_closed);
+		j->witness_timer = NULL;
+	}
+	j->witness_pending = false;
+}
+
 /* What the job wrote up to now, read (a bounded amount) before judging. */
 static void
 witness_drain(struct job *j, tail_line_fn read_line)
@@ -180,11 +218,11 @@ witness_report(struct job *j, tail_line_fn read_line)
 		return;
 	}
 	j->witness_pending = true;
-	watch_witness_later(j, WITNESS_GRACE_MS);
+	witness_later(j, WITNESS_GRACE_MS);
 }
 
 /* The grace is over: the witness acts alone. */
-void
+static void
 witness_due(struct job *j)
 {
 	struct shim_seen	seen;

@@ -18,8 +18,8 @@
  * The library and the command buffer are reached in steps: the first
  * library the device makes shows the library's class, whose functions
  * are then watched; the first queue shows the queue's class, whose
- * commandBuffer hooks show the buffer's class, whose status is watched.  Every hook passes the
- * original's answer on unchanged.
+ * commandBuffer hooks show the buffer's class, whose status is watched.
+ * Every hook passes the original's answer on unchanged.
  */
 #include <pthread.h>
 #include <stdint.h>

@@ -15,6 +15,7 @@
 #include <netinet/in.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -243,6 +244,248 @@ test_server_life(void **state)
 	assert_false(daemon_log_has("exited abnormally"));
 }
 
+#define BENCH		MC_TEST_LLAMA "/llama-bench"
+#define PERPLEXITY	MC_TEST_LLAMA "/llama-perplexity"
+
+/* The contents of home/NAME, or fails. */
+static char *
+slurp(const char *name)
+{
+	static char	text[65536];
+	char		path[256];
+	size_t		got;
+	FILE		*f;
+
+	snprintf(path, sizeof path, "%s/%s", home, name);
+	if ((f = fopen(path, "r")) == NULL)
+		fail_msg("no %s", path);
+	got = fread(text, 1, sizeof text - 1, f);
+	text[got] = '\0';
+	fclose(f);
+	return text;
+}
+
+/*
+ * metalcapctl bench over the real llama-bench: its stock run's JSON is
+ * read (the pinned build's commit in the evidence), and the unlocked run
+ * of a CPU build, which makes no Metal device, is named for what it is:
+ * the shim loaded and stayed stock, no ratio.  The evidence says its GPU
+ * is none, not that no run was parsed.
+ */
+static void
+test_bench_real(void **state)
+{
+	const char *const	 args[] = { "bench", "--out", "bench", "--",
+	    BENCH, "-m", MODEL, "-p", "16", "-n", "4", "-r", "1", "-o", "json",
+	    NULL };
+	struct child_result	*r;
+	char			*md;
+	int			 code;
+
+	(void)state;
+	assert_int_equal(chdir(home), 0);
+	r = ctlv(&code, args);
+	assert_int_equal(code, 1);
+	assert_non_null(strstr(r->err, "bench: round 1/3 stock    pp16 "));
+	assert_non_null(strstr(r->err, "round 1: the unlocked run did not get "
+	    "the shim, so there is no ratio to report: the shim loaded into "
+	    "pid "));
+	assert_non_null(strstr(r->err, "but the process stayed stock: no "
+	    "Metal device was created"));
+	md = slurp("bench/metadata.md");
+	assert_non_null(strstr(md, "- llama.cpp build: `80fb11a`"));
+	assert_non_null(strstr(md, "- GPU as llama-bench reports it: (none: "
+	    "its gpu_info is empty, as a CPU build's is)"));
+}
+
+/*
+ * metalcapctl verify over the real llama-perplexity: the stock run writes
+ * its base logits, which are hashed though the unlocked run (a CPU build:
+ * no device) judges nothing; the refusal says so in verify's own words,
+ * and the evidence names who probed.
+ */
+static void
+test_verify_real(void **state)
+{
+	const char *const	 args[] = { "verify", "--out", "verify", "--",
+	    PERPLEXITY, "-m", MODEL, "-f", "text.txt", "-c", "128",
+	    "--chunks", "4", NULL };
+	struct child_result	*r;
+	char			 text[20000], path[256];
+	char			*md, *sum;
+	size_t			 n = 0;
+	int			 code, i;
+
+	(void)state;
+	/* 3,000 words: enough tokens for 4 chunks of 128. */
+	for (i = 0; i < 3000; i++)
+		n += (size_t)snprintf(text + n, sizeof text - n, "%s ",
+		    (const char *[]){ "the", "quick", "brown", "fox", "jumps",
+		    "over", "lazy", "dog" }[(i * 7 + i / 3) % 8]);
+	snprintf(path, sizeof path, "%s/text.txt", home);
+	write_file(path, "w", text);
+	assert_int_equal(chdir(home), 0);
+	r = ctlv(&code, args);
+	assert_int_equal(code, 1);
+	assert_non_null(strstr(r->err, "verify: the unlocked run did not get "
+	    "the shim, so its figures would judge nothing: "));
+	assert_null(strstr(r->err, "ratio"));
+	md = slurp("verify/metadata.md");
+	assert_non_null(strstr(md, "- Probe verdict: pass, by metalcap-probe, "
+	    "run by metalcapctl (verify probes for itself"));
+	sum = strstr(md, "- Base logits (the stock run's, not kept: they are "
+	    "large) SHA-256: `");
+	assert_non_null(sum);
+	sum = strchr(sum, '`') + 1;
+	assert_int_equal(strspn(sum, "0123456789abcdef"), 64);
+}
+
+/*
+ * A line's shape: each run of digits one N, so that a timestamp, a port
+ * or a size compares by its form, and the escapes of colours kept.
+ */
+static void
+shape(const char *line, char *out, size_t len)
+{
+	size_t	n = 0;
+
+	while (*line != '\0' && *line != '\n' && n + 2 < len) {
+		if (*line >= '0' && *line <= '9') {
+			while (*line >= '0' && *line <= '9')
+				line++;
+			out[n++] = 'N';
+		} else
+			out[n++] = *line++;
+	}
+	out[n] = '\0';
+}
+
+/* The first line of text holding needle, as a shape; fails when none. */
+static void
+shape_of(const char *text, const char *needle, char *out, size_t len)
+{
+	const char	*p = strstr(text, needle), *start;
+
+	if (p == NULL)
+		fail_msg("no line with '%s' in:\n%s", needle, text);
+	for (start = p; start > text && start[-1] != '\n'; start--)
+		;
+	shape(start, out, len);
+}
+
+/* Everything of the shape before needle: the log's prefix. */
+static void
+prefix_of(const char *text, const char *needle, char *out, size_t len)
+{
+	char	 whole[1024], *p;
+	char	 want[256];
+
+	shape_of(text, needle, whole, sizeof whole);
+	shape(needle, want, sizeof want);
+	p = strstr(whole, want);
+	assert_non_null(p);
+	*p = '\0';
+	snprintf(out, len, "%s", whole);
+}
+
+/* The real server with flags, until it listened and refused a grammar. */
+static void
+real_server_stderr(const char *const *flags, char *err, size_t len)
+{
+	char		 log[256], p[16], u[128], out[512];
+	const char	*argv[24] = { SERVER, "-m", MODEL, "--host", "127.0.0.1",
+	    "--port", p, "-c", "256", "-np", "1", "-t", "1" };
+	double		 start;
+	pid_t		 pid;
+	size_t		 n = 13, got;
+	FILE		*f;
+	int		 fd;
+
+	port = free_port();
+	snprintf(p, sizeof p, "%d", port);
+	for (; *flags != NULL; flags++)
+		argv[n++] = *flags;
+	argv[n] = NULL;
+	snprintf(log, sizeof log, "%s/server.err", home);
+	if ((pid = fork()) == 0) {
+		fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		dup2(fd, 2);
+		execv(SERVER, (char *const *)argv);
+		_exit(127);
+	}
+	wait_ready();
+	url(u, sizeof u, "/completion");
+	curl(out, sizeof out, "-d", "{\"prompt\": \"x\", \"grammar\": "
+	    "\"x\"}", u, NULL);
+	kill(pid, SIGTERM);
+	waitpid(pid, NULL, 0);
+	for (start = now_s(); (f = fopen(log, "r")) == NULL; sleep_ms(10))
+		if (now_s() - start > 5)
+			fail_msg("no %s", log);
+	got = fread(err, 1, len - 1, f);
+	err[got] = '\0';
+	fclose(f);
+}
+
+/* fake-llama with flags and the device's switches, its stderr. */
+static void
+fake_stderr(const char *const *flags, const char *device, char *err,
+    size_t len)
+{
+	const char		*argv[16] = { FAKE_LLAMA, "--once" };
+	const char		*extra[] = { device, NULL };
+	char			*env[CHILD_ENV_MAX];
+	struct child_result	 r;
+	size_t			 n = 2;
+
+	for (; *flags != NULL; flags++)
+		argv[n++] = *flags;
+	argv[n] = NULL;
+	child_env(env, device != NULL ? extra : NULL);
+	assert_int_equal(child_run(argv, env, &r), 0);
+	snprintf(err, len, "%s", r.err);
+}
+
+/*
+ * The stand-in agrees with the real program: fake-llama writes its lines
+ * in the shapes llama-server writes them, in each log form (timestamps and
+ * level, --no-log-timestamps, --no-log-prefix, --log-colors on): the line
+ * that says it listens, and the prefix of an error line.  ggml's INFO
+ * lines at the default verbosity: the real server writes none of its
+ * "ggml_metal" kind (a CPU build has none to write) and fake-llama none
+ * below -lv 4 (common/log.cpp's mapping, tests/sim/README.md).
+ */
+static void
+test_standin_shapes(void **state)
+{
+	static const char *const forms[][3] = {
+	    { NULL },
+	    { "--no-log-timestamps", NULL },
+	    { "--no-log-prefix", NULL },
+	    { "--log-colors", "on", NULL },
+	};
+	static char	real[CHILD_OUTPUT_MAX], fake[CHILD_OUTPUT_MAX];
+	char		a[1024], b[1024];
+	size_t		i;
+
+	(void)state;
+	for (i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+		real_server_stderr(forms[i], real, sizeof real);
+		fake_stderr(forms[i], NULL, fake, sizeof fake);
+		shape_of(real, "llama_server: listening on", a, sizeof a);
+		shape_of(fake, "llama_server: listening on", b, sizeof b);
+		assert_string_equal(b, a);
+		assert_null(strstr(fake, "ggml_metal_device_init"));
+		/* An error line: the real one's, and ggml's in fake-llama. */
+		fake_stderr(forms[i], "MTLSIM_RESIDENCY=nil-error", fake,
+		    sizeof fake);
+		prefix_of(real, "failed to parse grammar", a, sizeof a);
+		prefix_of(fake, "ggml_metal_buffer_rset_init: error:", b,
+		    sizeof b);
+		assert_string_equal(b, a);
+	}
+}
+
 int
 main(void)
 {
@@ -250,6 +493,12 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_client_text_moves_nothing,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_server_life, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_standin_shapes, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_bench_real, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_verify_real, setup,
 		    teardown),
 	};
 

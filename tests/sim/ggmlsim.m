@@ -82,7 +82,8 @@ ggmlsim_print_family(GgmlSimDevice *dev, const char *kind, long base,
 	for (i = last; i >= 1; i--)
 		if ([dev supportsFamily:base + i]) {
 			snprintf(name, sizeof name, "MTLGPUFamily%s%d", kind, i);
-			GLOG_INFO("ggml_metal_device_init: GPU family: %-19s (%ld)\n",
+			GLOG_INFO("ggml_metal_device_init: GPU family: "
+			    "%-19s (%ld)\n",
 			    name, base + i);
 			return;
 		}
@@ -137,9 +138,9 @@ ggmlsim_kernel(GgmlSimDevice *dev, const char *label, const char *ggml_name,
 		ggmlsim_nil_pipeline();
 		break;
 	case MTLSIM_PIPELINE_FAILED:
-		GLOG_ERROR("ggml_metal_library_compile_pipeline: failed to create "
-		    "pipeline state: base = '%s', name = '%s'\n", ggml_name,
-		    ggml_name);
+		GLOG_ERROR("ggml_metal_library_compile_pipeline: failed to "
+		    "create pipeline state: base = '%s', name = '%s'\n",
+		    ggml_name, ggml_name);
 		GLOG_ERROR("ggml_metal_library_compile_pipeline: %s\n", error);
 		ggmlsim_nil_pipeline();
 		break;
@@ -203,7 +204,8 @@ ggmlsim_init(GgmlSimDevice *dev)
 	GLOG_INFO("ggml_metal_library_init: loaded in 0.011 sec\n");
 	GLOG_INFO("ggml_metal_rsets_init: creating a residency set collection "
 	    "(keep_alive = 180 s)\n");
-	GLOG_INFO("ggml_metal_device_init: GPU name:   MTL0 (%s)\n", [dev name]);
+	GLOG_INFO("ggml_metal_device_init: GPU name:   MTL0 (%s)\n",
+	    [dev name]);
 	ggmlsim_print_family(dev, "Apple", 1000, 21);
 	ggmlsim_print_family(dev, "Common", 3000, 6);
 	ggmlsim_print_family(dev, "Metal", 5000, 6);
@@ -217,15 +219,15 @@ ggmlsim_init(GgmlSimDevice *dev)
 	GLOG_INFO("ggml_metal_device_init: has tensor            = false\n");
 	GLOG_INFO("ggml_metal_device_init: use residency sets    = true\n");
 	GLOG_INFO("ggml_metal_device_init: use shared buffers    = true\n");
-	GLOG_INFO("ggml_metal_device_init: recommendedMaxWorkingSetSize  = %.2f MB\n",
-	    [dev recommendedMaxWorkingSetSize] / 1e6);
+	GLOG_INFO("ggml_metal_device_init: recommendedMaxWorkingSetSize  = "
+	    "%.2f MB\n", [dev recommendedMaxWorkingSetSize] / 1e6);
 
 	/* ggml fails on a residency set only when an NSError came back. */
 	if (mtlsim_new_residency_set(dev, error, sizeof error) == -1 &&
 	    error[0] != '\0') {
-		GLOG_INFO("ggml_metal_buffer_rset_init: error: %s\n", error);
-		GLOG_INFO("ggml_metal_buffer_rset_init: error: failed to initialize "
-		    "residency set\n");
+		GLOG_ERROR("ggml_metal_buffer_rset_init: error: %s\n", error);
+		GLOG_ERROR("ggml_metal_buffer_rset_init: error: failed to "
+		    "initialize residency set\n");
 		return 1;
 	}
 	/* The warm-up graph. */
