@@ -84,6 +84,11 @@ SHIM_SRC	:= shim/shim.c shim/shim_config.c shim/shim_env.c \
 SHIM_CFLAGS	:= -fPIC -fvisibility=hidden
 SHIM_LIB	:= $(O)/lib/libmetalcap.$(SHLIB)
 
+# The real llama.cpp's tests; check-asan leaves them out: llama.cpp is
+# not built with the sanitizers, and a shim built with them cannot load
+# into a program built without (AddressSanitizer's runtime must come
+# first).
+LLAMA_TESTS	?= $(O)/tests/test_llama_e2e
 TEST_BINS	:= $(O)/tests/test_shim_config $(O)/tests/test_shim_inject \
 		   $(O)/tests/test_probe $(O)/tests/test_daemon \
 		   $(O)/tests/test_daemon_e2e $(O)/tests/test_launchctl_sim \
@@ -97,7 +102,7 @@ TEST_BINS	:= $(O)/tests/test_shim_config $(O)/tests/test_shim_inject \
 		   $(O)/tests/test_bench_e2e $(O)/tests/test_install_e2e \
 		   $(O)/tests/test_invalid_e2e $(O)/tests/test_removed_e2e \
 		   $(O)/tests/test_invariants_e2e $(O)/tests/test_evidence_e2e \
-		   $(O)/tests/test_llama_e2e
+		   $(LLAMA_TESTS)
 SIM_LIB		:= $(O)/tests/libmtlsim.so
 SIM_OVERBROAD	:= $(O)/tests/overbroad/libmtlsim.so
 SIM_RENAMED	:= $(O)/tests/renamed/libmtlsim.so
@@ -549,7 +554,7 @@ check-asan:
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp):print_suppressions=0 \
 	MC_TEST_TIME_SCALE=4 \
-	$(MAKE) BUILD=build/asan OPT='-O1 -g' \
+	$(MAKE) BUILD=build/asan OPT='-O1 -g' LLAMA_TESTS= \
 	    SAN='-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all' \
 	    test
 

@@ -103,7 +103,8 @@ echo "MTLSIM_FAIL=simdgroup_matrix:compile" > "$switches"
 kill -USR1 "$(pid_of llama)"
 wait_state llama reverted
 show
-echo "   The daemon saw the failure in the server's log and went back to stock."
+echo "   The shim saw the Metal call fail inside the server, its log named it,"
+echo "   and the daemon went back to stock (a log line alone would be only text)."
 
 say "enable again while the device still fails: refused after a fresh probe"
 ctl enable llama || true

@@ -131,8 +131,10 @@ test_hidden_failure_witnessed(void **state)
 /*
  * A real failure reverts in every form llama.cpp's log takes: the
  * default prefix (timestamp and level), --no-log-timestamps (the level
- * alone), --no-log-prefix and --log-colors on.  Kills: a signature that
- * needs one prefix, or colours left in a line scanned.
+ * alone), --no-log-prefix and --log-colors on; a kernel that does not
+ * compile (the library's function) and a pipeline the device refuses.
+ * Kills: a signature that needs one prefix, colours left in a line
+ * scanned, a witness of one call only.
  */
 static void
 test_every_log_form(void **state)
@@ -143,34 +145,50 @@ test_every_log_form(void **state)
 	    "<string>--no-log-prefix</string>",
 	    "<string>--log-colors</string><string>on</string>",
 	};
+	static const struct {
+		const char	*mode, *line, *call;
+	} fails[] = {
+	    { "compile", "failed to compile pipeline: base = "
+	      "'kernel_mul_mm_f16_f32'", "newFunctionWithName:" },
+	    { "pipeline", "failed to create pipeline state: base = "
+	      "'kernel_mul_mm_f16_f32'",
+	      "newComputePipelineStateWithFunction:error:" },
+	};
 	const size_t	n = sizeof forms / sizeof forms[0];
 	long		pid[4];
-	char		job[16];
-	size_t		i;
+	char		job[16], device[64], line[128], call[96];
+	size_t		i, k;
 
 	(void)state;
-	set_device(NULL);
-	for (i = 0; i < n; i++) {
-		snprintf(job, sizeof job, "form%zu", i);
-		put_args_job(job, forms[i]);
-	}
-	for (i = 0; i < n; i++) {
-		snprintf(job, sizeof job, "form%zu", i);
-		pid[i] = wait_state(job, "unlocked", 0, 8.0);
-	}
-	set_device("MTLSIM_FAIL=simdgroup_matrix:pipeline");
-	for (i = 0; i < n; i++)
-		kill((pid_t)pid[i], SIGUSR1);
-	for (i = 0; i < n; i++) {
-		snprintf(job, sizeof job, "form%zu", i);
-		wait_state(job, "reverted", -1, 8.0);
-		/* The line as ggml wrote it, without the prefix's colours. */
-		assert_true(revert_evidence_has(job, 0, "ggml_metal_library_"
-		    "compile_pipeline: failed to create pipeline state: base = "
-		    "'kernel_mul_mm_f16_f32'"));
-		assert_false(revert_evidence_has(job, 0, "\033"));
-		assert_true(revert_evidence_has(job, 1, "the shim saw "
-		    "newComputePipelineStateWithFunction:error: fail in pid"));
+	for (k = 0; k < sizeof fails / sizeof fails[0]; k++) {
+		set_device(NULL);
+		for (i = 0; i < n; i++) {
+			snprintf(job, sizeof job, "%s%zu", fails[k].mode, i);
+			put_args_job(job, forms[i]);
+		}
+		for (i = 0; i < n; i++) {
+			snprintf(job, sizeof job, "%s%zu", fails[k].mode, i);
+			pid[i] = wait_state(job, "unlocked", 0, 8.0);
+		}
+		snprintf(device, sizeof device, "MTLSIM_FAIL=simdgroup_matrix:%s",
+		    fails[k].mode);
+		set_device(device);
+		for (i = 0; i < n; i++)
+			kill((pid_t)pid[i], SIGUSR1);
+		snprintf(line, sizeof line, "ggml_metal_library_compile_pipeline: "
+		    "%s", fails[k].line);
+		snprintf(call, sizeof call, "the shim saw %s fail in pid",
+		    fails[k].call);
+		for (i = 0; i < n; i++) {
+			snprintf(job, sizeof job, "%s%zu", fails[k].mode, i);
+			wait_state(job, "reverted", -1, 8.0);
+			/* The line as ggml wrote it, without colours. */
+			if (!revert_evidence_has(job, 0, line) ||
+			    revert_evidence_has(job, 0, "\033") ||
+			    !revert_evidence_has(job, 1, call))
+				fail_msg("%s: its evidence is not %s, then %s",
+				    job, line, call);
+		}
 	}
 }
 
@@ -184,6 +202,8 @@ static void
 test_overbroad_from_shim(void **state)
 {
 	char	path[256];
+	long	pid;
+	int	code;
 
 	(void)state;
 	snprintf(path, sizeof path, "%s/profiles.d/apple21.plist", home);
@@ -194,6 +214,46 @@ test_overbroad_from_shim(void **state)
 	wait_state("broad", "reverted", -1, 8.0);
 	assert_field_has("broad", "reason", "over-broad profile: the shim "
 	    "answers Apple families up to 1021");
+	/* Apple10 is a real GPU's family (M5, A19): not over-broad. */
+	snprintf(path, sizeof path, "%s/profiles.d/apple10.plist", home);
+	write_file(path, "w", "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+	    "<plist version=\"1.0\"><dict><key>AppleFamilyMax</key><integer>"
+	    "1010</integer></dict></plist>\n");
+	put_job("ten", "<key>Profile</key><string>apple10</string>");
+	pid = wait_state("ten", "unlocked", 0, 8.0);
+	while (!marker_exists(pid))
+		sleep_ms(20);
+	ctl(&code, "status", "ten", NULL, NULL);
+	assert_field_has("ten", "state", "unlocked");
+	assert_false(daemon_log_has("job ten: reverted"));
+}
+
+/*
+ * A failure line, then the process ends normally (exit 0): no death of
+ * it, and nothing reverts; the line is spent.  Kills: any end taken for
+ * a death.
+ */
+static void
+test_text_then_clean_exit(void **state)
+{
+	json_t	*j;
+	double	 start;
+
+	(void)state;
+	put_args_job("clean", "<string>--say</string><string>" PIPELINE_LINE
+	    "</string><string>--exit-after</string><string>300</string>"
+	    "<string>0</string>");
+	/* Two runs' lines held, so at least one clean end was judged (the
+	 * runs go on: launchd's KeepAlive starts it again). */
+	for (start = now_s(); daemon_log_count("job clean: its log shows a "
+	    "pipeline failure") < 2; sleep_ms(20))
+		if (now_s() - start > 10 * time_scale())
+			fail_msg("the second run's line was never read");
+	j = job_status("clean");
+	assert_string_not_equal(str_of(j, "state"), "reverted");
+	assert_true(json_is_null(json_object_get(j, "reverted")));
+	json_decref(j);
+	assert_false(daemon_log_has("job clean: reverted"));
 }
 
 int
@@ -203,6 +263,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_text_alone_not_acted,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_text_then_death_reverts,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_text_then_clean_exit,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hidden_failure_witnessed,
 		    setup, teardown),

@@ -653,6 +653,90 @@ test_report_planted(void **state)
 	rmdir(dir);
 }
 
+/*
+ * fake-llama injected, on a device switched to fail (NULL: none); its
+ * report file's whole text in report, its exit status returned.
+ */
+static int
+witnessed(const char *device, const char *report_dir, char *report,
+    size_t len)
+{
+	const char		*argv[] = { MC_TEST_BUILD "/tests/fake-llama",
+	    "--once", NULL };
+	char			 var[160], path[256], *env[CHILD_ENV_MAX];
+	const char		*extra[] = { PRELOAD,
+	    "METALCAP_APPLE_FAMILY_MAX=1009", var, device, NULL };
+	struct child_result	 r;
+	size_t			 got = 0;
+	FILE			*f;
+
+	snprintf(var, sizeof var, "METALCAP_REPORT=%s", report_dir);
+	child_env(env, extra);
+	assert_int_equal(child_run(argv, env, &r), 0);
+	snprintf(path, sizeof path, "%s/metalcap.%ld.report", report_dir,
+	    (long)r.pid);
+	report[0] = '\0';
+	if ((f = fopen(path, "r")) != NULL) {
+		got = fread(report, 1, len - 1, f);
+		fclose(f);
+		unlink(path);
+	}
+	report[got] = '\0';
+	return r.status;
+}
+
+/*
+ * The shim's witness: each Metal call of the workload that comes back
+ * failed gives one line after the activation line, naming its kind and
+ * call, whatever the workload prints; a healthy run, or a device that is
+ * not the guest's (nothing hooked, nothing watched), gives none.
+ */
+static void
+test_witness_lines(void **state)
+{
+	static const struct {
+		const char	*device, *line;
+	} cases[] = {
+	    { "MTLSIM_FAIL=simdgroup_matrix:compile", "failed=function "
+	      "call=newFunctionWithName:\n" },
+	    { "MTLSIM_FAIL=simdgroup_matrix:pipeline", "failed=pipeline "
+	      "call=newComputePipelineStateWithFunction:error:\n" },
+	    { "MTLSIM_FAIL=simdgroup_matrix:error", "failed=command-buffer "
+	      "call=status\n" },
+	    { "MTLSIM_RESIDENCY=nil-error", "failed=residency-set "
+	      "call=newResidencySetWithDescriptor:error:\n" },
+	};
+	char	 dir[64], report[4096];
+	char	*w;
+	size_t	 i;
+
+	(void)state;
+	snprintf(dir, sizeof dir, "/tmp/mc-witness.XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		witnessed(cases[i].device, dir, report, sizeof report);
+		w = strstr(report, "\nmetalcap witness pid=");
+		if (w == NULL || strstr(w, cases[i].line) == NULL)
+			fail_msg("%s: no witness %s in:\n%s", cases[i].device,
+			    cases[i].line, report);
+		/* One line for the kind, the last of the file. */
+		assert_string_equal(strstr(w, " failed=") + 1, cases[i].line);
+		assert_non_null(strstr(report, " state=hooked "));
+	}
+	/* No MTLSIM_RESIDENCY error: nil alone is no failure to ggml. */
+	witnessed("MTLSIM_RESIDENCY=nil", dir, report, sizeof report);
+	assert_null(strstr(report, "witness"));
+	witnessed(NULL, dir, report, sizeof report);
+	assert_non_null(strstr(report, " watched=newLibraryWithSource:options:"
+	    "error:,newComputePipelineStateWithFunction:error:,newCommandQueue,"
+	    "newResidencySetWithDescriptor:error: "));
+	assert_null(strstr(report, "witness"));
+	witnessed("MTLSIM_DEVICE=bare-metal", dir, report, sizeof report);
+	assert_non_null(strstr(report, " watched=- "));
+	assert_null(strstr(report, "witness"));
+	rmdir(dir);
+}
+
 int
 main(void)
 {
@@ -672,6 +756,7 @@ main(void)
 		cmocka_unit_test(test_inherit),
 		cmocka_unit_test(test_report_directory),
 		cmocka_unit_test(test_report_planted),
+		cmocka_unit_test(test_witness_lines),
 	};
 
 	return cmocka_run_group_tests_name("shim_inject", tests, NULL, NULL);

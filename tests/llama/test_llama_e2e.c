@@ -340,6 +340,65 @@ test_verify_real(void **state)
 	assert_int_equal(strspn(sum, "0123456789abcdef"), 64);
 }
 
+/* The JSON array a llama-bench's -o json printed, or fails. */
+static json_t *
+bench_json(const char *program, const char *model_file)
+{
+	const char *const	 argv[] = { program, "-m", model_file, "-p",
+	    "16", "-n", "4", "-r", "1", "-o", "json", NULL };
+	char			*env[CHILD_ENV_MAX];
+	struct child_result	 r;
+	json_error_t		 e;
+	json_t			*doc;
+
+	child_env(env, NULL);
+	assert_int_equal(child_run(argv, env, &r), 0);
+	assert_true(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
+	if ((doc = json_loads(r.out, 0, &e)) == NULL)
+		fail_msg("%s: not JSON (%s): %s", program, e.text, r.out);
+	assert_true(json_is_array(doc) && json_array_size(doc) == 2);
+	return doc;
+}
+
+/*
+ * llama-bench-sim's JSON agrees with the real llama-bench's: the same
+ * tests in the same order (pp, then tg), and each key the stand-in writes
+ * is one the real program writes, of the same JSON type.
+ */
+static void
+test_bench_sim_keys(void **state)
+{
+	char		 sim_model[256];
+	json_t		*real, *sim, *want, *got;
+	const char	*key;
+	size_t		 i;
+
+	(void)state;
+	snprintf(sim_model, sizeof sim_model, "%s/sim.gguf", home);
+	write_file(sim_model, "w", "GGUF\ngeneral.type=llama 1B Q4_K - "
+	    "Medium\ngeneral.size=667815936\ngeneral.params=1100048384\n");
+	real = bench_json(BENCH, MODEL);
+	sim = bench_json(BUILD "/tests/llama-bench-sim", sim_model);
+	for (i = 0; i < 2; i++) {
+		json_t	*r = json_array_get(real, i), *m = json_array_get(sim, i);
+
+		assert_int_equal(json_integer_value(json_object_get(m,
+		    "n_prompt")) > 0, json_integer_value(json_object_get(r,
+		    "n_prompt")) > 0);
+		json_object_foreach(m, key, got) {
+			if ((want = json_object_get(r, key)) == NULL)
+				fail_msg("llama-bench-sim writes %s, which the "
+				    "real llama-bench does not", key);
+			if (json_typeof(want) != json_typeof(got) &&
+			    !(json_is_number(want) && json_is_number(got)))
+				fail_msg("%s: llama-bench-sim's is of another "
+				    "JSON type than the real one's", key);
+		}
+	}
+	json_decref(real);
+	json_decref(sim);
+}
+
 /*
  * A line's shape: each run of digits one N, so that a timestamp, a port
  * or a size compares by its form, and the escapes of colours kept.
@@ -497,6 +556,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_standin_shapes, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_bench_real, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_bench_sim_keys, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_verify_real, setup,
 		    teardown),

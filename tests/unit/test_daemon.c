@@ -769,6 +769,36 @@ test_marker_report(void **state)
 	assert_true(marker_read(dir, 7, &s));
 	assert_string_equal(s.state, "conflicting");
 	unlink(path);
+
+	/*
+	 * Witness lines after the activation line: the first of this pid's
+	 * kept, each counted; one of another pid proves nothing here, and a
+	 * file of witness lines alone is no report.
+	 */
+	f = fopen(path, "w");
+	fputs("metalcap witness pid=7 failed=pipeline call=x:\n", f);
+	fclose(f);
+	assert_false(marker_read(dir, 7, &s));
+	f = fopen(path, "w");
+	fputs(hooked, f);
+	fputs("metalcap witness pid=8 failed=queue call=newCommandQueue\n", f);
+	fclose(f);
+	assert_true(marker_read(dir, 7, &s));
+	assert_string_equal(s.state, "hooked");
+	assert_int_equal(s.witnessed, 0);
+	assert_string_equal(s.failed, "");
+	f = fopen(path, "a");
+	fputs("metalcap witness pid=7 failed=function "
+	    "call=newFunctionWithName:\n", f);
+	fputs("metalcap witness pid=7 failed=pipeline "
+	    "call=newComputePipelineStateWithFunction:error:\n", f);
+	fclose(f);
+	assert_true(marker_read(dir, 7, &s));
+	assert_string_equal(s.state, "hooked");
+	assert_int_equal(s.witnessed, 2);
+	assert_string_equal(s.failed, "function");
+	assert_string_equal(s.failed_call, "newFunctionWithName:");
+	unlink(path);
 	rmdir(dir);
 }
 
