@@ -19,30 +19,12 @@
 #define HEALTH_LOAD_S		600	/* a large model from a slow disk */
 #define HEALTH_RETRY_MS		2000
 
-static void
-health_timer_closed(uv_handle_t *h)
-{
-	free(h);
-}
-
 static void	health_run(struct job *);
 
 static void
 health_timer_fired(uv_timer_t *t)
 {
 	health_run(t->data);
-}
-
-/* health_run(j) in ms: the timer is the job's until health_stop. */
-static void
-health_later(struct job *j, uint64_t ms)
-{
-	if (j->health_timer == NULL) {
-		j->health_timer = malloc(sizeof *j->health_timer);
-		uv_timer_init(j->daemon->loop, j->health_timer);
-		j->health_timer->data = j;
-	}
-	uv_timer_start(j->health_timer, health_timer_fired, ms, 0);
 }
 
 /* Its process is gone, or ours to stop: no check is due for it. */
@@ -53,14 +35,11 @@ health_cancel(struct job *j)
 		uv_timer_stop(j->health_timer);
 }
 
-/* The job's watch ends: its timer goes (freed once libuv closed it). */
+/* The job's watch ends: its timer goes. */
 void
 health_stop(struct job *j)
 {
-	if (j->health_timer != NULL) {
-		uv_close((uv_handle_t *)j->health_timer, health_timer_closed);
-		j->health_timer = NULL;
-	}
+	job_timer_close(&j->health_timer);
 }
 
 static uint64_t
@@ -85,16 +64,25 @@ health_emit(struct job *j, enum lifecycle_event type, const char *const *ev,
 	j->daemon->emit(j->daemon, &e);
 }
 
+/* Which process a check was run for: its answer is that one's alone. */
+struct health_for {
+	char	name[MC_NAME_MAX + 8];
+	long	pid;
+};
+
 static void
 health_done(struct mcd *d, const struct launchctl_result *r, void *arg)
 {
-	struct job	*j = job_find(d, (const char *)arg);
-	char		 ev[2][256], words[160];
-	const char	*evp[2] = { ev[0], ev[1] };
-	uint64_t	 load_ms, since;
+	struct health_for	*run = arg;
+	struct job		*j = job_find(d, run->name);
+	char			 ev[2][256], words[160];
+	const char		*evp[2] = { ev[0], ev[1] };
+	uint64_t		 load_ms, since;
+	long			 pid = run->pid;
 
-	free(arg);
-	if (j == NULL)
+	free(run);
+	/* The process it checked ended, or is not watched: not this one's. */
+	if (j == NULL || pid != j->watched_pid)
 		return;
 	if (r->code == 0) {
 		j->health_passed = true;
@@ -113,7 +101,8 @@ health_done(struct mcd *d, const struct launchctl_result *r, void *arg)
 	if (!j->health_passed && since < load_ms) {
 		log_debug("job %s: health check not passed yet (%s): it may "
 		    "still be loading", j->name, words);
-		health_later(j, HEALTH_RETRY_MS);
+		job_timer_start(j, &j->health_timer, health_timer_fired,
+		    HEALTH_RETRY_MS);
 		return;
 	}
 	if (j->health_passed || load_ms == 0)
@@ -132,9 +121,10 @@ health_done(struct mcd *d, const struct launchctl_result *r, void *arg)
 static void
 health_run(struct job *j)
 {
-	plist_t		  hc, args;
-	char		**argv;
-	uint32_t	  i, n;
+	struct health_for	 *run;
+	plist_t			  hc, args;
+	char			**argv;
+	uint32_t		  i, n;
 
 	if (j->spec == NULL || (hc = j->spec->health_check) == NULL ||
 	    (args = plist_dict_get_item(hc, "ProgramArguments")) == NULL ||
@@ -144,8 +134,11 @@ health_run(struct job *j)
 	argv = calloc((size_t)n + 1, sizeof *argv);
 	for (i = 0; i < n; i++)
 		plist_get_string_val(plist_array_get_item(args, i), &argv[i]);
+	run = calloc(1, sizeof *run);
+	snprintf(run->name, sizeof run->name, "%s", j->name);
+	run->pid = j->watched_pid;
 	proc_run(j->daemon, argv, NULL, (int)health_key(j, "TimeoutSeconds",
-	    HEALTH_TIMEOUT_S) * 1000, health_done, strdup(j->name));
+	    HEALTH_TIMEOUT_S) * 1000, health_done, run);
 	mc_strv_free(argv);
 }
 
@@ -157,5 +150,6 @@ health_begin(struct job *j)
 		return;
 	j->health_start = uv_now(j->daemon->loop);
 	j->health_passed = false;
-	health_later(j, health_key(j, "StartDelaySeconds", 0) * 1000);
+	job_timer_start(j, &j->health_timer, health_timer_fired,
+	    health_key(j, "StartDelaySeconds", 0) * 1000);
 }

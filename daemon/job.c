@@ -36,6 +36,34 @@ job_timer_closed(uv_handle_t *h)
 	free(h);
 }
 
+/*
+ * Run cb in ms on the job's timer *t, made on first use; nothing while
+ * the job is not watched (its watch ended, and job_timer_close with it).
+ * The timer's data is the job.
+ */
+void
+job_timer_start(struct job *j, uv_timer_t **t, uv_timer_cb cb, uint64_t ms)
+{
+	if (j->watch == NULL)
+		return;
+	if (*t == NULL) {
+		*t = malloc(sizeof **t);
+		uv_timer_init(j->daemon->loop, *t);
+		(*t)->data = j;
+	}
+	uv_timer_start(*t, cb, ms, 0);
+}
+
+/* The timer goes (freed once libuv has closed it). */
+void
+job_timer_close(uv_timer_t **t)
+{
+	if (*t != NULL) {
+		uv_close((uv_handle_t *)*t, job_timer_closed);
+		*t = NULL;
+	}
+}
+
 /* Free a job whose watch is stopped (watch_stop) and timer unused. */
 void
 job_free(struct job *j)

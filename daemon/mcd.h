@@ -218,7 +218,8 @@ struct job {
 	/* a failure line nothing the process did backs yet (witness.c) */
 	char			 unconfirmed[256];
 	const char		*unconfirmed_what;
-	uint64_t		 unconfirmed_ms;	/* loop time of the last */
+	uint64_t		 unconfirmed_ms;	/* loop time it was held */
+	uint64_t		 died_ms;	/* loop time its process ended */
 	bool			 witness_acted;	/* this pid's witness counted */
 	bool			 witness_pending; /* waiting for its line */
 	uv_timer_t		*witness_timer;	/* ... until then */
@@ -385,6 +386,8 @@ void	job_forget(struct mcd *, struct job *);
 void	job_effective(struct mcd *, struct job *);
 bool	job_runs_unlocked(const struct job *);
 const char *job_desired(struct mcd *, const struct job *);
+void	job_timer_start(struct job *, uv_timer_t **, uv_timer_cb, uint64_t ms);
+void	job_timer_close(uv_timer_t **);
 
 /* --- driver.c: events in, actions out ------------------------------------------- */
 

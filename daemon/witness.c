@@ -86,6 +86,19 @@ witness_trigger(const struct shim_seen *seen)
 }
 
 /*
+ * May this witness act without a line?  A library that would not load is
+ * fatal to ggml only with its error line (an optional one, the tensor
+ * API's, it does without: ggml-metal-device.m), so it waits for one; the
+ * others stand alone (a failed command buffer's line is INFO, hidden by
+ * default).
+ */
+static bool
+witness_alone(const struct shim_seen *seen)
+{
+	return strcmp(seen->failed, "library") != 0;
+}
+
+/*
  * The shim saw a Metal call fail: the job goes back to stock once, with
  * the witness and the failure line that went with it, if one came.
  */
@@ -112,14 +125,21 @@ void
 witness_line(struct job *j, const char *what, const char *line)
 {
 	struct shim_seen	seen;
+	uint64_t		now = uv_now(j->daemon->loop);
 
 	if (j->witness_acted)
 		return;
-	if (j->unconfirmed[0] == '\0') {
+	/*
+	 * The window runs from the line held, and a line older than it
+	 * gives way: more lines (a client resending its text) never keep
+	 * one open for a crash that comes later.
+	 */
+	if (j->unconfirmed[0] == '\0' ||
+	    now - j->unconfirmed_ms > WITNESS_DEATH_MS) {
 		mc_text(j->unconfirmed, sizeof j->unconfirmed, line);
 		j->unconfirmed_what = what;
+		j->unconfirmed_ms = now;
 	}
-	j->unconfirmed_ms = uv_now(j->daemon->loop);
 	if (witness_read(j, &seen) && seen.witnessed > 0) {
 		witness_act(j, &seen);
 		return;
@@ -146,37 +166,16 @@ witness_overbroad(struct job *j, const struct shim_seen *seen)
 static void	witness_due(struct job *);
 
 static void
-witness_timer_closed(uv_handle_t *h)
-{
-	free(h);
-}
-
-static void
 witness_timer_fired(uv_timer_t *t)
 {
 	witness_due(t->data);
 }
 
-/* witness_due(j) in ms: the timer is the job's until witness_stop. */
-static void
-witness_later(struct job *j, uint64_t ms)
-{
-	if (j->witness_timer == NULL) {
-		j->witness_timer = malloc(sizeof *j->witness_timer);
-		uv_timer_init(j->daemon->loop, j->witness_timer);
-		j->witness_timer->data = j;
-	}
-	uv_timer_start(j->witness_timer, witness_timer_fired, ms, 0);
-}
-
-/* The job's watch ends: its timer goes (freed once libuv closed it). */
+/* The job's watch ends: its timer goes. */
 void
 witness_stop(struct job *j)
 {
-	if (j->witness_timer != NULL) {
-		uv_close((uv_handle_t *)j->witness_timer, witness_timer_closed);
-		j->witness_timer = NULL;
-	}
+	job_timer_close(&j->witness_timer);
 	j->witness_pending = false;
 }
 
@@ -217,8 +216,11 @@ witness_report(struct job *j, tail_line_fn read_line)
 		witness_act(j, &seen);
 		return;
 	}
+	if (!witness_alone(&seen) || j->witness_pending)
+		return;		/* armed once: other reports do not delay it */
 	j->witness_pending = true;
-	witness_later(j, WITNESS_GRACE_MS);
+	job_timer_start(j, &j->witness_timer, witness_timer_fired,
+	    WITNESS_GRACE_MS);
 }
 
 /* The grace is over: the witness acts alone. */
@@ -230,19 +232,30 @@ witness_due(struct job *j)
 	if (!j->witness_pending || j->witness_acted)
 		return;
 	j->witness_pending = false;
-	if (witness_read(j, &seen) && seen.witnessed > 0)
+	if (witness_read(j, &seen) && seen.witnessed > 0 &&
+	    witness_alone(&seen))
 		witness_act(j, &seen);
 }
 
 /*
- * The process is gone: what it wrote last is read now, while its report
- * is still there, and a witness still waiting for its line acts.
+ * The process is gone: what it wrote last is read now, and its report,
+ * while it is still there, whether or not its change was heard yet (a
+ * process that dies at once may end before that).
  */
 void
 witness_gone(struct job *j, tail_line_fn read_line)
 {
+	struct shim_seen	seen;
+
+	j->died_ms = uv_now(j->daemon->loop);
 	witness_drain(j, read_line);
-	witness_due(j);
+	if (j->witness_acted || !job_runs_unlocked(j) ||
+	    !witness_read(j, &seen))
+		return;
+	if (seen.family_max > WITNESS_APPLE_LAST)
+		witness_overbroad(j, &seen);
+	else if (seen.witnessed > 0 && witness_alone(&seen))
+		witness_act(j, &seen);
 }
 
 /*
@@ -255,11 +268,13 @@ witness_exited(struct job *j, bool abnormal, const char *how)
 {
 	char		 died[WATCH_EVIDENCE_LEN];
 	const char	*evidence[2] = { j->unconfirmed, died };
+	uint64_t	 ended = j->died_ms >= j->unconfirmed_ms ? j->died_ms :
+			    uv_now(j->daemon->loop);
 
 	if (j->unconfirmed[0] == '\0')
 		return;
-	if (abnormal && uv_now(j->daemon->loop) - j->unconfirmed_ms <=
-	    WITNESS_DEATH_MS) {
+	/* When the process was seen to end, not when launchd told how. */
+	if (abnormal && ended - j->unconfirmed_ms <= WITNESS_DEATH_MS) {
 		snprintf(died, sizeof died, "then the process ended: %s", how);
 		log_warnx("job %s: %s, %s", j->name, j->unconfirmed, died);
 		witness_emit(j, j->unconfirmed_what, evidence, 2);

@@ -84,8 +84,9 @@ marker_parse(struct shim_seen *s, const char *line)
 
 /*
  * A witness line of the shim's ("metalcap witness pid=N failed=KIND
- * call=SELECTOR"): the first is kept, the others counted.  One of
- * another pid proves nothing about this one.
+ * call=SELECTOR"): the first is kept (the first of another kind than
+ * library, when one came), all are counted.  One of another pid proves
+ * nothing about this one.
  */
 static void
 marker_witness(struct shim_seen *s, const char *line, long pid)
@@ -94,10 +95,14 @@ marker_witness(struct shim_seen *s, const char *line, long pid)
 
 	if (marker_number(line, "pid") != pid)
 		return;
-	if (s->witnessed++ > 0)
+	/* A library that would not load (ggml may do without it) gives way
+	 * to a later failure of another kind. */
+	if (s->witnessed++ > 0 && strcmp(s->failed, "library") != 0)
 		return;
-	if (marker_field(line, "failed", raw, sizeof s->failed))
-		mc_text(s->failed, sizeof s->failed, raw);
+	if (!marker_field(line, "failed", raw, sizeof s->failed) ||
+	    (s->witnessed > 1 && strcmp(raw, "library") == 0))
+		return;
+	mc_text(s->failed, sizeof s->failed, raw);
 	if (marker_field(line, "call", raw, sizeof s->failed_call))
 		mc_text(s->failed_call, sizeof s->failed_call, raw);
 }

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -42,6 +43,8 @@ put_args_job(const char *name, const char *args)
 	    "<string>" FAKE_LLAMA "</string>%s</array>", args);
 	put_job(name, extra);
 }
+
+static void	wait_revert_record(const char *);
 
 /* Does evidence item i of the job's revert hold text? */
 static bool
@@ -128,6 +131,56 @@ test_hidden_failure_witnessed(void **state)
 	    "shim saw status fail in pid");
 }
 
+/* Does pid's report (in this home) hold text? */
+static bool
+report_has(long pid, const char *text)
+{
+	char	 path[256], buf[4096];
+	size_t	 got;
+	FILE	*f;
+
+	snprintf(path, sizeof path, "%s/state/reports/metalcap.%ld.report",
+	    home, pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return false;
+	got = fread(buf, 1, sizeof buf - 1, f);
+	buf[got] = '\0';
+	fclose(f);
+	return strstr(buf, text) != NULL;
+}
+
+/*
+ * A witness, then the process killed at once with no line the scanner
+ * knows (a command buffer failed: ggml's line is INFO, hidden): the
+ * report is read as the process ends, whether or not its change was
+ * heard yet.  Kills: a witness read only on the report folder's event,
+ * lost when the pid's report goes with it.  (A process that dies before
+ * metalcapd learns its pid leaves a report it cannot tie to the job:
+ * then a crash loop is what shows; metalcapd(8), CAVEATS.)
+ */
+static void
+test_witness_then_quick_death(void **state)
+{
+	double	start;
+	long	pid;
+
+	(void)state;
+	put_job("quick", "");
+	pid = wait_state("quick", "unlocked", 0, 5.0);
+	/* A kernel the probe never dispatches fails its command buffer. */
+	set_device("MTLSIM_FAIL=kernel_flash_attn_ext_f16_dk128_dv128:error");
+	kill((pid_t)pid, SIGUSR1);
+	for (start = now_s(); !report_has(pid, " failed=command-buffer ");
+	    sleep_ms(5))
+		if (now_s() - start > 5 * time_scale())
+			fail_msg("no witness in pid %ld's report", pid);
+	kill((pid_t)pid, SIGKILL);
+	wait_revert_record("quick");
+	assert_true(revert_evidence_has("quick", 0, "the shim saw status fail "
+	    "in pid"));
+	assert_field_has("quick", "reason", "command buffer failure: ");
+}
+
 /*
  * A real failure reverts in every form llama.cpp's log takes: the
  * default prefix (timestamp and level), --no-log-timestamps (the level
@@ -192,6 +245,78 @@ test_every_log_form(void **state)
 	}
 }
 
+/* The job's revert on record (it may have gone on to fail in stock). */
+static void
+wait_revert_record(const char *name)
+{
+	double	 start = now_s();
+	json_t	*j;
+	bool	 has;
+
+	for (;;) {
+		j = job_status(name);
+		has = j != NULL && json_is_object(json_object_get(j,
+		    "reverted"));
+		json_decref(j);
+		if (has)
+			return;
+		if (now_s() - start > 10 * time_scale())
+			fail_msg("%s was never reverted", name);
+		sleep_ms(20);
+	}
+}
+
+/*
+ * A residency set the device refuses with an error, at the server's start:
+ * ggml logs it and the server exits, in every log form, and that reverts.
+ * Kills: a residency-set line not recognised in one of the forms.
+ */
+static void
+test_residency_every_form(void **state)
+{
+	static const char *const forms[] = {
+	    "",
+	    "<string>--no-log-timestamps</string>",
+	    "<string>--no-log-prefix</string>",
+	    "<string>--log-colors</string><string>on</string>",
+	};
+	char	job[16];
+	size_t	i;
+
+	(void)state;
+	set_device("MTLSIM_RESIDENCY=nil-error");
+	for (i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+		snprintf(job, sizeof job, "rset%zu", i);
+		put_args_job(job, forms[i]);
+	}
+	for (i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+		snprintf(job, sizeof job, "rset%zu", i);
+		wait_revert_record(job);
+		/* It exits at once: the daemon may learn of it by its end
+		 * before it learned its pid, and then the death is the
+		 * evidence that goes with the line. */
+		if (!revert_evidence_has(job, 0, "ggml_metal_buffer_rset_init: "
+		    "error: MTLResidencySetErrorDomain") ||
+		    !(revert_evidence_has(job, 1, "the shim saw "
+		    "newResidencySetWithDescriptor:error: fail in pid") ||
+		    revert_evidence_has(job, 1, "then the process ended: "
+		    "exit status 1")))
+			fail_msg("%s: not reverted for its residency set", job);
+	}
+}
+
+/* The family ceiling of the shim's report as status shows it; 0: none. */
+static long
+shim_family_max(const char *name)
+{
+	json_t	*j = job_status(name);
+	long	 v = (long)json_integer_value(json_object_get(json_object_get(j,
+	    "shim"), "family_max"));
+
+	json_decref(j);
+	return v;
+}
+
 /*
  * A profile above every Apple GPU, told by the shim's own answer: the
  * job goes back to stock though llama.cpp logged nothing (its family
@@ -202,8 +327,8 @@ static void
 test_overbroad_from_shim(void **state)
 {
 	char	path[256];
+	double	start;
 	long	pid;
-	int	code;
 
 	(void)state;
 	snprintf(path, sizeof path, "%s/profiles.d/apple21.plist", home);
@@ -221,11 +346,27 @@ test_overbroad_from_shim(void **state)
 	    "1010</integer></dict></plist>\n");
 	put_job("ten", "<key>Profile</key><string>apple10</string>");
 	pid = wait_state("ten", "unlocked", 0, 8.0);
-	while (!marker_exists(pid))
-		sleep_ms(20);
-	ctl(&code, "status", "ten", NULL, NULL);
+	/* Status shows the report read: judged in that same step. */
+	for (start = now_s(); shim_family_max("ten") != 1010; sleep_ms(20))
+		if (now_s() - start > 8 * time_scale())
+			fail_msg("the report of pid %ld was never read", pid);
 	assert_field_has("ten", "state", "unlocked");
 	assert_false(daemon_log_has("job ten: reverted"));
+}
+
+/* metalcapd held clean's line, and launchd has told it of an exit 0. */
+static bool
+clean_end_seen(void)
+{
+	json_t	*j;
+	bool	 seen;
+
+	if (!daemon_log_has("job clean: its log shows a pipeline failure"))
+		return false;
+	j = job_status("clean");
+	seen = j != NULL && strcmp(str_of(j, "last_exit"), "0") == 0;
+	json_decref(j);
+	return seen;
 }
 
 /*
@@ -243,12 +384,11 @@ test_text_then_clean_exit(void **state)
 	put_args_job("clean", "<string>--say</string><string>" PIPELINE_LINE
 	    "</string><string>--exit-after</string><string>300</string>"
 	    "<string>0</string>");
-	/* Two runs' lines held, so at least one clean end was judged (the
-	 * runs go on: launchd's KeepAlive starts it again). */
-	for (start = now_s(); daemon_log_count("job clean: its log shows a "
-	    "pipeline failure") < 2; sleep_ms(20))
+	/* Its clean end judged (launchd told it: last_exit), after its line
+	 * was held; KeepAlive starts it again. */
+	for (start = now_s(); !clean_end_seen(); sleep_ms(20))
 		if (now_s() - start > 10 * time_scale())
-			fail_msg("the second run's line was never read");
+			fail_msg("no clean end after a held line");
 	j = job_status("clean");
 	assert_string_not_equal(str_of(j, "state"), "reverted");
 	assert_true(json_is_null(json_object_get(j, "reverted")));
@@ -268,8 +408,12 @@ main(void)
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hidden_failure_witnessed,
 		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_witness_then_quick_death,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_every_log_form, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_residency_every_form,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_overbroad_from_shim, setup,
 		    teardown),
 	};

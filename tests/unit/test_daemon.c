@@ -798,6 +798,25 @@ test_marker_report(void **state)
 	assert_int_equal(s.witnessed, 2);
 	assert_string_equal(s.failed, "function");
 	assert_string_equal(s.failed_call, "newFunctionWithName:");
+	/* A library that would not load gives way to a later other kind;
+	 * alone, it is what is named. */
+	f = fopen(path, "w");
+	fputs(hooked, f);
+	fputs("metalcap witness pid=7 failed=library "
+	    "call=newLibraryWithURL:error:\n", f);
+	fclose(f);
+	assert_true(marker_read(dir, 7, &s));
+	assert_string_equal(s.failed, "library");
+	f = fopen(path, "a");
+	fputs("metalcap witness pid=7 failed=library "
+	    "call=newLibraryWithSource:options:error:\n", f);
+	fputs("metalcap witness pid=7 failed=queue call=newCommandQueue\n", f);
+	fputs("metalcap witness pid=7 failed=pipeline call=y:\n", f);
+	fclose(f);
+	assert_true(marker_read(dir, 7, &s));
+	assert_int_equal(s.witnessed, 4);
+	assert_string_equal(s.failed, "queue");
+	assert_string_equal(s.failed_call, "newCommandQueue");
 	unlink(path);
 	rmdir(dir);
 }

@@ -157,12 +157,19 @@ test_scan_client_text(void **state)
 	    "compile pipeline",
 	    " ggml_metal_init: error: load pipeline error",
 	    "x GGML_ASSERT(buf) failed",
+	    /* ggml's own asserts outside Metal: a client can reach some. */
+	    "/src/ggml/src/ggml.c:1554: GGML_ASSERT(view_src == NULL || "
+	    "data_size == 0 || data_size + view_offs <= ggml_nbytes(view_src)) "
+	    "failed",
 	};
 	static const struct { const char *line, *what; } backend[] = {
 	    { "0.01.234.567 E ggml_metal_library_compile_pipeline: failed to "
 	      "compile pipeline: base = 'k', name = 'k'", "pipeline failure" },
 	    { "ggml/src/ggml-metal/ggml-metal-ops.cpp:1721: GGML_ASSERT(pipeline"
-	      ") failed", "ggml assertion" },
+	      ") failed", "ggml Metal abort" },
+	    { "/Users/me/My Projects/llama.cpp/ggml/src/ggml-metal/ggml-metal-"
+	      "device.m:852: ggml_metal_encoder_set_pipeline: nil Metal "
+	      "pipeline", "ggml Metal abort" },
 	    { "libc++abi: terminating due to uncaught exception of type "
 	      "std::runtime_error: [METAL] Command buffer execution failed: "
 	      "Internal Error", "MLX kernel failure" },
