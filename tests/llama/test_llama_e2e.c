@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -545,6 +546,106 @@ test_standin_shapes(void **state)
 	}
 }
 
+/* How long the piece of a number at in is (nan and inf are numbers). */
+static size_t
+number_piece(const char *in)
+{
+	if (strncmp(in, "nan", 3) == 0 || strncmp(in, "inf", 3) == 0)
+		return 3;
+	return *in != '\0' && strchr("-0123456789.", *in) != NULL;
+}
+
+/*
+ * Each number one N (digits, signs, points, nan: llama.cpp prints -nan
+ * for the spread of two runs that agree exactly), each run of blanks one.
+ */
+static void
+numbers_out(const char *in, char *out, size_t len)
+{
+	size_t	n = 0, k;
+
+	while (*in != '\0' && n + 2 < len) {
+		if (number_piece(in) > 0) {
+			while ((k = number_piece(in)) > 0)
+				in += k;
+			out[n++] = 'N';
+		} else if (*in == ' ') {
+			while (*in == ' ')
+				in++;
+			out[n++] = ' ';
+		} else
+			out[n++] = *in++;
+	}
+	out[n] = '\0';
+}
+
+/* A llama-perplexity's stdout and stderr for these arguments. */
+static void
+perplexity_run(const char *program, const char *model_file, bool compare,
+    struct child_result *r)
+{
+	char		 text[256], base[256];
+	const char	*argv[] = { program, "-m", model_file, "-f", text, "-c",
+	    "128", "--chunks", "4", "--kl-divergence-base", base,
+	    compare ? "--kl-divergence" : NULL, NULL };
+	char		*env[CHILD_ENV_MAX];
+
+	snprintf(text, sizeof text, "%s/text.txt", home);
+	snprintf(base, sizeof base, "%s/%s.base", home, strrchr(program, '/')
+	    + 1);
+	child_env(env, NULL);
+	assert_int_equal(child_run(argv, env, r), 0);
+	assert_true(WIFEXITED(r->status) && WEXITSTATUS(r->status) == 0);
+}
+
+/*
+ * llama-perplexity-sim agrees with the real llama-perplexity on the same
+ * text, in both its modes: stdout line for line but for the figures
+ * (numbers and the blanks that align them), and the prefixed stderr
+ * lines that metalcapctl verify keeps as evidence.
+ */
+static void
+test_perplexity_sim_shapes(void **state)
+{
+	static struct child_result	real, sim;
+	static const char *const	lines[] = {
+	    "perplexity: saving all logits to",
+	    "perplexity: calculating perplexity over",
+	    "kl_divergence: computing over",
+	};
+	static char	 a[CHILD_OUTPUT_MAX], b[CHILD_OUTPUT_MAX];
+	char		 path[256], sim_model[256], words[20000];
+	size_t		 n = 0;
+	int		 i, mode;
+
+	(void)state;
+	for (i = 0; i < 3000; i++)
+		n += (size_t)snprintf(words + n, sizeof words - n, "%s ",
+		    (const char *[]){ "the", "quick", "brown", "fox", "jumps",
+		    "over", "lazy", "dog" }[(i * 7 + i / 3) % 8]);
+	snprintf(path, sizeof path, "%s/text.txt", home);
+	write_file(path, "w", words);
+	snprintf(sim_model, sizeof sim_model, "%s/sim.gguf", home);
+	write_file(sim_model, "w", "GGUF\ngeneral.type=llama 1B Q4_K - "
+	    "Medium\ngeneral.size=667815936\ngeneral.params=1100048384\n");
+	for (mode = 0; mode < 2; mode++) {
+		perplexity_run(PERPLEXITY, MODEL, mode == 1, &real);
+		perplexity_run(BUILD "/tests/llama-perplexity-sim", sim_model,
+		    mode == 1, &sim);
+		numbers_out(real.out, a, sizeof a);
+		numbers_out(sim.out, b, sizeof b);
+		assert_string_equal(b, a);
+		for (i = 0; i < 3; i++) {
+			if (strstr(real.err, lines[i]) == NULL)
+				continue;
+			prefix_of(real.err, lines[i], a, sizeof a);
+			prefix_of(sim.err, lines[i], b, sizeof b);
+			assert_string_equal(b, a);
+		}
+	}
+	assert_non_null(strstr(real.err, "kl_divergence: computing over"));
+}
+
 int
 main(void)
 {
@@ -559,6 +660,8 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_bench_sim_keys, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_perplexity_sim_shapes,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_verify_real, setup,
 		    teardown),
 	};

@@ -44,6 +44,10 @@
 
 #include "ggmlsim.h"
 
+/* llama-perplexity's own lines, through its common log (ggmlsim.h). */
+#define PLOG(...)	ggmlsim_log(3, 'I', __VA_ARGS__)
+#define PERR(...)	ggmlsim_log(1, 'E', __VA_ARGS__)
+
 #define SIM_VOCAB	256
 #define SIM_ROUNDING	1e-4	/* mul_mm against the reference: rounding */
 
@@ -226,14 +230,14 @@ ppl_tokens(const struct ppl_opts *o, long *n_chunk)
 	char		*text;
 	int32_t		*tokens;
 
-	LOG("perplexity: tokenizing the input ..\n");
+	PLOG("perplexity: tokenizing the input ..\n");
 	if ((text = ppl_slurp(o->text, &len)) == NULL) {
-		LOG("error: failed to open file '%s'\n", o->text);
+		PERR("error: failed to open file '%s'\n", o->text);
 		exit(1);
 	}
-	LOG("perplexity: tokenization took %g ms\n", 0.5);
+	PLOG("perplexity: tokenization took %g ms\n", 0.5);
 	if ((long)len < 2 * o->n_ctx) {
-		LOG("perplexity: you need at least %ld tokens to evaluate "
+		PERR("perplexity: you need at least %ld tokens to evaluate "
 		    "perplexity with a context of %ld\n", 2 * o->n_ctx,
 		    o->n_ctx);
 		free(text);
@@ -289,7 +293,7 @@ ppl_read_record(const uint16_t *rec, double *lp)
 static void
 ppl_eta(const char *who)
 {
-	LOG("%s: %.2f seconds per pass - ETA ", who, 0.02);
+	PLOG("%s: %.2f seconds per pass - ETA ", who, 0.02);
 	fflush(stderr);
 	printf("%.2f minutes\n", 0.01);
 	fflush(stdout);
@@ -304,9 +308,9 @@ ppl_save(const struct ppl_opts *o, uint64_t model, const struct ppl_path *p)
 	int32_t		*tokens, header[3];
 	FILE		*f;
 
-	LOG("perplexity: saving all logits to %s\n", o->base);
+	PLOG("perplexity: saving all logits to %s\n", o->base);
 	if ((f = fopen(o->base, "wb")) == NULL) {
-		LOG("perplexity: failed to open %s for writing\n", o->base);
+		PERR("perplexity: failed to open %s for writing\n", o->base);
 		return;
 	}
 	fwrite("_logits_", 8, 1, f);
@@ -320,7 +324,7 @@ ppl_save(const struct ppl_opts *o, uint64_t model, const struct ppl_path *p)
 	header[2] = (int32_t)n_chunk;
 	fwrite(&header[1], sizeof header[0], 2, f);
 	fwrite(tokens, sizeof *tokens, (size_t)(n_chunk * o->n_ctx), f);
-	LOG("perplexity: calculating perplexity over %ld chunks, n_ctx=%ld, "
+	PLOG("perplexity: calculating perplexity over %ld chunks, n_ctx=%ld, "
 	    "batch_size=%ld, n_seq=%d\n", n_chunk, o->n_ctx, o->n_ctx, 1);
 	for (c = 0; c < n_chunk; c++) {
 		if (c == 0)
@@ -340,7 +344,7 @@ ppl_save(const struct ppl_opts *o, uint64_t model, const struct ppl_path *p)
 	fflush(stdout);
 	nll /= (double)count;
 	nll2 = nll2 / (double)count - nll * nll;
-	LOG("Final estimate: PPL = %.4lf +/- %.5lf\n", exp(nll),
+	PLOG("Final estimate: PPL = %.4lf +/- %.5lf\n", exp(nll),
 	    exp(nll) * sqrt(fmax(nll2, 0) / (double)(count - 1)));
 	fclose(f);
 	free(tokens);
@@ -497,23 +501,23 @@ ppl_kld(const struct ppl_opts *o, uint64_t model, const struct ppl_path *p)
 	FILE			*f;
 
 	if ((f = fopen(o->base, "rb")) == NULL) {
-		LOG("kl_divergence: failed to open %s\n", o->base);
+		PERR("kl_divergence: failed to open %s\n", o->base);
 		return;
 	}
 	if (fread(magic, 8, 1, f) != 1 || memcmp(magic, "_logits_", 8) != 0) {
-		LOG("kl_divergence: %s does not look like a file containing "
+		PERR("kl_divergence: %s does not look like a file containing "
 		    "log-probabilities\n", o->base);
 		fclose(f);
 		return;
 	}
 	if (fread(&n_ctx, sizeof n_ctx, 1, f) != 1 || n_ctx != o->n_ctx)
-		LOG("kl_divergence: %s has been computed with %d, while the "
+		PERR("kl_divergence: %s has been computed with %d, while the "
 		    "current context is %ld. Increase it with -c and retry\n",
 		    o->base, n_ctx, o->n_ctx);
 	if (fread(&n_vocab, sizeof n_vocab, 1, f) != 1 ||
 	    fread(&n_chunk, sizeof n_chunk, 1, f) != 1 || n_chunk < 1 ||
 	    n_ctx < 4 || n_ctx > 1 << 20) {
-		LOG("kl_divergence: failed reading n_vocab, n_chunk from %s\n",
+		PERR("kl_divergence: failed reading n_vocab, n_chunk from %s\n",
 		    o->base);
 		fclose(f);
 		return;
@@ -523,7 +527,7 @@ ppl_kld(const struct ppl_opts *o, uint64_t model, const struct ppl_path *p)
 	 * stride; the simulator, whose records are its own size, stops.
 	 */
 	if (n_vocab != SIM_VOCAB) {
-		LOG("kl_divergence: inconsistent vocabulary (%d vs %d)\n",
+		PERR("kl_divergence: inconsistent vocabulary (%d vs %d)\n",
 		    n_vocab, SIM_VOCAB);
 		fclose(f);
 		return;
@@ -531,13 +535,13 @@ ppl_kld(const struct ppl_opts *o, uint64_t model, const struct ppl_path *p)
 	tokens = calloc((size_t)n_chunk * (size_t)n_ctx, sizeof *tokens);
 	if (fread(tokens, sizeof *tokens, (size_t)n_chunk * (size_t)n_ctx, f) !=
 	    (size_t)n_chunk * (size_t)n_ctx) {
-		LOG("kl_divergence: failed reading evaluation tokens from %s\n",
+		PERR("kl_divergence: failed reading evaluation tokens from %s\n",
 		    o->base);
 		goto out;
 	}
 	for (c = 0; c < (long)n_chunk * n_ctx; c++)
 		if (tokens[c] < 0 || tokens[c] >= SIM_VOCAB) {
-			LOG("kl_divergence: failed reading evaluation tokens "
+			PERR("kl_divergence: failed reading evaluation tokens "
 			    "from %s\n", o->base);
 			goto out;
 		}
@@ -545,7 +549,7 @@ ppl_kld(const struct ppl_opts *o, uint64_t model, const struct ppl_path *p)
 	per = n_ctx - 1 - first;
 	s.klds = calloc((size_t)(n_chunk * per), sizeof *s.klds);
 	s.dps = calloc((size_t)(n_chunk * per), sizeof *s.dps);
-	LOG("kl_divergence: computing over %d chunks, n_ctx=%d, batch_size=%d, "
+	PLOG("kl_divergence: computing over %d chunks, n_ctx=%d, batch_size=%d, "
 	    "n_seq=%d\n", n_chunk, n_ctx, n_ctx, 1);
 	for (c = 0; c < n_chunk; c++) {
 		if (c == 0) {
@@ -556,7 +560,7 @@ ppl_kld(const struct ppl_opts *o, uint64_t model, const struct ppl_path *p)
 		}
 		for (j = first; j < n_ctx - 1; j++) {
 			if (fread(rec, sizeof rec, 1, f) != 1) {
-				LOG("kl_divergence: failed reading log-probs "
+				PERR("kl_divergence: failed reading log-probs "
 				    "for chunk %ld\n", c);
 				goto out;
 			}
@@ -594,15 +598,18 @@ main(int argc, char **argv)
 	size_t		 len, i;
 	char		*bytes;
 
+	/* llama-perplexity's log: prefixed, ggml's INFO hidden (common/). */
+	ggmlsim_log_style = (struct ggmlsim_log){ .prefix = true,
+	    .timestamps = true, .verbosity = 3 };
 	if (ppl_parse(argc, argv, &o) == -1)
 		return 1;
 	if (o.n_ctx <= 0) {
-		LOG("main: perplexity tool requires '--ctx-size' > 0\n");
+		PERR("main: perplexity tool requires '--ctx-size' > 0\n");
 		return 1;
 	}
 	if (o.model == NULL || (bytes = ppl_slurp(o.model, &len)) == NULL ||
 	    strncmp(bytes, "GGUF", 4) != 0) {
-		LOG("llama_model_load: error loading model: %s\nmain: unable "
+		PERR("llama_model_load: error loading model: %s\nmain: unable "
 		    "to load model\n", o.model == NULL ? "no -m" :
 		    strerror(errno ? errno : EINVAL));
 		return 1;
@@ -611,20 +618,20 @@ main(int argc, char **argv)
 		model = ppl_hash(model, (unsigned char)bytes[i]);
 	free(bytes);
 	if ((dev = MTLCreateSystemDefaultDevice()) == nil) {
-		LOG("ggml_metal_init: error: failed to allocate context\n");
+		PERR("ggml_metal_init: error: failed to allocate context\n");
 		return 1;
 	}
 	if (ggmlsim_init(dev) != 0)
 		return 1;
 	ppl_device_path(dev, &path);
-	LOG("system_info: n_threads = 8 | Metal : EMBED_LIBRARY = 1 |\n");
+	PLOG("system_info: n_threads = 8 | Metal : EMBED_LIBRARY = 1 |\n");
 	if (o.base == NULL)
-		LOG("perplexity: the simulator computes only with "
+		PLOG("perplexity: the simulator computes only with "
 		    "--kl-divergence-base\n");
 	else if (o.kld)
 		ppl_kld(&o, model, &path);
 	else if (o.text == NULL)
-		LOG("error: the simulator needs -f TEXT\n");
+		PERR("error: the simulator needs -f TEXT\n");
 	else
 		ppl_save(&o, model, &path);
 	printf("\n");
