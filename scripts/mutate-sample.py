@@ -50,8 +50,8 @@ SRC = TOP	# the committed tree the sites are found in (main sets it)
 # of make test that runs metalcapd also runs the probe it starts, the
 # shim its jobs load and metalcapctl: a test the map leaves out is a
 # mutant counted a survivor that make test would kill.
-E2E = ["test_daemon_e2e", "test_edges", "test_removed_e2e",
-       "test_invalid_e2e", "test_fleet_e2e", "test_hostile", "test_faults",
+E2E = ["test_daemon_e2e", "test_evidence_e2e", "test_edges",
+       "test_removed_e2e", "test_invalid_e2e", "test_fleet_e2e", "test_hostile", "test_faults",
        "test_io_faults", "test_rpc_clients", "test_invariants_e2e",
        "test_abuse", "test_bench_e2e", "test_install_e2e", "test_probe"]
 SOURCES = {

@@ -299,6 +299,32 @@ test_bench_real(void **state)
 	    "its gpu_info is empty, as a CPU build's is)"));
 }
 
+/* home/text.txt: 3,000 words, enough tokens for 4 chunks of 128. */
+static void
+put_text(void)
+{
+	static const char *const	words[] = { "the", "quick", "brown",
+	    "fox", "jumps", "over", "lazy", "dog" };
+	char				text[20000], path[256];
+	size_t				n = 0;
+	int				i;
+
+	for (i = 0; i < 3000; i++)
+		n += (size_t)snprintf(text + n, sizeof text - n, "%s ",
+		    words[(i * 7 + i / 3) % 8]);
+	snprintf(path, sizeof path, "%s/text.txt", home);
+	write_file(path, "w", text);
+}
+
+/* home/sim.gguf: a model of the simulators' own kind, its path in buf. */
+static void
+put_sim_model(char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/sim.gguf", home);
+	write_file(buf, "w", "GGUF\ngeneral.type=llama 1B Q4_K - Medium\n"
+	    "general.size=667815936\ngeneral.params=1100048384\n");
+}
+
 /*
  * metalcapctl verify over the real llama-perplexity: the stock run writes
  * its base logits, which are hashed though the unlocked run (a CPU build:
@@ -312,19 +338,11 @@ test_verify_real(void **state)
 	    PERPLEXITY, "-m", MODEL, "-f", "text.txt", "-c", "128",
 	    "--chunks", "4", NULL };
 	struct child_result	*r;
-	char			 text[20000], path[256];
 	char			*md, *sum;
-	size_t			 n = 0;
-	int			 code, i;
+	int			 code;
 
 	(void)state;
-	/* 3,000 words: enough tokens for 4 chunks of 128. */
-	for (i = 0; i < 3000; i++)
-		n += (size_t)snprintf(text + n, sizeof text - n, "%s ",
-		    (const char *[]){ "the", "quick", "brown", "fox", "jumps",
-		    "over", "lazy", "dog" }[(i * 7 + i / 3) % 8]);
-	snprintf(path, sizeof path, "%s/text.txt", home);
-	write_file(path, "w", text);
+	put_text();
 	assert_int_equal(chdir(home), 0);
 	r = ctlv(&code, args);
 	assert_int_equal(code, 1);
@@ -375,9 +393,7 @@ test_bench_sim_keys(void **state)
 	size_t		 i;
 
 	(void)state;
-	snprintf(sim_model, sizeof sim_model, "%s/sim.gguf", home);
-	write_file(sim_model, "w", "GGUF\ngeneral.type=llama 1B Q4_K - "
-	    "Medium\ngeneral.size=667815936\ngeneral.params=1100048384\n");
+	put_sim_model(sim_model, sizeof sim_model);
 	real = bench_json(BENCH, MODEL);
 	sim = bench_json(BUILD "/tests/llama-bench-sim", sim_model);
 	for (i = 0; i < 2; i++) {
@@ -614,20 +630,12 @@ test_perplexity_sim_shapes(void **state)
 	    "kl_divergence: computing over",
 	};
 	static char	 a[CHILD_OUTPUT_MAX], b[CHILD_OUTPUT_MAX];
-	char		 path[256], sim_model[256], words[20000];
-	size_t		 n = 0;
+	char		 sim_model[256];
 	int		 i, mode;
 
 	(void)state;
-	for (i = 0; i < 3000; i++)
-		n += (size_t)snprintf(words + n, sizeof words - n, "%s ",
-		    (const char *[]){ "the", "quick", "brown", "fox", "jumps",
-		    "over", "lazy", "dog" }[(i * 7 + i / 3) % 8]);
-	snprintf(path, sizeof path, "%s/text.txt", home);
-	write_file(path, "w", words);
-	snprintf(sim_model, sizeof sim_model, "%s/sim.gguf", home);
-	write_file(sim_model, "w", "GGUF\ngeneral.type=llama 1B Q4_K - "
-	    "Medium\ngeneral.size=667815936\ngeneral.params=1100048384\n");
+	put_text();
+	put_sim_model(sim_model, sizeof sim_model);
 	for (mode = 0; mode < 2; mode++) {
 		perplexity_run(PERPLEXITY, MODEL, mode == 1, &real);
 		perplexity_run(BUILD "/tests/llama-perplexity-sim", sim_model,
