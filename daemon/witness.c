@@ -140,7 +140,10 @@ witness_line(struct job *j, const char *what, const char *line)
 		j->unconfirmed_what = what;
 		j->unconfirmed_ms = now;
 	}
-	if (witness_read(j, &seen) && seen.witnessed > 0) {
+	/* A library's witness goes only with a line about a library: text
+	 * of another kind is no part of it. */
+	if (witness_read(j, &seen) && seen.witnessed > 0 &&
+	    (witness_alone(&seen) || strstr(what, "library") != NULL)) {
 		witness_act(j, &seen);
 		return;
 	}
