@@ -11,13 +11,6 @@
 
 #include "mcd.h"
 
-/*
- * Exits launchd counted since we last looked, told by how the last one
- * ended: a signal ("last terminating signal"), a kill with a reason and
- * no exit code ("last exit reason = JETSAM_REASON_...", or OS_REASON_...
- * for dyld and code signing), or an exit code (78: EX_CONFIG, it never
- * started).
- */
 /* How the run ended, in launchd's words. */
 static const char *
 exited_how(const struct launchd_seen *seen, char *buf, size_t len)
@@ -31,6 +24,13 @@ exited_how(const struct launchd_seen *seen, char *buf, size_t len)
 	return buf;
 }
 
+/*
+ * Exits launchd counted since we last looked, told by how the last one
+ * ended: a signal ("last terminating signal"), a kill with a reason and
+ * no exit code ("last exit reason = JETSAM_REASON_...", or OS_REASON_...
+ * for dyld and code signing), or an exit code (78: EX_CONFIG, it never
+ * started).
+ */
 void
 exited_report(struct mcd *d, struct job *j, const struct launchd_seen *seen,
     long count)
