@@ -58,6 +58,7 @@ unpack() {
 	*)	say "the bundle's commit is $head, not $COMMIT"; exit 1 ;;
 	esac
 	rm -rf "$HOME_DIR/package"
+	: >"$HOME_DIR/src/.unpacked-$COMMIT"
 }
 
 # A CPU build with nothing fetched at build time: no prebuilt web page
@@ -94,7 +95,8 @@ build)
 		}
 	done
 	fetch
-	[ -d "$HOME_DIR/src/.git" ] || unpack
+	# An unpacking cut short (the marker comes last) is done again.
+	[ -f "$HOME_DIR/src/.unpacked-$COMMIT" ] || unpack
 	build
 	rm -f "$HOME_DIR"/built-*
 	: >"$STAMP"
