@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Fuzz target: the log-signature scanner over what a workload may print on
- * stderr, through the incremental tail (partial lines, huge lines, NULs),
- * with the built-in signatures and a job's own.
+ * stderr, through the incremental tail (partial lines, huge lines, NULs)
+ * and the colours' removal, with the built-in signatures and a job's own.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -29,10 +29,16 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
+/* As metalcapd reads a line: colours out, its environment, the
+ * signatures. */
 static void
-fuzz_line(void *arg, const char *line)
+fuzz_line(void *arg, const char *text)
 {
+	char		 plain[TAIL_LINE_MAX + 1];
+	const char	*line = scan_plain(text, plain, sizeof plain);
+
 	(void)arg;
+	(void)scan_environment(line);
 	(void)scan_line(scanner, line);
 }
 
