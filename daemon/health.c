@@ -31,8 +31,7 @@ health_timer_fired(uv_timer_t *t)
 void
 health_cancel(struct job *j)
 {
-	if (j->health_timer != NULL)
-		uv_timer_stop(j->health_timer);
+	job_timer_stop(j->health_timer);
 }
 
 /* The job's watch ends: its timer goes. */

@@ -54,6 +54,14 @@ job_timer_start(struct job *j, uv_timer_t **t, uv_timer_cb cb, uint64_t ms)
 	uv_timer_start(*t, cb, ms, 0);
 }
 
+/* Nothing due on the timer, if the job has one. */
+void
+job_timer_stop(uv_timer_t *t)
+{
+	if (t != NULL)
+		uv_timer_stop(t);
+}
+
 /* The timer goes (freed once libuv has closed it). */
 void
 job_timer_close(uv_timer_t **t)

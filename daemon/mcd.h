@@ -221,8 +221,7 @@ struct job {
 	uint64_t		 unconfirmed_ms;	/* loop time it was held */
 	uint64_t		 died_ms;	/* loop time its process ended */
 	bool			 witness_acted;	/* this pid's witness counted */
-	bool			 witness_pending; /* waiting for its line */
-	uv_timer_t		*witness_timer;	/* ... until then */
+	uv_timer_t		*witness_timer;	/* a witness waits for its line */
 	/* its health check (health.c), for the process being watched */
 	uint64_t		 health_start;	/* loop ms the process came */
 	bool			 health_passed;	/* it has passed once */
@@ -387,6 +386,7 @@ void	job_effective(struct mcd *, struct job *);
 bool	job_runs_unlocked(const struct job *);
 const char *job_desired(struct mcd *, const struct job *);
 void	job_timer_start(struct job *, uv_timer_t **, uv_timer_cb, uint64_t ms);
+void	job_timer_stop(uv_timer_t *);
 void	job_timer_close(uv_timer_t **);
 
 /* --- driver.c: events in, actions out ------------------------------------------- */

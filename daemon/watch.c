@@ -178,7 +178,7 @@ watch_log_line(void *arg, const char *text)
 {
 	struct job	*j = arg;
 	const char	*what;
-	char		 plain[4096];
+	char		 plain[TAIL_LINE_MAX + 1];	/* a line cut to the max */
 	const char	*line = scan_plain(text, plain, sizeof plain);
 
 	if ((what = scan_environment(line)) != NULL) {

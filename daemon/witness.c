@@ -99,6 +99,16 @@ witness_alone(const struct shim_seen *seen)
 }
 
 /*
+ * Does a line of kind what go with this witness?  A library's goes only
+ * with a line about a library: text of another kind is no part of it.
+ */
+static bool
+witness_pairs(const struct shim_seen *seen, const char *what)
+{
+	return witness_alone(seen) || strstr(what, "library") != NULL;
+}
+
+/*
  * The shim saw a Metal call fail: the job goes back to stock once, with
  * the witness and the failure line that went with it, if one came.
  */
@@ -110,7 +120,7 @@ witness_act(struct job *j, const struct shim_seen *seen)
 	bool		 line = j->unconfirmed[0] != '\0';
 
 	j->witness_acted = true;
-	j->witness_pending = false;
+	job_timer_stop(j->witness_timer);
 	snprintf(said, sizeof said, "the shim saw %s fail in pid %ld",
 	    seen->failed_call, j->pid);
 	log_warnx("job %s: %s", j->name, said);
@@ -140,10 +150,8 @@ witness_line(struct job *j, const char *what, const char *line)
 		j->unconfirmed_what = what;
 		j->unconfirmed_ms = now;
 	}
-	/* A library's witness goes only with a line about a library: text
-	 * of another kind is no part of it. */
 	if (witness_read(j, &seen) && seen.witnessed > 0 &&
-	    (witness_alone(&seen) || strstr(what, "library") != NULL)) {
+	    witness_pairs(&seen, what)) {
 		witness_act(j, &seen);
 		return;
 	}
@@ -179,7 +187,6 @@ void
 witness_stop(struct job *j)
 {
 	job_timer_close(&j->witness_timer);
-	j->witness_pending = false;
 }
 
 /* What the job wrote up to now, read (a bounded amount) before judging. */
@@ -188,18 +195,20 @@ witness_drain(struct job *j, tail_line_fn read_line)
 {
 	int	i;
 
-	for (i = 0; i < WITNESS_DRAIN_ROUNDS && j->tail != NULL &&
-	    !j->witness_acted; i++)
+	for (i = 0; i < WITNESS_DRAIN_ROUNDS && read_line != NULL &&
+	    j->tail != NULL && !j->witness_acted; i++)
 		if (!tail_read(j->tail, read_line, j))
 			break;
 }
 
 /*
- * The job's report changed (or was first read): a witness there acts, with
- * the failure line ggml writes after the call if it comes in time.
+ * The job's report, read and judged: an answer above any Apple GPU's, or a
+ * witness, with the failure line ggml writes after the call (read first)
+ * if it goes with it.  A witness that may stand alone and has no line yet
+ * waits WITNESS_GRACE_MS for it, once, when wait; else it acts now.
  */
-void
-witness_report(struct job *j, tail_line_fn read_line)
+static void
+witness_judge(struct job *j, tail_line_fn read_line, bool wait)
 {
 	struct shim_seen	seen;
 
@@ -215,29 +224,32 @@ witness_report(struct job *j, tail_line_fn read_line)
 	witness_drain(j, read_line);
 	if (j->witness_acted)
 		return;
-	if (j->unconfirmed[0] != '\0') {
+	if (j->unconfirmed[0] != '\0' && witness_pairs(&seen,
+	    j->unconfirmed_what))
 		witness_act(j, &seen);
+	else if (!witness_alone(&seen))
 		return;
-	}
-	if (!witness_alone(&seen) || j->witness_pending)
-		return;		/* armed once: other reports do not delay it */
-	j->witness_pending = true;
-	job_timer_start(j, &j->witness_timer, witness_timer_fired,
-	    WITNESS_GRACE_MS);
+	else if (!wait)
+		witness_act(j, &seen);
+	/* Armed once: other reports changing meanwhile do not delay it. */
+	else if (j->witness_timer == NULL ||
+	    !uv_is_active((uv_handle_t *)j->witness_timer))
+		job_timer_start(j, &j->witness_timer, witness_timer_fired,
+		    WITNESS_GRACE_MS);
 }
 
-/* The grace is over: the witness acts alone. */
+/* The job's report changed (or was first read). */
+void
+witness_report(struct job *j, tail_line_fn read_line)
+{
+	witness_judge(j, read_line, true);
+}
+
+/* The grace is over: the witness acts alone (its line never came). */
 static void
 witness_due(struct job *j)
 {
-	struct shim_seen	seen;
-
-	if (!j->witness_pending || j->witness_acted)
-		return;
-	j->witness_pending = false;
-	if (witness_read(j, &seen) && seen.witnessed > 0 &&
-	    witness_alone(&seen))
-		witness_act(j, &seen);
+	witness_judge(j, NULL, false);
 }
 
 /*
@@ -248,17 +260,9 @@ witness_due(struct job *j)
 void
 witness_gone(struct job *j, tail_line_fn read_line)
 {
-	struct shim_seen	seen;
-
 	j->died_ms = uv_now(j->daemon->loop);
 	witness_drain(j, read_line);
-	if (j->witness_acted || !job_runs_unlocked(j) ||
-	    !witness_read(j, &seen))
-		return;
-	if (seen.family_max > WITNESS_APPLE_LAST)
-		witness_overbroad(j, &seen);
-	else if (seen.witnessed > 0 && witness_alone(&seen))
-		witness_act(j, &seen);
+	witness_judge(j, read_line, false);
 }
 
 /*
@@ -295,5 +299,5 @@ void
 witness_reset(struct job *j)
 {
 	j->witness_acted = false;
-	j->witness_pending = false;
+	job_timer_stop(j->witness_timer);
 }
