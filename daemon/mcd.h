@@ -462,7 +462,7 @@ struct conn {
 	uv_pipe_t		 pipe;
 	uv_timer_t		 timer;		/* the client timeout */
 	int			 handles;	/* not yet closed */
-	uint64_t		 last_active;	/* loop time of the last I/O */
+	uint64_t		 last_active;	/* d->io_serial at the last I/O */
 	struct mcd		*daemon;
 	struct mc_rpc_decoder	 decoder;
 	int			 pending_writes;
@@ -520,6 +520,7 @@ struct mcd {
 	uv_pipe_t		 server;
 	struct conn		*conns;
 	size_t			 nconns;
+	uint64_t		 io_serial;	/* orders the clients' I/O */
 	size_t			 conns_freed;	/* since memory was last released */
 	uv_fs_event_t		 watch_jobs;
 	uv_fs_event_t		 watch_profiles;

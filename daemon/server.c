@@ -119,7 +119,7 @@ conn_timeout(uv_timer_t *t)
 static void
 conn_progress(struct conn *c)
 {
-	c->last_active = uv_now(c->daemon->loop);
+	c->last_active = ++c->daemon->io_serial;
 	if (c->closing)
 		return;
 	if (mc_rpc_partial(&c->decoder) || c->pending_writes > 0)
@@ -310,9 +310,26 @@ server_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 }
 
 /*
+ * Bytes waiting unread make a connection busy, not idle: one accepted in
+ * the same turn of the loop as hundreds of others has not been read yet,
+ * and its request may be there already.
+ */
+static bool
+conn_has_input(struct conn *c)
+{
+	uv_os_fd_t	fd;
+	char		byte;
+
+	return uv_fileno((uv_handle_t *)&c->pipe, &fd) == 0 &&
+	    recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) == 1;
+}
+
+/*
  * All places are taken: the connection that has done nothing the longest
  * (one that only listens to events last) gives its place; NULL if every
- * other one is busy.
+ * other one is busy.  Its I/O is ordered by a counter, not the loop's
+ * clock, which stands still while one turn accepts a burst: ties there
+ * gave the place of the newest, not the idlest.
  */
 static struct conn *
 server_idlest(struct mcd *d, struct conn *except)
@@ -325,9 +342,11 @@ server_idlest(struct mcd *d, struct conn *except)
 		    !c->subscribed) || mc_rpc_partial(&c->decoder) ||
 		    c->refs > 0)
 			continue;
-		if (best == NULL || (best->subscribed && !c->subscribed) ||
-		    (best->subscribed == c->subscribed &&
+		if (best != NULL && !(best->subscribed && !c->subscribed) &&
+		    !(best->subscribed == c->subscribed &&
 		    c->last_active < best->last_active))
+			continue;
+		if (!conn_has_input(c))
 			best = c;
 	}
 	return best;
@@ -349,7 +368,7 @@ server_accept(uv_stream_t *server, int status)
 	uv_timer_init(d->loop, &c->timer);
 	c->pipe.data = c->timer.data = c;
 	c->handles = 2;
-	c->last_active = uv_now(d->loop);
+	c->last_active = ++d->io_serial;
 	mc_rpc_decoder_init(&c->decoder, MC_MAX_MESSAGE);
 	c->next = d->conns;
 	d->conns = c;
