@@ -317,7 +317,7 @@ sup_record_state(plist_t rec, void *arg)
 	sim_set_str(rec, "State", arg);
 }
 
-/* Start the program; 0 and *pid, or -1 when its logs cannot be opened. */
+/* Start the program; 0 and *pid, or -1 when xpcproxy's part fails. */
 static int
 sup_spawn(plist_t job, pid_t *pid)
 {
@@ -339,16 +339,23 @@ sup_spawn(plist_t job, pid_t *pid)
 		setpgid(0, 0);
 		/*
 		 * xpcproxy sets the job up and execs it; whatever fails on
-		 * the way (a log it cannot open, the program itself) ends it
-		 * with EX_CONFIG (launchd.md §2, StandardOutPath row).
+		 * the way (its working directory, a log it cannot open, the
+		 * program itself) ends it with EX_CONFIG (launchd.md §2,
+		 * StandardOutPath row).
 		 */
 		sup_limits(job);
-		/* Where launchd runs, / (dryvist/nix-ai#1088), without a
-		 * WorkingDirectory or with one that is not there (launchd 842
-		 * job_setup_attributes logs it and goes on). */
-		if (cwd == NULL || chdir(cwd) == -1)
+		/*
+		 * Where launchd runs, / (dryvist/nix-ai#1088), without a
+		 * WorkingDirectory.  One that is not there fails the spawn:
+		 * "Service could not initialize: Unable to set current
+		 * working directory. error = 2" from xpcproxy (maddox/
+		 * wallop#61, 10.11); launchd 842 logged it and ran the job
+		 * in / instead, which no longer happens.
+		 */
+		if (cwd == NULL)
 			(void)chdir("/");
-		if (sup_log(job, "StandardOutPath", 1) == -1 ||
+		if ((cwd != NULL && chdir(cwd) == -1) ||
+		    sup_log(job, "StandardOutPath", 1) == -1 ||
 		    sup_log(job, "StandardErrorPath", 2) == -1)
 			err = 78;
 		else {

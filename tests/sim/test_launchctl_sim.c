@@ -555,6 +555,29 @@ test_btm_hold(void **state)
 	wait_print(&r, "\tpid = ");
 }
 
+/*
+ * A WorkingDirectory that is not there fails the spawn (xpcproxy's
+ * "Unable to set current working directory. error = 2", maddox/
+ * wallop#61): the run ends 78: EX_CONFIG and KeepAlive retries it after
+ * the throttle, as for a log that cannot be opened.  It used to run the
+ * job in /.
+ */
+static void
+test_working_directory_missing(void **state)
+{
+	struct child_result	r;
+
+	(void)state;
+	assert_int_equal(sim(&r, NULL, "bootstrap", gui, plist("/bin/sleep",
+	    "30", "<key>KeepAlive</key><true/><key>WorkingDirectory</key>"
+	    "<string>/nonexistent/metalcap</string>"), NULL), 0);
+	wait_print(&r, "\tlast exit code = 78: EX_CONFIG\n");
+	assert_null(strstr(r.out, "\tpid = "));
+	wait_print(&r, "\truns = 2\n");
+	assert_int_equal(sim(&r, NULL, "list", LABEL, NULL, NULL), 0);
+	assert_non_null(strstr(r.out, "\"LastExitStatus\" = 19968;"));
+}
+
 int
 main(void)
 {
@@ -585,7 +608,13 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_throttle_from_start, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_working_directory_missing,
+		    setup, teardown),
 	};
+
+	/* MC_TEST_ONLY=pattern runs the matching tests, as the e2e suites. */
+	if (getenv("MC_TEST_ONLY") != NULL)
+		cmocka_set_test_filter(getenv("MC_TEST_ONLY"));
 
 	return cmocka_run_group_tests_name("launchctl simulator", tests, NULL,
 	    NULL);
