@@ -427,6 +427,7 @@ sim_kickstart(int argc, char **argv)
 		if (kill_first)
 			kill((pid_t)sup, SIGUSR1);
 	} else {
+		/* Within the throttle its supervisor waits (sup_run). */
 		job = plist_copy(rec);
 		sim_supervise(label, job);
 		plist_free(job);

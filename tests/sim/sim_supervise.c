@@ -268,11 +268,23 @@ struct sup_exit {
 	bool	config_error;
 };
 
+/* The machine's clock since boot, the same in every process. */
+static long
+sup_now_ms(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 static void
 sup_record_start(plist_t rec, void *arg)
 {
 	pid_t	pid = *(pid_t *)arg;
 
+	/* launchd's start_time: the throttle of a later start counts from it. */
+	sim_set_int(rec, "StartedMs", sup_now_ms());
 	sim_set_int(rec, "PID", pid);
 	sim_set_int(rec, "Runs", sim_int(rec, "Runs", 0) + 1);
 	sim_set_str(rec, "State", "running");
@@ -434,15 +446,6 @@ sup_registered(const char *label)
 }
 
 /* Sleep up to ms, waking early for a stop or restart request. */
-static long
-sup_now_ms(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void
 sup_sleep(long ms)
 {
@@ -477,7 +480,30 @@ sup_run(const char *label, plist_t job)
 	struct sup_exit	 x;
 	pid_t		 pid = -1;
 	long		 started, ran;
+	plist_t		 rec;
 
+	/*
+	 * A start asked for (kickstart) within ThrottleInterval of the job's
+	 * last start waits out the rest, as a KeepAlive restart does: launchd
+	 * 842 job_mig_kickstart and launchctl start go through job_dispatch
+	 * to job_start, whose throttle check ("Throttling respawn: Will start
+	 * in N seconds") arms a timer and returns.  A fresh bootstrap has no
+	 * last start.
+	 */
+	sim_lock();
+	rec = sim_load(label);
+	started = rec != NULL ? sim_int(rec, "StartedMs", -1) : -1;
+	if (rec != NULL)
+		plist_free(rec);
+	sim_unlock();
+	if (started >= 0 && (ran = sup_now_ms() - started) < throttle * 1000) {
+		sim_update(label, sup_record_state, "spawn scheduled");
+		sup_sleep(throttle * 1000 - ran);
+		if (sup_stop) {
+			sup_unregister(label);
+			return;
+		}
+	}
 	for (;;) {
 		sup_restart = 0;
 		memset(&x, 0, sizeof x);

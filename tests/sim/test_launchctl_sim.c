@@ -578,6 +578,45 @@ test_working_directory_missing(void **state)
 	assert_non_null(strstr(r.out, "\"LastExitStatus\" = 19968;"));
 }
 
+/*
+ * kickstart of a job that is not running, within ThrottleInterval of its
+ * last start: launchd 842 answers as usual and starts it only when the
+ * interval has passed since that start (job_start's throttle arms a
+ * timer), showing "spawn scheduled" meanwhile.  It used to start at once.
+ */
+static void
+test_kickstart_throttled(void **state)
+{
+	struct child_result	r;
+	struct timespec		t0, t1;
+	double			took;
+	int			i;
+
+	(void)state;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(sim(&r, "LAUNCHCTL_SIM_THROTTLE=3", "bootstrap", gui,
+	    plist("/bin/true", NULL, "<key>RunAtLoad</key><true/>"), NULL), 0);
+	wait_print(&r, "\tlast exit code = 0\n");
+	sleep_ms(300);	/* its supervisor is done with the run */
+	assert_int_equal(sim(&r, "LAUNCHCTL_SIM_THROTTLE=3", "kickstart",
+	    target, NULL, NULL), 0);
+	assert_string_equal(r.out, "");
+	assert_string_equal(r.err, "");
+	wait_print(&r, "\tstate = spawn scheduled\n");
+	assert_non_null(strstr(r.out, "\truns = 1\n"));
+	for (i = 0; i < 300; i++) {
+		if (sim(&r, NULL, "print", target, NULL, NULL) == 0 &&
+		    strstr(r.out, "\truns = 2\n") != NULL)
+			break;
+		sleep_ms(30);
+	}
+	assert_true(i < 300);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	took = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+	if (took < 2.5)
+		fail_msg("started again %.1f s after the first start", took);
+}
+
 int
 main(void)
 {
@@ -610,6 +649,8 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_working_directory_missing,
 		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kickstart_throttled, setup,
+		    teardown),
 	};
 
 	/* MC_TEST_ONLY=pattern runs the matching tests, as the e2e suites. */
