@@ -118,6 +118,11 @@ sup_context(void)
  * `launchctl limit maxfiles` shows; NixOS/nix#5726 hit it), unless the
  * plist's SoftResourceLimits says otherwise (launchd 842
  * job_setup_attributes: setrlimit with the soft value, the hard kept).
+ * launchd's hard limit is unlimited (`256 unlimited`, skypilot#4836), so
+ * xnu takes any soft value and enforces at most kern.maxfilesperproc
+ * (proc_limitgetcur_nofile; xnu-2422 clamped the value itself).  Linux
+ * refuses a soft value over the hard one, which stands here for
+ * maxfilesperproc: such a value gets the hard limit.
  */
 static void
 sup_limits(plist_t job)
@@ -131,6 +136,8 @@ sup_limits(plist_t job)
 	if (limits != NULL && plist_get_node_type(limits) == PLIST_DICT)
 		rl.rlim_cur = (rlim_t)sim_int(limits, "NumberOfFiles",
 		    (long)rl.rlim_cur);
+	if (rl.rlim_cur > rl.rlim_max)
+		rl.rlim_cur = rl.rlim_max;
 	setrlimit(RLIMIT_NOFILE, &rl);
 }
 

@@ -4,6 +4,7 @@
  * it promises (exit codes, texts, asynchronous bootout, the disabled store,
  * print/list formats, KeepAlive, log files, the injection variable).
  */
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -617,6 +618,47 @@ test_kickstart_throttled(void **state)
 		fail_msg("started again %.1f s after the first start", took);
 }
 
+/*
+ * SoftResourceLimits' NumberOfFiles over the hard limit: launchd's own
+ * hard limit is unlimited, so xnu takes the value and enforces at most
+ * maxfilesperproc, which the hard limit stands for here.  The job gets
+ * the hard limit; it used to keep its caller's soft limit (300 here).
+ */
+static void
+test_number_of_files_over_hard(void **state)
+{
+	struct child_result	r;
+	struct rlimit		old, low;
+	char			extra[512], log[128], script[128], want[32];
+	char			buf[256] = "";
+	FILE			*f;
+
+	(void)state;
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+	if (old.rlim_max == RLIM_INFINITY || old.rlim_max <= 300)
+		skip();
+	snprintf(script, sizeof script, "%s/limit.sh", dir);
+	assert_non_null(f = fopen(script, "w"));
+	fputs("#!/bin/sh\nulimit -n\n", f);
+	fclose(f);
+	assert_int_equal(chmod(script, 0755), 0);
+	snprintf(log, sizeof log, "%s/out.log", dir);
+	snprintf(extra, sizeof extra, "<key>RunAtLoad</key><true/><key>"
+	    "StandardOutPath</key><string>%s</string><key>SoftResourceLimits"
+	    "</key><dict><key>NumberOfFiles</key><integer>%llu</integer>"
+	    "</dict>", log, (unsigned long long)old.rlim_max + 1);
+	low = old;
+	low.rlim_cur = 300;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	assert_int_equal(sim(&r, NULL, "bootstrap", gui, plist(script, NULL,
+	    extra), NULL), 0);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+	wait_print(&r, "\tlast exit code = 0\n");
+	read_log(log, buf, sizeof buf);
+	snprintf(want, sizeof want, "%llu\n", (unsigned long long)old.rlim_max);
+	assert_string_equal(buf, want);
+}
+
 int
 main(void)
 {
@@ -651,6 +693,8 @@ main(void)
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kickstart_throttled, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_number_of_files_over_hard,
+		    setup, teardown),
 	};
 
 	/* MC_TEST_ONLY=pattern runs the matching tests, as the e2e suites. */
