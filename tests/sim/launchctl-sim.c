@@ -13,7 +13,8 @@
  * unregisters: bootout is asynchronous, as on macOS.
  *
  * Switches: LAUNCHCTL_SIM_AS_ROOT=1 (root's texts and codes),
- * LAUNCHCTL_SIM_NO_GUI=1 (no GUI session: gui/<uid> fails with 125),
+ * LAUNCHCTL_SIM_NO_GUI=1 (no GUI session: gui/<uid> fails with 125, as
+ * after sim-logout until sim-login),
  * LAUNCHCTL_SIM_THROTTLE=S (seconds between KeepAlive restarts, over the
  * plist's ThrottleInterval; launchd's default is 10),
  * LAUNCHCTL_SIM_DRAIN_MS=N (how long a booted-out label lingers, 300),
@@ -41,18 +42,33 @@
 
 /* --- commands -------------------------------------------------------------- */
 
+/*
+ * After sim-logout, until sim-login: SIM_DIR/logged-out.  The GUI domain
+ * exists only while its user has a GUI session (launchd.md §1.1; "a GUI
+ * session that has fully logged out", rjwalters/loom#4130), unlike
+ * user/UID, which "does not terminate when a user logs out"
+ * (geldata/gel-cli#740).
+ */
+static void
+sim_logged_out_path(char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/logged-out", sim_dir);
+}
+
 /* "gui/501" or "user/501": 0, or the launchctl error code printed. */
 static int
 sim_domain(const char *domain, const char *verb)
 {
-	char	expect[64];
+	char	expect[64], out[4096];
 
 	snprintf(expect, sizeof expect, "%ld", (long)getuid());
+	sim_logged_out_path(out, sizeof out);
 	if (strncmp(domain, "gui/", 4) == 0 &&
 	    strcmp(domain + 4, expect) == 0) {
 		const char *nogui = getenv("LAUNCHCTL_SIM_NO_GUI");
 
-		if (nogui != NULL && strcmp(nogui, "1") == 0) {
+		if ((nogui != NULL && strcmp(nogui, "1") == 0) ||
+		    access(out, F_OK) == 0) {
 			fprintf(stderr, "%s failed: 125: Domain does not "
 			    "support specified action\n", verb);
 			return 125;
@@ -794,6 +810,8 @@ sim_login(int argc, char **argv)
 
 	if (argc != 1 || (dp = opendir(argv[0])) == NULL)
 		return EX_USAGE_CODE;
+	sim_logged_out_path(path, sizeof path);
+	unlink(path);	/* the GUI domain is there again */
 	snprintf(gui, sizeof gui, "gui/%ld", (long)getuid());
 	saved = dup(2);
 	devnull = open("/dev/null", O_WRONLY);
@@ -818,7 +836,11 @@ sim_login(int argc, char **argv)
 	return 0;
 }
 
-/* Not launchctl's: a logout, for tests; the GUI domain's jobs end. */
+/*
+ * Not launchctl's: a logout, for tests.  The GUI domain's jobs end and
+ * the domain is gone: bootstrap and print of gui/UID answer 125, as with
+ * no GUI session, until sim-login (see sim_logged_out_path).
+ */
 static int
 sim_logout(void)
 {
@@ -826,7 +848,11 @@ sim_logout(void)
 	struct dirent	*de;
 	DIR		*dp;
 	size_t		 n;
+	int		 fd;
 
+	sim_logged_out_path(path, sizeof path);
+	if ((fd = open(path, O_WRONLY | O_CREAT, 0600)) != -1)
+		close(fd);
 	snprintf(path, sizeof path, "%s/services/gui", sim_dir);
 	if ((dp = opendir(path)) == NULL)
 		return 0;

@@ -659,6 +659,47 @@ test_number_of_files_over_hard(void **state)
 	assert_string_equal(buf, want);
 }
 
+/*
+ * Logout ends the GUI domain, not only its jobs: bootstrap and print of
+ * gui/UID answer 125 until the next login, while user/UID stays.  It
+ * used to take a bootstrap into gui/UID at once.
+ */
+static void
+test_logout_ends_gui_domain(void **state)
+{
+	struct child_result	r;
+	char			user[32], agents[96];
+	int			i, rc = 5;
+
+	(void)state;
+	snprintf(user, sizeof user, "user/%ld", (long)getuid());
+	snprintf(agents, sizeof agents, "%s/agents", dir);
+	assert_int_equal(mkdir(agents, 0700), 0);
+	assert_int_equal(sim(&r, NULL, "bootstrap", gui, plist("/bin/sleep",
+	    "30", "<key>RunAtLoad</key><true/>"), NULL), 0);
+	wait_print(&r, "\tpid = ");
+	assert_int_equal(sim(&r, NULL, "sim-logout", NULL, NULL, NULL), 0);
+	assert_int_equal(sim(&r, NULL, "bootstrap", gui, plist("/bin/sleep",
+	    "30", "<key>RunAtLoad</key><true/>"), NULL), 125);
+	assert_string_equal(r.err, "Bootstrap failed: 125: Domain does not "
+	    "support specified action\n");
+	assert_int_equal(sim(&r, NULL, "print", gui, NULL, NULL), 125);
+	assert_int_equal(sim(&r, NULL, "print", target, NULL, NULL), 125);
+	assert_int_equal(sim(&r, NULL, "bootstrap", user, plist("/bin/true",
+	    NULL, "<key>LimitLoadToSessionType</key><string>Background"
+	    "</string>"), NULL), 0);
+	assert_int_equal(sim(&r, NULL, "sim-login", agents, NULL, NULL), 0);
+	/* The job booted out at logout may still be draining (5). */
+	for (i = 0; i < 100 && rc == 5; i++) {
+		rc = sim(&r, NULL, "bootstrap", gui, plist("/bin/sleep", "30",
+		    "<key>RunAtLoad</key><true/>"), NULL);
+		if (rc == 5)
+			sleep_ms(50);
+	}
+	assert_int_equal(rc, 0);
+	wait_print(&r, "\tpid = ");
+}
+
 int
 main(void)
 {
@@ -694,6 +735,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_kickstart_throttled, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_number_of_files_over_hard,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_logout_ends_gui_domain,
 		    setup, teardown),
 	};
 
