@@ -134,7 +134,7 @@ DAEMON_SRC	:= daemon/metalcapd.c daemon/render.c \
 		   daemon/reconcile.c daemon/agent.c daemon/exited.c \
 		   daemon/server.c daemon/rpc.c daemon/rpc_pack.c \
 		   daemon/tail.c daemon/gate.c daemon/watch.c daemon/witness.c \
-		   daemon/health.c \
+		   daemon/health.c daemon/withdraw.c \
 		   daemon/fleet.c daemon/dirwatch.c \
 		   daemon/lifecycle.c daemon/driver.c daemon/seams.c \
 		   daemon/console.c \

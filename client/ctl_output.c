@@ -221,19 +221,25 @@ ctl_job_reply(struct ctl *c, int rc, const char *verb,
     const struct mc_rpc_message *m)
 {
 	char	name[80], state[32], next[32], desired[32], profile[80];
+	char	action[160];
 
 	if (rc != 0)
 		return rc;
-	if (c->json)
+	if (c->json) {
 		ctl_print_json(&m->result);
-	else
-		printf("%s: %s accepted (desired %s, moving to %s, now %s, "
-		    "profile %s)\n", ctl_field(&m->result, "name", name,
-		    sizeof name), verb, ctl_field(&m->result, "desired", desired,
-		    sizeof desired), ctl_field(&m->result, "next_state", next,
-		    sizeof next), ctl_field(&m->result, "state", state,
-		    sizeof state), ctl_field(&m->result, "profile", profile,
-		    sizeof profile));
+		return 0;
+	}
+	/* start and restart say what they did, as launchctl kickstart. */
+	if (mc_rpc_map_get(&m->result, "action") != NULL)
+		printf("%s: %s: %s\n", ctl_field(&m->result, "name", name,
+		    sizeof name), verb, ctl_field(&m->result, "action", action,
+		    sizeof action));
+	printf("%s: %s accepted (desired %s, moving to %s, now %s, "
+	    "profile %s)\n", ctl_field(&m->result, "name", name, sizeof name),
+	    verb, ctl_field(&m->result, "desired", desired, sizeof desired),
+	    ctl_field(&m->result, "next_state", next, sizeof next),
+	    ctl_field(&m->result, "state", state, sizeof state),
+	    ctl_field(&m->result, "profile", profile, sizeof profile));
 	return 0;
 }
 

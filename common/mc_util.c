@@ -4,6 +4,7 @@
  */
 #include <sys/types.h>
 #include <sys/socket.h>
+#include <sys/statvfs.h>
 
 #include <errno.h>
 #include <stdbool.h>
@@ -240,4 +241,17 @@ mc_protected_folder(const char *path)
 			return named[i];
 	}
 	return NULL;
+}
+
+/*
+ * Is the disk holding dir full, as an unprivileged writer finds it (no
+ * block left to it: ENOSPC on the next write)?  false when it cannot be
+ * told.
+ */
+bool
+mc_disk_full(const char *dir)
+{
+	struct statvfs	sv;
+
+	return statvfs(dir, &sv) == 0 && sv.f_bavail == 0;
 }

@@ -5,6 +5,7 @@
 #ifndef MC_UTIL_H
 #define MC_UTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -36,6 +37,8 @@ size_t	mc_text_tty(char *buf, size_t len);
 
 /* The folder macOS keeps from launchd agents that path is in, or NULL. */
 const char *mc_protected_folder(const char *path);
+/* No block left to an unprivileged writer on dir's disk (ENOSPC). */
+bool	mc_disk_full(const char *dir);
 
 /* A big-endian number of n bytes (at most 8): msgpack, plists, Mach-O. */
 uint64_t mc_be(const uint8_t *p, unsigned n);

@@ -163,22 +163,24 @@ driver_incident_set(struct incident *in, const char *trigger,
 static const char	DRIVER_STOCK_LOOP[] = "crash loop in stock";
 
 /*
- * A revert for a crash loop or a failed health check is a hypothesis: the
- * stock run tests it.  A job that crash-loops stock too fails for its own
- * cause (a model it cannot open, a port in use...), not the profile's:
- * the revert is withdrawn and the job keeps its wish to run unlocked.
- * Reverts on a pipeline failure or a failed probe stay: they are verdicts.
+ * The stock run of a job its health check reverted fails the check too:
+ * the revert is withdrawn (withdraw.c), saved, and the job is brought
+ * where it settles, as after any change of its settings: unlocked again.
  */
-static bool
-driver_withdraw_revert(struct job *j, struct override *o)
+static void
+driver_health_fails_stock(struct mcd *d, struct job *j,
+    struct mcd_event *ev, struct lifecycle_facts *f)
 {
-	if (!o->reverted.set || (strcmp(o->reverted.trigger, "crash loop") !=
-	    0 && strcmp(o->reverted.trigger, "health check") != 0))
-		return false;
-	log_warnx("job %s: it fails stock too: its revert (%s) is withdrawn, "
-	    "the profile is not to blame", j->name, o->reverted.trigger);
-	memset(&o->reverted, 0, sizeof o->reverted);
-	return true;
+	char	why[256];
+
+	if (!withdraw_health(d, j))
+		return;
+	f->reverted = false;
+	if (driver_save(d, why, sizeof why) == -1)
+		log_warnx("job %s: its withdrawn revert is not saved yet: %s",
+		    j->name, why);
+	ev->type = LC_EV_MANAGED;
+	ev->trigger = NULL;
 }
 
 /*
@@ -197,7 +199,8 @@ driver_record(struct mcd *d, struct job *j, enum job_state next,
 
 	if (next == JOB_FAILED && ev->trigger != NULL &&
 	    strcmp(ev->trigger, DRIVER_STOCK_LOOP) == 0 &&
-	    driver_withdraw_revert(j, o))
+	    (withdraw_revert(j, o, "crash loop") ||
+	    withdraw_revert(j, o, "health check")))
 		trigger = "crash loop in stock too: not the profile";
 	driver_incident_set(next == JOB_FAILED ? &o->failed : &o->reverted,
 	    trigger, ev->evidence, ev->nevidence);
@@ -273,8 +276,9 @@ driver_absorb(struct mcd *d, struct job *j, const struct gate_entry *v,
 		break;
 	case LC_EV_START:
 	case LC_EV_STOP:
-		/* Make the reconcile ask launchd again. */
+		/* Make the reconcile ask launchd again; a start runs it. */
 		j->loaded = false;
+		j->start_wanted = ev->type == LC_EV_START;
 		break;
 	case LC_EV_EXIT_CODE:
 	case LC_EV_EXIT_SIGNAL:
@@ -287,6 +291,9 @@ driver_absorb(struct mcd *d, struct job *j, const struct gate_entry *v,
 		ev->nevidence = 2;
 		/* Revert or failure, the row decides: see driver_step. */
 		ev->trigger = "crash loop";
+		break;
+	case LC_EV_HEALTH_FAIL:
+		driver_health_fails_stock(d, j, ev, f);
 		break;
 	case LC_EV_SPAWN_FAILED:
 		watch_spawn_cause(d, j, evidence[0], WATCH_EVIDENCE_LEN);

@@ -25,6 +25,45 @@ exited_how(const struct launchd_seen *seen, char *buf, size_t len)
 }
 
 /*
+ * Jetsam's reasons for a kill that is no fault of the process's: what
+ * is to blame ("" for an idle reclaim, an ordinary end), or NULL for one
+ * that counts, such as its own memory limit (..._PERPROCESSLIMIT,
+ * ..._HIGHWATER).  The names are xnu's (bsd/sys/kern_memorystatus.h), as
+ * launchctl print shows them in "last exit reason".
+ */
+static const char *
+exited_reclaim(const char *reason)
+{
+	static const struct {
+		const char	*reason;
+		const char	*why;
+	} reclaims[] = {
+		{ "MEMORY_IDLE_EXIT", "" },
+		{ "MEMORY_LONGIDLE_EXIT", "" },
+		{ "MEMORY_DISK_SPACE_SHORTAGE", "a full disk" },
+		{ "VNODE", "the Mac ran out of vnodes" },
+		{ "ZONE_MAP_EXHAUSTION", "the kernel ran out of memory" },
+		{ "LOWSWAP", "memory pressure on the Mac" },
+		{ "MEMORY_VMPAGESHORTAGE", "memory pressure on the Mac" },
+		{ "MEMORY_PROCTHRASHING", "memory pressure on the Mac" },
+		{ "MEMORY_FCTHRASHING", "memory pressure on the Mac" },
+		{ "MEMORY_VMCOMPRESSOR_THRASHING", "memory pressure on the Mac" },
+		{ "MEMORY_VMCOMPRESSOR_SPACE_SHORTAGE",
+		    "memory pressure on the Mac" },
+		{ "MEMORY_SUSTAINED_PRESSURE", "memory pressure on the Mac" },
+		{ "MEMORY_VMPAGEOUT_STARVATION", "memory pressure on the Mac" },
+	};
+	size_t	i;
+
+	if (strncmp(reason, "JETSAM_REASON_", 14) != 0)
+		return NULL;
+	for (i = 0; i < sizeof reclaims / sizeof reclaims[0]; i++)
+		if (strcmp(reason + 14, reclaims[i].reason) == 0)
+			return reclaims[i].why;
+	return NULL;
+}
+
+/*
  * Exits launchd counted since we last looked, told by how the last one
  * ended: a signal ("last terminating signal"), a kill with a reason and
  * no exit code ("last exit reason = JETSAM_REASON_...", or OS_REASON_...
@@ -35,7 +74,8 @@ void
 exited_report(struct mcd *d, struct job *j, const struct launchd_seen *seen,
     long count)
 {
-	char			how[128];
+	char			how[128], full[PATH_MAX + 64];
+	const char		*why;
 	struct mcd_event	ev = { .job = j, .last_exit = seen->last_exit,
 	    .signal = seen->signal, .count = count };
 	long			ours = j->own_stops < count ? j->own_stops : count;
@@ -49,10 +89,17 @@ exited_report(struct mcd *d, struct job *j, const struct launchd_seen *seen,
 	}
 	/*
 	 * macOS reclaims an idle process (one that said it may be, through
-	 * vproc or xpc transactions) as "JETSAM_REASON_MEMORY_IDLE_EXIT":
-	 * an ordinary end, not a crash.
+	 * vproc or xpc transactions) as "JETSAM_REASON_MEMORY_IDLE_EXIT", or
+	 * after a long idle as "..._LONGIDLE_EXIT": an ordinary end.  One
+	 * killed because the whole Mac ran short (of memory, compressor
+	 * space, swap, vnodes or disk) did nothing wrong either: launchd
+	 * runs it again, and neither a crash nor a profile is counted.
 	 */
-	if (strcmp(seen->exit_reason, "JETSAM_REASON_MEMORY_IDLE_EXIT") == 0) {
+	if ((why = exited_reclaim(seen->exit_reason)) != NULL) {
+		if (*why != '\0')
+			log_info("job %s: its process was killed by macOS: %s (%s): "
+			    "not counted as a crash", j->name, why,
+			    seen->exit_reason);
 		witness_exited(j, false, NULL);
 		return;
 	}
@@ -85,6 +132,8 @@ exited_report(struct mcd *d, struct job *j, const struct launchd_seen *seen,
 		witness_exited(j, false, NULL);
 		return;
 	}
+	if (watch_disk_full(d, j, full, sizeof full))
+		watch_note_env(j, "a full disk", full);
 	/* A failure line it died of counts before the exit does. */
 	witness_exited(j, ev.type == LC_EV_EXIT_SIGNAL ||
 	    ev.type == LC_EV_EXIT_CODE, exited_how(seen, how, sizeof how));

@@ -119,7 +119,7 @@ fleet_job(struct mcd *d, const struct job *j)
 	verdict = j->profile != NULL ? verified_newest(d->verified,
 	    j->profile->name) : NULL;
 	job = json_pack("{s:s, s:s?, s:s, s:s?, s:s?, s:o, s:o, s:o, s:I, "
-	    "s:O?}",
+	    "s:I, s:O?}",
 	    "name", j->name, "profile", j->profile ? j->profile->name : NULL,
 	    "state", job_state_name(j->state),
 	    "reason", j->reason[0] ? j->reason : NULL,
@@ -130,6 +130,7 @@ fleet_job(struct mcd *d, const struct job *j)
 	    (json_int_t)j->shim->threadgroup_memory) : json_null(),
 	    "last_probe", probe,
 	    "reverts", (json_int_t)(o ? o->revert_count : 0),
+	    "reverts_withdrawn", (json_int_t)(o ? o->withdrawn_count : 0),
 	    "verified", verdict);
 	return job;
 }

@@ -283,3 +283,11 @@ gate_wait(struct mcd *d, const struct profile *p, gate_done_fn fn, void *arg)
 	w->next = e->waiters;
 	e->waiters = w;
 }
+
+/* A verdict in the protocol's words. */
+const char *
+gate_word(const struct gate_entry *e)
+{
+	return e->status == GATE_PASS ? "pass" : e->status == GATE_PARTIAL ?
+	    "partial" : "fail";
+}

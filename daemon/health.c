@@ -85,6 +85,7 @@ health_done(struct mcd *d, const struct launchctl_result *r, void *arg)
 		return;
 	if (r->code == 0) {
 		j->health_passed = true;
+		j->health_blind = false;
 		health_emit(j, LC_EV_HEALTH_OK, NULL, 0);
 		return;
 	}
@@ -112,6 +113,13 @@ health_done(struct mcd *d, const struct launchctl_result *r, void *arg)
 		    (unsigned long long)(load_ms / 1000));
 	snprintf(ev[1], sizeof ev[1], "%.*s", (int)strcspn(r->err, "\n"),
 	    r->code == -1 ? "" : r->err);
+	/* It failed stock too (driver.c): no evidence until it passes. */
+	if (j->health_blind) {
+		log_warnx("job %s: health check failed: %s; it failed the stock "
+		    "run too, so it counts against no profile until it passes",
+		    j->name, ev[0]);
+		return;
+	}
 	log_warnx("job %s: health check failed: %s", j->name, ev[0]);
 	health_emit(j, LC_EV_HEALTH_FAIL, evp, ev[1][0] ? 2 : 1);
 }

@@ -396,3 +396,37 @@ job_scan(struct mcd *d, bool first)
 		if (!d->jobs[i]->seen)
 			d->jobs[i]->removed = true;
 }
+
+/*
+ * What start or restart does for the job as it stands, as launchctl
+ * kickstart and kickstart -k would (the reply's "action"): a job launchd
+ * runs nothing for is started, whatever kept it down.
+ */
+const char *
+job_start_action(const struct job *j, const struct override *o,
+    bool restart)
+{
+	if (j->spec == NULL)
+		return "nothing: its job file is invalid";
+	if (o != NULL && o->failed.set)
+		return "started again: its failure is cleared";
+	if (o != NULL && o->stopped)
+		return "started: it was stopped";
+	if (j->pid > 0)
+		return restart ? "restarting: SIGTERM, then kickstart -k "
+		    "after its ExitTimeOut" : "nothing: it is running";
+	return "kickstarted: launchd runs nothing for it";
+}
+
+/* The profile a job would run with (override, job file, default). */
+const char *
+job_profile_wanted(struct mcd *d, const struct job *j)
+{
+	const struct override	*o = state_get(&d->state, j->name, false);
+
+	if (o != NULL && o->profile[0] != '\0')
+		return o->profile;
+	if (j->spec != NULL && j->spec->profile != NULL)
+		return j->spec->profile;
+	return managed_default_profile(&d->managed);
+}

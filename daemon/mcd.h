@@ -59,6 +59,7 @@ typedef void (*gate_done_fn)(struct mcd *, const struct gate_entry *,
 void	gate_run(struct mcd *, const struct profile *);
 const struct gate_entry *gate_verdict(struct mcd *, const struct profile *);
 const struct gate_entry *gate_peek(struct mcd *, const struct profile *);
+const char *gate_word(const struct gate_entry *);
 bool	gate_failed_last(struct mcd *, const struct profile *);
 void	gate_invalidate(struct mcd *, const char *profile);
 void	gate_probe_afresh(struct mcd *, const char *profile);
@@ -99,7 +100,8 @@ struct override {
 	bool		stopped;
 	struct incident	reverted;
 	struct incident	failed;
-	long		revert_count;	/* reverts ever, for fleet reports */
+	long		revert_count;	/* reverts that blamed the profile */
+	long		withdrawn_count; /* reverts withdrawn: not the profile */
 };
 
 struct state {
@@ -200,6 +202,8 @@ struct job {
 	long			 own_stops;	/* exits our kickstart -k caused */
 	bool			 kicked;	/* kickstarted: a run is coming */
 	bool			 kick_again;	/* a restart asked for meanwhile */
+	bool			 start_wanted;	/* start asked: run it if launchd
+						   does not */
 	/* the last fault of its environment its log named (scan.c) */
 	const char		*env_fault;	/* NULL: none */
 	char			 env_line[256];
@@ -225,6 +229,7 @@ struct job {
 	/* its health check (health.c), for the process being watched */
 	uint64_t		 health_start;	/* loop ms the process came */
 	bool			 health_passed;	/* it has passed once */
+	bool			 health_blind;	/* it fails stock too */
 	uv_timer_t		*health_timer;	/* its next check */
 };
 
@@ -385,6 +390,9 @@ void	job_forget(struct mcd *, struct job *);
 void	job_effective(struct mcd *, struct job *);
 bool	job_runs_unlocked(const struct job *);
 const char *job_desired(struct mcd *, const struct job *);
+const char *job_start_action(const struct job *, const struct override *,
+	    bool);
+const char *job_profile_wanted(struct mcd *, const struct job *);
 void	job_timer_start(struct job *, uv_timer_t **, uv_timer_cb, uint64_t ms);
 void	job_timer_stop(uv_timer_t *);
 void	job_timer_close(uv_timer_t **);
@@ -455,6 +463,13 @@ void	watch_spawn_cause(struct mcd *, const struct job *, char *buf,
 	    size_t len);
 void	watch_unwatch_pid(struct job *);
 void	watch_reports_changed(struct mcd *);
+bool	watch_disk_full(struct mcd *, const struct job *, char *,
+	    size_t);
+
+/* --- withdraw.c -------------------------------------------------------------- */
+
+bool	withdraw_revert(struct job *, struct override *, const char *by);
+bool	withdraw_health(struct mcd *, struct job *);
 
 /* --- server.c / rpc.c --------------------------------------------------------- */
 
@@ -488,7 +503,8 @@ void	rpc_observe(struct mcd *, const struct job *, const char *what);
 /* --- rpc_pack.c ---------------------------------------------------------------- */
 
 void	rpc_pack_kv(msgpack_packer *, const char *key, const char *value);
-void	rpc_pack_job(msgpack_packer *, const struct job *);
+void	rpc_pack_job(msgpack_packer *, const struct job *,
+	    const char *);
 void	rpc_pack_json(msgpack_packer *, struct json_t *);
 void	rpc_pack_profiles(msgpack_packer *, const struct profile_set *);
 void	rpc_pack_managed(msgpack_packer *, const struct managed *);

@@ -284,7 +284,8 @@ reconcile_start(struct mcd *d, struct job *j)
 		 * it runs by itself, or a kickstarted run of a job it would
 		 * not run by itself (RunAtLoad and KeepAlive false).
 		 */
-		if (j->pid == 0 && (jobfile_should_run(j->spec) || j->kicked)) {
+		if (j->pid == 0 && (jobfile_should_run(j->spec) || j->kicked ||
+		    j->start_wanted)) {
 			j->retries = 0;
 			reconcile_refresh(d, j);
 			return;
@@ -542,6 +543,21 @@ reconcile_refresh_cb(struct mcd *d, const struct launchctl_result *r,
 	 * just exited, or throttled): look again, quickly at first.  A
 	 * request that came meanwhile goes first.
 	 */
+	/*
+	 * start or restart was asked for and launchd runs nothing (a job it
+	 * leaves down, as KeepAlive SuccessfulExit=false after an exit of 0,
+	 * or one it runs only when asked): kickstart it, as launchctl
+	 * kickstart does for a loaded service (launchd 842 job_mig_kickstart).
+	 */
+	if (seen.pid > 0)
+		j->start_wanted = false;
+	else if (j->start_wanted && !unrecorded && !j->dirty) {
+		j->start_wanted = false;
+		j->kicked = true;
+		j->retries = 0;
+		reconcile_kick_held(d, j);
+		return;
+	}
 	/* A kickstarted run shows in launchd a moment later. */
 	wanted = jobfile_should_run(j->spec) || j->kicked;
 	if (seen.pid > 0 || j->retries > PID_POLLS)
@@ -582,7 +598,10 @@ reconcile_kick_held_cb(struct mcd *d, const struct launchctl_result *r,
 	reconcile_refresh(d, arg);
 }
 
-/* Held: ask again, so that it runs once allowed (held.c). */
+/*
+ * kickstart: a held job is asked again, so that it runs once allowed
+ * (held.c); one that start asked for is run.
+ */
 static void
 reconcile_kick_held(struct mcd *d, struct job *j)
 {

@@ -24,6 +24,8 @@ struct rpc_call {
 	msgpack_packer			 pk;
 	bool				 deferred;	/* replied later */
 	struct override			 before;	/* rpc_override's */
+	const char			*action;	/* what start or restart
+							   does, in words */
 };
 
 /* A reply owed after a probe; holds a reference on the connection. */
@@ -163,7 +165,7 @@ rpc_changed(struct rpc_call *call, struct job *j)
 
 	job_effective(d, j);
 	rpc_ok(call);
-	rpc_pack_job(&call->pk, j);
+	rpc_pack_job(&call->pk, j, call->action);
 	rpc_event_change(d, j, MC_EV_CHANGE, call->msg->method);
 }
 
@@ -247,26 +249,6 @@ rpc_later_send(struct rpc_later *l, msgpack_sbuffer *sb)
 	free(l);
 }
 
-static const char *
-rpc_gate_word(const struct gate_entry *e)
-{
-	return e->status == GATE_PASS ? "pass" : e->status == GATE_PARTIAL ?
-	    "partial" : "fail";
-}
-
-/* The profile a job would run with (override, job file, default). */
-static const char *
-rpc_job_profile(struct mcd *d, const struct job *j)
-{
-	const struct override	*o = state_get(&d->state, j->name, false);
-
-	if (o != NULL && o->profile[0] != '\0')
-		return o->profile;
-	if (j->spec != NULL && j->spec->profile != NULL)
-		return j->spec->profile;
-	return managed_default_profile(&d->managed);
-}
-
 /* --- handlers --------------------------------------------------------------- */
 
 static void
@@ -296,7 +278,7 @@ rpc_status(struct rpc_call *call)
 			return;
 		rpc_ok(call);
 		msgpack_pack_array(&call->pk, 1);
-		rpc_pack_job(&call->pk, j);
+		rpc_pack_job(&call->pk, j, NULL);
 		return;
 	}
 	for (i = 0; i < d->njobs; i++)
@@ -305,7 +287,7 @@ rpc_status(struct rpc_call *call)
 	msgpack_pack_array(&call->pk, (uint32_t)n);
 	for (i = 0; i < d->njobs; i++)
 		if (rpc_listed(d->jobs[i]))
-			rpc_pack_job(&call->pk, d->jobs[i]);
+			rpc_pack_job(&call->pk, d->jobs[i], NULL);
 }
 
 /* Does managed configuration allow profile?  Else an EMANAGED reply. */
@@ -415,7 +397,7 @@ rpc_enable_probed(struct mcd *d, const struct gate_entry *e, void *arg)
 		} else {
 			job_effective(d, j);
 			mc_rpc_pack_response_ok(&pk, l->msgid);
-			rpc_pack_job(&pk, j);
+			rpc_pack_job(&pk, j, NULL);
 			rpc_event_change(d, j, MC_EV_CHANGE, MC_M_ENABLE);
 		}
 	}
@@ -446,7 +428,7 @@ rpc_enable(struct rpc_call *call)
 	o = rpc_override(call, j);
 	if (profile[0] == '\0')
 		snprintf(profile, sizeof profile, "%s",
-		    rpc_job_profile(call->conn->daemon, j));
+		    job_profile_wanted(call->conn->daemon, j));
 	if (!rpc_managed_ok(call, profile) || !rpc_verified_ok(call, profile))
 		return;
 	/*
@@ -515,14 +497,10 @@ rpc_profile_list(struct rpc_call *call)
 }
 
 static void
-rpc_set_stopped(struct rpc_call *call, bool stopped)
+rpc_set_stopped(struct rpc_call *call, struct job *j, bool stopped)
 {
-	struct job	*j = rpc_job(call, 0);
-	struct override	*o;
+	struct override	*o = rpc_override(call, j);
 
-	if (j == NULL)
-		return;
-	o = rpc_override(call, j);
 	o->stopped = stopped;
 	/*
 	 * start on a failed job starts it again, as supervisorctl start does
@@ -537,27 +515,49 @@ rpc_set_stopped(struct rpc_call *call, bool stopped)
 	rpc_commit(call, j, stopped ? LC_EV_STOP : LC_EV_START);
 }
 
+/*
+ * start, or restart (kickstart -k: the process goes and launchd starts the
+ * job again).  A job that runs nothing (stopped, failed, or left down) is
+ * started by either, as kickstart -k starts a service that is not running.
+ */
+static void
+rpc_run(struct rpc_call *call, bool restart)
+{
+	struct job		*j = rpc_job(call, 0);
+	const struct override	*o;
+
+	if (j == NULL)
+		return;
+	o = state_get(&call->conn->daemon->state, j->name, false);
+	call->action = job_start_action(j, o, restart);
+	if (!restart || (j->spec != NULL && (j->pid <= 0 || (o != NULL &&
+	    (o->stopped || o->failed.set))))) {
+		rpc_set_stopped(call, j, false);
+		return;
+	}
+	driver_request(call->conn->daemon, j, LC_EV_RESTART, NULL, 0);
+	rpc_changed(call, j);
+}
+
 static void
 rpc_start(struct rpc_call *call)
 {
-	rpc_set_stopped(call, false);
+	rpc_run(call, false);
 }
 
 static void
 rpc_stop(struct rpc_call *call)
 {
-	rpc_set_stopped(call, true);
+	struct job	*j = rpc_job(call, 0);
+
+	if (j != NULL)
+		rpc_set_stopped(call, j, true);
 }
 
 static void
 rpc_restart(struct rpc_call *call)
 {
-	struct job	*j = rpc_job(call, 0);
-
-	if (j == NULL)
-		return;
-	driver_request(call->conn->daemon, j, LC_EV_RESTART, NULL, 0);
-	rpc_changed(call, j);
+	rpc_run(call, true);
 }
 
 static void
@@ -581,7 +581,7 @@ rpc_probe_done(struct mcd *d, const struct gate_entry *e, void *arg)
 	mc_rpc_pack_response_ok(&pk, l->msgid);
 	msgpack_pack_map(&pk, 4);
 	rpc_pack_kv(&pk, "profile", e->profile);
-	rpc_pack_kv(&pk, "status", rpc_gate_word(e));
+	rpc_pack_kv(&pk, "status", gate_word(e));
 	rpc_pack_kv(&pk, "reason", e->reason);
 	mc_rpc_pack_str(&pk, "report");
 	if (e->report != NULL)
@@ -611,7 +611,7 @@ rpc_probe(struct rpc_call *call)
 		/* Profile auto: the profile it chose. */
 		snprintf(name, sizeof name, "%s", j->auto_profile &&
 		    j->profile != NULL ? j->profile->name :
-		    rpc_job_profile(d, j));
+		    job_profile_wanted(d, j));
 	}
 	if (strcmp(name, PROFILE_AUTO) == 0) {
 		rpc_error(call, MC_E_NOPROFILE, "auto is not a profile of its "

@@ -91,14 +91,17 @@ rpc_pack_values(msgpack_packer *pk, const struct profile *p)
 
 /* One job's status map (DESIGN §6.6). */
 void
-rpc_pack_job(msgpack_packer *pk, const struct job *j)
+rpc_pack_job(msgpack_packer *pk, const struct job *j, const char *action)
 {
 	const struct profile	*p = j->profile;
 	const struct override	*o = state_get(&j->daemon->state, j->name,
 	    false);
 	json_t			*verdict;
 
-	msgpack_pack_map(pk, 22);
+	msgpack_pack_map(pk, action != NULL ? 23 : 22);
+	/* start and restart say what they did. */
+	if (action != NULL)
+		rpc_pack_kv(pk, "action", action);
 	rpc_pack_kv(pk, "name", j->name);
 	rpc_pack_kv(pk, "label", j->label);
 	rpc_pack_kv(pk, "state", job_state_name(j->state));
@@ -180,7 +183,7 @@ rpc_event_change(struct mcd *d, const struct job *j, const char *type,
 	msgpack_pack_map(&pk, 3);
 	rpc_pack_kv(&pk, "type", type);
 	mc_rpc_pack_str(&pk, "job");
-	rpc_pack_job(&pk, j);
+	rpc_pack_job(&pk, j, NULL);
 	rpc_pack_kv(&pk, "request", request);
 	server_broadcast(d, &sb);
 }

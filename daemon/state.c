@@ -16,6 +16,18 @@
 
 #define STATE_FILE	"overrides.plist"
 
+/* A count kept in the entry, or 0. */
+static long
+state_count(plist_t entry, const char *key)
+{
+	plist_t		node = plist_dict_get_item(entry, key);
+	uint64_t	n = 0;
+
+	if (node != NULL && plist_get_node_type(node) == PLIST_UINT)
+		plist_get_uint_val(node, &n);
+	return n > LONG_MAX ? LONG_MAX : (long)n;
+}
+
 static void
 state_read_incident(plist_t entry, const char *key, struct incident *in)
 {
@@ -82,13 +94,8 @@ state_read_entry(struct state *st, const char *name, plist_t entry)
 		free(profile);
 	}
 	o->stopped = mc_plist_bool(entry, "Stopped", false);
-	if ((node = plist_dict_get_item(entry, "RevertCount")) != NULL &&
-	    plist_get_node_type(node) == PLIST_UINT) {
-		uint64_t n;
-
-		plist_get_uint_val(node, &n);
-		o->revert_count = (long)n;
-	}
+	o->revert_count = state_count(entry, "RevertCount");
+	o->withdrawn_count = state_count(entry, "WithdrawnCount");
 	state_read_incident(entry, "Reverted", &o->reverted);
 	state_read_incident(entry, "Failed", &o->failed);
 }
@@ -159,6 +166,9 @@ state_save(const struct state *st, char *why, size_t whylen)
 		if (o->revert_count > 0)
 			plist_dict_set_item(entry, "RevertCount",
 			    plist_new_uint((uint64_t)o->revert_count));
+		if (o->withdrawn_count > 0)
+			plist_dict_set_item(entry, "WithdrawnCount",
+			    plist_new_uint((uint64_t)o->withdrawn_count));
 		if (o->reverted.set)
 			plist_dict_set_item(entry, "Reverted",
 			    state_incident_plist(&o->reverted));

@@ -232,6 +232,28 @@ watch_log_path(struct mcd *d, const struct job *j, char *buf, size_t len)
 	return buf;
 }
 
+/*
+ * The full disk the job writes to, its reports' or its log's, into buf;
+ * false if neither is full.  A full disk fails a server in its own ways
+ * (a log, a cache, a report it cannot write): never the profile's doing.
+ */
+bool
+watch_disk_full(struct mcd *d, const struct job *j, char *buf, size_t len)
+{
+	char	dir[PATH_MAX], log[PATH_MAX];
+
+	mc_fmt(dir, sizeof dir, "%s/reports", d->paths.state);
+	if (!mc_disk_full(dir)) {
+		watch_log_path(d, j, log, sizeof log);
+		if (!mc_disk_full(dirname(log)))
+			return false;
+		mc_fmt(dir, sizeof dir, "%s", log);
+	}
+	mc_fmt(buf, len, "the disk holding %s is full (no space left on "
+	    "device)", dir);
+	return true;
+}
+
 /* Could the job's log be opened for appending, as launchd must? */
 static int
 watch_log_writable(const char *path)
@@ -372,7 +394,7 @@ watch_marker_timeout(uv_timer_t *t)
 {
 	struct job_watch	*w = t->data;
 	struct job		*j = w->job;
-	char			 reason[MC_ERR_LEN];
+	char			 reason[MC_ERR_LEN], full[PATH_MAX + 64];
 
 	if (j == NULL || !job_runs_unlocked(j) ||
 	    watch_check_marker(j->daemon, j))
@@ -382,13 +404,20 @@ watch_marker_timeout(uv_timer_t *t)
 	/*
 	 * The shim reports once a device is made, or at the exit: a program
 	 * that makes none (a CPU build, a server that loads its model
-	 * later) is silent until then too.
+	 * later) is silent until then too.  On a full disk it cannot write.
 	 */
-	snprintf(reason, sizeof reason, "no report from the shim in pid %ld "
-	    "within %d ms: the injection was dropped (a hardened-runtime, "
-	    "SIP-protected or setuid/setgid program, or a wrapper script), "
-	    "or the program has made no Metal device yet",
-	    j->pid, j->daemon->marker_timeout_ms);
+	if (watch_disk_full(j->daemon, j, full, sizeof full))
+		mc_fmt(reason, sizeof reason, "no report from the shim in "
+		    "pid %ld within %d ms: %s, so the shim could not write "
+		    "one: free space", j->pid, j->daemon->marker_timeout_ms,
+		    full);
+	else
+		snprintf(reason, sizeof reason, "no report from the shim in "
+		    "pid %ld within %d ms: the injection was dropped (a "
+		    "hardened-runtime, SIP-protected or setuid/setgid "
+		    "program, or a wrapper script), or the program has made "
+		    "no Metal device yet", j->pid,
+		    j->daemon->marker_timeout_ms);
 	watch_emit(j->daemon, j, LC_EV_SHIM_ABSENT, NULL, NULL, 0, reason);
 }
 

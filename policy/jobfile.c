@@ -353,11 +353,16 @@ static void
 jobfile_warn_protected(const struct job_spec *spec, const char *file,
     struct diag *warnings)
 {
-	size_t	i;
+	const char	*eq;
+	size_t		 i;
 
-	for (i = 0; i < spec->argc; i++)
-		jobfile_warn_path(spec->argv[i], file, "ProgramArguments",
-		    warnings);
+	/* An option and its path in one argument: --model=/Users/... */
+	for (i = 0; i < spec->argc; i++) {
+		eq = spec->argv[i][0] == '-' ? strchr(spec->argv[i], '=') :
+		    NULL;
+		jobfile_warn_path(eq != NULL ? eq + 1 : spec->argv[i], file,
+		    "ProgramArguments", warnings);
+	}
 	jobfile_warn_path(spec->working_dir, file, "WorkingDirectory",
 	    warnings);
 	jobfile_warn_path(spec->stdout_path, file, "StandardOutPath",

@@ -45,6 +45,10 @@ struct scan {
  */
 #define SCAN_START	"^([0-9]+\\.[0-9]+\\.[0-9]+\\.[0-9]+ )?([IWED] )?"
 #define SCAN_FUNCTION	SCAN_START "[a-z_][a-z0-9_]*: "
+/* Python's OSError subclasses, as a traceback ends: "PermissionError:
+ * [Errno 1] Operation not permitted: '/Users/u/Documents/m'". */
+#define SCAN_PYTHON_OS	"^([A-Za-z_][A-Za-z0-9_.]*\\.)?[A-Z][A-Za-z]*Error: " \
+			"\\[Errno "
 #define SCAN_MLX	"^(RuntimeError: |libc\\+\\+abi: terminating due to " \
 			"uncaught exception of type std::runtime_error: )"
 
@@ -132,14 +136,22 @@ static const struct scan_text scan_builtin[] = {
  * open GGUF file '...' (strerror)", llama.cpp then "llama_model_load:
  * error loading model: ..." (ggml/src/gguf.cpp, src/llama.cpp).  These
  * name the job's environment, never a profile; only where the backend
- * writes, as above.  The first that matches names it.
+ * writes, as above, or as a Python traceback's last line ends
+ * ("PermissionError: [Errno 1] Operation not permitted: '...'", the
+ * errno numbers macOS and Linux share).  The first that matches names it.
  */
 static const struct scan_text scan_environment_builtin[] = {
 	{ "a folder the privacy protections keep from it", SCAN_FUNCTION
 	    ".*Operation not permitted" },
 	{ "no descriptors left", SCAN_FUNCTION ".*Too many open files" },
+	{ "a full disk", SCAN_FUNCTION ".*No space left on device" },
 	{ "its model cannot be opened", SCAN_FUNCTION "(.*failed to open GGUF "
 	    "file|.*error loading model|.*failed to load model)" },
+	/* A Python server's (MLX's) last line: the OSError it died of. */
+	{ "a folder the privacy protections keep from it", SCAN_PYTHON_OS
+	    "1\\] Operation not permitted" },
+	{ "no descriptors left", SCAN_PYTHON_OS "24\\] Too many open files" },
+	{ "a full disk", SCAN_PYTHON_OS "28\\] No space left on device" },
 };
 
 /*
@@ -148,7 +160,8 @@ static const struct scan_text scan_environment_builtin[] = {
  * thousands of lines a second under load).
  */
 static const char *const scan_environment_words[] = {
-	"not permitted", "open files", "GGUF", "load model", "loading model",
+	"not permitted", "open files", "No space left", "GGUF", "load model",
+	"loading model",
 };
 
 static regex_t	scan_environment_re[sizeof scan_environment_builtin /

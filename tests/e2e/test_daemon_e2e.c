@@ -529,7 +529,7 @@ test_crash_loops(void **state)
 static void
 put_checked_job(const char *name, const char *script)
 {
-	char	extra[1536];
+	char	extra[1536 + 256];
 
 	snprintf(extra, sizeof extra, "<key>HealthCheck</key><dict><key>"
 	    "ProgramArguments</key><array><string>/bin/sh</string><string>-c"
@@ -539,16 +539,30 @@ put_checked_job(const char *name, const char *script)
 	put_job(name, extra);
 }
 
+/*
+ * The same, its script run only against a process that carries the shim
+ * (LD_PRELOAD in its environment, as launchd gave it): the stock run
+ * passes, and the revert stands.
+ */
+static void
+put_unlocked_checked_job(const char *name, const char *script)
+{
+	char	wrapped[1200];
+
+	snprintf(wrapped, sizeof wrapped, "p=$(%s %s print gui/%ld/"
+	    "org.metalcap.job.%s | sed -n 's/^.pid = //p'); tr '\\0' '\\n' "
+	    "&lt; /proc/$p/environ | grep -q '^" INJECTED "' || exit 0; %s",
+	    simvar, SIM, (long)getuid(), name, script);
+	put_checked_job(name, wrapped);
+}
+
 static void
 test_health_check_reverts(void **state)
 {
 	json_t	*j, *ev;
 
 	(void)state;
-	put_job("llama", "<key>HealthCheck</key><dict><key>ProgramArguments"
-	    "</key><array><string>/bin/false</string></array><key>"
-	    "StartDelaySeconds</key><integer>0</integer><key>LoadSeconds</key>"
-	    "<integer>0</integer></dict>");
+	put_unlocked_checked_job("llama", "exit 1");
 	wait_state("llama", "reverted", 0, 4.0);
 	assert_field_has("llama", "reason", "health check: the check "
 	    "exited with status 1");
@@ -557,7 +571,8 @@ test_health_check_reverts(void **state)
 	    "reverted"), "evidence")), 1);
 	json_decref(j);
 	/* What the check said on stderr, its first line, is the evidence. */
-	put_checked_job("second", "echo 'port 8080: connection refused' "
+	put_unlocked_checked_job("second", "echo 'port 8080: connection "
+	    "refused' "
 	    "&gt;&amp;2; echo more &gt;&amp;2; exit 7");
 	wait_state("second", "reverted", 0, 4.0);
 	assert_field_has("second", "reason", "health check: the check exited "
@@ -571,10 +586,48 @@ test_health_check_reverts(void **state)
 	    "port 8080: connection refused");
 	json_decref(j);
 	/* A check killed by a signal (not for its time) says which. */
-	put_checked_job("third", "kill -KILL $$");
+	put_unlocked_checked_job("third", "kill -KILL $$");
 	wait_state("third", "reverted", 0, 4.0);
 	assert_field_has("third", "reason", "health check: sh was killed by "
 	    "signal 9");
+}
+
+/*
+ * A check that fails the stock run too (a wrong URL, a port someone else
+ * holds) says nothing of the profile: the revert it led to is withdrawn,
+ * counted apart in state and the fleet file, and the job runs unlocked
+ * again, the check counting against no profile until it passes.  The
+ * revert used to stay for good, the profile blamed.
+ */
+static void
+test_health_revert_withdrawn(void **state)
+{
+	char	path[512], cmd[1024];
+	json_t	*j;
+	double	 start;
+
+	(void)state;
+	put_checked_job("llama", "exit 1");
+	wait_daemon_log("job llama: it fails stock too: its revert (health "
+	    "check) is withdrawn, the profile is not to blame", 1);
+	wait_state("llama", "unlocked", 0, 10.0);
+	wait_daemon_log("it failed the stock run too, so it counts against "
+	    "no profile until it passes", 1);
+	assert_int_equal(daemon_log_count("reverted to stock: health check"),
+	    1);
+	j = job_status("llama");
+	assert_string_equal(str_of(j, "state"), "unlocked");
+	assert_true(json_is_null(json_object_get(j, "reverted")));
+	json_decref(j);
+	snprintf(path, sizeof path, "%s/state/status.json", home);
+	snprintf(cmd, sizeof cmd, "python3 -c 'import json, sys; j = [x for x "
+	    "in json.load(open(sys.argv[1]))[\"jobs\"] if x[\"name\"] == "
+	    "\"llama\"][0]; sys.exit(not (j[\"reverts\"] == 0 and "
+	    "j[\"reverts_withdrawn\"] == 1))' %s", path);
+	for (start = now_s(); system(cmd) != 0; sleep_ms(50))
+		if (now_s() - start > 5 * time_scale())
+			fail_msg("status.json never counted the revert as "
+			    "withdrawn");
 }
 
 /* Lines in a file, 0 when it is not there. */
@@ -1400,6 +1453,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(
 		    test_health_check_timeout_and_arguments, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_health_check_waits_for_load,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_health_revert_withdrawn,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_health_check_reverts, setup,
 		    teardown),

@@ -580,23 +580,24 @@ test_environment_named(void **state)
 	int			 code;
 
 	(void)state;
+	/* The model's path as the option's own argument, --model=PATH. */
 	put_job("srv", "<key>ProgramArguments</key><array><string>"
-	    FAKE_LLAMA "</string><string>--say</string><string>"
-	    "gguf_init_from_file: failed to open GGUF file '/Users/u/Downloads/"
-	    "m.gguf' (Operation not permitted)</string><string>--exit-after"
-	    "</string><string>300</string><string>1</string></array><key>"
-	    "CrashLoop</key><dict><key>MaxExits</key><integer>2</integer><key>"
-	    "WindowSeconds</key><integer>600</integer></dict><key>"
-	    "WorkingDirectory</key><string>/Users/u/Downloads</string>");
+	    FAKE_LLAMA "</string><string>--model=/Users/u/Downloads/m.gguf"
+	    "</string><string>--say</string><string>gguf_init_from_file: "
+	    "failed to open GGUF file '/Users/u/Downloads/m.gguf' (Operation "
+	    "not permitted)</string><string>--exit-after</string><string>300"
+	    "</string><string>1</string></array><key>CrashLoop</key><dict>"
+	    "<key>MaxExits</key><integer>2</integer><key>WindowSeconds</key>"
+	    "<integer>600</integer></dict>");
 	wait_state("srv", "failed", -1, 15.0);
 	assert_field_has("srv", "reason", "its environment: a folder the "
 	    "privacy protections keep from it");
 	/* status (and doctor, its table) say what the file put there. */
 	r = ctl(&code, "status", NULL, NULL, NULL);
 	assert_non_null(strstr(r->out, "\n    warning: "));
-	assert_non_null(strstr(r->out, "srv.plist:WorkingDirectory: "
-	    "/Users/u/Downloads is in ~/Downloads, which macOS keeps from "
-	    "launchd agents"));
+	assert_non_null(strstr(r->out, "srv.plist:ProgramArguments: "
+	    "/Users/u/Downloads/m.gguf is in ~/Downloads, which macOS keeps "
+	    "from launchd agents"));
 	j = job_status("srv");
 	assert_true(json_is_null(json_object_get(j, "reverted")));
 	evidence = json_dumps(json_object_get(json_object_get(j, "failed"),
@@ -647,6 +648,78 @@ test_start_after_failure(void **state)
 	wait_state("srv", "failed", -1, 10.0);
 	assert_string_equal(incident_evidence("srv", "failed", 1),
 	    "last: exit status 3");
+}
+
+/*
+ * restart on a failed job starts it, as kickstart -k starts a service
+ * that is not running, and says so; it used to answer "restart accepted"
+ * and leave the job failed and out of launchd.
+ */
+static void
+test_restart_after_failure(void **state)
+{
+	struct child_result	*r;
+	char			 flag[256], extra[1024];
+	int			 code;
+
+	(void)state;
+	snprintf(flag, sizeof flag, "%s/model-fixed", home);
+	snprintf(extra, sizeof extra, "<key>ProgramArguments</key><array>"
+	    "<string>/bin/sh</string><string>-c</string><string>test -e %s "
+	    "&amp;&amp; exec sleep 1000; exit 3</string></array><key>Unlocked"
+	    "</key><false/><key>CrashLoop</key><dict><key>MaxExits</key>"
+	    "<integer>2</integer><key>WindowSeconds</key><integer>600"
+	    "</integer></dict>", flag);
+	put_job("srv", extra);
+	wait_state("srv", "failed", -1, 10.0);
+	write_file(flag, "w", "");
+	r = ctl(&code, "restart", "srv", NULL, NULL);
+	assert_int_equal(code, 0);
+	assert_non_null(strstr(r->out, "srv: restart: started again: its "
+	    "failure is cleared"));
+	wait_state("srv", "stock", 0, 10.0);
+}
+
+/*
+ * start on a job launchd has loaded but leaves down (KeepAlive
+ * SuccessfulExit false, and the program exited 0) runs it, as launchctl
+ * kickstart does; it used to answer "start accepted" and run nothing.
+ * start on a running job leaves it be, and says so.
+ */
+static void
+test_start_runs_job_left_down(void **state)
+{
+	struct child_result	*r;
+	char			 flag[256], extra[1024];
+	double			 start;
+	long			 pid;
+	int			 code;
+
+	(void)state;
+	snprintf(flag, sizeof flag, "%s/ready", home);
+	snprintf(extra, sizeof extra, "<key>ProgramArguments</key><array>"
+	    "<string>/bin/sh</string><string>-c</string><string>test -e %s "
+	    "&amp;&amp; exec sleep 1000; exit 0</string></array><key>Unlocked"
+	    "</key><false/><key>KeepAlive</key><dict><key>SuccessfulExit"
+	    "</key><false/></dict>", flag);
+	put_job("srv", extra);
+	wait_state("srv", "stock", -1, 10.0);
+	for (start = now_s(); launchd_number("srv", "runs") < 1 ||
+	    launchd_pid("srv") != 0; sleep_ms(20))
+		if (now_s() - start > 10 * time_scale())
+			fail_msg("srv never ran and exited 0");
+	write_file(flag, "w", "");
+	r = ctl(&code, "start", "srv", NULL, NULL);
+	assert_int_equal(code, 0);
+	assert_non_null(strstr(r->out, "srv: start: kickstarted: launchd "
+	    "runs nothing for it"));
+	pid = wait_state("srv", "stock", 0, 10.0);
+	assert_int_equal(launchd_number("srv", "runs"), 2);
+	r = ctl(&code, "start", "srv", NULL, NULL);
+	assert_int_equal(code, 0);
+	assert_non_null(strstr(r->out, "srv: start: nothing: it is running"));
+	sleep_ms(500);
+	assert_int_equal(launchd_pid("srv"), pid);
 }
 
 /* n restarts of job in one write: one turn of the daemon's loop reads all. */
@@ -813,6 +886,17 @@ test_spawn_failure_named(void **state)
 	snprintf(prog, sizeof prog, "%s/out", home);
 	assert_int_equal(mkdir(prog, 0755), 0);
 	wait_state("noout", "unlocked", 0, 10.0);
+	/*
+	 * A working directory that is not there: modern launchd refuses the
+	 * spawn, 78 (maddox/wallop#61), and the folder is named.
+	 */
+	snprintf(extra, sizeof extra, "<key>WorkingDirectory</key><string>"
+	    "%s/models</string>", home);
+	put_job("nocwd", extra);
+	wait_state("nocwd", "failed", -1, 10.0);
+	snprintf(prog, sizeof prog, "cannot spawn: working directory "
+	    "%s/models: No such file or directory", home);
+	assert_field_has("nocwd", "reason", prog);
 	/* Checked when the file was read, gone when launchd starts it. */
 	snprintf(prog, sizeof prog, "%s/llama-server", home);
 	assert_int_equal(link(FAKE_LLAMA, prog), 0);
@@ -980,6 +1064,31 @@ test_idle_exit_is_no_crash(void **state)
 	j = job_status("llama");
 	assert_true(json_is_null(json_object_get(j, "reverted")));
 	json_decref(j);
+}
+
+/*
+ * A process jetsam killed because the whole Mac ran short of memory
+ * ("..._VMCOMPRESSOR_SPACE_SHORTAGE") did nothing wrong, and neither did
+ * its profile: three of them are no crash loop, the job stays unlocked,
+ * and the daemon's log names the cause.  They used to revert the job,
+ * the profile blamed, and keep it reverted.
+ */
+static void
+test_memory_pressure_is_no_crash(void **state)
+{
+	json_t	*j;
+	long	 pid;
+
+	(void)state;
+	pid = jetsam_three_times(
+	    "JETSAM_REASON_MEMORY_VMCOMPRESSOR_SPACE_SHORTAGE");
+	wait_state("llama", "unlocked", pid, 10.0);
+	j = job_status("llama");
+	assert_true(json_is_null(json_object_get(j, "reverted")));
+	json_decref(j);
+	assert_true(daemon_log_has("killed by macOS: memory pressure on the "
+	    "Mac (JETSAM_REASON_MEMORY_VMCOMPRESSOR_SPACE_SHORTAGE): not "
+	    "counted as a crash"));
 }
 
 /*
@@ -1390,6 +1499,10 @@ main(void)
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_restart_burst_hides_no_crashes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_restart_after_failure,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_start_runs_job_left_down,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_start_after_failure,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_environment_named, setup,
@@ -1410,6 +1523,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_keepalive_dictionary,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_idle_exit_is_no_crash,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_memory_pressure_is_no_crash,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_codesigning_kills_named,
 		    setup, teardown),

@@ -677,6 +677,49 @@ test_log_faults(void **state)
 	if (worst > 500 * time_scale())
 		fail_msg("status waited %.0f ms behind the log flood", worst);
 }
+/*
+ * The disk holding the shim's reports full: the shim cannot write one,
+ * and the job is shown blocked for that, not for an injection dropped
+ * by a hardened runtime, SIP or a wrapper script, as it used to be.  Its
+ * crash loop then is its environment's, and blames no profile.
+ */
+static void
+test_reports_disk_full(void **state)
+{
+	char	filler[600], want[700];
+	double	start;
+	long	pid = 0, next;
+	int	k;
+
+	(void)state;
+	snprintf(state_mount, sizeof state_mount, "%s/state/reports", home);
+	mkdir(state_mount, 0700);
+	if (mount("tmpfs", state_mount, "tmpfs", 0, "size=64k") == -1) {
+		report("reports' disk full: SKIPPED, cannot mount a small "
+		    "tmpfs here: %s", strerror(errno));
+		state_mount[0] = '\0';
+		skip();
+	}
+	fill_state(filler, sizeof filler);
+	edit_job(0, "x");
+	wait_state("j0", "blocked", 0, 10.0);
+	snprintf(want, sizeof want, "the disk holding %s is full (no space "
+	    "left on device), so the shim could not write one", state_mount);
+	assert_field_has("j0", "reason", want);
+	for (k = 0; k < 3; k++) {
+		for (start = now_s(); (next = launchd_pid("j0")) <= 0 ||
+		    next == pid; sleep_ms(20))
+			if (now_s() - start > 10 * time_scale())
+				fail_msg("no new run after crash %d", k);
+		pid = next;
+		assert_int_equal(kill((pid_t)pid, SIGSEGV), 0);
+	}
+	wait_state("j0", "failed", -1, 10.0);
+	assert_field_has("j0", "reason", "its environment: a full disk");
+	report("reports' disk full: the job blocked for it, and its crash "
+	    "loop failed it as its environment's");
+}
+
 
 int
 main(void)
@@ -692,6 +735,8 @@ main(void)
 		    test_forgotten_override_saved_later, setup,
 		    teardown_unmount),
 		cmocka_unit_test_setup_teardown(test_state_disk_full, setup,
+		    teardown_unmount),
+		cmocka_unit_test_setup_teardown(test_reports_disk_full, setup,
 		    teardown_unmount),
 		cmocka_unit_test_setup_teardown(test_log_faults, setup,
 		    teardown),

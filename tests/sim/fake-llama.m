@@ -90,6 +90,13 @@ main(int argc, char **argv)
 			term_ms = atol(argv[++i]);
 		else if (strcmp(argv[i], "--say") == 0 && i + 1 < argc)
 			say = argv[++i];
+		/* llama-server's model, either form; what it loads is not
+		 * simulated (--say gives its error). */
+		else if (strncmp(argv[i], "--model=", 8) == 0)
+			continue;
+		else if ((strcmp(argv[i], "-m") == 0 ||
+		    strcmp(argv[i], "--model") == 0) && i + 1 < argc)
+			i++;
 		else if (strcmp(argv[i], "--log-prefix") == 0 ||
 		    strcmp(argv[i], "--no-log-prefix") == 0)
 			ggmlsim_log_style.prefix = argv[i][2] == 'l';
@@ -110,7 +117,8 @@ main(int argc, char **argv)
 		else {
 			fprintf(stderr, "usage: fake-llama [--once] "
 			    "[--exit-after MS CODE] [--term-delay MS] "
-			    "[--say LINE] [--crash-runs N FILE] "
+			    "[--say LINE] [-m|--model[=]PATH] "
+			    "[--crash-runs N FILE] "
 			    "[--[no-]log-prefix] [--[no-]log-timestamps] "
 			    "[--log-colors on|off] [-lv N]\n");
 			return 2;

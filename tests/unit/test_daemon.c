@@ -311,20 +311,25 @@ test_job_protected_paths(void **state)
 	    "ProgramArguments</key><array><string>" PROGRAM "</string><string>"
 	    "-m</string><string>/Users/u/Downloads/m.gguf</string><string>"
 	    "/Users/u/Downloadsx/m.gguf</string><string>/Usersx/Downloads/"
-	    "m.gguf</string></array><key>WorkingDirectory"
+	    "m.gguf</string><string>--draft=/Users/u/Documents/d.gguf"
+	    "</string><string>a=/Users/u/Desktop</string></array><key>"
+	    "WorkingDirectory"
 	    "</key><string>/Volumes/ext</string><key>StandardOutPath</key>"
 	    "<string>/Users/u/Library/Mobile Documents/o.log</string><key>"
 	    "StandardErrorPath</key><string>/Users/u/e.log</string></dict>"
 	    "</plist>");
 	spec = load_expect(write_file("t.plist", body), NULL, &warnings);
-	assert_int_equal(warnings.count, 3);
+	assert_int_equal(warnings.count, 4);
 	assert_string_equal(warnings.items[0], "t.plist:ProgramArguments: "
 	    "/Users/u/Downloads/m.gguf is in ~/Downloads, which macOS keeps "
 	    "from launchd agents (\"Operation not permitted\"): move it, or "
 	    "allow it in System Settings, Privacy & Security");
-	assert_non_null(strstr(warnings.items[1], "t.plist:WorkingDirectory: "
+	/* An option and its path in one argument; not a bare a=path. */
+	assert_non_null(strstr(warnings.items[1], "t.plist:ProgramArguments: "
+	    "/Users/u/Documents/d.gguf is in ~/Documents"));
+	assert_non_null(strstr(warnings.items[2], "t.plist:WorkingDirectory: "
 	    "/Volumes/ext is in a removable or network volume"));
-	assert_non_null(strstr(warnings.items[2], "t.plist:StandardOutPath: "
+	assert_non_null(strstr(warnings.items[3], "t.plist:StandardOutPath: "
 	    "/Users/u/Library/Mobile Documents/o.log is in iCloud Drive"));
 	jobfile_free(spec);
 	diag_clear(&warnings);

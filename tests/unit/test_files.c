@@ -108,13 +108,28 @@ test_scan_environment(void **state)
 	      "127.0.0.1 404", NULL },
 	    { "srv  log_server_r: request: GET /failed to load model 1.2.3.4 "
 	      "404", NULL },
+	    /* A Python (MLX) server's traceback ends in its OSError. */
+	    { "PermissionError: [Errno 1] Operation not permitted: '/Users/u/"
+	      "Documents/models/config.json'",
+	      "a folder the privacy protections keep from it" },
+	    { "OSError: [Errno 24] Too many open files", "no descriptors left" },
+	    { "OSError: [Errno 28] No space left on device", "a full disk" },
+	    { "ggml_backend_metal_log_allocated_size: error: No space left on "
+	      "device", "a full disk" },
+	    /* Errno 13 is a file's own mode, not the privacy protections. */
+	    { "PermissionError: [Errno 13] Permission denied: '/m'", NULL },
+	    { "RuntimeError: [metal::Device] Unable to construct residency "
+	      "set.", NULL },
+	    { "  File \"/x.py\", line 1: PermissionError: [Errno 1] "
+	      "Operation not permitted", NULL },
 	};
 	const char	*what;
 	size_t		 i;
 	FILE		*f;
 	char		 path[512], line[4096];
 	const char	*logs[] = { "llama-stock-guest.stderr",
-	    "llama-unlocked-guest.stderr", "llama-bare-metal-host.stderr" };
+	    "llama-unlocked-guest.stderr", "llama-bare-metal-host.stderr",
+	    "mlx-overbroad-profile-failure.stderr" };
 
 	(void)state;
 	for (i = 0; i < sizeof lines / sizeof lines[0]; i++) {
