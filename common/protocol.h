@@ -27,7 +27,8 @@
  * 2: probe, reverts, EPROBE.
  * 3: errors are [type, "CODE: message"]; job maps carry desired and
  *    next_state, and unlocked is the desired flag; change events;
- *    subscribe {call}.
+ *    subscribe {call}.  Added since, meaning nothing else changed:
+ *    start's and restart's job maps carry action.
  */
 #define MC_PROTOCOL_VERSION	3
 

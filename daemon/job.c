@@ -238,6 +238,80 @@ job_add(struct mcd *d, const char *name)
 	return j;
 }
 
+
+/* The job file's CrashLoop key, or its default. */
+static uint64_t
+job_crash_key(const struct job *j, const char *key, uint64_t fallback)
+{
+	plist_t	loop = j->spec ? j->spec->crash_loop : NULL, v;
+
+	if (loop != NULL && (v = plist_dict_get_item(loop, key)) != NULL)
+		plist_get_uint_val(v, &fallback);
+	return fallback;
+}
+
+/* The exits that make a crash loop: the job file's, or 3. */
+uint64_t
+job_crash_max(const struct job *j)
+{
+	return job_crash_key(j, "MaxExits", 3);
+}
+
+/*
+ * The window they must come within: the job file's, or 60 s, widened to
+ * what launchd's throttle lets that many exits take (a template's
+ * ThrottleInterval of 30 would never let 3 come within 60 s).
+ */
+uint64_t
+job_crash_window_s(const struct job *j)
+{
+	uint64_t	least = job_crash_max(j) * j->throttle_s;
+
+	return job_crash_key(j, "WindowSeconds", least > 60 ? least : 60);
+}
+
+/*
+ * launchd starts a job at most every ThrottleInterval seconds (the job
+ * file's, the template's, or launchd's 10), so MaxExits exits of a job
+ * that dies at once take (MaxExits - 1) of them: a CrashLoop window no
+ * longer than that could never trip, and the job would crash for ever,
+ * shown stock.  Such a file is refused, naming the keys.
+ */
+static void
+job_check_throttle(struct mcd *d, struct job *j)
+{
+	plist_t		v;
+	uint64_t	t = 10, max, window;
+	const char	*from = "launchd's default";
+
+	if (d->job_template != NULL && (v = plist_dict_get_item(
+	    d->job_template, "ThrottleInterval")) != NULL &&
+	    plist_get_node_type(v) == PLIST_UINT) {
+		plist_get_uint_val(v, &t);
+		from = "the agent template's";
+	}
+	if (j->spec != NULL && j->spec->throttle_interval != 0) {
+		t = j->spec->throttle_interval;
+		from = "its own";
+	}
+	j->throttle_s = t;
+	if (j->spec == NULL || j->spec->crash_loop == NULL)
+		return;
+	max = job_crash_max(j);
+	window = job_crash_window_s(j);
+	if (max < 2 || window > (max - 1) * t)
+		return;
+	diag_add(&j->errors, "%s:CrashLoop: MaxExits %llu within WindowSeconds "
+	    "%llu can never trip: launchd starts the job at most every "
+	    "ThrottleInterval (%llu s, %s), so %llu exits take at least %llu "
+	    "s; make WindowSeconds more than that", j->file,
+	    (unsigned long long)max, (unsigned long long)window,
+	    (unsigned long long)t, from, (unsigned long long)max,
+	    (unsigned long long)((max - 1) * t));
+	jobfile_free(j->spec);
+	j->spec = NULL;
+}
+
 /* (Re)read one job file when its bytes changed. */
 static void
 job_refresh_file(struct mcd *d, const char *dir, const char *entry)
@@ -280,6 +354,7 @@ job_refresh_file(struct mcd *d, const char *dir, const char *entry)
 	diag_clear(&j->errors);
 	diag_clear(&j->warnings);
 	j->spec = jobfile_load(path, &j->errors, &j->warnings);
+	job_check_throttle(d, j);
 	for (n = 0; n < j->warnings.count; n++)
 		log_warnx("%s", j->warnings.items[n]);
 	for (n = 0; n < j->errors.count; n++)

@@ -230,6 +230,7 @@ struct job {
 	uint64_t		 health_start;	/* loop ms the process came */
 	bool			 health_passed;	/* it has passed once */
 	bool			 health_blind;	/* it fails stock too */
+	uint64_t		 throttle_s;	/* launchd's ThrottleInterval */
 	uv_timer_t		*health_timer;	/* its next check */
 };
 
@@ -393,6 +394,8 @@ const char *job_desired(struct mcd *, const struct job *);
 const char *job_start_action(const struct job *, const struct override *,
 	    bool);
 const char *job_profile_wanted(struct mcd *, const struct job *);
+uint64_t job_crash_max(const struct job *);
+uint64_t job_crash_window_s(const struct job *);
 void	job_timer_start(struct job *, uv_timer_t **, uv_timer_cb, uint64_t ms);
 void	job_timer_stop(uv_timer_t *);
 void	job_timer_close(uv_timer_t **);

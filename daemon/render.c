@@ -115,7 +115,8 @@ render_env(plist_t tmpl, const struct render_input *in)
  * Where the job runs and what it may hold open.  launchd starts a job in
  * /, read-only, with a soft limit of 256 descriptors: a server that
  * writes a relative path, or serves many clients, fails there.  The job's
- * own keys win; else its user's home folder, and the template's limit.
+ * own keys win; else its user's home folder, and the template's limit
+ * (and its ThrottleInterval).
  */
 static void
 render_context(plist_t agent, const struct render_input *in)
@@ -128,6 +129,9 @@ render_context(plist_t agent, const struct render_input *in)
 		render_set_str(agent, "WorkingDirectory", in->spec->working_dir);
 	else if (home != NULL && home[0] == '/')
 		render_set_str(agent, "WorkingDirectory", home);
+	if (in->spec->throttle_interval != 0)
+		plist_dict_set_item(agent, "ThrottleInterval",
+		    plist_new_uint(in->spec->throttle_interval));
 	if (in->spec->number_of_files == 0)
 		return;
 	limits = plist_dict_get_item(agent, "SoftResourceLimits");

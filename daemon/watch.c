@@ -25,8 +25,6 @@
 #define WATCH_NO_CAUSE	"launchd could not set it up to run (no cause " \
 			"found from here: see its own log)"
 
-#define CRASH_MAX_EXITS		3
-#define CRASH_WINDOW_S		60
 
 /*
  * One process being watched; a new pid gets a new one (handles are never
@@ -507,17 +505,6 @@ watch_pid(struct mcd *d, struct job_watch *w, long pid)
 	return 0;
 }
 
-/* The job file's CrashLoop key, or its default. */
-static uint64_t
-watch_crash_key(const struct job *j, const char *key, uint64_t fallback)
-{
-	plist_t	loop = j->spec ? j->spec->crash_loop : NULL, v;
-
-	if (loop != NULL && (v = plist_dict_get_item(loop, key)) != NULL)
-		plist_get_uint_val(v, &fallback);
-	return fallback;
-}
-
 /* A fault of the job's environment, seen now (its log, launchd's words). */
 void
 watch_note_env(struct job *j, const char *what, const char *evidence)
@@ -532,7 +519,7 @@ bool
 watch_env_fault(const struct job *j)
 {
 	return j->env_fault != NULL && uv_now(j->daemon->loop) - j->env_ms <=
-	    watch_crash_key(j, "WindowSeconds", CRASH_WINDOW_S) * 1000;
+	    job_crash_window_s(j) * 1000;
 }
 
 /*
@@ -544,9 +531,8 @@ bool
 watch_count_exits(struct job *j, const char *last_exit, int sig, long count,
     char ev[2][WATCH_EVIDENCE_LEN])
 {
-	uint64_t	 max = watch_crash_key(j, "MaxExits", CRASH_MAX_EXITS);
-	uint64_t	 window = watch_crash_key(j, "WindowSeconds",
-			    CRASH_WINDOW_S);
+	uint64_t	 max = job_crash_max(j);
+	uint64_t	 window = job_crash_window_s(j);
 	long		 now = (long)time(NULL);
 	int		 i, n = 0;
 

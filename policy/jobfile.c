@@ -371,26 +371,41 @@ jobfile_warn_protected(const struct job_spec *spec, const char *file,
 	    warnings);
 }
 
-/*
- * The descriptors a server may hold open (launchd's soft limit is 256: a
- * busy server's sockets, model files and Metal buffers outgrow it).
- */
-static void
-jobfile_files(plist_t root, const char *file, struct job_spec *spec,
-    struct diag *errors)
+/* An integer key of the file's within lo to hi; 0 if absent or refused. */
+static uint64_t
+jobfile_bounded(plist_t root, const char *file, const char *key, uint64_t lo,
+    uint64_t hi, struct diag *errors)
 {
 	plist_t		node;
 	uint64_t	v;
 
-	if ((node = jobfile_typed(root, "NumberOfFiles", PLIST_UINT,
-	    "an integer", file, errors)) == NULL)
-		return;
+	if ((node = jobfile_typed(root, key, PLIST_UINT, "an integer", file,
+	    errors)) == NULL)
+		return 0;
 	plist_get_uint_val(node, &v);
-	if (v < 64 || v > 1048576)
-		diag_add(errors, "%s:NumberOfFiles: %llu is out of range (64 "
-		    "to 1048576)", file, (unsigned long long)v);
-	else
-		spec->number_of_files = v;
+	if (v >= lo && v <= hi)
+		return v;
+	diag_add(errors, "%s:%s: %llu is out of range (%llu to %llu)", file,
+	    key, (unsigned long long)v, (unsigned long long)lo,
+	    (unsigned long long)hi);
+	return 0;
+}
+
+/*
+ * The descriptors a server may hold open (launchd's soft limit is 256: a
+ * busy server's sockets, model files and Metal buffers outgrow it), and
+ * launchd's least time between two starts (launchd.plist(5)
+ * ThrottleInterval), which bounds how fast a crash loop can come (job.c
+ * checks CrashLoop against it).  Both go to the agent.
+ */
+static void
+jobfile_limits(plist_t root, const char *file, struct job_spec *spec,
+    struct diag *errors)
+{
+	spec->number_of_files = jobfile_bounded(root, file, "NumberOfFiles",
+	    64, 1048576, errors);
+	spec->throttle_interval = jobfile_bounded(root, file,
+	    "ThrottleInterval", 1, 3600, errors);
 }
 
 static void
@@ -400,7 +415,7 @@ jobfile_unknown_keys(plist_t root, const char *file, struct diag *warnings)
 	    "Unlocked", "EnvironmentVariables", "WorkingDirectory",
 	    "RunAtLoad", "KeepAlive", "StandardOutPath", "StandardErrorPath",
 	    "InheritShim", "HealthCheck", "FailureSignatures", "CrashLoop",
-	    "NumberOfFiles" };
+	    "NumberOfFiles", "ThrottleInterval" };
 	plist_dict_iter	 it = NULL;
 	plist_t		 val;
 	char		*key;
@@ -474,7 +489,7 @@ jobfile_parse(plist_t root, const char *file, struct diag *errors,
 	    errors, true);
 	spec->stderr_path = jobfile_string(root, "StandardErrorPath", file,
 	    errors, true);
-	jobfile_files(root, file, spec, errors);
+	jobfile_limits(root, file, spec, errors);
 	jobfile_safety(root, file, spec, errors, warnings);
 	jobfile_warn_protected(spec, file, warnings);
 	jobfile_unknown_keys(root, file, warnings);

@@ -121,6 +121,7 @@ struct job_spec {
 	char		 *stdout_path;
 	char		 *stderr_path;
 	uint64_t	  number_of_files;	/* soft limit; 0: the template's */
+	uint64_t	  throttle_interval;	/* seconds; 0: the template's */
 	plist_t		  health_check;		/* kept for the safety loop */
 	plist_t		  failure_signatures;
 	plist_t		  crash_loop;

@@ -170,8 +170,8 @@ edit_job(int k, const char *mark)
 	    "version=\"1.0\"><dict><key>ProgramArguments</key><array><string>"
 	    FAKE_LLAMA "</string></array><key>EnvironmentVariables</key><dict>"
 	    "<key>MTLSIM_SWITCHES</key><string>%s</string><key>MARK</key>"
-	    "<string>%s</string></dict></dict></plist>\n",
-	    switches + strlen("MTLSIM_SWITCHES="), mark);
+	    "<string>%s</string></dict>%s</dict></plist>\n",
+	    switches + strlen("MTLSIM_SWITCHES="), mark, job_throttle);
 	write_file(tmp, "w", body);
 	assert_int_equal(rename(tmp, path), 0);
 }
@@ -314,7 +314,9 @@ put_job(const char *name, const char *extra)
 	    "\n<plist version=\"1.0\"><dict><key>ProgramArguments</key><array>"
 	    "<string>" FAKE_LLAMA "</string></array><key>EnvironmentVariables"
 	    "</key><dict><key>MTLSIM_SWITCHES</key><string>%s</string></dict>"
-	    "%s</dict></plist>\n", switches + strlen("MTLSIM_SWITCHES="), extra);
+	    "%s%s</dict></plist>\n", switches + strlen("MTLSIM_SWITCHES="),
+	    strstr(extra, "<key>ThrottleInterval</key>") ? "" : job_throttle,
+	    extra);
 	write_file(tmp, "w", body);
 	assert_int_equal(rename(tmp, path), 0);
 }
@@ -332,7 +334,15 @@ write_raw(const char *file, const char *body)
 const char	*daemon_program, *ctl_program;
 const char	*daemon_env, *daemon_env2;
 const char	*daemon_template;
-const char	*daemon_throttle;	/* seconds; NULL: 1 */
+/*
+ * launchd's throttle is 10 s (the template's ThrottleInterval): a crash
+ * loop takes half a minute to show.  The job files put_job and edit_job
+ * write ask for 1 s in their own ThrottleInterval, as a user may, so
+ * that the tests see one in seconds, and metalcapd checks a CrashLoop
+ * against the throttle that really applies; a test that wants launchd's
+ * pace sets this to "" (test_crash_loop_real_throttle).
+ */
+const char	*job_throttle;
 const char	*daemon_launchctl;
 const char	*daemon_args[16];
 
@@ -367,21 +377,12 @@ spawn_daemon(const char *logname)
 	const char	*argv[32] = { program, "--home", home, "--launchctl",
 	    daemon_launchctl ? daemon_launchctl : SIM, "--foreground",
 	    "--marker-timeout", "1500" };
-	/*
-	 * launchd's throttle is 10 s (the template's ThrottleInterval): a
-	 * crash loop takes half a minute to show.  Tests run with 1 s so that
-	 * they see one in seconds; test_crash_loop_real_throttle runs the
-	 * real one (daemon_throttle).
-	 */
-	char		 throttle[64];
-	const char	*extra[] = { simvar, throttle, switches, daemon_env,
-	    daemon_env2, NULL };
+	const char	*extra[] = { simvar, switches, daemon_env, daemon_env2,
+	    NULL };
 	char		*env[CHILD_ENV_MAX], log[256];
 	pid_t		 pid;
 	int		 n = 8, i;
 
-	snprintf(throttle, sizeof throttle, "LAUNCHCTL_SIM_THROTTLE=%s",
-	    daemon_throttle != NULL ? daemon_throttle : "1");
 	if (daemon_template != NULL) {
 		argv[n++] = "--template";
 		argv[n++] = daemon_template;
@@ -390,7 +391,7 @@ spawn_daemon(const char *logname)
 		argv[n++] = daemon_args[i];
 	/* env ends at the first NULL: daemon_env2 only after daemon_env. */
 	if (daemon_env == NULL)
-		extra[3] = daemon_env2;
+		extra[2] = daemon_env2;
 
 	child_env(env, extra);
 	snprintf(log, sizeof log, "%s/%s", home, logname);
@@ -438,7 +439,7 @@ setup_home(const char *template)
 	daemon_env = daemon_env2 = NULL;
 	daemon_program = ctl_program = NULL;
 	daemon_template = NULL;
-	daemon_throttle = NULL;
+	job_throttle = "<key>ThrottleInterval</key><integer>1</integer>";
 	daemon_launchctl = NULL;
 	memset(daemon_args, 0, sizeof daemon_args);
 	snprintf(home, sizeof home, "%s", template);

@@ -31,7 +31,7 @@ extern pid_t		daemon_pid;
 /* For the next daemon started: extra environment, template, launchctl,
  * arguments (NULL-ended); setup() clears them. */
 extern const char	*daemon_env, *daemon_env2;
-extern const char	*daemon_throttle;
+extern const char	*job_throttle;
 /* Other binaries than the build's (an installed copy); NULL: the build's. */
 extern const char	*daemon_program, *ctl_program;
 extern const char	*daemon_template;
