@@ -856,18 +856,19 @@ test_crash_loop_real_throttle(void **state)
 }
 
 /*
- * A CrashLoop launchd's throttle makes unreachable (2 exits within 8 s,
- * runs at most every 10 s) is refused where the file is read, naming
- * both keys and where the throttle came from; it used to be taken, and a
- * job that exited at once was never given up, shown stock.  With its own
+ * A CrashLoop launchd's throttle makes unreachable (2 exits within 10 s,
+ * runs at most every 10 s: the second comes 10 s after the first, never
+ * within them) is refused where the file is read, naming both keys and
+ * where the throttle came from; it used to be taken, and a job that
+ * exited at once was never given up, shown stock.  With its own
  * ThrottleInterval of 2 the same window is fine.
  */
 static void
 test_crash_window_against_throttle(void **state)
 {
 	const char	*loop = "<key>CrashLoop</key><dict><key>MaxExits</key>"
-	    "<integer>2</integer><key>WindowSeconds</key><integer>8</integer>"
-	    "</dict>";
+	    "<integer>2</integer><key>WindowSeconds</key><integer>10"
+	    "</integer></dict>";
 	char		 extra[512];
 
 	(void)state;
@@ -875,7 +876,7 @@ test_crash_window_against_throttle(void **state)
 	put_job("srv", loop);
 	wait_state("srv", "invalid", -1, 10.0);
 	assert_field_has("srv", "reason", "srv.plist:CrashLoop: MaxExits 2 "
-	    "within WindowSeconds 8 can never trip: launchd starts the job at "
+	    "within WindowSeconds 10 can never trip: launchd starts the job at "
 	    "most every ThrottleInterval (10 s, the agent template's), so 2 "
 	    "exits take at least 10 s");
 	snprintf(extra, sizeof extra, "%s<key>ThrottleInterval</key><integer>"
