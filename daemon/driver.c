@@ -164,23 +164,24 @@ static const char	DRIVER_STOCK_LOOP[] = "crash loop in stock";
 
 /*
  * The stock run of a job its health check reverted fails the check too:
- * the revert is withdrawn (withdraw.c), saved, and the job is brought
- * where it settles, as after any change of its settings: unlocked again.
+ * the revert is withdrawn (withdraw.c) and saved, and the event becomes a
+ * change of the job's settings, judged on facts taken after it: the job
+ * goes where it settles, unlocked again once the gate passes its profile.
  */
 static void
-driver_health_fails_stock(struct mcd *d, struct job *j,
-    struct mcd_event *ev, struct lifecycle_facts *f)
+driver_health_fails_stock(struct mcd *d, struct job *j, struct mcd_event *ev)
 {
 	char	why[256];
 
-	if (!withdraw_health(d, j))
+	if (ev->type != LC_EV_HEALTH_FAIL || !withdraw_health(d, j))
 		return;
-	f->reverted = false;
 	if (driver_save(d, why, sizeof why) == -1)
 		log_warnx("job %s: its withdrawn revert is not saved yet: %s",
 		    j->name, why);
 	ev->type = LC_EV_MANAGED;
 	ev->trigger = NULL;
+	ev->evidence = NULL;
+	ev->nevidence = 0;
 }
 
 /*
@@ -276,9 +277,15 @@ driver_absorb(struct mcd *d, struct job *j, const struct gate_entry *v,
 		break;
 	case LC_EV_START:
 	case LC_EV_STOP:
-		/* Make the reconcile ask launchd again; a start runs it. */
+		/* Make the reconcile ask launchd again. */
 		j->loaded = false;
-		j->start_wanted = ev->type == LC_EV_START;
+		break;
+	case LC_EV_FILE_CHANGED:
+	case LC_EV_ENABLE:
+	case LC_EV_DISABLE:
+	case LC_EV_PROFILE:
+		/* Another check or another profile: judged afresh. */
+		j->health_blind = false;
 		break;
 	case LC_EV_EXIT_CODE:
 	case LC_EV_EXIT_SIGNAL:
@@ -291,9 +298,6 @@ driver_absorb(struct mcd *d, struct job *j, const struct gate_entry *v,
 		ev->nevidence = 2;
 		/* Revert or failure, the row decides: see driver_step. */
 		ev->trigger = "crash loop";
-		break;
-	case LC_EV_HEALTH_FAIL:
-		driver_health_fails_stock(d, j, ev, f);
 		break;
 	case LC_EV_SPAWN_FAILED:
 		watch_spawn_cause(d, j, evidence[0], WATCH_EVIDENCE_LEN);
@@ -414,6 +418,10 @@ driver_act(struct mcd *d, struct job *j, const struct gate_entry *v,
 	if (ev->type == LC_EV_LAUNCHD_OK && d->state_unsaved &&
 	    driver_save(d, spare, sizeof spare) == 0)
 		log_info("state saved again: %s", d->state.path);
+	/* Saved: a start runs what launchd leaves down (reconcile.c); an
+	 * incident or a stop is no start's to undo. */
+	if (ev->type == LC_EV_START || ev->type == LC_EV_STOP || incident)
+		j->start_wanted = ev->type == LC_EV_START && !incident;
 	if (st->next == JOB_BLOCKED)
 		j->blocked = true;
 	else if (ev->type == LC_EV_SHIM_HOOKED)
@@ -463,6 +471,7 @@ driver_step(struct mcd *d, struct job *j, const struct mcd_event *event,
 	const char		*evp[2];
 	const struct gate_entry	*v;
 
+	driver_health_fails_stock(d, j, &ev);
 	job_effective(d, j);
 	v = driver_verdict(d, j);
 	driver_facts(d, j, v, &f);

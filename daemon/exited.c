@@ -25,11 +25,12 @@ exited_how(const struct launchd_seen *seen, char *buf, size_t len)
 }
 
 /*
- * Jetsam's reasons for a kill that is no fault of the process's: what
- * is to blame ("" for an idle reclaim, an ordinary end), or NULL for one
- * that counts, such as its own memory limit (..._PERPROCESSLIMIT,
- * ..._HIGHWATER).  The names are xnu's (bsd/sys/kern_memorystatus.h), as
- * launchctl print shows them in "last exit reason".
+ * Jetsam's reasons for a kill that is no fault of the process's own: ""
+ * for an idle reclaim (an ordinary end), or what the whole Mac ran short
+ * of; NULL for the rest, such as its own memory limit
+ * (..._PERPROCESSLIMIT, ..._HIGHWATER).  The names are xnu's
+ * (bsd/sys/kern_memorystatus.h), as launchctl print shows them in "last
+ * exit reason".
  */
 static const char *
 exited_reclaim(const char *reason)
@@ -90,18 +91,29 @@ exited_report(struct mcd *d, struct job *j, const struct launchd_seen *seen,
 	/*
 	 * macOS reclaims an idle process (one that said it may be, through
 	 * vproc or xpc transactions) as "JETSAM_REASON_MEMORY_IDLE_EXIT", or
-	 * after a long idle as "..._LONGIDLE_EXIT": an ordinary end.  One
-	 * killed because the whole Mac ran short (of memory, compressor
-	 * space, swap, vnodes or disk) did nothing wrong either: launchd
-	 * runs it again, and neither a crash nor a profile is counted.
+	 * after a long idle as "..._LONGIDLE_EXIT": an ordinary end.
 	 */
-	if ((why = exited_reclaim(seen->exit_reason)) != NULL) {
-		if (*why != '\0')
-			log_info("job %s: its process was killed by macOS: %s (%s): "
-			    "not counted as a crash", j->name, why,
-			    seen->exit_reason);
+	why = exited_reclaim(seen->exit_reason);
+	if (why != NULL && *why == '\0') {
 		witness_exited(j, false, NULL);
 		return;
+	}
+	/*
+	 * One killed because the whole Mac ran short (of memory, compressor
+	 * space, swap, vnodes or disk) still counts, or launchd would start
+	 * it for ever; a crash loop of them is its environment's, not its
+	 * profile's, unless the profile asked for more GPU memory
+	 * (RecommendedWorkingSetSize), which may be why.
+	 */
+	if (why != NULL && !(job_runs_unlocked(j) && j->profile != NULL &&
+	    j->profile->working_set != 0)) {
+		char	line[sizeof seen->exit_reason + 32];
+
+		log_info("job %s: its process was killed by macOS: %s (%s)",
+		    j->name, why, seen->exit_reason);
+		snprintf(line, sizeof line, "last exit reason = %s",
+		    seen->exit_reason);
+		watch_note_env(j, why, line);
 	}
 	/*
 	 * Killed for its code signature (a binary changed in place, an
@@ -132,7 +144,8 @@ exited_report(struct mcd *d, struct job *j, const struct launchd_seen *seen,
 		witness_exited(j, false, NULL);
 		return;
 	}
-	if (watch_disk_full(d, j, full, sizeof full))
+	/* Its log had nowhere to go: the exit is likely the disk's doing. */
+	if (watch_disk_full(d, j, false, full, sizeof full))
 		watch_note_env(j, "a full disk", full);
 	/* A failure line it died of counts before the exit does. */
 	witness_exited(j, ev.type == LC_EV_EXIT_SIGNAL ||

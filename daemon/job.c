@@ -289,6 +289,7 @@ job_check_throttle(struct mcd *d, struct job *j)
 	    plist_get_node_type(v) == PLIST_UINT) {
 		plist_get_uint_val(v, &t);
 		from = "the agent template's";
+		t = t > 86400 ? 86400 : t;	/* no product overflows */
 	}
 	if (j->spec != NULL && j->spec->throttle_interval != 0) {
 		t = j->spec->throttle_interval;
@@ -481,6 +482,11 @@ const char *
 job_start_action(const struct job *j, const struct override *o,
     bool restart)
 {
+	/* Invalid: its last good agent, if any, is what runs. */
+	if (j->spec == NULL && restart && j->pid > 0)
+		return "restarting its last good agent: its job file is invalid";
+	if (j->spec == NULL && o != NULL && (o->stopped || o->failed.set))
+		return "to start once its job file is valid again";
 	if (j->spec == NULL)
 		return "nothing: its job file is invalid";
 	if (o != NULL && o->failed.set)

@@ -466,7 +466,7 @@ void	watch_spawn_cause(struct mcd *, const struct job *, char *buf,
 	    size_t len);
 void	watch_unwatch_pid(struct job *);
 void	watch_reports_changed(struct mcd *);
-bool	watch_disk_full(struct mcd *, const struct job *, char *,
+bool	watch_disk_full(struct mcd *, const struct job *, bool, char *,
 	    size_t);
 
 /* --- withdraw.c -------------------------------------------------------------- */

@@ -530,8 +530,8 @@ rpc_run(struct rpc_call *call, bool restart)
 		return;
 	o = state_get(&call->conn->daemon->state, j->name, false);
 	call->action = job_start_action(j, o, restart);
-	if (!restart || (j->spec != NULL && (j->pid <= 0 || (o != NULL &&
-	    (o->stopped || o->failed.set))))) {
+	if (!restart || j->pid <= 0 || (o != NULL && (o->stopped ||
+	    o->failed.set))) {
 		rpc_set_stopped(call, j, false);
 		return;
 	}

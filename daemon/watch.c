@@ -231,22 +231,25 @@ watch_log_path(struct mcd *d, const struct job *j, char *buf, size_t len)
 }
 
 /*
- * The full disk the job writes to, its reports' or its log's, into buf;
- * false if neither is full.  A full disk fails a server in its own ways
- * (a log, a cache, a report it cannot write): never the profile's doing.
+ * Is the disk the job writes to full: the one of the shim's reports, or
+ * the one of its own log?  What is full goes into buf.  A process writing
+ * to a full disk fails in its own ways (a log, a cache, a report it
+ * cannot write), never for its profile.
  */
 bool
-watch_disk_full(struct mcd *d, const struct job *j, char *buf, size_t len)
+watch_disk_full(struct mcd *d, const struct job *j, bool reports, char *buf,
+    size_t len)
 {
-	char	dir[PATH_MAX], log[PATH_MAX];
+	char	dir[PATH_MAX];
 
-	mc_fmt(dir, sizeof dir, "%s/reports", d->paths.state);
-	if (!mc_disk_full(dir)) {
-		watch_log_path(d, j, log, sizeof log);
-		if (!mc_disk_full(dirname(log)))
-			return false;
-		mc_fmt(dir, sizeof dir, "%s", log);
-	}
+	if (reports)
+		mc_fmt(dir, sizeof dir, "%s/reports", d->paths.state);
+	else
+		watch_log_path(d, j, dir, sizeof dir);
+	if (!mc_disk_full(reports ? dir : dirname(dir)))
+		return false;
+	if (!reports)
+		watch_log_path(d, j, dir, sizeof dir);
 	mc_fmt(buf, len, "the disk holding %s is full (no space left on "
 	    "device)", dir);
 	return true;
@@ -404,7 +407,7 @@ watch_marker_timeout(uv_timer_t *t)
 	 * that makes none (a CPU build, a server that loads its model
 	 * later) is silent until then too.  On a full disk it cannot write.
 	 */
-	if (watch_disk_full(j->daemon, j, full, sizeof full))
+	if (watch_disk_full(j->daemon, j, true, full, sizeof full))
 		mc_fmt(reason, sizeof reason, "no report from the shim in "
 		    "pid %ld within %d ms: %s, so the shim could not write "
 		    "one: free space", j->pid, j->daemon->marker_timeout_ms,

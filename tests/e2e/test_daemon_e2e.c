@@ -9,6 +9,7 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 
+#include <fcntl.h>
 #include <pwd.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -628,6 +629,45 @@ test_health_revert_withdrawn(void **state)
 		if (now_s() - start > 5 * time_scale())
 			fail_msg("status.json never counted the revert as "
 			    "withdrawn");
+}
+
+/*
+ * A withdrawn revert is no pass of the gate: the shim was replaced while
+ * the job ran stock, so its profile's verdict is stale, and the job runs
+ * unlocked again only after a fresh probe.  The withdrawal used to judge
+ * the job on facts taken before it, and started the unlocked agent
+ * unprobed.  The check fails an injected process at once, and the stock
+ * one when the test says (home/go), after the shim has changed.
+ */
+static void
+test_withdrawal_waits_for_gate(void **state)
+{
+	struct timespec	 past[2] = { { 1000000000, 0 }, { 1000000000, 0 } };
+	char		 shim[256], cmd[600], script[1200];
+
+	(void)state;
+	snprintf(shim, sizeof shim, "%s/libmetalcap.so", home);
+	snprintf(cmd, sizeof cmd, "cp '%s/lib/libmetalcap.so' '%s'", BUILD,
+	    shim);
+	assert_int_equal(system(cmd), 0);
+	kill_daemon(SIGTERM);
+	daemon_args[0] = "--shim";
+	daemon_args[1] = shim;
+	start_daemon();
+	snprintf(script, sizeof script, "p=$(%s %s print gui/%ld/"
+	    "org.metalcap.job.llama | sed -n 's/^.pid = //p'); tr '\\0' "
+	    "'\\n' &lt; /proc/$p/environ | grep -q '^" INJECTED "' "
+	    "&amp;&amp; exit 1; while [ ! -e %s/go ]; do sleep 0.05; done; "
+	    "exit 1", simvar, SIM, (long)getuid(), home);
+	put_checked_job("llama", script);
+	wait_state("llama", "reverted", 0, 10.0);
+	assert_int_equal(daemon_log_count("probing profile apple9"), 1);
+	assert_int_equal(utimensat(AT_FDCWD, shim, past, 0), 0);
+	snprintf(cmd, sizeof cmd, "%s/go", home);
+	write_file(cmd, "w", "");
+	wait_daemon_log("its revert (health check) is withdrawn", 1);
+	wait_state("llama", "unlocked", 0, 10.0);
+	assert_int_equal(daemon_log_count("probing profile apple9"), 2);
 }
 
 /* Lines in a file, 0 when it is not there. */
@@ -1455,6 +1495,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_health_check_waits_for_load,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_health_revert_withdrawn,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_withdrawal_waits_for_gate,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_health_check_reverts, setup,
 		    teardown),

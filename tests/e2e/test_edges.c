@@ -1103,26 +1103,26 @@ test_idle_exit_is_no_crash(void **state)
 /*
  * A process jetsam killed because the whole Mac ran short of memory
  * ("..._VMCOMPRESSOR_SPACE_SHORTAGE") did nothing wrong, and neither did
- * its profile: three of them are no crash loop, the job stays unlocked,
- * and the daemon's log names the cause.  They used to revert the job,
- * the profile blamed, and keep it reverted.
+ * a profile that asks for no more GPU memory: three of them end the job
+ * as its environment's doing, named, and no profile is blamed.  They used
+ * to revert the job, the profile blamed, and keep it reverted.  They
+ * still count: launchd would start it into the shortage for ever.
  */
 static void
-test_memory_pressure_is_no_crash(void **state)
+test_memory_pressure_named(void **state)
 {
 	json_t	*j;
-	long	 pid;
 
 	(void)state;
-	pid = jetsam_three_times(
-	    "JETSAM_REASON_MEMORY_VMCOMPRESSOR_SPACE_SHORTAGE");
-	wait_state("llama", "unlocked", pid, 10.0);
+	jetsam_three_times("JETSAM_REASON_MEMORY_VMCOMPRESSOR_SPACE_SHORTAGE");
+	wait_state("llama", "failed", -1, 10.0);
+	assert_field_has("llama", "reason", "its environment: memory pressure "
+	    "on the Mac");
 	j = job_status("llama");
 	assert_true(json_is_null(json_object_get(j, "reverted")));
 	json_decref(j);
 	assert_true(daemon_log_has("killed by macOS: memory pressure on the "
-	    "Mac (JETSAM_REASON_MEMORY_VMCOMPRESSOR_SPACE_SHORTAGE): not "
-	    "counted as a crash"));
+	    "Mac (JETSAM_REASON_MEMORY_VMCOMPRESSOR_SPACE_SHORTAGE)"));
 }
 
 /*
@@ -1582,7 +1582,7 @@ main(void)
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_idle_exit_is_no_crash,
 		    setup, teardown),
-		cmocka_unit_test_setup_teardown(test_memory_pressure_is_no_crash,
+		cmocka_unit_test_setup_teardown(test_memory_pressure_named,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_codesigning_kills_named,
 		    setup, teardown),

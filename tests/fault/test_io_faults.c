@@ -239,7 +239,7 @@ test_job_folder_abuse(void **state)
 
 /* --- a full state folder ------------------------------------------------------ */
 
-static char	state_mount[256];
+static char	state_mount[256], logs_mount[256];
 
 static int
 teardown_unmount(void **state)
@@ -248,6 +248,11 @@ teardown_unmount(void **state)
 		kill_daemon(SIGTERM);
 		umount(state_mount);
 		state_mount[0] = '\0';
+	}
+	if (logs_mount[0] != '\0') {
+		kill_daemon(SIGTERM);
+		umount(logs_mount);
+		logs_mount[0] = '\0';
 	}
 	return teardown(state);
 }
@@ -277,20 +282,27 @@ state_on_small_tmpfs(const char *what)
 	return true;
 }
 
-/* Fill the state folder to the last byte; the filler's path in path. */
+/* Fill the disk of path, a file made for it, to the last byte. */
 static void
-fill_state(char *path, size_t len)
+fill_file(const char *path)
 {
 	static char	block[65536];
 	int		fd;
 
-	snprintf(path, len, "%s/filler", state_mount);
 	fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0600);
 	while (write(fd, block, sizeof block) > 0)
 		continue;
 	while (write(fd, block, 1) > 0)
 		continue;
 	close(fd);
+}
+
+/* Fill the state folder to the last byte; the filler's path in path. */
+static void
+fill_state(char *path, size_t len)
+{
+	snprintf(path, len, "%s/filler", state_mount);
+	fill_file(path);
 }
 
 static void
@@ -682,8 +694,9 @@ test_log_faults(void **state)
 /*
  * The disk holding the shim's reports full: the shim cannot write one,
  * and the job is shown blocked for that, not for an injection dropped
- * by a hardened runtime, SIP or a wrapper script, as it used to be.  Its
- * crash loop then is its environment's, and blames no profile.
+ * by a hardened runtime, SIP or a wrapper script, as it used to be.  With
+ * the disk of its log full too, its crash loop is its environment's, and
+ * blames no profile; on the reports' disk alone it would be the profile's.
  */
 static void
 test_reports_disk_full(void **state)
@@ -708,6 +721,11 @@ test_reports_disk_full(void **state)
 	snprintf(want, sizeof want, "the disk holding %s is full (no space "
 	    "left on device), so the shim could not write one", state_mount);
 	assert_field_has("j0", "reason", want);
+	snprintf(logs_mount, sizeof logs_mount, "%s/logs", home);
+	assert_int_equal(mount("tmpfs", logs_mount, "tmpfs", 0, "size=64k"),
+	    0);
+	snprintf(filler, sizeof filler, "%s/filler", logs_mount);
+	fill_file(filler);
 	for (k = 0; k < 3; k++) {
 		for (start = now_s(); (next = launchd_pid("j0")) <= 0 ||
 		    next == pid; sleep_ms(20))
