@@ -1036,6 +1036,21 @@ jetsam_three_times(const char *reason)
 	return pid;
 }
 
+/* job ends failed for its environment, cause named, and no revert. */
+static void
+failed_for_environment(const char *job, const char *cause)
+{
+	char	want[256];
+	json_t	*j;
+
+	wait_state(job, "failed", -1, 10.0);
+	snprintf(want, sizeof want, "its environment: %s", cause);
+	assert_field_has(job, "reason", want);
+	j = job_status(job);
+	assert_true(json_is_null(json_object_get(j, "reverted")));
+	json_decref(j);
+}
+
 /*
  * Killed three times for its code signature ("last exit reason =
  * OS_REASON_CODESIGNING"): the program's own state, so the job fails with
@@ -1044,16 +1059,10 @@ jetsam_three_times(const char *reason)
 static void
 test_codesigning_kills_named(void **state)
 {
-	json_t	*j;
-
 	(void)state;
 	jetsam_three_times("OS_REASON_CODESIGNING");
-	wait_state("llama", "failed", -1, 10.0);
-	assert_field_has("llama", "reason", "its environment: macOS killed it "
-	    "for its code signature");
-	j = job_status("llama");
-	assert_true(json_is_null(json_object_get(j, "reverted")));
-	json_decref(j);
+	failed_for_environment("llama", "macOS killed it for its code "
+	    "signature");
 }
 
 /*
@@ -1111,16 +1120,9 @@ test_idle_exit_is_no_crash(void **state)
 static void
 test_memory_pressure_named(void **state)
 {
-	json_t	*j;
-
 	(void)state;
 	jetsam_three_times("JETSAM_REASON_MEMORY_VMCOMPRESSOR_SPACE_SHORTAGE");
-	wait_state("llama", "failed", -1, 10.0);
-	assert_field_has("llama", "reason", "its environment: memory pressure "
-	    "on the Mac");
-	j = job_status("llama");
-	assert_true(json_is_null(json_object_get(j, "reverted")));
-	json_decref(j);
+	failed_for_environment("llama", "memory pressure on the Mac");
 	assert_true(daemon_log_has("killed by macOS: memory pressure on the "
 	    "Mac (JETSAM_REASON_MEMORY_VMCOMPRESSOR_SPACE_SHORTAGE)"));
 }

@@ -101,7 +101,7 @@ wait_print(struct child_result *r, const char *text)
 {
 	int	i;
 
-	for (i = 0; i < 100; i++) {
+	for (i = 0; i < 300; i++) {
 		if (sim(r, NULL, "print", target, NULL, NULL) == 0 &&
 		    strstr(r->out, text) != NULL)
 			return;
@@ -378,7 +378,6 @@ test_throttle_from_start(void **state)
 	FILE			*f;
 	struct timespec		t0, t1;
 	double			took;
-	int			i;
 
 	(void)state;
 	snprintf(script, sizeof script, "%s/crash.sh", dir);
@@ -389,13 +388,7 @@ test_throttle_from_start(void **state)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	assert_int_equal(sim(&r, "LAUNCHCTL_SIM_THROTTLE=3", "bootstrap", gui,
 	    plist(script, NULL, "<key>KeepAlive</key><true/>"), NULL), 0);
-	for (i = 0; i < 300; i++) {
-		if (sim(&r, NULL, "print", target, NULL, NULL) == 0 &&
-		    strstr(r.out, "\truns = 2\n") != NULL)
-			break;
-		sleep_ms(30);
-	}
-	assert_true(i < 300);
+	wait_print(&r, "\truns = 2\n");
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	took = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
 	if (took > 5.5)
@@ -591,7 +584,6 @@ test_kickstart_throttled(void **state)
 	struct child_result	r;
 	struct timespec		t0, t1;
 	double			took;
-	int			i;
 
 	(void)state;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -605,13 +597,7 @@ test_kickstart_throttled(void **state)
 	assert_string_equal(r.err, "");
 	wait_print(&r, "\tstate = spawn scheduled\n");
 	assert_non_null(strstr(r.out, "\truns = 1\n"));
-	for (i = 0; i < 300; i++) {
-		if (sim(&r, NULL, "print", target, NULL, NULL) == 0 &&
-		    strstr(r.out, "\truns = 2\n") != NULL)
-			break;
-		sleep_ms(30);
-	}
-	assert_true(i < 300);
+	wait_print(&r, "\truns = 2\n");
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	took = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
 	if (took < 2.5)
