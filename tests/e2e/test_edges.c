@@ -886,6 +886,26 @@ test_crash_window_against_throttle(void **state)
 }
 
 /*
+ * Put job name with key, a path under home that is not there: it fails,
+ * launchd unable to start it, and the reason names what (a log, a
+ * working directory) and the path.
+ */
+static void
+spawn_fails_for(const char *name, const char *key, const char *path,
+    const char *what)
+{
+	char	extra[512], want[512];
+
+	snprintf(extra, sizeof extra, "<key>%s</key><string>%s/%s</string>",
+	    key, home, path);
+	put_job(name, extra);
+	wait_state(name, "failed", -1, 10.0);
+	snprintf(want, sizeof want, "cannot spawn: %s %s/%s: No such file or "
+	    "directory", what, home, path);
+	assert_field_has(name, "reason", want);
+}
+
+/*
  * A job launchd cannot start is given up with the cause named, and no
  * profile is blamed though it is unlocked.  launchd answers a log it
  * cannot open, or a program gone since the file was checked, with
@@ -910,13 +930,7 @@ test_spawn_failure_named(void **state)
 	assert_non_null(strstr(incident_evidence("nolog", "failed", 1),
 	    "last exit code = 78"));
 	/* Standard output's log too; made, the job runs. */
-	snprintf(extra, sizeof extra, "<key>StandardOutPath</key><string>"
-	    "%s/out/o.log</string>", home);
-	put_job("noout", extra);
-	wait_state("noout", "failed", -1, 10.0);
-	snprintf(prog, sizeof prog, "cannot spawn: log %s/out/o.log: No such "
-	    "file or directory", home);
-	assert_field_has("noout", "reason", prog);
+	spawn_fails_for("noout", "StandardOutPath", "out/o.log", "log");
 	snprintf(prog, sizeof prog, "%s/out", home);
 	assert_int_equal(mkdir(prog, 0755), 0);
 	wait_state("noout", "unlocked", 0, 10.0);
@@ -924,13 +938,8 @@ test_spawn_failure_named(void **state)
 	 * A working directory that is not there: modern launchd refuses the
 	 * spawn, 78 (maddox/wallop#61), and the folder is named.
 	 */
-	snprintf(extra, sizeof extra, "<key>WorkingDirectory</key><string>"
-	    "%s/models</string>", home);
-	put_job("nocwd", extra);
-	wait_state("nocwd", "failed", -1, 10.0);
-	snprintf(prog, sizeof prog, "cannot spawn: working directory "
-	    "%s/models: No such file or directory", home);
-	assert_field_has("nocwd", "reason", prog);
+	spawn_fails_for("nocwd", "WorkingDirectory", "models",
+	    "working directory");
 	/* Checked when the file was read, gone when launchd starts it. */
 	snprintf(prog, sizeof prog, "%s/llama-server", home);
 	assert_int_equal(link(FAKE_LLAMA, prog), 0);
