@@ -279,7 +279,7 @@ ctl_doctor_bench(json_t *last)
 static json_t *
 ctl_doctor_last_verified(const struct ctl *c)
 {
-	json_t	*all = verified_load(c->paths.state);
+	json_t	*all = verified_load(&c->paths);
 	json_t	*best = verified_newest(all, NULL);
 
 	best = best != NULL ? json_incref(best) : json_null();

@@ -417,7 +417,7 @@ ctl_unlock_probe(struct ctl *c, struct ctl_unlock *u, bool probe_here)
 	    ctl_probe_direct(c, u) == -1)
 		return -1;
 	if (!probe_here && strcmp(u->verdict, "pass") == 0) {
-		verified = verified_load(c->paths.state);
+		verified = verified_load(&c->paths);
 		held = verified_holds_back(verified, u->profile->name);
 		json_decref(verified);
 		if (held) {

@@ -293,18 +293,22 @@ ctl_verify_remember(struct ctl *c, const struct ctl_bench *b)
 		    "%s\n", v->model == NULL ? "no -m MODEL given" : why);
 		return;
 	}
+	/* The limits judged by: a looser pass does not lift a failure. */
 	record = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:s, s:s?, s:f, "
-	    "s:f, s:f}", "profile", b->unlock.profile->name, "program",
+	    "s:f, s:f, s:{s:f, s:f, s:f}}", "profile", b->unlock.profile->name,
+	    "program",
 	    b->unlock.program, "program_sha256", prog, "model", v->model,
 	    "model_sha256", model, "date", (json_int_t)time(NULL), "verdict",
 	    v->failed ? "fail" : "pass", "failed", v->failed, "mean_kld",
 	    isfinite(v->kld.kld_mean.value) ? v->kld.kld_mean.value : -1,
 	    "kld_99_9", isfinite(v->kld.kld_999.value) ?
 	    v->kld.kld_999.value : -1, "same_top",
-	    isfinite(v->kld.same_top.value) ? v->kld.same_top.value : -1);
+	    isfinite(v->kld.same_top.value) ? v->kld.same_top.value : -1,
+	    "limits", "mean_kld", v->max_mean_kld, "kld_99_9",
+	    v->max_kld_999, "same_top", v->min_same_top);
 	if (record == NULL || paths_mkdir(c->paths.state, 0700, why,
-	    sizeof why) == -1 || verified_remember(c->paths.state, record,
-	    why, sizeof why) == -1)
+	    sizeof why) == -1 || verified_remember(&c->paths, record, why,
+	    sizeof why) == -1)
 		fprintf(stderr, "metalcapctl: verify: the verdict is not kept: "
 		    "%s\n", record == NULL ? "out of memory" : why);
 	json_decref(record);

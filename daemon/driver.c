@@ -604,7 +604,7 @@ driver_verified(struct mcd *d)
 	json_t	*old = d->verified;
 	size_t	 i;
 
-	d->verified = verified_load(d->paths.state);
+	d->verified = verified_load(&d->paths);
 	for (i = 0; i < d->profiles.count; i++)
 		if (verified_holds_back(old, d->profiles.list[i].name) !=
 		    verified_holds_back(d->verified, d->profiles.list[i].name)) {

@@ -41,31 +41,13 @@ fleet_new_id(struct mcd *d)
 }
 
 /*
- * The machine this runs on: the platform's id, or the stand-in file a
- * --home gives (a test's, for either platform).  False when unknown.
- */
-static bool
-fleet_machine(const struct mcd *d, char *buf, size_t len)
-{
-	FILE	*f;
-	bool	 read;
-
-	if (d->paths.machine_id[0] == '\0')
-		return platform_machine_id(buf, len) == 0;
-	if ((f = fopen(d->paths.machine_id, "r")) == NULL)
-		return false;
-	read = fgets(buf, (int)len, f) != NULL;
-	fclose(f);
-	buf[read ? strcspn(buf, "\n") : 0] = '\0';
-	return buf[0] != '\0';
-}
-
-/*
  * A random id, kept in state/instance-id with the machine it was made on
  * ("ID\nmachine UUID\n").  Guests cloned from an image a user was logged
- * in to while it was built inherit the file; where it names another
- * machine than this one, a new id is made, so that 500 clones do not
- * report as one.  A file of the id alone (older) takes this machine.
+ * in to while it was built inherit the file; unless it names this very
+ * machine, a new id is made, so that 500 clones do not report as one: a
+ * file of the id alone (older), or of "machine unknown" (an image built
+ * with its machine id emptied), cannot tell its guest from a clone.
+ * Only where this machine cannot be told either is such a file kept.
  */
 static void
 fleet_instance_id(struct mcd *d)
@@ -76,22 +58,20 @@ fleet_instance_id(struct mcd *d)
 	FILE	*f;
 	int	n = 0;
 
-	known = fleet_machine(d, machine, sizeof machine);
+	known = paths_machine(&d->paths, machine, sizeof machine);
 	mc_fmt(path, sizeof path, "%s/instance-id", d->paths.state);
 	if ((f = fopen(path, "r")) != NULL) {
 		n = fscanf(f, "%32s machine %127s", d->instance_id, kept);
 		fclose(f);
 		keep = n >= 1 && strlen(d->instance_id) == 32;
 	}
-	if (keep && (!known || strcmp(kept, machine) == 0))
+	if (keep && (!known || (n == 2 && strcmp(kept, machine) == 0)))
 		return;
-	if (keep && n == 2 && strcmp(kept, "unknown") != 0) {
-		log_warnx("instance id: state/instance-id names machine %s, "
-		    "this is %s (a cloned guest): a new id", kept, machine);
-		keep = false;
-	}
-	if (!keep)
-		fleet_new_id(d);
+	if (keep)
+		log_warnx("instance id: state/instance-id names %s%s, this is "
+		    "machine %s (it may be a cloned guest): a new id", n == 2 ?
+		    "machine " : "no machine", n == 2 ? kept : "", machine);
+	fleet_new_id(d);
 	snprintf(text, sizeof text, "%s\nmachine %s\n", d->instance_id,
 	    known ? machine : "unknown");
 	if (mc_write_atomic(path, text, strlen(text), 0644, why,
@@ -113,8 +93,7 @@ fleet_job(struct mcd *d, const struct job *j)
 			g = d->gates[i];
 	if (g != NULL)
 		probe = json_pack("{s:s, s:s, s:I}", "profile", g->profile,
-		    "verdict", g->status == GATE_PASS ? "pass" :
-		    g->status == GATE_PARTIAL ? "partial" : "fail",
+		    "verdict", gate_word(g),
 		    "time", (json_int_t)g->time);
 	verdict = j->profile != NULL ? verified_newest(d->verified,
 	    j->profile->name) : NULL;

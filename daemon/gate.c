@@ -86,21 +86,11 @@ gate_answer(struct mcd *d, struct gate_entry *e, bool all)
 static void
 gate_held_back(struct mcd *d, struct gate_entry *e)
 {
-	json_t		*v;
-	const char	*model, *failed;
-
 	if (e->family == 0 || e->status == GATE_FAIL ||
 	    !verified_holds_back(d->verified, e->profile))
 		return;
-	v = verified_newest(d->verified, e->profile);
-	model = json_string_value(json_object_get(v, "model"));
-	failed = json_string_value(json_object_get(v, "failed"));
 	e->status = GATE_FAIL;
-	snprintf(e->reason, sizeof e->reason, "metalcapctl verify found the "
-	    "unlocked kernels computing another model (%s past its limit, "
-	    "model %s): held back on this guest until a verify of profile %s "
-	    "passes", failed ? failed : "a figure", model ? model : "?",
-	    e->profile);
+	verified_why(d->verified, e->profile, e->reason, sizeof e->reason);
 }
 
 static void

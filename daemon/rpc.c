@@ -321,12 +321,14 @@ rpc_managed_ok(struct rpc_call *call, const char *profile)
 static bool
 rpc_verified_ok(struct rpc_call *call, const char *profile)
 {
+	char	why[512];
+
 	if (strcmp(profile, PROFILE_AUTO) == 0 ||
 	    !verified_holds_back(call->conn->daemon->verified, profile))
 		return true;
-	rpc_error(call, MC_E_PROBE, "profile %s is held back on this guest: "
-	    "its newest metalcapctl verify failed (metalcapctl doctor); a "
-	    "verify of it that passes lifts the hold", profile);
+	verified_why(call->conn->daemon->verified, profile, why, sizeof why);
+	rpc_error(call, MC_E_PROBE, "profile %s is held back: %s", profile,
+	    why);
 	return false;
 }
 

@@ -271,3 +271,23 @@ paths_make_dirs(const struct paths *p, char *why, size_t whylen)
 		return -1;
 	return 0;
 }
+
+/*
+ * The machine this runs on: the platform's id, or the stand-in file a
+ * --home gives (a test's, for either platform).  False when unknown.
+ */
+bool
+paths_machine(const struct paths *p, char *buf, size_t len)
+{
+	FILE	*f;
+	bool	 read;
+
+	if (p->machine_id[0] == '\0')
+		return platform_machine_id(buf, len) == 0;
+	if ((f = fopen(p->machine_id, "r")) == NULL)
+		return false;
+	read = fgets(buf, (int)len, f) != NULL;
+	fclose(f);
+	buf[read ? strcspn(buf, "\n") : 0] = '\0';
+	return buf[0] != '\0';
+}

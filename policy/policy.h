@@ -50,6 +50,7 @@ struct paths {
 int	paths_init(struct paths *, const char *home, const char *argv0,
 	    char *why, size_t whylen);
 void	paths_managed_user(struct paths *);
+bool	paths_machine(const struct paths *, char *buf, size_t len);
 int	paths_make_dirs(const struct paths *, char *why, size_t whylen);
 int	paths_mkdir(const char *dir, mode_t mode, char *why, size_t whylen);
 void	paths_run_dir(const char *config, size_t sun_max, char *out,
@@ -217,11 +218,14 @@ char	**gate_env(const char *shim, const struct profile *, bool inherit,
 /* --- verified.c ---------------------------------------------------------- */
 
 struct json_t;
-struct json_t	*verified_load(const char *state_dir);
-int		 verified_remember(const char *state_dir,
-		    struct json_t *record, char *why, size_t whylen);
+struct json_t	*verified_load(const struct paths *);
+int		 verified_remember(const struct paths *, struct json_t *record,
+		    char *why, size_t whylen);
 struct json_t	*verified_newest(struct json_t *all, const char *profile);
+struct json_t	*verified_unlifted(struct json_t *all, const char *profile);
 bool		 verified_holds_back(struct json_t *all, const char *profile);
+void		 verified_why(struct json_t *all, const char *profile,
+		    char *buf, size_t len);
 
 /* --- marker.c ---------------------------------------------------------------- */
 

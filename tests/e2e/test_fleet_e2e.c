@@ -566,8 +566,10 @@ restart_and_read_id(char *buf, size_t len)
  * Guests cloned from one image (issue 28): the state folder, instance id
  * included, comes with the clone; the id names the machine it was made
  * on, and on another (here the stand-in of macOS's hardware UUID changed)
- * a new id is made, and kept from then on.  An id file from before names
- * no machine: it is kept and takes this one.
+ * a new id is made, and kept from then on.  An id file that names no
+ * machine (from before, or "machine unknown": an image built with its
+ * machine id emptied) cannot tell its guest from a clone: every guest
+ * makes a new id, where they all used to adopt the image's.
  */
 static void
 test_clone_gets_own_instance_id(void **state)
@@ -580,7 +582,11 @@ test_clone_gets_own_instance_id(void **state)
 	write_file(machine, "w", "8C5D2F1E-0000-4000-8000-00000000A001\n");
 	write_file(idfile, "w", "0123456789abcdef0123456789abcdef\n");
 	restart_and_read_id(first, sizeof first);
-	assert_string_equal(first, "0123456789abcdef0123456789abcdef");
+	assert_string_not_equal(first, "0123456789abcdef0123456789abcdef");
+	write_file(idfile, "w", "0123456789abcdef0123456789abcdef\nmachine "
+	    "unknown\n");
+	restart_and_read_id(first, sizeof first);
+	assert_string_not_equal(first, "0123456789abcdef0123456789abcdef");
 	restart_and_read_id(again, sizeof again);
 	assert_string_equal(again, first);
 	/* The clone: the same state, another machine. */

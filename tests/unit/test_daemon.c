@@ -6,6 +6,7 @@
  * test_files.c's.
  */
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -988,9 +989,19 @@ test_make_dirs(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
-/* Keep one verify verdict in dir, as metalcapctl verify does. */
+/* Remove dir and what is in it. */
 static void
-remember(const char *dir, const char *profile, const char *model,
+unlink_all(const char *dir)
+{
+	char	cmd[PATH_MAX + 16];
+
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* Keep one verify verdict under p, as metalcapctl verify does. */
+static void
+remember(const struct paths *p, const char *profile, const char *model,
     long date, const char *v)
 {
 	char	why[256];
@@ -998,76 +1009,186 @@ remember(const char *dir, const char *profile, const char *model,
 	    profile, "program_sha256", "p1", "model_sha256", model, "date",
 	    (json_int_t)date, "verdict", v);
 
-	assert_int_equal(verified_remember(dir, r, why, sizeof why), 0);
+	assert_int_equal(verified_remember(p, r, why, sizeof why), 0);
 	json_decref(r);
+}
+
+/* A state folder and a stand-in machine id for the verified tests. */
+static void
+verified_paths(struct paths *p, const char *dir, const char *machine)
+{
+	char	path[PATH_MAX];
+	FILE	*f;
+
+	memset(p, 0, sizeof *p);
+	snprintf(p->state, sizeof p->state, "%s", dir);
+	snprintf(p->machine_id, sizeof p->machine_id, "%s/machine-id", dir);
+	snprintf(path, sizeof path, "%s", p->machine_id);
+	assert_non_null(f = fopen(path, "w"));
+	fprintf(f, "%s\n", machine);
+	fclose(f);
+}
+
+static bool
+held(const struct paths *p, const char *profile)
+{
+	json_t	*all = verified_load(p);
+	bool	 yes = verified_holds_back(all, profile);
+
+	json_decref(all);
+	return yes;
 }
 
 /*
  * state/verified.json: one verdict per profile, program and model, the
- * newest replacing; at most 32, the oldest dropped; a profile is held
- * back while its newest verdict, whatever the model, is a failure; a
- * file that is not an array counts as none.
+ * newest (by seq, not the clock) replacing; at most 32, a profile's
+ * newest never dropped; a profile is held back while its newest verdict,
+ * whatever the model, is a failure, or a pass under looser limits.
  */
 static void
 test_verified_records(void **state)
 {
-	char	 dir[] = "/tmp/mc-verified.XXXXXX", path[64], why[256];
-	json_t	*all;
-	FILE	*f;
-	long	 i;
+	char		 dir[] = "/tmp/mc-verified.XXXXXX", model[64];
+	struct paths	 p;
+	json_t		*all, *r;
+	char		 why[256];
+	long		 i;
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
-	all = verified_load(dir);
-	assert_int_equal(json_array_size(all), 0);
-	assert_false(verified_holds_back(all, "apple9"));
-	json_decref(all);
-	remember(dir, "apple9", "m1", 100, "pass");
-	remember(dir, "apple9", "m2", 200, "fail");
-	all = verified_load(dir);
-	assert_int_equal(json_array_size(all), 2);
-	assert_true(verified_holds_back(all, "apple9"));
-	assert_false(verified_holds_back(all, "apple7"));
-	json_decref(all);
-	/* The same profile, program and model: replaced, not added. */
-	remember(dir, "apple9", "m2", 300, "pass");
-	all = verified_load(dir);
+	verified_paths(&p, dir, "machine-a");
+	assert_false(held(&p, "apple9"));
+	remember(&p, "apple9", "m1", 100, "pass");
+	remember(&p, "apple9", "m2", 200, "fail");
+	assert_true(held(&p, "apple9"));
+	assert_false(held(&p, "apple7"));
+	/* The same three: replaced, not added; a clock gone back still
+	 * makes the later verdict the newest. */
+	remember(&p, "apple9", "m2", 50, "pass");
+	all = verified_load(&p);
 	assert_int_equal(json_array_size(all), 2);
 	assert_false(verified_holds_back(all, "apple9"));
 	assert_int_equal(json_integer_value(json_object_get(verified_newest(
-	    all, "apple9"), "date")), 300);
+	    all, "apple9"), "date")), 50);
 	json_decref(all);
-	/* Full: the oldest goes (date 100), the rest stay. */
-	for (i = 0; i < 31; i++) {
-		snprintf(path, sizeof path, "m%ld", i + 10);
-		remember(dir, "apple7", path, 1000 + i, "pass");
+	/* A failure dated a year ahead is outranked by a later pass. */
+	remember(&p, "apple7", "mf", 99999999999, "fail");
+	remember(&p, "apple7", "mp", 10, "pass");
+	assert_false(held(&p, "apple7"));
+	/* 40 passes of apple7: apple9's newest (its pass of m2) stays. */
+	remember(&p, "apple9", "m3", 60, "fail");
+	for (i = 0; i < 40; i++) {
+		snprintf(model, sizeof model, "m%ld", i + 10);
+		remember(&p, "apple7", model, 1000 + i, "pass");
 	}
-	all = verified_load(dir);
+	all = verified_load(&p);
 	assert_int_equal(json_array_size(all), 32);
-	assert_int_equal(json_integer_value(json_object_get(verified_newest(
-	    all, "apple9"), "date")), 300);
-	for (i = 0; i < 32; i++)
-		assert_int_not_equal(json_integer_value(json_object_get(
-		    json_array_get(all, (size_t)i), "date")), 100);
+	assert_true(verified_holds_back(all, "apple9"));
 	json_decref(all);
+	/* A clone (another machine) does not take its image's holds. */
+	verified_paths(&p, dir, "machine-b");
+	assert_false(held(&p, "apple9"));
+	verified_paths(&p, dir, "machine-a");
+	/* A pass under looser limits does not lift the failure's hold. */
+	r = json_pack("{s:s, s:s, s:s, s:s, s:{s:f, s:f, s:f}}", "profile",
+	    "apple8", "program_sha256", "p1", "model_sha256", "m1", "verdict",
+	    "fail", "limits", "mean_kld", 0.01, "kld_99_9", 0.5, "same_top",
+	    0.9);
+	assert_int_equal(verified_remember(&p, r, why, sizeof why), 0);
+	json_decref(r);
+	r = json_pack("{s:s, s:s, s:s, s:s, s:{s:f, s:f, s:f}}", "profile",
+	    "apple8", "program_sha256", "p1", "model_sha256", "m2", "verdict",
+	    "pass", "limits", "mean_kld", 0.5, "kld_99_9", 0.5, "same_top",
+	    0.9);
+	assert_int_equal(verified_remember(&p, r, why, sizeof why), 0);
+	json_decref(r);
+	assert_true(held(&p, "apple8"));
+	all = verified_load(&p);
+	assert_non_null(verified_unlifted(all, "apple8"));
+	json_decref(all);
+	unlink_all(dir);
+}
+
+/*
+ * A damaged list fails closed: read from its last good copy, holds kept;
+ * with none (or a FIFO, never waited on), every profile held back, the
+ * damage named, and the file left as it is.  A writer moves a damaged
+ * list aside and starts from the good copy.
+ */
+static void
+test_verified_damage(void **state)
+{
+	char		 dir[] = "/tmp/mc-verified.XXXXXX", path[PATH_MAX];
+	char		 bak[PATH_MAX], why[512];
+	struct paths	 p;
+	json_t		*all, *r;
+	FILE		*f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	verified_paths(&p, dir, "machine-a");
+	remember(&p, "apple9", "m1", 100, "fail");
 	snprintf(path, sizeof path, "%s/verified.json", dir);
+	snprintf(bak, sizeof bak, "%s/verified.json.bak", dir);
 	assert_non_null(f = fopen(path, "w"));
-	fputs("{\"not\": \"an array\"}", f);
+	fputs("[{\"profile\": \"apple9\", \"verd", f);
 	fclose(f);
-	all = verified_load(dir);
-	assert_int_equal(json_array_size(all), 0);
-	json_decref(all);
-	/* ... and is never written over: its holds may be in it. */
-	all = json_pack("{s:s}", "profile", "apple9");
-	assert_int_equal(verified_remember(dir, all, why, sizeof why), -1);
-	assert_non_null(strstr(why, "left as it is"));
-	json_decref(all);
-	assert_non_null(f = fopen(path, "r"));
-	assert_non_null(fgets(why, sizeof why, f));
+	assert_true(held(&p, "apple9"));
+	assert_false(held(&p, "apple7"));
+	remember(&p, "apple7", "m1", 100, "pass");
+	assert_true(held(&p, "apple9"));
+	snprintf(bak, sizeof bak, "%s/verified.json.damaged", dir);
+	assert_int_equal(access(bak, F_OK), 0);
+	snprintf(bak, sizeof bak, "%s/verified.json.bak", dir);
+	/* No good copy: everything held back, the file kept. */
+	unlink(bak);
+	assert_non_null(f = fopen(path, "w"));
+	fputs("{\"not\": \"a list\"}", f);
 	fclose(f);
-	assert_string_equal(why, "{\"not\": \"an array\"}");
+	all = verified_load(&p);
+	assert_true(verified_holds_back(all, "apple7"));
+	assert_non_null(strstr(json_string_value(json_object_get(
+	    verified_newest(all, "apple7"), "damaged")), "not a list"));
+	json_decref(all);
+	r = json_pack("{s:s}", "profile", "apple9");
+	assert_int_equal(verified_remember(&p, r, why, sizeof why), -1);
+	assert_non_null(strstr(why, "no good copy"));
+	json_decref(r);
+	/* A FIFO in its place: no reader waits for a writer. */
 	unlink(path);
-	rmdir(dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_true(held(&p, "apple7"));
+	unlink_all(dir);
+}
+
+/* Twelve verifies at once: every verdict lands (one writer at a time). */
+static void
+test_verified_concurrent(void **state)
+{
+	char		 dir[] = "/tmp/mc-verified.XXXXXX", model[32];
+	struct paths	 p;
+	json_t		*all;
+	pid_t		 kids[12];
+	int		 i, status;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	verified_paths(&p, dir, "machine-a");
+	for (i = 0; i < 12; i++)
+		if ((kids[i] = fork()) == 0) {
+			snprintf(model, sizeof model, "m%d", i);
+			remember(&p, "apple9", model, 100, i == 5 ? "fail" :
+			    "pass");
+			_exit(0);
+		}
+	for (i = 0; i < 12; i++) {
+		assert_int_equal(waitpid(kids[i], &status, 0), kids[i]);
+		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+	all = verified_load(&p);
+	assert_int_equal(json_array_size(all), 12);
+	json_decref(all);
+	unlink_all(dir);
 }
 
 /* The first line of a file, or "unknown" (read here on its own). */
@@ -1138,6 +1259,8 @@ main(void)
 		cmocka_unit_test(test_template_background),
 		cmocka_unit_test(test_make_dirs),
 		cmocka_unit_test(test_verified_records),
+		cmocka_unit_test(test_verified_damage),
+		cmocka_unit_test(test_verified_concurrent),
 		cmocka_unit_test_setup_teardown(test_job_protected_paths,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_job_program_special, setup,
