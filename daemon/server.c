@@ -113,19 +113,25 @@ conn_timeout(uv_timer_t *t)
 }
 
 /*
- * Progress was made: a client owing us the rest of a message, or owing
- * its reads, has the client timeout from now; an idle one has no timer.
+ * After I/O: advanced when a whole message came or a reply was taken.
+ * A client owing us the rest of a message, or owing its reads, has the
+ * client timeout from the last time it advanced: bytes that trickle in
+ * without making a message neither restart the timeout nor count as
+ * activity (a connection sending a byte every 2 s would hold its place
+ * for ever).  An idle one has no timer.
  */
 static void
-conn_progress(struct conn *c)
+conn_progress(struct conn *c, bool advanced)
 {
-	c->last_active = ++c->daemon->io_serial;
+	if (advanced)
+		c->last_active = ++c->daemon->io_serial;
 	if (c->closing)
 		return;
-	if (mc_rpc_partial(&c->decoder) || c->pending_writes > 0)
-		uv_timer_start(&c->timer, conn_timeout,
-		    (uint64_t)c->daemon->client_timeout_ms, 0);
-	else
+	if (mc_rpc_partial(&c->decoder) || c->pending_writes > 0) {
+		if (advanced || !uv_is_active((uv_handle_t *)&c->timer))
+			uv_timer_start(&c->timer, conn_timeout,
+			    (uint64_t)c->daemon->client_timeout_ms, 0);
+	} else
 		uv_timer_stop(&c->timer);
 }
 
@@ -160,7 +166,7 @@ server_written(uv_write_t *req, int status)
 		conn_close(c, uv_strerror(status));
 		return;
 	}
-	conn_progress(c);
+	conn_progress(c, true);
 	conn_dispatch(c);
 	conn_resume(c);
 }
@@ -191,7 +197,7 @@ server_send(struct conn *c, msgpack_sbuffer *sb)
 		return;
 	}
 	if (c->pending_writes == 1)
-		conn_progress(c);
+		conn_progress(c, false);
 	/* Back-pressure: stop reading a client that does not read. */
 	if (c->pending_writes >= MC_MAX_OUTSTANDING && c->reading) {
 		uv_read_stop((uv_stream_t *)&c->pipe);
@@ -269,9 +275,11 @@ conn_dispatch(struct conn *c)
 	struct mc_rpc_message	 m;
 	const char		*why = NULL;
 	enum mc_rpc_status	 st = MC_RPC_MORE;
+	bool			 whole = false;
 
 	while (!c->closing && c->pending_writes < MC_MAX_OUTSTANDING) {
 		st = mc_rpc_next(&c->decoder, &m, &why);
+		whole |= st != MC_RPC_MORE;
 		if (st == MC_RPC_OK && m.type == MC_MSG_REQUEST)
 			c->daemon->dispatch(c, &m);
 		else if (st == MC_RPC_BADREQUEST)
@@ -287,7 +295,7 @@ conn_dispatch(struct conn *c)
 	    st != MC_RPC_IGNORED)
 		conn_close(c, why);
 	else
-		conn_progress(c);
+		conn_progress(c, whole);
 }
 
 static void
@@ -325,11 +333,12 @@ conn_has_input(struct conn *c)
 }
 
 /*
- * All places are taken: the connection that has done nothing the longest
- * (one that only listens to events last) gives its place; NULL if every
- * other one is busy.  Its I/O is ordered by a counter, not the loop's
- * clock, which stands still while one turn accepts a burst: ties there
- * gave the place of the newest, not the idlest.
+ * All places are taken: the connection that has advanced the least
+ * recently (one that only listens to events last) gives its place, a
+ * half-sent message or not; NULL if every other one is busy (owed
+ * replies, bytes waiting unread).  Its I/O is ordered by a counter, not
+ * the loop's clock, which stands still while one turn accepts a burst:
+ * ties there gave the place of the newest, not the idlest.
  */
 static struct conn *
 server_idlest(struct mcd *d, struct conn *except)
@@ -339,8 +348,7 @@ server_idlest(struct mcd *d, struct conn *except)
 	for (c = d->conns; c != NULL; c = c->next) {
 		/* A subscriber's queue holds events only: it may give way. */
 		if (c == except || c->closing || (c->pending_writes > 0 &&
-		    !c->subscribed) || mc_rpc_partial(&c->decoder) ||
-		    c->refs > 0)
+		    !c->subscribed) || c->refs > 0)
 			continue;
 		if (best != NULL && !(best->subscribed && !c->subscribed) &&
 		    !(best->subscribed == c->subscribed &&
