@@ -484,6 +484,7 @@ struct conn {
 	struct mcd		*daemon;
 	struct mc_rpc_decoder	 decoder;
 	int			 pending_writes;
+	size_t			 queued;	/* bytes its queued writes hold */
 	bool			 reading;
 	bool			 subscribed;
 	char			 call[65];	/* events as this call */

@@ -35,6 +35,7 @@ struct write_req {
 	uv_write_t	 req;
 	struct conn	*conn;
 	char		*data;
+	size_t		 held;		/* bytes this write keeps allocated */
 };
 
 static void	server_read(uv_stream_t *, ssize_t, const uv_buf_t *);
@@ -159,6 +160,7 @@ server_written(uv_write_t *req, int status)
 	struct write_req	*w = (struct write_req *)req;
 	struct conn		*c = w->conn;
 
+	c->queued -= w->held;
 	free(w->data);
 	free(w);
 	c->pending_writes--;
@@ -177,6 +179,7 @@ server_send(struct conn *c, msgpack_sbuffer *sb)
 {
 	struct write_req	*w;
 	uv_buf_t		 buf;
+	char			*data;
 
 	if (c->closing) {
 		msgpack_sbuffer_destroy(sb);
@@ -186,10 +189,20 @@ server_send(struct conn *c, msgpack_sbuffer *sb)
 	w->conn = c;
 	buf.len = sb->size;
 	w->data = msgpack_sbuffer_release(sb);
+	/*
+	 * A packer's buffer starts at 8 KiB: queued as it is, a 300-byte
+	 * event would hold 8 KiB until written.  Cut to what it holds, and
+	 * count what stays allocated, for the subscriber bound.
+	 */
+	if (buf.len > 0 && (data = realloc(w->data, buf.len)) != NULL)
+		w->data = data;
+	w->held = buf.len + sizeof *w;
+	c->queued += w->held;
 	buf = uv_buf_init(w->data, (unsigned)buf.len);
 	c->pending_writes++;
 	if (uv_write(&w->req, (uv_stream_t *)&c->pipe, &buf, 1,
 	    server_written) != 0) {
+		c->queued -= w->held;
 		free(w->data);
 		free(w);
 		c->pending_writes--;
@@ -224,12 +237,12 @@ server_broadcast(struct mcd *d, msgpack_sbuffer *event)
 		/*
 		 * A subscriber this far behind reads slower than events come:
 		 * queued for it, they would grow the daemon without bound.
-		 * Judged by the bytes libuv could not hand to the kernel (a
+		 * Judged by the memory its queued writes hold (buffers and
+		 * requests, those libuv could not hand to the kernel yet: a
 		 * burst of events in one turn is not a slow reader).  Closed,
 		 * it can connect again and ask for status.
 		 */
-		if (uv_stream_get_write_queue_size((uv_stream_t *)&c->pipe) >
-		    SERVER_SUBSCRIBER_BEHIND) {
+		if (c->queued > SERVER_SUBSCRIBER_BEHIND) {
 			conn_close(c, "a subscriber " SERVER_STR(
 			    SERVER_SUBSCRIBER_BEHIND) " bytes of events behind: "
 			    "closed");
