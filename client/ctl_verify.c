@@ -24,7 +24,13 @@
  * failed (llama-perplexity exits 0 even when it could not read the base
  * file: no statistics is a failure), 2 usage.
  */
+#include <sys/file.h>
+#include <sys/stat.h>
+
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -314,10 +320,60 @@ ctl_verify_remember(struct ctl *c, const struct ctl_bench *b)
 	json_decref(record);
 }
 
-/* The base logits live apart from the evidence: they can be gigabytes. */
+/*
+ * A verify killed (SIGKILL, a power cut) leaves its base logits behind,
+ * gigabytes for a real vocabulary.  Each base folder holds a file
+ * "owner", locked for its verify's life (the lock goes with the process,
+ * however it ends): a folder of this user's whose owner nobody holds is
+ * removed by the next verify.
+ */
+static void
+ctl_verify_sweep(void)
+{
+	char		 tmpl[PATH_MAX], parent[PATH_MAX], path[PATH_MAX];
+	char		 dir[PATH_MAX];
+	const char	*prefix;
+	struct dirent	*de;
+	struct stat	 sb;
+	DIR		*dp;
+	int		 fd;
+
+	ctl_tmp_name(tmpl, sizeof tmpl, "verify-base");
+	snprintf(parent, sizeof parent, "%s", tmpl);
+	prefix = strrchr(tmpl, '/') + 1;	/* "metalcap-verify-base." */
+	if ((dp = opendir(dirname(parent))) == NULL)
+		return;
+	while ((de = readdir(dp)) != NULL) {
+		if (strncmp(de->d_name, prefix, strlen(prefix) - 6) != 0 ||
+		    mc_fmt(dir, sizeof dir, "%s/%s", parent, de->d_name) ==
+		    -1 || mc_fmt(path, sizeof path, "%s/owner", dir) == -1 ||
+		    (fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+			continue;
+		if (fstat(fd, &sb) == 0 && sb.st_uid == getuid() &&
+		    flock(fd, LOCK_EX | LOCK_NB) == 0) {
+			mc_fmt(path, sizeof path, "%s/base.kld", dir);
+			unlink(path);
+			mc_fmt(path, sizeof path, "%s/owner", dir);
+			unlink(path);
+			rmdir(dir);
+		}
+		close(fd);
+	}
+	closedir(dp);
+}
+
+/*
+ * The base logits live apart from the evidence: they can be gigabytes.
+ * Its owner file stays locked until this process ends (ctl_verify_sweep).
+ */
+static int	ctl_verify_owner = -1;
+
 static int
 ctl_verify_base(char *dir, size_t dirlen, char *base, size_t baselen)
 {
+	char	owner[PATH_MAX];
+
+	ctl_verify_sweep();
 	ctl_tmp_name(dir, dirlen, "verify-base");
 	if (mkdtemp(dir) == NULL) {
 		fprintf(stderr, "metalcapctl: verify: %s: %s\n", dir,
@@ -325,6 +381,10 @@ ctl_verify_base(char *dir, size_t dirlen, char *base, size_t baselen)
 		dir[0] = '\0';
 		return -1;
 	}
+	if (mc_fmt(owner, sizeof owner, "%s/owner", dir) == 0 &&
+	    (ctl_verify_owner = open(owner, O_RDWR | O_CREAT | O_EXCL |
+	    O_CLOEXEC, 0600)) != -1)
+		flock(ctl_verify_owner, LOCK_EX);
 	if (mc_fmt(base, baselen, "%s/base.kld", dir) == -1) {
 		fprintf(stderr, "metalcapctl: verify: %s: the path is too "
 		    "long\n", dir);
@@ -389,8 +449,12 @@ cmd_verify(struct ctl *c, const struct ctl_command *cmd, int argc,
 out:
 	if (basedir[0] != '\0') {
 		unlink(base);
+		mc_fmt(base, sizeof base, "%s/owner", basedir);
+		unlink(base);
 		rmdir(basedir);
 	}
+	if (ctl_verify_owner != -1)
+		close(ctl_verify_owner);
 	b->args = NULL;
 	ctl_bench_free(b);
 	ctl_signals_die();

@@ -7,10 +7,12 @@
  * evidence folder against Python's hashlib, csv and statistics
  * (check-evidence.py), not against the client's own arithmetic.
  */
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -1222,15 +1224,37 @@ test_verify_pass(void **state)
 	const char		*args[] = { "--json", "verify", "--out",
 	    evidence, "--", PPL_SIM, "-m", model, "-f", text, "-c", "128",
 	    NULL };
-	char			 cmd[4096], path[256];
+	char			 cmd[4096], path[256], live[256];
 	struct child_result	*r;
 	json_t			*doc, *figures;
-	int			 code;
+	int			 code, held;
 
 	(void)state;
 	verify_text(4000);
+	/*
+	 * A killed verify's base logits (its owner file unlocked) go with
+	 * the next verify; a running one's (locked, here by this process)
+	 * stay.  They used to stay for good: gigabytes for a real model.
+	 */
+	snprintf(cmd, sizeof cmd, "mkdir %s/metalcap-verify-base.killed %s/"
+	    "metalcap-verify-base.running && head -c 100000 /dev/zero > %s/"
+	    "metalcap-verify-base.killed/base.kld && touch %s/metalcap-verify-"
+	    "base.killed/owner %s/metalcap-verify-base.running/owner", home,
+	    home, home, home, home);
+	assert_int_equal(system(cmd), 0);
+	snprintf(live, sizeof live, "%s/metalcap-verify-base.running/owner",
+	    home);
+	assert_true((held = open(live, O_RDONLY)) != -1);
+	assert_int_equal(flock(held, LOCK_EX), 0);
 	r = run_ctl(&code, NULL, args);
 	assert_int_equal(code, 0);
+	snprintf(path, sizeof path, "%s/metalcap-verify-base.killed", home);
+	assert_int_equal(access(path, F_OK), -1);
+	assert_int_equal(access(live, F_OK), 0);
+	close(held);
+	snprintf(cmd, sizeof cmd, "rm -r %s/metalcap-verify-base.running",
+	    home);
+	assert_int_equal(system(cmd), 0);
 	assert_non_null(doc = json_loads(r->out, 0, NULL));
 	assert_string_equal(json_string_value(json_object_get(doc, "verdict")),
 	    "pass");
