@@ -136,15 +136,24 @@ job_auto_profile(struct mcd *d, struct job *j)
 {
 	const struct profile	*best = NULL;
 	const struct gate_entry	*v;
+	const char		*key;
 	size_t			 n;
 
 	j->auto_note[0] = '\0';
 	while ((best = profile_next_shipped(&d->profiles, best)) != NULL) {
 		n = strlen(j->auto_note);
-		if (managed_forbids(&d->managed, &d->profiles, best->name)) {
+		/* What is in force: unusable settings and ForceStock bar all. */
+		if ((key = managed_forbids(&d->managed, &d->profiles,
+		    best->name)) != NULL && strcmp(key, "ForceStock") == 0) {
+			mc_fmt(j->auto_note, sizeof j->auto_note, "%s",
+			    d->managed.error[0] ? "managed settings unusable" :
+			    "managed setting ForceStock");
+			return NULL;
+		}
+		if (key != NULL) {
 			mc_fmt(j->auto_note + n, sizeof j->auto_note - n,
-			    "%s%s is not allowed (AllowedProfiles)", n ? "; " :
-			    "", best->name);
+			    "%s%s is not allowed (%s)", n ? "; " : "",
+			    best->name, key);
 			continue;
 		}
 		v = gate_peek(d, best);

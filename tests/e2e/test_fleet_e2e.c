@@ -127,6 +127,7 @@ test_managed_fails_safe(void **state)
 
 	(void)state;
 	put_job("llama", "");
+	put_job("auto", "<key>Profile</key><string>auto</string>");
 	pid = wait_state("llama", "unlocked", 0, 2.0);
 	/* doctor's line for people: none, unusable, or what is in force. */
 	r = ctl(&code, "doctor", NULL, NULL, NULL);
@@ -142,6 +143,11 @@ test_managed_fails_safe(void **state)
 		pid = wait_state("llama", "stock", pid, 3.0);
 		assert_false(environ_has(pid, INJECTED));
 		assert_field_has("llama", "reason", "managed settings unusable");
+		/* Auto's reason is what is in force, not AllowedProfiles. */
+		wait_state("auto", "stock", 0, 3.0);
+		assert_field_has("auto", "reason", "profile auto: no shipped "
+		    "profile may run on this guest (managed settings "
+		    "unusable)");
 		r = ctl(&code, "enable", "llama", NULL, NULL);
 		assert_int_equal(code, 1);
 		assert_non_null(strstr(r->err, "managed settings cannot be "
