@@ -281,3 +281,41 @@ gate_word(const struct gate_entry *e)
 	return e->status == GATE_PASS ? "pass" : e->status == GATE_PARTIAL ?
 	    "partial" : "fail";
 }
+
+#define GATE_AUTO_RETRY_MS	30000
+#define GATE_AUTO_RETRY_MAX_MS	1800000
+
+static void
+gate_auto_retry_cb(uv_timer_t *t)
+{
+	struct mcd	*d = t->data;
+
+	log_info("profile auto: no shipped profile passed its probe: probing "
+	    "them again");
+	d->auto_retry_ms = d->auto_retry_ms * 2 > GATE_AUTO_RETRY_MAX_MS ?
+	    GATE_AUTO_RETRY_MAX_MS : d->auto_retry_ms * 2;
+	gate_probe_afresh(d, PROFILE_AUTO);
+}
+
+/*
+ * A job of profile auto whose every shipped profile failed its probe
+ * runs stock (waiting), but the device may have failed only for a moment,
+ * a guest still starting: every shipped profile is probed again 30 s
+ * later, then at doubling waits up to 30 min, while one waits; a verdict
+ * that passes moves the job up (driver_auto).  One that found a profile
+ * (not waiting) starts the waits afresh.
+ */
+void
+gate_auto_wait(struct mcd *d, bool waiting)
+{
+	if (d->auto_retry_ms == 0) {
+		uv_timer_init(d->loop, &d->auto_timer);
+		d->auto_timer.data = d;
+		d->auto_retry_ms = GATE_AUTO_RETRY_MS;
+	}
+	if (!waiting)
+		d->auto_retry_ms = GATE_AUTO_RETRY_MS;
+	else if (!uv_is_active((uv_handle_t *)&d->auto_timer))
+		uv_timer_start(&d->auto_timer, gate_auto_retry_cb,
+		    d->auto_retry_ms, 0);
+}

@@ -158,12 +158,16 @@ job_auto_profile(struct mcd *d, struct job *j)
 		}
 		v = gate_peek(d, best);
 		if (v == NULL ? !gate_failed_last(d, best) :
-		    v->status != GATE_FAIL)
+		    v->status != GATE_FAIL) {
+			gate_auto_wait(d, false);
 			return best;
+		}
 		mc_fmt(j->auto_note + n, sizeof j->auto_note - n, "%s%s failed "
 		    "the probe%s%s", n ? "; " : "", best->name, v ? ": " : " "
 		    "(probed again now)", v ? v->reason : "");
 	}
+	/* Every one failed: probed again in a while (gate.c). */
+	gate_auto_wait(d, true);
 	return NULL;
 }
 

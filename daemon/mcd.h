@@ -60,6 +60,7 @@ void	gate_run(struct mcd *, const struct profile *);
 const struct gate_entry *gate_verdict(struct mcd *, const struct profile *);
 const struct gate_entry *gate_peek(struct mcd *, const struct profile *);
 const char *gate_word(const struct gate_entry *);
+void	gate_auto_wait(struct mcd *, bool);
 bool	gate_failed_last(struct mcd *, const struct profile *);
 void	gate_invalidate(struct mcd *, const char *profile);
 void	gate_probe_afresh(struct mcd *, const char *profile);
@@ -571,6 +572,8 @@ struct mcd {
 	/* Machine jobs wait while another user has the console. */
 	uv_timer_t		 console_timer;
 	uv_timer_t		 respawn_timer;
+	uv_timer_t		 auto_timer;	/* auto's shipped probed again */
+	uint64_t		 auto_retry_ms;	/* 0: the timer not made yet */
 	bool			 console_held;
 	uid_t			 console_owner;
 	int			 console_ours_polls;

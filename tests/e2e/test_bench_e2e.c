@@ -1544,6 +1544,15 @@ test_profile_auto(void **state)
 	wait_state("none", "stock", 0, 20.0);
 	assert_field_has("none", "reason", "profile auto: no shipped profile "
 	    "may run on this guest");
+	/*
+	 * The device heals (a guest's brief failure at start): 30 s on, the
+	 * shipped profiles are probed again and the job climbs to apple9.
+	 * It used to stay stock for the session, until enable.
+	 */
+	set_device("");
+	pid = wait_state("none", "unlocked", 0, 60.0);
+	assert_field_has("none", "profile", "apple9");
+	assert_true(environ_has(pid, "METALCAP_APPLE_FAMILY_MAX=1009"));
 }
 
 /* What verify refuses before running anything. */
