@@ -153,8 +153,10 @@ dirwatch_start(struct mcd *d)
 	    false);
 	dirwatch_watch(&d->watch_profiles, d->paths.profiles, dirwatch_cb,
 	    false);
-	for (i = 0; i < sizeof d->watch_more / sizeof d->watch_more[0]; i++)
+	for (i = 0; i < sizeof d->watch_more / sizeof d->watch_more[0]; i++) {
 		dirwatch_slot_init(d, &d->watch_more[i]);
+		dirwatch_slot_init(d, &d->watch_links[i]);
+	}
 	dirwatch_slot_init(d, &d->watch_jobs_up);
 	mc_fmt(dir, sizeof dir, "%s/reports", d->paths.state);
 	dirwatch_watch(&d->watch_reports, dir, dirwatch_reports_cb, false);
@@ -263,15 +265,12 @@ dirwatch_unfollow(struct dirwatch_slot *s)
  * deletes and makes again) is watched from the rescan after it appears.
  */
 static void
-dirwatch_follow(struct dirwatch_slot *s, const char *want)
+dirwatch_follow_from(struct dirwatch_slot *s, const char *want,
+    const char *at)
 {
-	char	at[PATH_MAX], now[PATH_MAX];
+	char	now[PATH_MAX];
 	int	fd;
 
-	snprintf(s->want, sizeof s->want, "%s", want);
-	if (want[0] == '\0')
-		return;
-	dirwatch_nearest(want, at, sizeof at);
 	if (at[0] == '\0' || (fd = open(at, DIRWATCH_HOLD_FLAGS)) == -1)
 		return;
 	if (uv_is_active((uv_handle_t *)&s->handle) && strcmp(at, s->at) ==
@@ -295,6 +294,39 @@ dirwatch_follow(struct dirwatch_slot *s, const char *want)
 		dirwatch_cb(&s->handle, NULL, 0, 0);
 }
 
+static void
+dirwatch_follow(struct dirwatch_slot *s, const char *want)
+{
+	char	at[PATH_MAX];
+
+	snprintf(s->want, sizeof s->want, "%s", want);
+	if (want[0] == '\0')
+		return;
+	dirwatch_nearest(want, at, sizeof at);
+	dirwatch_follow_from(s, want, at);
+}
+
+/*
+ * A folder that is a link is watched where it points (dirwatch_follow);
+ * the link itself, replaced by a real folder or pointed elsewhere, shows
+ * only in the folder that holds it: watched too, for that name alone.
+ */
+static void
+dirwatch_follow_link(struct dirwatch_slot *s, const char *want)
+{
+	struct stat	sb;
+	char		at[PATH_MAX];
+
+	if (want[0] == '\0' || lstat(want, &sb) == -1 ||
+	    !S_ISLNK(sb.st_mode)) {
+		dirwatch_unfollow(s);
+		return;
+	}
+	snprintf(s->want, sizeof s->want, "%s", want);
+	dirwatch_parent(want, at, sizeof at);
+	dirwatch_follow_from(s, want, at);
+}
+
 /* The managed folders and the machine's job folder, wherever they are now. */
 static void
 dirwatch_rearm_more(struct mcd *d)
@@ -302,11 +334,16 @@ dirwatch_rearm_more(struct mcd *d)
 	char	dir[PATH_MAX];
 
 	dirwatch_follow(&d->watch_more[0], d->paths.managed_jobs);
+	dirwatch_follow_link(&d->watch_links[0], d->paths.managed_jobs);
 	dirwatch_parent(d->paths.managed, dir, sizeof dir);
 	dirwatch_follow(&d->watch_more[1], d->paths.managed[0] ? dir : "");
+	dirwatch_follow_link(&d->watch_links[1], d->paths.managed[0] ? dir :
+	    "");
 	dirwatch_parent(d->paths.managed_user, dir, sizeof dir);
 	dirwatch_follow(&d->watch_more[2], d->paths.managed_user[0] ? dir :
 	    "");
+	dirwatch_follow_link(&d->watch_links[2], d->paths.managed_user[0] ?
+	    dir : "");
 }
 
 /* After a rescan: watch the job folder there is now, or wait for one. */

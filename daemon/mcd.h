@@ -562,6 +562,7 @@ struct mcd {
 	/* The machine's job folder, the computer's and this user's managed
 	 * preferences: each watched where it is, or where it will appear. */
 	struct dirwatch_slot	 watch_more[3];
+	struct dirwatch_slot	 watch_links[3];	/* those that are links */
 	struct dirwatch_slot	 watch_jobs_up;	/* while jobs.d is gone */
 	bool			 dirwatch_ready;
 	int			 jobs_fd;	/* the watched jobs.d, held */

@@ -75,6 +75,33 @@ test_managed_settings(void **state)
 }
 
 /*
+ * The managed preferences folder a link (to a folder elsewhere), then
+ * replaced by a real folder that says ForceStock: the change is seen with
+ * no reload.  Only the link's target was watched, and the job kept
+ * running with the shim until reload.
+ */
+static void
+test_managed_link_replaced(void **state)
+{
+	char		 cmd[1024];
+	long		 pid;
+
+	(void)state;
+	snprintf(cmd, sizeof cmd, "rm -rf %s/managed && mkdir -p %s/elsewhere "
+	    "&& ln -s %s/elsewhere %s/managed", home, home, home, home);
+	assert_int_equal(system(cmd), 0);
+	put_job("llama", "");
+	pid = wait_state("llama", "unlocked", 0, 3.0);
+	/* Another folder in its place, as an MDM client may put one. */
+	snprintf(cmd, sizeof cmd, "rm %s/managed && mkdir %s/managed", home,
+	    home);
+	assert_int_equal(system(cmd), 0);
+	write_managed(NULL, "<key>ForceStock</key><true/>");
+	pid = wait_state("llama", "stock", pid, 3.0);
+	assert_false(environ_has(pid, INJECTED));
+}
+
+/*
  * Settings pushed after metalcapd started take effect with no reload,
  * wherever their folder is: this user's managed folder made after start,
  * the computer's deleted and made again, and the machine's job folder
@@ -713,6 +740,8 @@ main(void)
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_held_by_launchd, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_managed_link_replaced,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_clone_gets_own_instance_id,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_late_folders_watched,
