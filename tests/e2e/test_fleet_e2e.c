@@ -78,7 +78,8 @@ test_managed_settings(void **state)
  * The managed preferences folder a link (to a folder elsewhere), then
  * replaced by a real folder that says ForceStock: the change is seen with
  * no reload.  Only the link's target was watched, and the job kept
- * running with the shim until reload.
+ * running with the shim until reload.  Then the reverse, and ForceStock
+ * written through the new link.
  */
 static void
 test_managed_link_replaced(void **state)
@@ -99,6 +100,13 @@ test_managed_link_replaced(void **state)
 	write_managed(NULL, "<key>ForceStock</key><true/>");
 	pid = wait_state("llama", "stock", pid, 3.0);
 	assert_false(environ_has(pid, INJECTED));
+	/* And the reverse: the real folder becomes a link again. */
+	snprintf(cmd, sizeof cmd, "rm -r %s/managed && ln -s %s/elsewhere "
+	    "%s/managed", home, home, home);
+	assert_int_equal(system(cmd), 0);
+	pid = wait_state("llama", "unlocked", pid, 3.0);
+	write_managed(NULL, "<key>ForceStock</key><true/>");
+	wait_state("llama", "stock", pid, 3.0);
 }
 
 /*
