@@ -202,6 +202,12 @@ test_job_wrong_types(void **state)
 		{ "<key>CrashLoop</key><dict><key>WindowSeconds</key><integer>0"
 		    "</integer></dict>", "t.plist:CrashLoop.WindowSeconds: 0 is "
 		    "out of range (1 to 86400)" },
+		/* 0 would pass for none given: refused, as launchd's minimum. */
+		{ "<key>ThrottleInterval</key><integer>0</integer>",
+		    "t.plist:ThrottleInterval: 0 is out of range (1 to 3600)" },
+		{ "<key>ThrottleInterval</key><integer>3601</integer>",
+		    "t.plist:ThrottleInterval: 3601 is out of range (1 to "
+		    "3600)" },
 		{ "<key>HealthCheck</key><dict><key>TimeoutSeconds</key>"
 		    "<integer>4294967296</integer></dict>", "t.plist:"
 		    "HealthCheck.TimeoutSeconds: 4294967296 is out of range "
@@ -1040,6 +1046,34 @@ held(const struct paths *p, const char *profile)
 }
 
 /*
+ * profile failed under limits (mean_kld 0.01, kld_99_9 0.5, same_top
+ * 0.9), then passed with one of them (key, if any) set to value: held
+ * back exactly when that one was looser.
+ */
+static void
+looser_pass_held(const struct paths *p, const char *profile,
+    const char *key, double value)
+{
+	const char	*verdicts[] = { "fail", "pass" };
+	char		 why[256];
+	json_t		*r, *limits;
+	int		 i;
+
+	for (i = 0; i < 2; i++) {
+		limits = json_pack("{s:f, s:f, s:f}", "mean_kld", 0.01,
+		    "kld_99_9", 0.5, "same_top", 0.9);
+		if (i == 1 && key != NULL)
+			json_object_set_new(limits, key, json_real(value));
+		r = json_pack("{s:s, s:s, s:s, s:s, s:o}", "profile", profile,
+		    "program_sha256", "p1", "model_sha256", verdicts[i],
+		    "verdict", verdicts[i], "limits", limits);
+		assert_int_equal(verified_remember(p, r, why, sizeof why), 0);
+		json_decref(r);
+	}
+	assert_int_equal(held(p, profile), key != NULL);
+}
+
+/*
  * state/verified.json: one verdict per profile, program and model, the
  * newest (by seq, not the clock) replacing; at most 32, a profile's
  * newest never dropped; a profile is held back while its newest verdict,
@@ -1106,6 +1140,14 @@ test_verified_records(void **state)
 	all = verified_load(&p);
 	assert_non_null(verified_unlifted(all, "apple8"));
 	json_decref(all);
+	/* Each limit alone: a higher 99.9 % KLD, a lower same-top share. */
+	looser_pass_held(&p, "apple6", "kld_99_9", 0.9);
+	looser_pass_held(&p, "apple5", "same_top", 0.5);
+	/* As strict as the failure: the hold is lifted. */
+	looser_pass_held(&p, "apple4", NULL, 0);
+	/* A machine that cannot be told skips no record: holds stay. */
+	verified_paths(&p, dir, "");
+	assert_true(held(&p, "apple9"));
 	unlink_all(dir);
 }
 
