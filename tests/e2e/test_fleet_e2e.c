@@ -636,6 +636,12 @@ test_clone_gets_own_instance_id(void **state)
 	assert_string_not_equal(clone, first);
 	restart_and_read_id(again, sizeof again);
 	assert_string_equal(again, clone);
+	/* A machine that cannot be told: the id is kept, not made anew at
+	 * each start (the fleet would see a new guest every restart). */
+	write_file(machine, "w", "");
+	restart_and_read_id(first, sizeof first);
+	restart_and_read_id(again, sizeof again);
+	assert_string_equal(again, first);
 }
 
 /* Wait for the job's status to have text in key; the status, or a fail. */
