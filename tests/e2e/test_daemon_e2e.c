@@ -606,6 +606,7 @@ test_health_revert_withdrawn(void **state)
 	char	path[512], cmd[1024];
 	json_t	*j;
 	double	 start;
+	int	 code;
 
 	(void)state;
 	put_checked_job("llama", "exit 1");
@@ -629,6 +630,10 @@ test_health_revert_withdrawn(void **state)
 		if (now_s() - start > 5 * time_scale())
 			fail_msg("status.json never counted the revert as "
 			    "withdrawn");
+	/* Another profile is judged afresh: its failed check reverts. */
+	ctl(&code, "profile", "llama", "apple7", NULL);
+	assert_int_equal(code, 0);
+	wait_daemon_log("reverted to stock: health check", 2);
 }
 
 /*
