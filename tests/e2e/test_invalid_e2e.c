@@ -22,6 +22,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#include "child.h"
 #include "harness.h"
 #include "mc_rpc.h"
 #include "protocol.h"
@@ -66,14 +67,22 @@ running_then_invalid(const char *name)
 static void
 test_stop_invalid_job(void **state)
 {
-	json_t	*j;
-	long	 pid;
-	int	 code;
+	struct child_result	*r;
+	json_t			*j;
+	long			 pid;
+	int			 code;
 
 	(void)state;
 	pid = running_then_invalid("llama");
 	assert_int_equal(kill((pid_t)pid, 0), 0);
 	assert_true(loaded_in_gui("llama"));
+	/* start leaves the last good agent be, and says so. */
+	r = ctl(&code, "start", "llama", NULL, NULL);
+	assert_int_equal(code, 0);
+	assert_non_null(strstr(r->out, "llama: start: nothing: its job file "
+	    "is invalid"));
+	sleep_ms(300);
+	assert_int_equal(launchd_pid("llama"), pid);
 	ctl(&code, "stop", "llama", NULL, NULL);
 	assert_int_equal(code, 0);
 	wait_let_go("llama", pid);
