@@ -523,6 +523,27 @@ subscribe_unread(int fd)
 	raw_call(fd, MC_M_SUBSCRIBE);
 }
 
+/*
+ * A subscriber that reads every event, in a child: it exits 1 if the
+ * daemon closes it, and is killed by the caller when done.
+ */
+static pid_t
+subscribe_reading(void)
+{
+	char	buf[65536];
+	pid_t	pid;
+	int	fd = raw_connect();
+
+	subscribe_unread(fd);
+	if ((pid = fork()) == 0) {
+		while (read(fd, buf, sizeof buf) > 0)
+			continue;
+		_exit(1);
+	}
+	close(fd);
+	return pid;
+}
+
 /* n disable requests pipelined on a connection of their own, answered. */
 static void
 burst_of_changes(uint32_t n)
@@ -598,11 +619,13 @@ test_slow_subscribers(void **state)
 {
 	static int	fds[MC_MAX_CLIENTS];
 	struct rlimit	rl = { 1024, 1024 };
-	int		slow, i, fresh, bursts;
+	pid_t		reader;
+	int		slow, i, fresh, bursts, status;
 	long		before = proc_rss_kib(daemon_pid);
 
 	(void)state;
 	setrlimit(RLIMIT_NOFILE, &rl);
+	reader = subscribe_reading();
 	slow = raw_connect();
 	subscribe_unread(slow);
 	/*
@@ -618,6 +641,10 @@ test_slow_subscribers(void **state)
 	assert_true(i < 20);
 	bursts = i + 1;
 	close(slow);
+	/* One that reads keeps its place, however many events it took. */
+	assert_int_equal(waitpid(reader, &status, WNOHANG), 0);
+	kill(reader, SIGKILL);
+	waitpid(reader, &status, 0);
 	/* Bounded: the red team saw 3 MB grow to 2.1 GB. */
 	assert_true(sanitized() || proc_rss_kib(daemon_pid) - before < 16384);
 	/* Every place a subscriber with an event queued; one more client. */
