@@ -161,6 +161,8 @@ driver_incident_set(struct incident *in, const char *trigger,
 
 /* The trigger of a crash loop without the shim (driver_step). */
 static const char	DRIVER_STOCK_LOOP[] = "crash loop in stock";
+/* ... and of one its log or launchd names the environment of. */
+static const char	DRIVER_ENV[] = "its environment: ";
 
 /*
  * The stock run of a job its health check reverted fails the check too:
@@ -198,10 +200,13 @@ driver_record(struct mcd *d, struct job *j, enum job_state next,
 	struct override	*o = state_get(&d->state, j->name, true);
 	const char	*unsaved = "", *trigger = ev->trigger;
 
+	/* Failing stock, for its environment or not, withdraws a revert. */
 	if (next == JOB_FAILED && ev->trigger != NULL &&
-	    strcmp(ev->trigger, DRIVER_STOCK_LOOP) == 0 &&
+	    (strcmp(ev->trigger, DRIVER_STOCK_LOOP) == 0 ||
+	    strncmp(ev->trigger, DRIVER_ENV, strlen(DRIVER_ENV)) == 0) &&
 	    (withdraw_revert(j, o, "crash loop") ||
-	    withdraw_revert(j, o, "health check")))
+	    withdraw_revert(j, o, "health check")) &&
+	    strcmp(ev->trigger, DRIVER_STOCK_LOOP) == 0)
 		trigger = "crash loop in stock too: not the profile";
 	driver_incident_set(next == JOB_FAILED ? &o->failed : &o->reverted,
 	    trigger, ev->evidence, ev->nevidence);
@@ -479,7 +484,7 @@ driver_step(struct mcd *d, struct job *j, const struct mcd_event *event,
 	lifecycle_step(j->state, ev.type, &f, &st);
 	if (f.crash_loop && f.env_fault && st.next == JOB_FAILED) {
 		/* Its environment, by its own log: no profile to blame. */
-		snprintf(trigger, sizeof trigger, "its environment: %s",
+		snprintf(trigger, sizeof trigger, "%s%s", DRIVER_ENV,
 		    j->env_fault);
 		ev.trigger = trigger;
 		mc_text(evidence[1], sizeof evidence[1], j->env_line);

@@ -102,10 +102,11 @@ exited_report(struct mcd *d, struct job *j, const struct launchd_seen *seen,
 	 * One killed because the whole Mac ran short (of memory, compressor
 	 * space, swap, vnodes or disk) still counts, or launchd would start
 	 * it for ever; a crash loop of them is its environment's, not its
-	 * profile's, unless the profile asked for more GPU memory
-	 * (RecommendedWorkingSetSize), which may be why.
+	 * profile's, unless the process ran with a profile that asked for
+	 * more GPU memory (RecommendedWorkingSetSize), which may be why.  A
+	 * reverted job's process ran stock, whatever it wishes.
 	 */
-	if (why != NULL && !(job_runs_unlocked(j) && j->profile != NULL &&
+	if (why != NULL && !(j->state == JOB_UNLOCKED && j->profile != NULL &&
 	    j->profile->working_set != 0)) {
 		char	line[sizeof seen->exit_reason + 32];
 

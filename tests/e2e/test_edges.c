@@ -1023,6 +1023,27 @@ test_keepalive_dictionary(void **state)
 }
 
 /*
+ * job, in state, killed by jetsam n times (sim-jetsam's REASON), each
+ * time once its new process is known; the last pid killed.
+ */
+static long
+jetsam_times(const char *job, const char *state, const char *reason, int n)
+{
+	char	cmd[512];
+	long	pid = 0;
+	int	i;
+
+	for (i = 0; i < n; i++) {
+		pid = wait_state(job, state, pid, 10.0);
+		snprintf(cmd, sizeof cmd, "%s %s sim-jetsam gui/%ld/"
+		    "org.metalcap.job.%s %s", simvar, SIM, (long)getuid(), job,
+		    reason);
+		assert_int_equal(system(cmd), 0);
+	}
+	return pid;
+}
+
+/*
  * llama, unlocked, killed by jetsam three times (sim-jetsam's REASON, ""
  * for its default), each time once its new process is known; the last
  * pid killed.
@@ -1030,19 +1051,8 @@ test_keepalive_dictionary(void **state)
 static long
 jetsam_three_times(const char *reason)
 {
-	char	cmd[512];
-	long	pid = 0;
-	int	i;
-
 	put_job("llama", "");
-	for (i = 0; i < 3; i++) {
-		pid = wait_state("llama", "unlocked", pid, 10.0);
-		snprintf(cmd, sizeof cmd, "%s %s sim-jetsam gui/%ld/"
-		    "org.metalcap.job.llama %s", simvar, SIM, (long)getuid(),
-		    reason);
-		assert_int_equal(system(cmd), 0);
-	}
-	return pid;
+	return jetsam_times("llama", "unlocked", reason, 3);
 }
 
 /* job ends failed for its environment, cause named, and no revert. */
@@ -1134,6 +1144,31 @@ test_memory_pressure_named(void **state)
 	failed_for_environment("llama", "memory pressure on the Mac");
 	assert_true(daemon_log_has("killed by macOS: memory pressure on the "
 	    "Mac (JETSAM_REASON_MEMORY_VMCOMPRESSOR_SPACE_SHORTAGE)"));
+}
+
+/*
+ * A profile that asks for more GPU memory (RecommendedWorkingSetSize) may
+ * be why the Mac ran short: memory-pressure kills of its unlocked run
+ * revert the job, as any crash loop; its stock run's are the
+ * environment's, and the job fails naming it.
+ */
+static void
+test_memory_pressure_working_set(void **state)
+{
+	char	path[256];
+
+	(void)state;
+	snprintf(path, sizeof path, "%s/profiles.d/big.plist", home);
+	write_file(path, "w", "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+	    "<plist version=\"1.0\"><dict><key>AppleFamilyMax</key><integer>"
+	    "1009</integer><key>RecommendedWorkingSetSize</key><integer>"
+	    "17179869184</integer></dict></plist>\n");
+	put_job("ws", "<key>Profile</key><string>big</string>");
+	jetsam_times("ws", "unlocked", "JETSAM_REASON_LOWSWAP", 3);
+	wait_state("ws", "reverted", -1, 10.0);
+	assert_field_has("ws", "reason", "crash loop");
+	jetsam_times("ws", "reverted", "JETSAM_REASON_LOWSWAP", 3);
+	failed_for_environment("ws", "memory pressure on the Mac");
 }
 
 /*
@@ -1595,6 +1630,8 @@ main(void)
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_memory_pressure_named,
 		    setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_memory_pressure_working_set, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_codesigning_kills_named,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_jetsam_kills_count,
