@@ -539,11 +539,6 @@ reconcile_refresh_cb(struct mcd *d, const struct launchctl_result *r,
 	/* Settled once per look, the poll's looks included. */
 	reconcile_settle(d, j);
 	/*
-	 * A job launchd should be running but that has no pid (starting,
-	 * just exited, or throttled): look again, quickly at first.  A
-	 * request that came meanwhile goes first.
-	 */
-	/*
 	 * start or restart was asked for and launchd runs nothing (a job it
 	 * leaves down, as KeepAlive SuccessfulExit=false after an exit of 0,
 	 * or one it runs only when asked): kickstart it, as launchctl
@@ -558,6 +553,11 @@ reconcile_refresh_cb(struct mcd *d, const struct launchctl_result *r,
 		reconcile_kick_held(d, j);
 		return;
 	}
+	/*
+	 * A job launchd should be running but that has no pid (starting,
+	 * just exited, or throttled): look again, quickly at first.  A
+	 * request that came meanwhile goes first.
+	 */
 	/* A kickstarted run shows in launchd a moment later. */
 	wanted = jobfile_should_run(j->spec) || j->kicked;
 	if (seen.pid > 0 || j->retries > PID_POLLS)
