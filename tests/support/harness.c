@@ -10,6 +10,7 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -462,6 +463,75 @@ setup(void **state)
 }
 
 /* Stop the daemon, then every job the simulator still runs. */
+/* Does pid's environment hold the entry want (a NUL-ended string)? */
+static bool
+environ_holds(const char *pid, const char *want)
+{
+	static char	buf[65536];
+	char		path[300];
+	ssize_t		n, i;
+	int		fd;
+
+	snprintf(path, sizeof path, "/proc/%s/environ", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return false;
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	for (i = 0; i < n; i += (ssize_t)strlen(buf + i) + 1)
+		if (strcmp(buf + i, want) == 0)
+			return true;
+	return false;
+}
+
+/* The program a process runs, from /proc (for the message). */
+static const char *
+proc_name(const char *pid)
+{
+	static char	name[64];
+	char		path[300];
+	ssize_t		n;
+	int		fd;
+
+	snprintf(path, sizeof path, "/proc/%s/comm", pid);
+	name[0] = '\0';
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) != -1) {
+		if ((n = read(fd, name, sizeof name - 1)) > 0)
+			name[n - 1] = '\0';
+		close(fd);
+	}
+	return name;
+}
+
+/*
+ * What the simulator ran for this test and its bootouts missed (a
+ * supervisor outlived one test of a busy run): killed, and named, so
+ * that no process outlives its test unseen.  Its jobs carry the test's
+ * device switches; the supervisors, its simulator folder.
+ */
+static void
+teardown_leftovers(void)
+{
+	struct dirent	*de;
+	DIR		*dp;
+	pid_t		 pid;
+
+	if ((dp = opendir("/proc")) == NULL)
+		return;
+	while ((de = readdir(dp)) != NULL) {
+		if ((pid = (pid_t)atol(de->d_name)) <= 0 || pid == getpid() ||
+		    (!environ_holds(de->d_name, switches) &&
+		    !environ_holds(de->d_name, simvar)))
+			continue;
+		print_message("teardown: pid %ld (%s) of this test outlived "
+		    "it: killed\n", (long)pid, proc_name(de->d_name));
+		kill(pid, SIGKILL);
+	}
+	closedir(dp);
+}
+
 int
 teardown(void **state)
 {
@@ -490,8 +560,10 @@ teardown(void **state)
 	snprintf(cmd, sizeof cmd, "for f in %s/services/*/*.plist; do "
 	    "[ -e \"$f\" ] || continue; d=$(basename $(dirname \"$f\")); "
 	    "LAUNCHCTL_SIM_DIR=%s %s bootout $d/$(id -u)/$(basename \"$f\" "
-	    ".plist) 2>/dev/null; done; sleep 0.5; rm -rf '%s'", simdir,
-	    simdir, SIM, home);
+	    ".plist) 2>/dev/null; done; sleep 0.5", simdir, simdir, SIM);
+	sanitizer |= system(cmd) != 0;
+	teardown_leftovers();
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", home);
 	return system(cmd) == 0 && !sanitizer ? 0 : -1;
 }
 
