@@ -291,8 +291,7 @@ ctl_probe_direct(struct ctl *c, struct ctl_unlock *u)
 	close(ofd);
 	close(efd);
 	gate_judge(&e, true, &r);
-	snprintf(u->verdict, sizeof u->verdict, "%s", e.status == GATE_PASS ?
-	    "pass" : e.status == GATE_PARTIAL ? "partial" : "fail");
+	snprintf(u->verdict, sizeof u->verdict, "%s", gate_word(&e));
 	snprintf(u->why, sizeof u->why, "%s", e.reason);
 	snprintf(u->device, sizeof u->device, "%s", json_string_value(
 	    json_object_get(e.report, "device")) ?: "");

@@ -302,10 +302,10 @@ ctl_verify_remember(struct ctl *c, const struct ctl_bench *b)
 	/* The limits judged by: a looser pass does not lift a failure. */
 	record = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:s, s:s?, s:f, "
 	    "s:f, s:f, s:{s:f, s:f, s:f}}", "profile", b->unlock.profile->name,
-	    "program",
-	    b->unlock.program, "program_sha256", prog, "model", v->model,
-	    "model_sha256", model, "date", (json_int_t)time(NULL), "verdict",
-	    v->failed ? "fail" : "pass", "failed", v->failed, "mean_kld",
+	    "program", b->unlock.program, "program_sha256", prog, "model",
+	    v->model, "model_sha256", model, "date", (json_int_t)time(NULL),
+	    "verdict", v->failed ? "fail" : "pass", "failed", v->failed,
+	    "mean_kld",
 	    isfinite(v->kld.kld_mean.value) ? v->kld.kld_mean.value : -1,
 	    "kld_99_9", isfinite(v->kld.kld_999.value) ?
 	    v->kld.kld_999.value : -1, "same_top",
@@ -318,6 +318,19 @@ ctl_verify_remember(struct ctl *c, const struct ctl_bench *b)
 		fprintf(stderr, "metalcapctl: verify: the verdict is not kept: "
 		    "%s\n", record == NULL ? "out of memory" : why);
 	json_decref(record);
+}
+
+/* A base folder and what a verify puts in it, gone. */
+static void
+ctl_verify_base_remove(const char *dir)
+{
+	char	path[PATH_MAX];
+
+	if (mc_fmt(path, sizeof path, "%s/base.kld", dir) == 0)
+		unlink(path);
+	if (mc_fmt(path, sizeof path, "%s/owner", dir) == 0)
+		unlink(path);
+	rmdir(dir);
 }
 
 /*
@@ -350,13 +363,8 @@ ctl_verify_sweep(void)
 		    (fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1)
 			continue;
 		if (fstat(fd, &sb) == 0 && sb.st_uid == getuid() &&
-		    flock(fd, LOCK_EX | LOCK_NB) == 0) {
-			mc_fmt(path, sizeof path, "%s/base.kld", dir);
-			unlink(path);
-			mc_fmt(path, sizeof path, "%s/owner", dir);
-			unlink(path);
-			rmdir(dir);
-		}
+		    flock(fd, LOCK_EX | LOCK_NB) == 0)
+			ctl_verify_base_remove(dir);
 		close(fd);
 	}
 	closedir(dp);
@@ -447,12 +455,8 @@ cmd_verify(struct ctl *c, const struct ctl_command *cmd, int argc,
 	rc = ctl_evidence_finish(c, b, ctl_verify_summary(b), judged ?
 	    ctl_verify_print : NULL, rc);
 out:
-	if (basedir[0] != '\0') {
-		unlink(base);
-		mc_fmt(base, sizeof base, "%s/owner", basedir);
-		unlink(base);
-		rmdir(basedir);
-	}
+	if (basedir[0] != '\0')
+		ctl_verify_base_remove(basedir);
 	if (ctl_verify_owner != -1)
 		close(ctl_verify_owner);
 	b->args = NULL;

@@ -64,6 +64,18 @@ exited_reclaim(const char *reason)
 	return NULL;
 }
 
+/* The exit is the environment's, what: launchd's reason is the line. */
+static void
+exited_note_reason(struct job *j, const char *what,
+    const struct launchd_seen *seen)
+{
+	char	line[sizeof seen->exit_reason + 32];
+
+	snprintf(line, sizeof line, "last exit reason = %s",
+	    seen->exit_reason);
+	watch_note_env(j, what, line);
+}
+
 /*
  * Exits launchd counted since we last looked, told by how the last one
  * ended: a signal ("last terminating signal"), a kill with a reason and
@@ -108,27 +120,18 @@ exited_report(struct mcd *d, struct job *j, const struct launchd_seen *seen,
 	 */
 	if (why != NULL && !(j->state == JOB_UNLOCKED && j->profile != NULL &&
 	    j->profile->working_set != 0)) {
-		char	line[sizeof seen->exit_reason + 32];
-
 		log_info("job %s: its process was killed by macOS: %s (%s)",
 		    j->name, why, seen->exit_reason);
-		snprintf(line, sizeof line, "last exit reason = %s",
-		    seen->exit_reason);
-		watch_note_env(j, why, line);
+		exited_note_reason(j, why, seen);
 	}
 	/*
 	 * Killed for its code signature (a binary changed in place, an
 	 * ad-hoc signature gone stale): the program's own state, never a
 	 * profile's doing, whatever the shim.  Named as its environment.
 	 */
-	if (strstr(seen->exit_reason, "CODESIGNING") != NULL) {
-		char	line[sizeof seen->exit_reason + 32];
-
-		snprintf(line, sizeof line, "last exit reason = %s",
-		    seen->exit_reason);
-		watch_note_env(j, "macOS killed it for its code signature",
-		    line);
-	}
+	if (strstr(seen->exit_reason, "CODESIGNING") != NULL)
+		exited_note_reason(j, "macOS killed it for its code signature",
+		    seen);
 	if (seen->signal != 0)
 		ev.type = LC_EV_EXIT_SIGNAL;
 	else if (seen->exit_reason[0] != '\0') {

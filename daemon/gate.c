@@ -274,14 +274,6 @@ gate_wait(struct mcd *d, const struct profile *p, gate_done_fn fn, void *arg)
 	e->waiters = w;
 }
 
-/* A verdict in the protocol's words. */
-const char *
-gate_word(const struct gate_entry *e)
-{
-	return e->status == GATE_PASS ? "pass" : e->status == GATE_PARTIAL ?
-	    "partial" : "fail";
-}
-
 #define GATE_AUTO_RETRY_MS	30000
 #define GATE_AUTO_RETRY_MAX_MS	1800000
 

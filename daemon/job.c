@@ -251,7 +251,6 @@ job_add(struct mcd *d, const char *name)
 	return j;
 }
 
-
 /* The job file's CrashLoop key, or its default. */
 static uint64_t
 job_crash_key(const struct job *j, const char *key, uint64_t fallback)

@@ -59,7 +59,6 @@ typedef void (*gate_done_fn)(struct mcd *, const struct gate_entry *,
 void	gate_run(struct mcd *, const struct profile *);
 const struct gate_entry *gate_verdict(struct mcd *, const struct profile *);
 const struct gate_entry *gate_peek(struct mcd *, const struct profile *);
-const char *gate_word(const struct gate_entry *);
 void	gate_auto_wait(struct mcd *, bool);
 bool	gate_failed_last(struct mcd *, const struct profile *);
 void	gate_invalidate(struct mcd *, const char *profile);

@@ -25,7 +25,6 @@
 #define WATCH_NO_CAUSE	"launchd could not set it up to run (no cause " \
 			"found from here: see its own log)"
 
-
 /*
  * One process being watched; a new pid gets a new one (handles are never
  * reused before their close callback).  A pidfd where the kernel has one;
@@ -240,18 +239,17 @@ bool
 watch_disk_full(struct mcd *d, const struct job *j, bool reports, char *buf,
     size_t len)
 {
-	char	dir[PATH_MAX];
+	char	path[PATH_MAX], dir[PATH_MAX];
 
 	if (reports)
-		mc_fmt(dir, sizeof dir, "%s/reports", d->paths.state);
+		mc_fmt(path, sizeof path, "%s/reports", d->paths.state);
 	else
-		watch_log_path(d, j, dir, sizeof dir);
-	if (!mc_disk_full(reports ? dir : dirname(dir)))
+		watch_log_path(d, j, path, sizeof path);
+	snprintf(dir, sizeof dir, "%s", path);
+	if (!mc_disk_full(reports ? path : dirname(dir)))
 		return false;
-	if (!reports)
-		watch_log_path(d, j, dir, sizeof dir);
 	mc_fmt(buf, len, "the disk holding %s is full (no space left on "
-	    "device)", dir);
+	    "device)", path);
 	return true;
 }
 

@@ -162,3 +162,11 @@ gate_judge(struct gate_entry *e, bool injected,
 	}
 }
 
+
+/* A verdict in the protocol's words (status, the fleet file, exec). */
+const char *
+gate_word(const struct gate_entry *e)
+{
+	return e->status == GATE_PASS ? "pass" : e->status == GATE_PARTIAL ?
+	    "partial" : "fail";
+}

@@ -212,6 +212,7 @@ struct gate_entry {
 
 void	gate_judge(struct gate_entry *, bool injected,
 	    const struct launchctl_result *);
+const char *gate_word(const struct gate_entry *);
 char	**gate_env(const char *shim, const struct profile *, bool inherit,
 	    const char *report);
 
