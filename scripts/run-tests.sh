@@ -6,6 +6,13 @@
 # including a test program that crashed before cmocka could count.
 # What failed is repeated after that line, with each failure's own
 # messages, because a CI log is often read from its tail only.
+#
+# MC_TEST_JOBS programs run side by side (default 2): most of the suite
+# waits on processes and timers, not on a CPU, and every program makes its
+# own home, so they do not meet.  A line says when each one ends; their
+# whole logs follow in the order given, so a log reads the same however
+# the programs interleaved.  The time each took closes the run, slowest
+# first, because CI's budget is spent there.
 set -u
 
 # A program that hangs fails, named with the test it was running, instead
@@ -14,16 +21,49 @@ set -u
 scale=${MC_TEST_TIME_SCALE:-1}
 deadline=$(( ${MC_TEST_DEADLINE:-600} * ${scale%%.*} ))
 
+# One program, run by a child of xargs: its log, status and seconds go to
+# files named by its place in the list.
+if [ "${1:-}" = --one ]; then
+	out=$2 n=$3 t=$4
+	start=$(date +%s)
+	timeout -k 10 "$MC_RUN_DEADLINE" "$t" >"$out/$n.log" 2>&1
+	rc=$?
+	took=$(( $(date +%s) - start ))
+	echo "$took" >"$out/$n.secs"
+	echo "$rc" >"$out/$n.rc"
+	echo "-- $(basename "$t") ended: status $rc, $took s"
+	exit 0
+fi
+
+jobs=${MC_TEST_JOBS:-2}
+case $jobs in
+''|*[!0-9]*|0) echo "run-tests: MC_TEST_JOBS must be a whole number from 1," \
+    "not '$jobs'" >&2; exit 2 ;;
+esac
+
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+failures=$out/failures
+: >"$failures"
+
+n=0
+for t in "$@"; do
+	n=$((n + 1))
+	printf '%s\0%s\0' "$n" "$t"
+done | MC_RUN_DEADLINE=$deadline xargs -0 -n 2 -P "$jobs" sh "$0" --one "$out"
+
 passed=0
 failed=0
 skipped=0
-failures=$(mktemp)
-trap 'rm -f "$failures"' EXIT
+n=0
 for t in "$@"; do
-	log=$(mktemp)
-	timeout -k 10 "$deadline" "$t" >"$log" 2>&1
-	rc=$?
+	n=$((n + 1))
+	log=$out/$n.log
+	rc=$(cat "$out/$n.rc" 2>/dev/null || echo 255)
+	[ -f "$log" ] || : >"$log"
 	cat "$log"
+	echo "$(cat "$out/$n.secs" 2>/dev/null || echo 0) $(basename "$t")" \
+	    >>"$out/times"
 	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
 		running=$(sed -n 's/^\[ RUN      \] //p' "$log" | tail -n 1)
 		echo "$t: past its deadline of $deadline s, killed, while" \
@@ -45,7 +85,6 @@ for t in "$@"; do
 		grep -E '^\[  (ERROR|FAILED) +\] [^0-9]|^\[   LINE   \]|^FAIL |: error: ' \
 		    "$log" | sed "s|^|$(basename "$t"): |" | tail -n 20 >>"$failures"
 	fi
-	rm -f "$log"
 	passed=$((passed + ${p:-0}))
 	failed=$((failed + ${f:-0}))
 	skipped=$((skipped + ${k:-0}))
@@ -55,6 +94,8 @@ for t in "$@"; do
 		failed=$((failed + 1))
 	fi
 done
+echo "seconds each program took, $jobs side by side, slowest first:"
+sort -rn "$out/times" 2>/dev/null | head -n 12 | sed 's/^/  /'
 echo "$passed passed, $failed failed, $skipped skipped"
 if [ -s "$failures" ]; then
 	echo "what failed:"

@@ -48,5 +48,23 @@ grep -q "^asserts: \[   LINE   \] --- t.c:7: error: Failure!" "$dir/tail" &&
     grep -q "^asserts: \[  FAILED  \] test_one_is_wrong" "$dir/tail"
 check "the tail gives the failed test and its message"
 ! grep -q "^good:" "$dir/tail"; check "the tail leaves out what passed"
+
+# Side by side: each of two programs waits for the other's mark, so they
+# pass only when both run at once; their logs still come in the order given.
+for me in ping pong; do
+	other=pong; [ "$me" = pong ] && other=ping
+	printf '#!/bin/sh\ntouch "%s/%s.mark"\nwhile [ ! -e "%s/%s.mark" ]; do sleep 0.1; done\necho "%s [  PASSED  ] 1 test(s)."\n' \
+	    "$dir" "$me" "$dir" "$other" "$me" >"$dir/$me"
+	chmod +x "$dir/$me"
+done
+MC_TEST_JOBS=2 MC_TEST_DEADLINE=20 sh "$top/scripts/run-tests.sh" \
+    "$dir/ping" "$dir/pong" > "$dir/out2" 2>&1
+check "two programs run side by side"
+grep "PASSED" "$dir/out2" | tr '\n' ' ' | grep -q "^ping .*pong "
+check "their logs are shown in the order given"
+grep -q "^  [0-9]* ping$" "$dir/out2"; check "the time each took is shown"
+MC_TEST_JOBS=x sh "$top/scripts/run-tests.sh" "$dir/good" > "$dir/out3" 2>&1
+[ "$?" -eq 2 ] && grep -q "MC_TEST_JOBS must be a whole number from 1, not 'x'" \
+    "$dir/out3"; check "a bad MC_TEST_JOBS is refused, named"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
