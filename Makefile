@@ -102,7 +102,7 @@ TEST_BINS	:= $(O)/tests/test_shim_config $(O)/tests/test_shim_inject \
 		   $(O)/tests/test_bench_e2e $(O)/tests/test_install_e2e \
 		   $(O)/tests/test_invalid_e2e $(O)/tests/test_removed_e2e \
 		   $(O)/tests/test_invariants_e2e $(O)/tests/test_evidence_e2e \
-		   $(LLAMA_TESTS)
+		   $(O)/tests/test_measure_e2e $(LLAMA_TESTS)
 SIM_LIB		:= $(O)/tests/libmtlsim.so
 SIM_OVERBROAD	:= $(O)/tests/overbroad/libmtlsim.so
 SIM_RENAMED	:= $(O)/tests/renamed/libmtlsim.so
@@ -122,7 +122,8 @@ COMMON_SRC	:= common/mc_rpc.c common/mc_plist.c common/mc_util.c \
 # the shim's report say.  No event loop; the daemon's runtime builds on it.
 POLICY_PORTABLE	:= policy/paths.c policy/log.c policy/profile.c \
 		   policy/jobfile.c policy/scan.c policy/managed.c \
-		   policy/gate_judge.c policy/marker.c policy/verified.c
+		   policy/gate_judge.c policy/marker.c policy/verified.c \
+		   policy/measure_judge.c
 ifeq ($(UNAME),Darwin)
 PLATFORM_SRC	:= policy/platform_darwin.c
 else
@@ -138,7 +139,8 @@ DAEMON_SRC	:= daemon/metalcapd.c daemon/render.c \
 		   daemon/fleet.c daemon/dirwatch.c \
 		   daemon/lifecycle.c daemon/driver.c daemon/seams.c \
 		   daemon/console.c \
-		   daemon/restart.c daemon/respawn.c daemon/held.c
+		   daemon/restart.c daemon/respawn.c daemon/held.c \
+		   daemon/measure.c daemon/measure_run.c common/mc_bench.c
 # metalcapctl compiles nothing of daemon/ (scripts/check-layers.py).
 CLIENT_PORTABLE	:= client/metalcapctl.c client/ctl_conn.c client/ctl_jobs.c \
 		   client/ctl_output.c \
@@ -356,7 +358,8 @@ HARNESS_DEPS	:= $(HARNESS) tests/support/*.h $(DAEMON) $(CLIENT) \
 
 $(O)/tests/test_daemon_e2e $(O)/tests/test_fleet_e2e \
     $(O)/tests/test_invalid_e2e $(O)/tests/test_removed_e2e \
-    $(O)/tests/test_invariants_e2e $(O)/tests/test_evidence_e2e: \
+    $(O)/tests/test_invariants_e2e $(O)/tests/test_evidence_e2e \
+    $(O)/tests/test_measure_e2e: \
     $(O)/tests/test_%: tests/e2e/test_%.c $(HARNESS_DEPS) \
     pkg/profiles/*.mobileconfig pkg/fleet/* | $(O)/tests
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Itests/support -Icommon $< \

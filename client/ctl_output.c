@@ -106,16 +106,27 @@ ctl_profile_shown(const msgpack_object *job, char *buf, size_t len)
 		    "chosen", chosen, sizeof chosen));
 }
 
-/* Why profile auto passed over the higher profiles, when it did. */
+/*
+ * Why profile auto passed over the higher profiles, when it did; what
+ * its measurement found, and whether one is due or running.
+ */
 static void
 ctl_print_auto(const msgpack_object *job)
 {
-	const msgpack_object	*a = mc_rpc_map_get(job, "auto");
-	char			 why[512];
+	static const char *const keys[][2] = { { "passed_over", "auto" },
+	    { "measured", "auto" }, { "measure_due", "measure" } };
+	const msgpack_object	*a = mc_rpc_map_get(job, "auto"), *m;
+	char			 why[1024];
+	size_t			 i;
 
-	if (a != NULL && a->type == MSGPACK_OBJECT_MAP &&
-	    strcmp(ctl_field(a, "passed_over", why, sizeof why), "-") != 0)
-		printf("    auto: %s\n", why);
+	if (a == NULL || a->type != MSGPACK_OBJECT_MAP)
+		return;
+	for (i = 0; i < sizeof keys / sizeof keys[0]; i++)
+		if (strcmp(ctl_field(a, keys[i][0], why, sizeof why), "-") != 0)
+			printf("    %s: %s\n", keys[i][1], why);
+	if ((m = mc_rpc_map_get(a, "measuring")) != NULL &&
+	    m->type == MSGPACK_OBJECT_BOOLEAN && m->via.boolean)
+		printf("    auto: measuring each profile with llama-bench\n");
 }
 
 /* "    reverted at TIME by TRIGGER:" and its evidence lines. */

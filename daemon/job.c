@@ -76,6 +76,7 @@ job_timer_close(uv_timer_t **t)
 void
 job_free(struct job *j)
 {
+	measure_cancel(j);
 	jobfile_free(j->spec);
 	diag_clear(&j->errors);
 	diag_clear(&j->warnings);
@@ -124,53 +125,6 @@ job_desired(struct mcd *d, const struct job *j)
 	return job_runs_unlocked(j) ? "unlocked" : "stock";
 }
 
-/*
- * Profile auto: the shipped profiles from the highest family down, each
- * allowed by the managed settings, and the first whose probe on this
- * guest has not failed: one not probed yet is taken and probed (a
- * failure moves the job down: driver_auto).  NULL when every one failed;
- * why each higher one was passed over goes into j->auto_note.
- */
-static const struct profile *
-job_auto_profile(struct mcd *d, struct job *j)
-{
-	const struct profile	*best = NULL;
-	const struct gate_entry	*v;
-	const char		*key;
-	size_t			 n;
-
-	j->auto_note[0] = '\0';
-	while ((best = profile_next_shipped(&d->profiles, best)) != NULL) {
-		n = strlen(j->auto_note);
-		/* What is in force: unusable settings and ForceStock bar all. */
-		if ((key = managed_forbids(&d->managed, &d->profiles,
-		    best->name)) != NULL && strcmp(key, "ForceStock") == 0) {
-			mc_fmt(j->auto_note, sizeof j->auto_note, "%s",
-			    d->managed.error[0] ? "managed settings unusable" :
-			    "managed setting ForceStock");
-			return NULL;
-		}
-		if (key != NULL) {
-			mc_fmt(j->auto_note + n, sizeof j->auto_note - n,
-			    "%s%s is not allowed (%s)", n ? "; " : "",
-			    best->name, key);
-			continue;
-		}
-		v = gate_peek(d, best);
-		if (v == NULL ? !gate_failed_last(d, best) :
-		    v->status != GATE_FAIL) {
-			gate_auto_wait(d, false);
-			return best;
-		}
-		mc_fmt(j->auto_note + n, sizeof j->auto_note - n, "%s%s failed "
-		    "the probe%s%s", n ? "; " : "", best->name, v ? ": " : " "
-		    "(probed again now)", v ? v->reason : "");
-	}
-	/* Every one failed: probed again in a while (gate.c). */
-	gate_auto_wait(d, true);
-	return NULL;
-}
-
 /* Resolve overrides and the profile into what the job should run with. */
 void
 job_effective(struct mcd *d, struct job *j)
@@ -190,11 +144,17 @@ job_effective(struct mcd *d, struct job *j)
 	if (o != NULL && (o->reverted.set || o->failed.set))
 		j->unlocked = false;
 	j->auto_profile = strcmp(name, PROFILE_AUTO) == 0;
-	j->profile = j->auto_profile ? job_auto_profile(d, j) :
+	j->auto_asked = j->auto_profile && j->unlocked;
+	j->profile = j->auto_profile ? measure_auto(d, j) :
 	    profile_find(&d->profiles, name);
 	/* The administrator's word wins over job files and requests. */
 	j->stock_note[0] = '\0';
-	if (j->unlocked && j->auto_profile && j->profile == NULL) {
+	if (j->unlocked && j->auto_profile && j->auto_stock) {
+		j->unlocked = false;
+		mc_fmt(j->stock_note, sizeof j->stock_note, "profile auto: "
+		    "no profile ran faster than stock: running stock (%s)",
+		    j->measured);
+	} else if (j->unlocked && j->auto_profile && j->profile == NULL) {
 		j->unlocked = false;
 		mc_fmt(j->stock_note, sizeof j->stock_note, "profile auto: no "
 		    "shipped profile may run on this guest (%s): running "

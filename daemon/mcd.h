@@ -66,6 +66,32 @@ void	gate_probe_afresh(struct mcd *, const char *profile);
 void	gate_wait(struct mcd *, const struct profile *, gate_done_fn,
 	    void *arg);
 
+/* --- measure.c ------------------------------------------------------------- */
+
+/* Stock and at most this many profiles less one. */
+#define MEASURE_OPTIONS_MAX	8
+
+struct measure;
+typedef void (*measure_done_fn)(struct mcd *, struct job *);
+
+struct json_t	*measure_load(const struct paths *);
+bool		 measure_due(struct mcd *, struct job *);
+bool		 measure_due_why(struct mcd *, const struct job *, char *buf,
+		    size_t len);
+void		 measure_run(struct mcd *, struct job *, measure_done_fn);
+void		 measure_cancel(struct job *);
+void		 measure_forget(struct mcd *, const struct job *);
+size_t		 measure_candidates(struct mcd *, const struct profile **out,
+		    size_t max, char *note, size_t len);
+const struct profile *measure_auto(struct mcd *, struct job *);
+/* Between measure.c and measure_run.c. */
+int		 measure_inputs(const struct job *, char *bench, char *model,
+		    size_t len, char *why, size_t whylen);
+char		**measure_job_env(const struct job_spec *);
+struct json_t	*measure_key(struct mcd *, const struct job *, char *why,
+		    size_t whylen);
+void		 measure_save(struct mcd *);
+
 /* --- render.c --------------------------------------------------------------- */
 
 struct render_input {
@@ -195,6 +221,12 @@ struct job {
 	char			 stock_note[256];
 	bool			 auto_profile;	/* Profile auto: j->profile chosen */
 	char			 auto_note[256];	/* why higher ones were not */
+	bool			 auto_asked;	/* auto, asked to unlock */
+	bool			 auto_stock;	/* auto measured stock fastest */
+	char			 measured[640];	/* auto's figures, in words */
+	char			 measure_due[320];	/* or why none are */
+	bool			 measuring;
+	struct measure		*measure;	/* the one running */
 	bool			 drop_tg;	/* partial verdict */
 	char			 note[256];	/* a partial verdict's reason */
 	bool			 blocked;	/* no shim marker */
@@ -558,6 +590,7 @@ struct mcd {
 	uv_fs_event_t		 watch_reports;
 	uv_fs_event_t		 watch_state;	/* for verified.json */
 	struct json_t		*verified;	/* verify's verdicts here */
+	struct json_t		*measured;	/* profile auto's figures */
 	/* The machine's job folder, the computer's and this user's managed
 	 * preferences: each watched where it is, or where it will appear. */
 	struct dirwatch_slot	 watch_more[3];

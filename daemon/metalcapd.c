@@ -357,6 +357,7 @@ main(int argc, char **argv)
 	if (state_load(&d->state, d->paths.state, why, sizeof why) == -1)
 		log_warnx("%s", why);
 	d->verified = verified_load(&d->paths);
+	d->measured = measure_load(&d->paths);
 	snprintf(d->domain, sizeof d->domain, "gui/%ld", (long)getuid());
 	seams_connect(d);
 	/*

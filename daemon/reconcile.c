@@ -219,6 +219,7 @@ reconcile_removed_cb(struct mcd *d, const struct launchctl_result *r,
 		return;
 	}
 	agent_forget(d, j);
+	measure_forget(d, j);
 	log_info("job %s: removed", j->name);
 	j->busy = false;
 	reconcile_emit(d, j, LC_EV_LAUNCHD_GONE, NULL);
@@ -415,13 +416,26 @@ reconcile_enable_cb(struct mcd *d, const struct launchctl_result *r,
 	reconcile_bootstrap(d, j);
 }
 
+/* Measured: choose and render again, then on to the bootstrap. */
+static void
+reconcile_measured(struct mcd *d, struct job *j)
+{
+	reconcile_start(d, j);
+}
+
 /*
  * Clear a disabled-store entry first, as Homebrew does (launchd.md §2).
- * The job is loaded nowhere now: it goes to the daemon's domain.
+ * The job is loaded nowhere now: it goes to the daemon's domain.  Down
+ * and about to be loaded is where profile auto measures, never while
+ * the job serves (measure.c).
  */
 static void
 reconcile_enable(struct mcd *d, struct job *j)
 {
+	if (measure_due(d, j)) {
+		measure_run(d, j, reconcile_measured);
+		return;
+	}
 	snprintf(j->domain, sizeof j->domain, "%s", d->domain);
 	agent_launchctl(d, j, "enable", reconcile_enable_cb);
 }

@@ -97,6 +97,7 @@ rpc_pack_job(msgpack_packer *pk, const struct job *j, const char *action)
 	const struct override	*o = state_get(&j->daemon->state, j->name,
 	    false);
 	json_t			*verdict;
+	char			 due[sizeof j->measure_due];
 
 	msgpack_pack_map(pk, action != NULL ? 23 : 22);
 	/* start and restart say what they did. */
@@ -136,9 +137,16 @@ rpc_pack_job(msgpack_packer *pk, const struct job *j, const char *action)
 	/* Profile auto: what it chose and why not higher, or nil. */
 	mc_rpc_pack_str(pk, "auto");
 	if (j->auto_profile) {
-		msgpack_pack_map(pk, 2);
-		rpc_pack_kv(pk, "chosen", p ? p->name : NULL);
+		msgpack_pack_map(pk, 5);
+		rpc_pack_kv(pk, "chosen", p ? p->name : j->auto_stock ?
+		    "stock" : NULL);
 		rpc_pack_kv(pk, "passed_over", j->auto_note);
+		/* Its measurement (measure.c): the figures, in words. */
+		rpc_pack_kv(pk, "measured", j->measured);
+		(void)measure_due_why(j->daemon, j, due, sizeof due);
+		rpc_pack_kv(pk, "measure_due", due);
+		mc_rpc_pack_str(pk, "measuring");
+		j->measuring ? msgpack_pack_true(pk) : msgpack_pack_false(pk);
 	} else
 		msgpack_pack_nil(pk);
 	/* verify's newest verdict on its profile here, or nil. */

@@ -415,7 +415,7 @@ jobfile_unknown_keys(plist_t root, const char *file, struct diag *warnings)
 	    "Unlocked", "EnvironmentVariables", "WorkingDirectory",
 	    "RunAtLoad", "KeepAlive", "StandardOutPath", "StandardErrorPath",
 	    "InheritShim", "HealthCheck", "FailureSignatures", "CrashLoop",
-	    "NumberOfFiles", "ThrottleInterval" };
+	    "NumberOfFiles", "ThrottleInterval", "BenchProgram", "Measure" };
 	plist_dict_iter	 it = NULL;
 	plist_t		 val;
 	char		*key;
@@ -490,6 +490,10 @@ jobfile_parse(plist_t root, const char *file, struct diag *errors,
 	spec->stderr_path = jobfile_string(root, "StandardErrorPath", file,
 	    errors, true);
 	jobfile_limits(root, file, spec, errors);
+	/* Profile auto's measurement (daemon/measure.c). */
+	spec->bench_program = jobfile_string(root, "BenchProgram", file,
+	    errors, true);
+	spec->measure = jobfile_bool(root, "Measure", true, file, errors);
 	jobfile_safety(root, file, spec, errors, warnings);
 	jobfile_warn_protected(spec, file, warnings);
 	jobfile_unknown_keys(root, file, warnings);
@@ -562,6 +566,7 @@ jobfile_free(struct job_spec *spec)
 	free(spec->working_dir);
 	free(spec->stdout_path);
 	free(spec->stderr_path);
+	free(spec->bench_program);
 	if (spec->keep_alive)
 		plist_free(spec->keep_alive);
 	if (spec->env)

@@ -113,6 +113,8 @@ paths_init(struct paths *p, const char *home, const char *argv0,
 		paths_join(p->console, home, "console");
 		/* And for the machine's hardware UUID. */
 		paths_join(p->machine_id, home, "machine-id");
+		/* And for the OS build: an update, without updating. */
+		paths_join(p->os_build, home, "os-build");
 	} else {
 		if (platform_default_dirs(config, state, run, p->logs,
 		    p->agents, PATH_MAX) == -1) {
@@ -290,4 +292,25 @@ paths_machine(const struct paths *p, char *buf, size_t len)
 	fclose(f);
 	buf[read ? strcspn(buf, "\n") : 0] = '\0';
 	return buf[0] != '\0';
+}
+
+/*
+ * The OS and its build ("macOS 26.1 (25B78)"): a new build is new code
+ * under the kernels (profile auto measures again: daemon/measure.c).
+ */
+void
+paths_os(const struct paths *p, char *buf, size_t len)
+{
+	char	model[128];
+	FILE	*f;
+
+	if (p->os_build[0] != '\0' && (f = fopen(p->os_build, "r")) != NULL) {
+		if (fgets(buf, (int)len, f) == NULL)
+			buf[0] = '\0';
+		fclose(f);
+		buf[strcspn(buf, "\n")] = '\0';
+		if (buf[0] != '\0')
+			return;
+	}
+	platform_host(buf, len, model, sizeof model);
 }

@@ -45,12 +45,14 @@ struct paths {
 	char	managed_user[PATH_MAX];	/* ... and this user's, over it */
 	char	console[PATH_MAX];	/* whose owner has the console, or "" */
 	char	machine_id[PATH_MAX];	/* a stand-in for the machine's id */
+	char	os_build[PATH_MAX];	/* ... and for the OS and its build */
 };
 
 int	paths_init(struct paths *, const char *home, const char *argv0,
 	    char *why, size_t whylen);
 void	paths_managed_user(struct paths *);
 bool	paths_machine(const struct paths *, char *buf, size_t len);
+void	paths_os(const struct paths *, char *buf, size_t len);
 int	paths_make_dirs(const struct paths *, char *why, size_t whylen);
 int	paths_mkdir(const char *dir, mode_t mode, char *why, size_t whylen);
 void	paths_run_dir(const char *config, size_t sun_max, char *out,
@@ -126,6 +128,8 @@ struct job_spec {
 	plist_t		  health_check;		/* kept for the safety loop */
 	plist_t		  failure_signatures;
 	plist_t		  crash_loop;
+	char		 *bench_program;	/* NULL: llama-bench beside it */
+	bool		  measure;		/* profile auto measures */
 };
 
 struct diag {
@@ -144,6 +148,18 @@ struct job_spec *jobfile_load(const char *path, struct diag *errors,
 	    struct diag *warnings);
 bool	jobfile_should_run(const struct job_spec *);
 void	jobfile_free(struct job_spec *);
+
+/* --- measure_judge.c ------------------------------------------------------- */
+
+/* Below this a difference is taken for run-to-run noise. */
+#define MEASURE_NOISE		0.05
+
+struct json_t;
+
+double		 measure_ratio(struct json_t *a, struct json_t *b,
+		    double *noise);
+const char	*measure_pick(struct json_t *opts, const char *const *names,
+		    size_t n, char *reason, size_t len);
 
 /* --- managed.c --------------------------------------------------------------- */
 

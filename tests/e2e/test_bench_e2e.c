@@ -1382,24 +1382,6 @@ test_verify_no_statistics(void **state)
 	assert_null(strstr(r->out, "verify: pass"));
 }
 
-/*
- * A string of a job's status: its field key, or with map, the field key
- * of its map of that name ("verified", "auto"); "" when there is none.
- */
-static const char *
-status_string(const char *name, const char *map, const char *key, char *buf,
-    size_t len)
-{
-	json_t	*job = job_status(name), *in = job;
-
-	if (map != NULL)
-		in = json_object_get(job, map);
-	snprintf(buf, len, "%s", json_string_value(json_object_get(in, key)) ?:
-	    "");
-	json_decref(job);
-	return buf;
-}
-
 /* Until cmd succeeds, for 10 s at most (scaled); its last status. */
 static int
 verify_until(const char *cmd)

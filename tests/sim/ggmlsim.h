@@ -53,6 +53,7 @@ struct ggmlsim_caps {
 	bool	reduction;	/* has_simdgroup_reduction */
 	bool	matrix;		/* has_simdgroup_mm */
 	bool	bfloat;		/* has_bfloat */
+	int	gpu_family;	/* the highest Apple family answered, 0: none */
 };
 
 void	ggmlsim_caps(GgmlSimDevice *, struct ggmlsim_caps *);

@@ -69,6 +69,11 @@ ggmlsim_caps(GgmlSimDevice *dev, struct ggmlsim_caps *c)
 	c->reduction = [dev supportsFamily:1007] || [dev supportsFamily:5001];
 	c->matrix = [dev supportsFamily:1007];
 	c->bfloat = [dev supportsFamily:5001] || [dev supportsFamily:1006];
+	/* Asked from Apple21 down, the first yes kept
+	 * (ggml-metal-device.m:1304-1307 of the pinned llama.cpp). */
+	for (c->gpu_family = 21; c->gpu_family > 0; c->gpu_family--)
+		if ([dev supportsFamily:1000 + c->gpu_family])
+			break;
 }
 
 /* ggml prints the highest family that is true in each range. */

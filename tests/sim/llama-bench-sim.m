@@ -18,6 +18,12 @@
  * The model file is the simulator's own: "GGUF" on the first line, then
  * general.type=, general.size= (bytes of tensors) and general.params=.
  *
+ * LLAMA_BENCH_SIM_APPLE9_SPEED=FACTOR: the rates on the GPU are multiplied
+ * by FACTOR when ggml's gpu_family is 9 (1.0 when unset).  With family 9
+ * ggml tunes the paravirtual device as an M4 Max (ggml-metal-tuning.cpp
+ * :3656-3661): whether that is faster or slower than family 7's baseline
+ * depends on the host, which nothing here can know, so a test says it.
+ *
  * LLAMA_BENCH_SIM_PLANT=PATH: each run writes "planted" to PATH if it
  * is not there, as another process of the user writing into bench's
  * evidence folder while it runs.
@@ -206,13 +212,17 @@ bench_rate(GgmlSimDevice *dev, const struct bench_opts *o,
 	double			threads = o->threads < SIM_CPU_THREADS_MAX ?
 	    o->threads : SIM_CPU_THREADS_MAX;
 
+	const char		*apple9 = getenv("LLAMA_BENCH_SIM_APPLE9_SPEED");
+	double			 host;
+
 	ggmlsim_caps(dev, &c);
 	if (!c.reduction || o->ngl == 0)
 		return prompt ? SIM_CPU_FLOPS * threads / (2.0 * m->params) :
 		    SIM_CPU_BANDWIDTH * threads / m->size;
+	host = c.gpu_family == 9 && apple9 != NULL ? atof(apple9) : 1.0;
 	if (!prompt)
-		return SIM_GPU_BANDWIDTH / m->size;
-	return (c.matrix ? SIM_GPU_MM_FLOPS : SIM_GPU_MV_FLOPS) /
+		return host * SIM_GPU_BANDWIDTH / m->size;
+	return host * (c.matrix ? SIM_GPU_MM_FLOPS : SIM_GPU_MV_FLOPS) /
 	    (2.0 * m->params);
 }
 

@@ -178,6 +178,24 @@ edit_job(int k, const char *mark)
 }
 
 /*
+ * A string of a job's status: its field key, or with map, the field key
+ * of its map of that name ("verified", "auto"); "" when there is none.
+ */
+const char *
+status_string(const char *name, const char *map, const char *key, char *buf,
+    size_t len)
+{
+	json_t	*job = job_status(name), *in = job;
+
+	if (map != NULL)
+		in = json_object_get(job, map);
+	snprintf(buf, len, "%s", json_string_value(json_object_get(in, key)) ?:
+	    "");
+	json_decref(job);
+	return buf;
+}
+
+/*
  * Poll until the job is in state (with a pid, if running) and its pid
  * differs from not_pid; returns the pid, or fails after timeout seconds.
  */

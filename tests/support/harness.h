@@ -54,6 +54,8 @@ struct child_result *ctlv_env(int *code, const char *const *extra,
 		    const char *const *args);
 json_t		*job_status(const char *name);
 const char	*str_of(json_t *j, const char *key);
+const char	*status_string(const char *name, const char *map,
+		    const char *key, char *buf, size_t len);
 long		 pid_of(json_t *j);
 void		 assert_field_has(const char *name, const char *key,
 		    const char *text);

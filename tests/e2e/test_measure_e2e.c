@@ -1,0 +1,275 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Profile auto by measurement (daemon/measure.c): llama-bench, run stock
+ * and in each profile whose probe passed, picks the profile a job of
+ * profile auto runs; a tie keeps the lower; it is measured again when
+ * what was measured changes, and never while the job serves.  The real
+ * metalcapd, the launchctl SIMULATOR, fake-llama and llama-bench-sim on
+ * the simulated device (tests/sim/README.md), whose apple9 speed a test
+ * sets: how ggml's M4 Max tuning runs on a given host is not known here.
+ */
+#include <sys/stat.h>
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <setjmp.h>
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "child.h"
+#include "harness.h"
+
+#define BENCH_SIM	BUILD "/tests/llama-bench-sim"
+
+static char	model[128], runs[128];
+
+/*
+ * A job of profile auto serving the simulator's model, measured with
+ * bench (BenchProgram), its environment plus env_xml.
+ */
+static void
+measure_job(const char *name, const char *bench, const char *env_xml)
+{
+	char	path[256], body[4096];
+
+	snprintf(model, sizeof model, "%s/tiny.gguf", home);
+	snprintf(runs, sizeof runs, "%s/bench-runs", home);
+	if (access(model, F_OK) == -1)
+		write_file(model, "w", "GGUF\ngeneral.type=llama 1B Q4_K - "
+		    "Medium\ngeneral.size=667815936\n"
+		    "general.params=1100048384\n");
+	snprintf(path, sizeof path, "%s.plist", name);
+	snprintf(body, sizeof body, "<?xml version=\"1.0\"?><plist version="
+	    "\"1.0\"><dict><key>ProgramArguments</key><array><string>"
+	    FAKE_LLAMA "</string><string>-m</string><string>%s</string>"
+	    "</array><key>Profile</key><string>auto</string>"
+	    "<key>BenchProgram</key><string>%s</string>"
+	    "<key>EnvironmentVariables</key><dict><key>MTLSIM_SWITCHES</key>"
+	    "<string>%s</string><key>LLAMA_BENCH_SIM_RUNS</key><string>%s"
+	    "</string><key>LLAMA_BENCH_SIM_REBUILD_AFTER</key><string>1000000"
+	    "</string>%s</dict>%s</dict></plist>\n", model, bench,
+	    switches + strlen("MTLSIM_SWITCHES="), runs, env_xml, job_throttle);
+	write_raw(path, body);
+}
+
+/* How many times llama-bench-sim has run for this home. */
+static long
+bench_runs(void)
+{
+	FILE	*f = fopen(runs, "r");
+	long	 n = 0;
+
+	if (f != NULL) {
+		if (fscanf(f, "%ld", &n) != 1)
+			n = 0;
+		fclose(f);
+	}
+	return n;
+}
+
+/* The job's figures as state/measured.json keeps them. */
+static json_t *
+measured(const char *name)
+{
+	char		 path[256];
+	json_t		*all, *e;
+
+	snprintf(path, sizeof path, "%s/state/measured.json", home);
+	if ((all = json_load_file(path, 0, NULL)) == NULL)
+		return NULL;
+	e = json_incref(json_object_get(all, name));
+	json_decref(all);
+	return e;
+}
+
+static bool
+evidence_has(const char *name, const char *file)
+{
+	char	path[256];
+
+	snprintf(path, sizeof path, "%s/state/measured/%s/%s", home, name,
+	    file);
+	return access(path, R_OK) == 0;
+}
+
+/*
+ * apple9 runs at half apple7's speed on this host: apple7 runs the job,
+ * though higher, and the figures and the reason say why, in status, in
+ * metalcapctl status and in the evidence folder.
+ */
+static void
+test_slower_higher_profile_loses(void **state)
+{
+	const char		*table[] = { "status", NULL };
+	struct child_result	*r;
+	json_t			*e;
+	char			 buf[1024];
+	long			 pid;
+	int			 code;
+
+	(void)state;
+	measure_job("srv", BENCH_SIM, "<key>LLAMA_BENCH_SIM_APPLE9_SPEED</key>"
+	    "<string>0.5</string>");
+	pid = wait_state("srv", "unlocked", 0, 30.0);
+	assert_field_has("srv", "profile", "apple7");
+	assert_true(environ_has(pid, "METALCAP_APPLE_FAMILY_MAX=1007"));
+	/* Stock, apple7 and apple9, each run once. */
+	assert_int_equal(bench_runs(), 3);
+	status_string("srv", "auto", "measured", buf, sizeof buf);
+	if (strstr(buf, "measured: apple7 runs it") == NULL ||
+	    strstr(buf, "apple9 0.5") == NULL)
+		fail_msg("measured: %s", buf);
+	assert_string_equal(status_string("srv", "auto", "chosen", buf,
+	    sizeof buf), "apple7");
+	assert_string_equal(status_string("srv", "auto", "measure_due", buf,
+	    sizeof buf), "");
+	r = ctlv(&code, table);
+	assert_int_equal(code, 0);
+	assert_non_null(strstr(r->out, "    auto: measured: apple7 runs it"));
+	e = measured("srv");
+	assert_non_null(e);
+	assert_string_equal(json_string_value(json_object_get(e, "choice")),
+	    "apple7");
+	assert_non_null(json_object_get(json_object_get(json_object_get(
+	    json_object_get(e, "options"), "apple9"), "tests"), "tg16"));
+	json_decref(e);
+	assert_true(evidence_has("srv", "metadata.md"));
+	assert_true(evidence_has("srv", "stock.json"));
+	assert_true(evidence_has("srv", "apple7.json"));
+	assert_true(evidence_has("srv", "apple9.json"));
+}
+
+/*
+ * apple9 twice as fast: it wins.  Its settings changed (its job file's
+ * environment), so it is measured again, down between the two agents.
+ */
+static void
+test_faster_higher_profile_wins(void **state)
+{
+	char	buf[1024];
+	long	pid;
+
+	(void)state;
+	measure_job("srv", BENCH_SIM, "<key>LLAMA_BENCH_SIM_APPLE9_SPEED</key>"
+	    "<string>0.5</string>");
+	pid = wait_state("srv", "unlocked", 0, 30.0);
+	assert_field_has("srv", "profile", "apple7");
+	measure_job("srv", BENCH_SIM, "<key>LLAMA_BENCH_SIM_APPLE9_SPEED</key>"
+	    "<string>2.0</string>");
+	pid = wait_state("srv", "unlocked", pid, 30.0);
+	assert_field_has("srv", "profile", "apple9");
+	assert_true(environ_has(pid, "METALCAP_APPLE_FAMILY_MAX=1009"));
+	assert_int_equal(bench_runs(), 6);
+	status_string("srv", "auto", "measured", buf, sizeof buf);
+	if (strstr(buf, "measured: apple9 runs it") == NULL)
+		fail_msg("measured: %s", buf);
+}
+
+/*
+ * The same speed (the simulator's samples vary by 3 %): a tie keeps the
+ * lower profile, and stock, slower by far, never wins.
+ */
+static void
+test_tie_keeps_lower(void **state)
+{
+	char	buf[1024];
+
+	(void)state;
+	measure_job("srv", BENCH_SIM, "");
+	wait_state("srv", "unlocked", 0, 30.0);
+	assert_field_has("srv", "profile", "apple7");
+	status_string("srv", "auto", "measured", buf, sizeof buf);
+	if (strstr(buf, "apple9 ") == NULL ||
+	    strstr(buf, "apple7, inside the noise") == NULL)
+		fail_msg("measured: %s", buf);
+}
+
+/*
+ * Never while it serves: an OS update under a running job makes a
+ * measurement due, said in status, and nothing runs until the job is
+ * down (stop, start): then it is measured again, once.
+ */
+static void
+test_due_not_while_serving(void **state)
+{
+	char	buf[1024], path[256];
+	long	pid;
+	int	code;
+
+	(void)state;
+	measure_job("srv", BENCH_SIM, "");
+	pid = wait_state("srv", "unlocked", 0, 30.0);
+	assert_int_equal(bench_runs(), 3);
+	snprintf(path, sizeof path, "%s/os-build", home);
+	write_file(path, "w", "macOS 26.2 (25C56)\n");
+	status_string("srv", "auto", "measure_due", buf, sizeof buf);
+	assert_string_equal(buf, "the OS build changed since it was measured");
+	/* A rescan judges every job again: still no measurement. */
+	ctl(&code, "reload", NULL, NULL, NULL);
+	assert_int_equal(code, 0);
+	assert_int_equal(wait_state("srv", "unlocked", 0, 10.0), pid);
+	assert_int_equal(bench_runs(), 3);
+	ctl(&code, "stop", "srv", NULL, NULL);
+	assert_int_equal(code, 0);
+	wait_state("srv", "stopped", 0, 20.0);
+	assert_int_equal(bench_runs(), 3);
+	ctl(&code, "start", "srv", NULL, NULL);
+	assert_int_equal(code, 0);
+	wait_state("srv", "unlocked", pid, 30.0);
+	assert_int_equal(bench_runs(), 6);
+	assert_string_equal(status_string("srv", "auto", "measure_due", buf,
+	    sizeof buf), "");
+}
+
+/*
+ * No llama-bench to run: the highest profile, and status says why no
+ * measurement was made; one that fails: the same, with its words.
+ */
+static void
+test_cannot_measure(void **state)
+{
+	char	buf[1024], bad[256];
+
+	(void)state;
+	snprintf(bad, sizeof bad, "%s/no-such-bench", home);
+	measure_job("gone", bad, "");
+	wait_state("gone", "unlocked", 0, 30.0);
+	assert_field_has("gone", "profile", "apple9");
+	status_string("gone", "auto", "measure_due", buf, sizeof buf);
+	if (strstr(buf, "not measured: no llama-bench to run at ") == NULL ||
+	    strstr(buf, "BenchProgram in the job file names another") == NULL)
+		fail_msg("measure_due: %s", buf);
+	measure_job("fails", "/bin/false", "");
+	wait_state("fails", "unlocked", 0, 30.0);
+	assert_field_has("fails", "profile", "apple9");
+	status_string("fails", "auto", "measured", buf, sizeof buf);
+	if (strstr(buf, "measured, no figures (stock not measured "
+	    "(llama-bench failed") == NULL)
+		fail_msg("measured: %s", buf);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(
+		    test_slower_higher_profile_loses, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_faster_higher_profile_wins, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tie_keeps_lower, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_due_not_while_serving,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cannot_measure, setup,
+		    teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
