@@ -153,7 +153,7 @@ CLIENT_PORTABLE	:= client/metalcapctl.c client/ctl_conn.c client/ctl_jobs.c \
 CLIENT_SRC	:= $(CLIENT_PORTABLE) $(POLICY_SRC)
 TEMPLATE	:= $(O)/share/metalcap/job.plist
 PROBE_SHARED	:= probe/probe.c probe/probe_check.c probe/probe_kernels.c \
-		   probe/probe_report.c
+		   probe/probe_report.c probe/probe_check_ggml.c
 BENCH_BINS	:= $(O)/bench/bench_shim
 
 .PHONY: install uninstall dist llama
@@ -191,7 +191,7 @@ $(SIM_KERNEL): tests/sim/mtlsim_kernel.c tests/sim/mtlsim.h \
 	$(CC) $(CFLAGS_C) -fPIC -c $< -o $@
 
 $(SIM_LIB): tests/sim/mtlsim.m $(SIM_KERNEL) | $(O)/tests
-	$(CC) $(CFLAGS_OBJC) -fPIC -shared $^ -o $@ -lobjc $(LDFLAGS_SAN)
+	$(CC) $(CFLAGS_OBJC) -fPIC -shared $^ -o $@ -lobjc -lm $(LDFLAGS_SAN)
 
 # The objc4 model alone, to show it is as strict as objc4 (test_shim_inject).
 $(O)/tests/objc4-model-check: tests/sim/objc4-model-check.c \
@@ -204,13 +204,13 @@ $(O)/tests/objc4-model-check: tests/sim/objc4-model-check.c \
 $(SIM_RENAMED): tests/sim/mtlsim.m $(SIM_KERNEL) | $(O)/tests
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_OBJC) -DMTLSIM_BASE_RENAMED -fPIC -shared $^ -o $@ \
-	    -lobjc $(LDFLAGS_SAN)
+	    -lobjc -lm $(LDFLAGS_SAN)
 
 # Test-only: claims Metal3 once the shim is in, like an over-broad profile.
 $(SIM_OVERBROAD): tests/sim/mtlsim.m $(SIM_KERNEL) | $(O)/tests
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_OBJC) -DMTLSIM_OVERBROAD -fPIC -shared $^ -o $@ \
-	    -lobjc $(LDFLAGS_SAN)
+	    -lobjc -lm $(LDFLAGS_SAN)
 
 # --- daemon and client ---------------------------------------------------------
 
@@ -332,7 +332,7 @@ $(O)/tests/test_probe: tests/probe/test_probe.c tests/support/child.c \
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) \
 	    -DMC_TEST_FIXTURES='"$(abspath $(FIXTURES))"' -Itests/support \
 	    -Iprobe -Itests/sim $< tests/support/child.c probe/probe_check.c \
-	    probe/probe_kernels.c \
+	    probe/probe_kernels.c probe/probe_check_ggml.c \
 	    probe/probe_report.c probe/probe_sim.c -o $@ -L$(O)/tests \
 	    -lmtlsim -Wl,-rpath,'$$ORIGIN' -lcmocka $(LIB_JANSSON) -lobjc -lm \
 	    $(LDFLAGS_SAN)

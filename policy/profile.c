@@ -18,10 +18,15 @@
 static const struct profile profile_builtins[] = {
 	{ "stock", 0, 0, 0, "No injection: the device's own answers.", true,
 	    "" },
-	{ "apple9", 1009, 65536, 0, "Apple9 and 64 KB: the profile with "
-	    "published llama.cpp evidence.", true, "" },
-	{ "apple7", 1007, 65536, 0, "Apple7 and 64 KB: every llama.cpp fast "
-	    "path, claiming less.", true, "" },
+	{ "apple9", 1009, 65536, 0, "Apple9 and 64 KB: apple7's kernels, and "
+	    "ggml's M4 Max tuning of vector flash attention (2 or 4 queries "
+	    "a threadgroup, split and reduced), faster or slower by host: "
+	    "profile auto measures.  Cua's published evidence ran it.", true,
+	    "" },
+	{ "apple7", 1007, 65536, 0, "Apple7 and 64 KB: ggml's SIMD-group "
+	    "reduction and matrix kernels (mul_mm, flash attention, CUMSUM, "
+	    "norms) and bfloat, vector flash attention at its baseline (one "
+	    "query a threadgroup).", true, "" },
 };
 
 static int

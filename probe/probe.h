@@ -95,11 +95,12 @@ extern const struct probe_backend probe_backend;
 extern const char	probe_kernels[];
 extern const char	probe_kernels_mm[];	/* half, and bfloat from MSL 3.1 */
 extern const char	probe_kernels_bf16[];
+extern const char	probe_kernels_ggml[];	/* cumsum, offsets, FA split */
 
 /* The answers a device gave: the whole capability report. */
 struct probe_answers {
 	char		device[128];
-	bool		family[32];		/* by probe_families index */
+	bool		family[48];		/* by probe_families index */
 	uint64_t	threadgroup_memory;
 	uint64_t	working_set;
 };
@@ -142,6 +143,26 @@ void	probe_ref_matmul(int n, const float *a, const float *b, float *c);
 float	probe_ref_bf16(float x);
 void	probe_ref_shuffle(const float *x, int n, int width, float *out);
 bool	probe_close(float got, float want);
+
+/* Running a check's dispatches (probe_check.c), for probe_check_ggml.c. */
+bool	probe_gate(struct probe_result *, bool supported, const char *why);
+bool	probe_gate_reduction(const struct probe_context *,
+	    struct probe_result *);
+bool	probe_run(const struct probe_context *, const struct probe_dispatch *,
+	    struct probe_result *);
+void	probe_compare(struct probe_result *, const float *got,
+	    const float *want, size_t n);
+
+/* What the ggml of the pinned llama.cpp adds (probe_check_ggml.c). */
+void	probe_check_cumsum(const struct probe_context *, struct probe_result *);
+void	probe_check_shuffle_up(const struct probe_context *,
+	    struct probe_result *);
+void	probe_check_fa_split(const struct probe_context *,
+	    struct probe_result *);
+void	probe_ref_cumsum(const float *x, int n, int group, float *out);
+void	probe_ref_offsets(const float *cnt, int n, int width, float *out);
+void	probe_ref_attention(const float *q, const float *k, const float *v,
+	    int rows, int keys, int dim, float scale, float *out);
 
 /* --- report (probe_report.c) --------------------------------------------- */
 

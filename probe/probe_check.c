@@ -12,9 +12,16 @@
 
 #include "probe.h"
 
+/*
+ * Every family ggml asks: Apple21 down to Apple1 (the first yes is its
+ * gpu_family), Common 3006 down and Metal 5006 down for its log
+ * (ggml-metal-device.m:1304-1324 of the pinned llama.cpp); and Mac2.
+ */
 const long probe_families[] = {
 	1001, 1002, 1003, 1004, 1005, 1006, 1007, 1008, 1009, 1010,
-	2001, 2002, 3001, 3002, 3003, 5001, 5002,
+	1011, 1012, 1013, 1014, 1015, 1016, 1017, 1018, 1019, 1020, 1021,
+	2001, 2002, 3001, 3002, 3003, 3004, 3005, 3006,
+	5001, 5002, 5003, 5004, 5005, 5006,
 };
 const size_t probe_nfamilies = sizeof probe_families / sizeof probe_families[0];
 
@@ -73,6 +80,16 @@ const struct probe_check probe_checks[] = {
 	{ "simd_half", "simd_max and simd_min on half, as flash "
 	    "attention's masks (needs Apple7 or Metal3)",
 	    probe_check_simd_half },
+	{ "prefix_sum", "simd_prefix_inclusive_sum within SIMD groups and "
+	    "simd_prefix_exclusive_sum across them, as ggml's CUMSUM (needs "
+	    "Apple7 or Metal3)", probe_check_cumsum },
+	{ "simd_shuffle_up", "a running sum by simd_shuffle_up, as sparse "
+	    "flash attention's index offsets (needs Apple7 or Metal3)",
+	    probe_check_shuffle_up },
+	{ "flash_attn_split", "vector flash attention, 4 queries a "
+	    "threadgroup over 32 splits of the keys merged by a reduce pass "
+	    "of 1024 threads, the path apple9's tuning takes (needs Apple7)",
+	    probe_check_fa_split },
 	{ "threadgroup_32k", "a unique value at every address of a 32 KB "
 	    "block, 16 threadgroups (control)", probe_check_tg_control },
 	{ "threadgroup_advertised", "the same at the advertised size",
@@ -182,7 +199,7 @@ probe_ref_bf16(float x)
 
 /* --- running a dispatch ---------------------------------------------------- */
 
-static bool
+bool
 probe_gate(struct probe_result *r, bool supported, const char *why)
 {
 	if (supported)
@@ -193,7 +210,7 @@ probe_gate(struct probe_result *r, bool supported, const char *why)
 }
 
 /* Apple7 or Metal3: ggml's has_simdgroup_reduction. */
-static bool
+bool
 probe_gate_reduction(const struct probe_context *ctx, struct probe_result *r)
 {
 	return probe_gate(r, probe_answer(ctx->answers, APPLE7) ||
@@ -202,7 +219,7 @@ probe_gate_reduction(const struct probe_context *ctx, struct probe_result *r)
 }
 
 /* Dispatch and copy the outcome; true when the kernel completed. */
-static bool
+bool
 probe_run(const struct probe_context *ctx, const struct probe_dispatch *d,
     struct probe_result *r)
 {
@@ -232,7 +249,7 @@ probe_close(float got, float want)
 }
 
 /* Compare n floats; on a mismatch say where. */
-static void
+void
 probe_compare(struct probe_result *r, const float *got, const float *want,
     size_t n)
 {

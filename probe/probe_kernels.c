@@ -146,3 +146,98 @@ const char probe_kernels_bf16[] =
     "  bfloat v = bfloat(x[i]);\n"
     "  y[i] = float(v * bfloat(2.0f) + bfloat(1.0f));\n"
     "}\n";
+
+/*
+ * What the ggml of the pinned llama.cpp runs beyond the checks above
+ * (docs/ggml-paths.md): CUMSUM's block scan, the sparse flash-attention
+ * index kernel's offsets, and vector flash attention as apple9's tuning
+ * runs it, several queries a threadgroup, split over the keys and merged
+ * by a reduce pass.
+ */
+const char probe_kernels_ggml[] =
+    "#include <metal_stdlib>\n"
+    "using namespace metal;\n"
+    /* kernels/reduce.metal:151-165: a scan within each SIMD group, then
+     * of the groups' totals through threadgroup memory. */
+    "kernel void probe_cumsum(device const float *x [[buffer(0)]],\n"
+    "    device float *out [[buffer(1)]],\n"
+    "    threadgroup float *shm [[threadgroup(0)]],\n"
+    "    uint i [[thread_position_in_grid]],\n"
+    "    ushort lane [[thread_index_in_simdgroup]],\n"
+    "    ushort sg [[simdgroup_index_in_threadgroup]]) {\n"
+    "  float s = simd_prefix_inclusive_sum(x[i]);\n"
+    "  if (lane == 31) shm[sg] = s;\n"
+    "  threadgroup_barrier(mem_flags::mem_threadgroup);\n"
+    "  if (sg == 0) shm[lane] = simd_prefix_exclusive_sum(shm[lane]);\n"
+    "  threadgroup_barrier(mem_flags::mem_threadgroup);\n"
+    "  out[i] = s + shm[sg];\n"
+    "}\n"
+    /* kernels/fa.metal:1142-1150: each thread's count turned into where
+     * its entries start, by a Hillis-Steele scan on simd_shuffle_up. */
+    "kernel void probe_shuffle_up(device const float *cnt [[buffer(0)]],\n"
+    "    device float *out [[buffer(1)]],\n"
+    "    uint i [[thread_position_in_grid]],\n"
+    "    ushort lane [[thread_index_in_simdgroup]]) {\n"
+    "  const int c = int(cnt[i]);\n"
+    "  int incl = c;\n"
+    "  for (ushort d = 1; d < 32; d <<= 1) {\n"
+    "    const int v = simd_shuffle_up(incl, d);\n"
+    "    if (lane >= d) incl += v;\n"
+    "  }\n"
+    "  out[i] = float(incl - c);\n"
+    "}\n"
+    /* kernels/fa.metal:1555-1560 and :1763-1791: Q queries a
+     * threadgroup, a SIMD group each, staged in threadgroup memory; NWG
+     * splits of the keys, two chunks of C each, by online softmax; each
+     * split's O unnormalised, interleaved by split, then its S and M. */
+    "constant short D = 32, Q = 4, NWG = 32, C = 32, CHUNKS = 2;\n"
+    "constant uint NROWS = 8;\n"
+    "kernel void probe_fa_split(device const float *q [[buffer(0)]],\n"
+    "    device const float *k [[buffer(1)]],\n"
+    "    device const float *v [[buffer(2)]],\n"
+    "    device float *tmp [[buffer(3)]],\n"
+    "    threadgroup float *sq [[threadgroup(0)]],\n"
+    "    uint tg [[threadgroup_position_in_grid]],\n"
+    "    ushort lane [[thread_index_in_simdgroup]],\n"
+    "    ushort sg [[simdgroup_index_in_threadgroup]]) {\n"
+    "  const uint iwg = tg % NWG, row = (tg / NWG) * Q + sg;\n"
+    "  sq[sg * D + lane] = q[row * D + lane];\n"
+    "  threadgroup_barrier(mem_flags::mem_threadgroup);\n"
+    "  float M = -FLT_MAX / 2, S = 0, o = 0;\n"
+    "  for (short ic = 0; ic < CHUNKS; ic++) {\n"
+    "    const uint key0 = (iwg * CHUNKS + ic) * C;\n"
+    "    float s = 0;\n"
+    "    for (short d = 0; d < D; d++) s += sq[sg * D + d] * k[(key0 + lane) * D + d];\n"
+    "    s *= 0.125f;\n"
+    "    const float m = M;\n"
+    "    M = simd_max(max(M, s));\n"
+    "    const float ms = exp(m - M), vs = exp(s - M);\n"
+    "    S = S * ms + simd_sum(vs);\n"
+    "    o *= ms;\n"
+    "    for (short j = 0; j < C; j++) o += simd_shuffle(vs, j) * v[(key0 + j) * D + lane];\n"
+    "  }\n"
+    "  tmp[((row * (D / 4) + lane / 4) * NWG + iwg) * 4 + lane % 4] = o;\n"
+    "  if (lane == 0) {\n"
+    "    tmp[NROWS * D * NWG + row * 2 * NWG + 2 * iwg] = S;\n"
+    "    tmp[NROWS * D * NWG + row * 2 * NWG + 2 * iwg + 1] = M;\n"
+    "  }\n"
+    "}\n"
+    /* kernels/fa.metal:2256-2296: a row a threadgroup of 32 SIMD
+     * groups, a split a lane; O = sum e^(M_w - m) O_w / sum e^(M_w - m) S_w. */
+    "kernel void probe_fa_reduce(device const float *tmp [[buffer(0)]],\n"
+    "    device float *dst [[buffer(1)]],\n"
+    "    uint row [[threadgroup_position_in_grid]],\n"
+    "    ushort iwg [[thread_index_in_simdgroup]],\n"
+    "    ushort sg [[simdgroup_index_in_threadgroup]]) {\n"
+    "  device const float4 *o4 = (device const float4 *)tmp + row * (D / 4) * NWG;\n"
+    "  device const float *ss = tmp + NROWS * D * NWG + row * 2 * NWG;\n"
+    "  float S = ss[2 * iwg];\n"
+    "  const float M = ss[2 * iwg + 1], m = simd_max(M), ms = exp(M - m);\n"
+    "  S = simd_sum(S * ms);\n"
+    "  S = S == 0.0f ? 0.0f : 1.0f / S;\n"
+    "  device float4 *d4 = (device float4 *)dst + row * (D / 4);\n"
+    "  for (short i = sg; i < D / 4; i += NWG) {\n"
+    "    const float4 r = simd_sum(o4[i * NWG + iwg] * ms);\n"
+    "    if (iwg == 0) d4[i] = r * S;\n"
+    "  }\n"
+    "}\n";
