@@ -56,9 +56,10 @@ free_port(void)
 	return p;
 }
 
-/* llama-server as the job "llama", its /health as its check (XML). */
+/* llama-server as the job "llama", its /health as its check (XML), and
+ * more keys of its job file. */
 static void
-put_server_job(const char *more_args)
+put_server_job_keys(const char *more_args, const char *keys)
 {
 	char	extra[2048];
 
@@ -72,9 +73,15 @@ put_server_job(const char *more_args)
 	    "<key>HealthCheck</key><dict><key>ProgramArguments</key><array>"
 	    "<string>" CURL "</string><string>-sf</string><string>"
 	    "http://127.0.0.1:%d/health</string></array>"
-	    "<key>StartDelaySeconds</key><integer>0</integer></dict>",
-	    port, more_args, port);
+	    "<key>StartDelaySeconds</key><integer>0</integer></dict>%s",
+	    port, more_args, port, keys);
 	put_job("llama", extra);
+}
+
+static void
+put_server_job(const char *more_args)
+{
+	put_server_job_keys(more_args, "");
 }
 
 /* curl with these arguments; its exit status, its output in out. */
@@ -654,6 +661,53 @@ test_perplexity_sim_shapes(void **state)
 	assert_non_null(strstr(real.err, "kl_divergence: computing over"));
 }
 
+/*
+ * Profile auto measured by the real llama-bench, found beside the real
+ * llama-server: a CPU build makes no Metal device, so every option runs
+ * the same code and none may win but by its figures.  Each option's
+ * figures are llama-bench's own (its build, its tests); the choice is
+ * stock, or a profile its figures show faster by more than the noise.
+ */
+static void
+test_auto_measured_real(void **state)
+{
+	json_t		*all, *e, *opts, *o;
+	const char	*name, *choice, *reason, *at;
+	char		 path[256], want[64];
+	double		 ratio;
+
+	(void)state;
+	put_server_job_keys("", "<key>Profile</key><string>auto</string>");
+	wait_ready();
+	snprintf(path, sizeof path, "%s/state/measured.json", home);
+	assert_non_null(all = json_load_file(path, 0, NULL));
+	assert_non_null(e = json_object_get(all, "llama"));
+	opts = json_object_get(e, "options");
+	assert_int_equal(json_object_size(opts), 3);
+	json_object_foreach(opts, name, o) {
+		if (json_integer_value(json_object_get(json_object_get(
+		    json_object_get(o, "tests"), "pp64"), "samples")) != 3 ||
+		    json_object_get(json_object_get(o, "tests"), "tg16") == NULL)
+			fail_msg("%s: %s", name, json_dumps(o, 0));
+	}
+	/* llama-bench's own JSON, of the pinned build (its short commit). */
+	assert_non_null(strstr(slurp("state/measured/llama/stock.json"),
+	    "\"build_commit\": \"80fb11a"));
+	choice = json_string_value(json_object_get(e, "choice"));
+	reason = json_string_value(json_object_get(e, "reason"));
+	assert_non_null(choice);
+	if (strcmp(choice, "stock") != 0) {
+		snprintf(want, sizeof want, "%s ", choice);
+		if ((at = strstr(reason, want)) == NULL ||
+		    sscanf(at + strlen(want), "%lfx", &ratio) != 1 ||
+		    ratio <= 1 + 0.05)
+			fail_msg("%s chose %s: %s", reason, choice, reason);
+	} else
+		assert_field_has("llama", "reason", "no profile ran faster "
+		    "than stock");
+	json_decref(all);
+}
+
 int
 main(void)
 {
@@ -671,6 +725,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_perplexity_sim_shapes,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_verify_real, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_auto_measured_real, setup,
 		    teardown),
 	};
 

@@ -1261,6 +1261,101 @@ test_platform_linux_files(void **state)
 	assert_non_null(strstr(os, ", Linux "));
 }
 
+/*
+ * An option's figures as state/measured.json keeps them: each "NAME
+ * MEDIAN LO HI" of spec one test; "" has none (a run that failed).
+ */
+static json_t *
+figures(const char *spec)
+{
+	json_t	*tests = json_object();
+	char	 name[32];
+	double	 med, lo, hi;
+	int	 n;
+
+	while (sscanf(spec, "%31s %lf %lf %lf%n", name, &med, &lo, &hi, &n) ==
+	    4) {
+		json_object_set_new(tests, name, json_pack("{s:f, s:f, s:f}",
+		    "median", med, "lo", lo, "hi", hi));
+		spec += n;
+	}
+	if (json_object_size(tests) == 0) {
+		json_decref(tests);
+		return json_pack("{s:s}", "error", "llama-bench failed");
+	}
+	return json_pack("{s:o}", "tests", tests);
+}
+
+/* measure_pick over stock, apple7 and apple9 with these figures. */
+static const char *
+pick(const char *stock, const char *apple7, const char *apple9, char *reason,
+    size_t len)
+{
+	static const char *const names[] = { "stock", "apple7", "apple9" };
+	static char	 best[16];
+	json_t		*opts = json_pack("{s:o, s:o, s:o}", "stock",
+	    figures(stock), "apple7", figures(apple7), "apple9",
+	    figures(apple9));
+	const char	*b = measure_pick(opts, names, 3, reason, len);
+
+	snprintf(best, sizeof best, "%s", b ? b : "(none)");
+	json_decref(opts);
+	return best;
+}
+
+/* Profile auto's rule: faster by more than the noise, or the lower. */
+static void
+test_measure_pick(void **state)
+{
+	char	why[512];
+	double	noise;
+	json_t	*a, *b;
+
+	(void)state;
+	/* 4 % apart, tight spreads: inside the 5 % floor, the lower stays. */
+	assert_string_equal(pick("pp 100 99 101 tg 10 9.9 10.1",
+	    "pp 1000 999 1001 tg 100 99.9 100.1",
+	    "pp 1040 1039 1041 tg 104 103.9 104.1", why, sizeof why),
+	    "apple7");
+	assert_non_null(strstr(why, "apple7 10.00x stock; apple9 1.04x "
+	    "apple7, inside the noise"));
+	/* 10 % faster, tight: the higher. */
+	assert_string_equal(pick("pp 100 99 101", "pp 1000 999 1001",
+	    "pp 1100 1099 1101", why, sizeof why), "apple9");
+	/* 10 % faster, but each run spread 8 % either way: noise. */
+	assert_string_equal(pick("pp 100 99 101", "pp 1000 920 1080",
+	    "pp 1100 1012 1188", why, sizeof why), "apple7");
+	/* Slower beyond the noise says so. */
+	assert_string_equal(pick("pp 100 99 101", "pp 1000 999 1001",
+	    "pp 500 499 501", why, sizeof why), "apple7");
+	assert_non_null(strstr(why, "apple9 0.50x apple7, slower"));
+	/* No profile faster than stock: stock. */
+	assert_string_equal(pick("pp 100 99 101", "pp 102 101 103",
+	    "pp 98 97 99", why, sizeof why), "stock");
+	/* Stock without figures: the lowest with figures holds the place. */
+	assert_string_equal(pick("", "pp 1000 999 1001", "pp 1010 1009 1011",
+	    why, sizeof why), "apple7");
+	assert_non_null(strstr(why, "stock not measured (llama-bench "
+	    "failed)"));
+	/* None with figures: none. */
+	assert_string_equal(pick("", "", "", why, sizeof why), "(none)");
+	/* Tests in common only count; none in common is no ratio. */
+	a = json_pack("{s:{s:f, s:f, s:f}}", "pp64", "median", 200.0, "lo",
+	    200.0, "hi", 200.0);
+	b = json_pack("{s:{s:f, s:f, s:f}}", "tg16", "median", 100.0, "lo",
+	    100.0, "hi", 100.0);
+	assert_true(measure_ratio(a, b, &noise) == 0);
+	assert_true(noise == MEASURE_NOISE);
+	assert_true(measure_ratio(a, a, &noise) == 1);
+	json_decref(a);
+	json_decref(b);
+	/* The mean of the tests' ratios: 2x and 1x are 1.5x. */
+	assert_string_equal(pick("pp 100 100 100 tg 10 10 10",
+	    "pp 200 200 200 tg 10 10 10", "pp 200 200 200 tg 10 10 10", why,
+	    sizeof why), "apple7");
+	assert_non_null(strstr(why, "apple7 1.50x stock"));
+}
+
 int
 main(void)
 {
@@ -1275,6 +1370,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_render, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_state_round_trip, setup,
 		    teardown),
+		cmocka_unit_test(test_measure_pick),
 		cmocka_unit_test(test_profile_files_match_builtins),
 		cmocka_unit_test(test_profile_name_edge),
 		cmocka_unit_test(test_profile_unknown_key),
