@@ -8,9 +8,10 @@
  * x86_64 on Intel), and it is named.  Refused only where the injection
  * truly cannot happen:
  *
- *   - a SIP-protected program (or a script run by one) while SIP is on:
- *     dyld strips DYLD_* from it and so from everything it starts
- *     (dyld ProcessConfig::Security, pruneEnvVars);
+ *   - a program in a SIP-protected location (rootless.conf), or a script
+ *     run by one, while SIP is on: AMFI has dyld strip DYLD_* from it and
+ *     so from everything it starts (dyld ProcessConfig::Security,
+ *     pruneEnvVars);
  *   - setuid or setgid: dyld ignores DYLD_* for them;
  *   - the hardened runtime without allow-dyld-environment-variables: dyld
  *     ignores DYLD_* (Apple's hardened-runtime documentation);
@@ -67,27 +68,71 @@ mc_inject_level_name(enum mc_inject_level level)
 }
 
 /*
- * Paths macOS protects with SIP: DYLD_* is stripped for what runs there.
- * Judged on the real path, so that a link elsewhere to /usr/bin/env is
- * protected and /usr/bin/../local/bin/x is not.  (/usr/local is not
- * under SIP; /System/Volumes/Data holds the user's data volume.)
+ * Where SIP protects the files, after macOS's rootless.conf
+ * (/System/Library/Sandbox/rootless.conf; the entries below as published
+ * for macOS 10.15, a "*" entry being a writable exception inside a
+ * protected one), and Apple's System Integrity Protection Guide
+ * ("Runtime Protections": DYLD_* is purged when a program protected on
+ * disk is launched).  The longest entry that holds the path decides.
+ * Apple's other apps in /Applications are not listed: their own
+ * signatures are judged (inject_slice).  What strips DYLD_* is AMFI's
+ * answer to dyld, not the path (dyld-1378 DyldProcessConfig.cpp:893-903,
+ * 951-955, 984-1001): the path stands for the on-disk protection AMFI
+ * goes by, and cannot be read from a Linux build.
  */
+static const struct {
+	const char	*dir;
+	bool		 sip;
+} inject_rootless[] = {
+	{ "/bin", true },
+	{ "/sbin", true },
+	{ "/usr", true },
+	{ "/usr/libexec/cups", false },	/* printer vendors' filters */
+	{ "/usr/local", false },
+	{ "/usr/share/man", false },
+	{ "/usr/share/snmp", false },
+	{ "/System", true },
+	{ "/Library/Apple", true },
+	{ "/Applications/Safari.app", true },
+};
+
+/* Whether dir holds path: dir itself, or a path under it. */
 static bool
-inject_sip_path(const char *path)
+inject_under(const char *path, const char *dir)
 {
-	static const char *const sip[] = { "/bin/", "/sbin/", "/usr/bin/",
-	    "/usr/sbin/", "/usr/libexec/", "/System/" };
-	char	real[PATH_MAX];
-	size_t	i;
+	size_t	n = strlen(dir);
+
+	return strncmp(path, dir, n) == 0 && (path[n] == '/' ||
+	    path[n] == '\0');
+}
+
+/*
+ * Judged on the real path, so that a link elsewhere to /usr/bin/env is
+ * protected and /usr/bin/../local/bin/x is not.  The Data volume, mounted
+ * at /System/Volumes/Data, holds the writable half of the same tree
+ * (/usr/local, /Library) under its own names: judged as those.
+ */
+bool
+mc_inject_sip_path(const char *path)
+{
+	static const char	 data[] = "/System/Volumes/Data";
+	char			 real[PATH_MAX];
+	const char		*p = real;
+	size_t			 i, best = 0;
+	bool			 sip = false;
 
 	if (realpath(path, real) == NULL)
 		snprintf(real, sizeof real, "%s", path);
-	if (strncmp(real, "/System/Volumes/Data/", 21) == 0)
-		return false;
-	for (i = 0; i < sizeof sip / sizeof sip[0]; i++)
-		if (strncmp(real, sip[i], strlen(sip[i])) == 0)
-			return true;
-	return false;
+	if (inject_under(real, data))
+		p = real[sizeof data - 1] ? real + sizeof data - 1 : "/";
+	for (i = 0; i < sizeof inject_rootless / sizeof inject_rootless[0];
+	    i++)
+		if (inject_under(p, inject_rootless[i].dir) &&
+		    strlen(inject_rootless[i].dir) > best) {
+			best = strlen(inject_rootless[i].dir);
+			sip = inject_rootless[i].sip;
+		}
+	return sip;
 }
 
 /*
@@ -297,19 +342,20 @@ static bool
 inject_sip(struct mc_inject *j, const struct mc_inject_host *host,
     const char *program, int depth)
 {
-	if (!inject_sip_path(program))
+	if (!mc_inject_sip_path(program))
 		return false;
 	if (!host->sip) {
-		mc_inject_say(j, MC_INJECT_WARN, "%s is under a SIP-protected "
-		    "path: SIP is off on %s, so dyld keeps DYLD_* for it",
-		    program, j->host);
+		mc_inject_say(j, MC_INJECT_WARN, "%s is in a SIP-protected "
+		    "location (rootless.conf): SIP is off on %s, so dyld keeps "
+		    "DYLD_* for it", program, j->host);
 		return false;
 	}
 	mc_inject_say(j, MC_INJECT_REFUSED, "%s%s is protected by System "
-	    "Integrity Protection: dyld removes DYLD_* from it and so from "
-	    "everything it starts; name the workload's own binary (or turn "
-	    "SIP off)", program, depth > 0 ? ", the script's interpreter," :
-	    "");
+	    "Integrity Protection (a SIP location in rootless.conf): AMFI, "
+	    "which decides, has dyld remove DYLD_* from such a restricted "
+	    "process and so from all it starts; name the workload's own "
+	    "binary (or turn SIP off)", program, depth > 0 ? ", the "
+	    "script's interpreter," : "");
 	return true;
 }
 

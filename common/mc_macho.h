@@ -71,6 +71,7 @@ struct mc_inject {
 void	mc_inject_judge(const char *path, const char *shim, bool inherit,
 	    const struct mc_inject_host *, struct mc_inject *);
 const char *mc_inject_level_name(enum mc_inject_level);
+bool	mc_inject_sip_path(const char *path);
 void	mc_inject_say(struct mc_inject *, enum mc_inject_level,
 	    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

@@ -475,6 +475,62 @@ test_sip(void **state)
 	    "arm64: hardened runtime that allows");
 }
 
+/*
+ * The SIP-protected locations are rootless.conf's, not a few bin
+ * directories: all of /usr but its writable exceptions (/usr/local,
+ * /usr/libexec/cups, /usr/share/man, /usr/share/snmp), /bin, /sbin,
+ * /System, /Library/Apple, Safari.  The old list (/bin, /sbin, /usr/bin,
+ * /usr/sbin, /usr/libexec, /System) called a program under /usr/lib,
+ * /usr/share or /Library/Apple injectable.  Paths the Mac has and Linux
+ * has not are judged by mc_inject_sip_path alone; one both have,
+ * /usr/lib/os-release (os-release(5)), by the whole judgement.  Kills:
+ * the old list; a prefix matched inside a name (/usrx); a writable
+ * exception not honoured; /Library/Apple by the Data volume's path.
+ */
+static void
+test_sip_locations(void **state)
+{
+	static const struct { const char *path; bool sip; } cases[] = {
+		{ "/usr/lib/dyld", true },
+		{ "/usr/lib/libSystem.B.dylib", true },
+		{ "/usr/share/bin/x", true },
+		{ "/usr/libexec/x", true },
+		{ "/usr/bin/python3", true },
+		{ "/bin/sh", true },
+		{ "/sbin/launchd", true },
+		{ "/System/Library/CoreServices/x", true },
+		{ "/Library/Apple/usr/libexec/oah/x", true },
+		{ "/Applications/Safari.app/Contents/MacOS/Safari", true },
+		{ "/System/Volumes/Data/Library/Apple/x", true },
+		{ "/usr/local/bin/llama-server", false },
+		{ "/usr/libexec/cups/filter/x", false },
+		{ "/usr/share/man/x", false },
+		{ "/usr/share/snmp/x", false },
+		{ "/System/Volumes/Data/usr/local/bin/x", false },
+		{ "/System/Volumes/Data/opt/homebrew/bin/x", false },
+		{ "/Library/Application Support/x", false },
+		{ "/Applications/Safari.app.x/x", false },
+		{ "/usrx/bin/x", false },
+		{ "/opt/homebrew/bin/llama-server", false },
+	};
+	size_t	i;
+
+	(void)state;
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		if (mc_inject_sip_path(cases[i].path) != cases[i].sip)
+			fail_msg("%s: SIP-protected %s, want %s", cases[i].path,
+			    cases[i].sip ? "no" : "yes", cases[i].sip ? "yes" :
+			    "no");
+	/* The refusal names the location, and AMFI as what decides. */
+	expect("/usr/lib/os-release", false, MC_INJECT_REFUSED, "/usr/lib/"
+	    "os-release is protected by System Integrity Protection (a SIP "
+	    "location in rootless.conf): AMFI, which decides, has dyld "
+	    "remove DYLD_*");
+	expect_on(&silicon_sip_off, "/usr/lib/os-release", false,
+	    MC_INJECT_WARN, "is in a SIP-protected location (rootless.conf):"
+	    " SIP is off on Apple silicon with SIP off");
+}
+
 /* Files that are no Mach-O, or whose headers lie: refused cleanly. */
 static void
 test_malformed(void **state)
@@ -614,6 +670,7 @@ main(void)
 		cmocka_unit_test(test_library_validation_other_team),
 		cmocka_unit_test(test_slice_that_runs),
 		cmocka_unit_test(test_sip),
+		cmocka_unit_test(test_sip_locations),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_metalcapctl_check),
 	};
