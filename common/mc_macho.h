@@ -16,6 +16,7 @@
 struct mc_macho_slice {
 	uint32_t	cputype;
 	uint32_t	cpusubtype;
+	unsigned	ptrauth_version; /* arm64e: the pointer-auth ABI's */
 	bool		is_signed;
 	bool		adhoc;
 	bool		hardened;	/* CS_RUNTIME */
@@ -23,8 +24,13 @@ struct mc_macho_slice {
 	bool		allow_dyld_env;	/* ...allow-dyld-environment-variables */
 	bool		disable_lv;	/* ...disable-library-validation */
 	bool		platform;	/* Apple's own: CodeDirectory platform */
+	bool		plugin_lv;	/* an entitlement xnu takes for a plugin
+					   host: disable-library-validation,
+					   or Apple's private two */
+	bool		plugin_override; /* ...override-plugin-host-detection */
 	uint32_t	cs_flags;
 	char		team[32];	/* "" when none */
+	char		ident[128];	/* the CodeDirectory's identifier, cut */
 };
 
 struct mc_macho {

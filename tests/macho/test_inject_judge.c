@@ -76,13 +76,13 @@ test_derived_variants(void **state)
 	char			path[256], script[256], body[512];
 
 	(void)state;
-	/* dprint marked arm64e-only: no slice a shim without arm64e serves. */
+	/* dprint marked arm64e-only, unversioned (ABI version 0): the
+	 * kernel kills a program not Apple's of that ABI at exec. */
 	snprintf(path, sizeof path, "%s/dprint-arm64e", fx_tmpdir);
 	fx_derive(FX_BINS "/dprint", path, 0755, 8, arm64e, sizeof arm64e);
-	fx_expect(path, false, MC_INJECT_REFUSED, "arm64e: Apple silicon with "
-	    "SIP on runs the arm64e slice, and the shim has none");
-	fx_expect(path, false, MC_INJECT_REFUSED, "runs only with the "
-	    "-arm64e_preview_abi boot-arg");
+	fx_expect(path, false, MC_INJECT_REFUSED, "arm64e: not Apple's, and of "
+	    "the preview pointer-authentication ABI (version 0): the kernel "
+	    "kills it at exec without the -arm64e_preview_abi boot-arg");
 	fx_expect_on(&fx_intel, path, false, MC_INJECT_REFUSED, "no slice of "
 	    "arm64e runs on an Intel Mac");
 	/* dprint made setuid: dyld ignores DYLD_* for it. */
@@ -195,9 +195,10 @@ test_thin_binary(void **state)
 
 /*
  * The slice judged is the one the Mac runs: a fat arm64e + x86_64 program
- * (the shape of /usr/bin's) runs arm64e on Apple silicon, which a shim
- * without arm64e cannot enter, though its x86_64 slice could; and a
- * hardened x86_64 slice does not refuse the arm64 slice that runs.
+ * (the shape of /usr/bin's) runs arm64e on Apple silicon, where one not
+ * Apple's, of the preview ABI, does not run at all, though on Intel its
+ * x86_64 slice does; and a hardened x86_64 slice does not refuse the
+ * arm64 slice that runs.  (test_inject_arch: the ABI versions.)
  */
 static void
 test_slice_that_runs(void **state)
@@ -210,8 +211,8 @@ test_slice_that_runs(void **state)
 		{ FX_BINS "/dprint", -1, FX_ARM64, 0 },
 		{ FX_BINS "/sentry-cli", 0, FX_X86_64, 3 },
 	};
-	/* The cpusubtype, little-endian. */
-	static const uint8_t	arm64e[4] = { 2, 0, 0, 0 };
+	/* The cpusubtype, little-endian: arm64e, ABI version 0. */
+	static const uint8_t	arm64e[4] = { 2, 0, 0, 0x80 };
 	struct mc_inject	j;
 	char			path[256], shim[256];
 	int			i;
@@ -221,23 +222,22 @@ test_slice_that_runs(void **state)
 	fx_make_fat(path, arm64e_x86, 2);
 	assert_string_equal(fx_judged_slice(&fx_silicon, path, &j), "arm64e");
 	assert_string_equal(j.archs, "arm64e,x86_64");
-	fx_expect(path, false, MC_INJECT_REFUSED, "runs the arm64e slice");
-	fx_expect(path, false, MC_INJECT_REFUSED, "arm64e: a program not "
-	    "Apple's");
+	fx_expect(path, false, MC_INJECT_REFUSED, "arm64e: not Apple's, and "
+	    "of the preview pointer-authentication ABI (version 0)");
 	assert_string_equal(fx_judged_slice(&fx_intel, path, &j), "x86_64");
 	fx_expect_on(&fx_intel, path, false, MC_INJECT_OK, "x86_64: ad-hoc");
 	/*
-	 * With a shim that has an arm64e slice, the kernel's arm64e rule
-	 * alone is left: a warning for a fat program (it may fall back to
-	 * its other slices), a refusal for an arm64e-only one, which has
-	 * none to fall back to.
+	 * A shim with an arm64e slice changes nothing: the program does not
+	 * run.  Having chosen the arm64e slice the kernel does not fall back
+	 * to the x86_64 one (xnu kern_exec.c:1662-1690, past the point of
+	 * return); an arm64e-only one has none to fall back to, and is not
+	 * said to.
 	 */
 	snprintf(shim, sizeof shim, "%s/shim-arm64e", fx_tmpdir);
 	fx_derive(FX_BINS "/dprint", shim, 0755, 8, arm64e, sizeof arm64e);
-	fx_expect_shim(&fx_silicon, path, shim, false, MC_INJECT_WARN,
-	    "arm64e: a program not Apple's built for arm64e runs only with the "
-	    "-arm64e_preview_abi boot-arg (xnu exec_mach_imgact); the kernel "
-	    "may not fall back to its other slices");
+	fx_expect_shim(&fx_silicon, path, shim, false, MC_INJECT_REFUSED,
+	    "-arm64e_preview_abi boot-arg (xnu kern_exec.c:1662); it chose "
+	    "this slice and does not fall back to another");
 	mc_inject_judge(shim, shim, false, &fx_silicon, &j);
 	assert_int_equal(j.verdict, MC_INJECT_REFUSED);
 	for (i = 0; i < j.n; i++)
