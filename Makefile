@@ -426,7 +426,7 @@ $(O)/tests/test_inject_judge: tests/macho/test_inject_judge.c \
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Itests/support -Icommon $< \
 	    $(MACHO_TEST_SRC) -o $@ -lcmocka $(LIB_PLIST) $(LDFLAGS_SAN)
 $(O)/tests/test_inject_arch: tests/macho/test_inject_arch.c \
-    $(MACHO_TEST_SRC) tests/macho/fixture.h common/*.h | $(O)/tests
+    $(MACHO_TEST_SRC) tests/macho/fixture.h common/*.h $(CLIENT) | $(O)/tests
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Itests/support -Icommon $< \
 	    $(MACHO_TEST_SRC) -o $@ -lcmocka $(LIB_PLIST) $(LDFLAGS_SAN)
 

@@ -4,8 +4,8 @@
  * shim in?  Decided before launch, from the file, for a given Mac (struct
  * mc_inject_host), with a reason for each finding.  The slice judged is
  * the one that Mac's kernel runs (xnu grade_binary: arm64e over arm64 on
- * Apple silicon, x86_64 under Rosetta only when there is no arm64 slice;
- * x86_64 on Intel), and it is named.  Refused only where the injection
+ * Apple silicon, x86_64 under Rosetta only when there is no arm64 slice
+ * or the launch prefers it; x86_64 on Intel), and it is named.  Refused only where the injection
  * truly cannot happen:
  *
  *   - a program in a SIP-protected location (rootless.conf), or a script
@@ -232,7 +232,13 @@ inject_x86_64_slice(const struct mc_macho *m)
  * Apple silicon the best graded arm64 slice, else x86_64 translated (the
  * grading of x86_64 for Rosetta is not in the published kernel; dyld's
  * archs_AppleSilicon, GradedArchitectures.cpp:167, puts it last); on
- * Intel x86_64 alone.
+ * Intel x86_64 alone.  Launched preferring x86_64, x86_64 or none:
+ * arch -x86_64 passes its preference to posix_spawn (system_cmds
+ * arch/arch.c:227), and the kernel runs the slice of the type preferred
+ * or fails the exec (xnu bsd/kern/kern_exec.c:822-857 for a universal
+ * file, 1435-1461 for a thin one).  A parent under Rosetta passes its
+ * affinity for x86_64 to the kernel's choice (P_AFFINITY, kern_exec.c:865),
+ * which the published fatfile_getbestarch does not use: judged the same.
  */
 static const struct mc_macho_slice *
 inject_running_slice(const struct mc_macho *m,
@@ -241,7 +247,7 @@ inject_running_slice(const struct mc_macho *m,
 	const struct mc_macho_slice	*best = NULL;
 	int				 i;
 
-	if (!host->apple_silicon)
+	if (!host->apple_silicon || host->x86_64)
 		return inject_x86_64_slice(m);
 	for (i = 0; i < m->nslices; i++)
 		if (inject_grade(&m->slices[i]) > (best ? inject_grade(best) :
@@ -438,8 +444,9 @@ inject_binary(struct mc_inject *j, const char *path, const char *shim,
 		    strlen(j->archs), "%s%s", i ? "," : "", mc_macho_arch_name(
 		    m.slices[i].cputype, m.slices[i].cpusubtype));
 	if ((run = inject_running_slice(&m, host)) == NULL) {
-		mc_inject_say(j, MC_INJECT_REFUSED, "no slice of %s runs on %s",
-		    j->archs, j->host);
+		mc_inject_say(j, MC_INJECT_REFUSED, "no slice of %s runs on "
+		    "%s%s", j->archs, j->host, host->x86_64 ? ": the kernel "
+		    "runs the x86_64 slice asked for, or fails the exec" : "");
 		return;
 	}
 	snprintf(j->slice, sizeof j->slice, "%s", mc_macho_arch_name(
@@ -457,9 +464,10 @@ inject_binary(struct mc_inject *j, const char *path, const char *shim,
 static void
 inject_host_name(struct mc_inject *j, const struct mc_inject_host *host)
 {
-	snprintf(j->host, sizeof j->host, "%s%s with SIP %s",
+	snprintf(j->host, sizeof j->host, "%s%s with SIP %s%s",
 	    host->detected ? "this Mac, " : "", host->apple_silicon ?
-	    "Apple silicon" : "an Intel Mac", host->sip ? "on" : "off");
+	    "Apple silicon" : "an Intel Mac", host->sip ? "on" : "off",
+	    host->x86_64 ? ", launched preferring x86_64" : "");
 }
 
 /*

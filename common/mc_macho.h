@@ -53,12 +53,15 @@ enum mc_inject_level {
 
 /*
  * The Mac the program will run on: which of its slices the kernel runs,
- * and whether dyld strips DYLD_* from SIP-protected programs there.
+ * and whether dyld strips DYLD_* from SIP-protected programs there; and
+ * how it is launched: preferring x86_64 (arch -x86_64, a parent running
+ * under Rosetta), the x86_64 slice runs where there is one.
  */
 struct mc_inject_host {
 	bool	apple_silicon;	/* else an Intel Mac */
 	bool	sip;		/* System Integrity Protection on */
 	bool	detected;	/* read from this Mac; else the default */
+	bool	x86_64;		/* launched preferring x86_64 */
 };
 
 struct mc_inject {

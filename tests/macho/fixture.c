@@ -43,9 +43,10 @@ fx_teardown(void **state)
 }
 
 /* The Macs judged for. */
-const struct mc_inject_host fx_silicon = { true, true, false };
-const struct mc_inject_host fx_silicon_sip_off = { true, false, false };
-const struct mc_inject_host fx_intel = { false, true, false };
+const struct mc_inject_host fx_silicon = { true, true, false, false };
+const struct mc_inject_host fx_silicon_sip_off = { true, false, false,
+    false };
+const struct mc_inject_host fx_intel = { false, true, false, false };
 
 /* The judgement of path on host, with one finding that must contain text. */
 void

@@ -2,7 +2,8 @@
 /*
  * Which slice of a program runs, and which slice of the shim that process
  * loads, as xnu and dyld decide them (common/mc_inject.c): the arm64e
- * pointer-authentication ABI versions and Apple's plugin hosts.
+ * pointer-authentication ABI versions, Apple's plugin hosts, and the
+ * x86_64 slice a launch preferring it runs (metalcapctl check --arch).
  *
  * No binary fetched here has these bits (the npm binaries are arm64 and
  * x86_64), and none can be built without Apple's toolchain: the programs
@@ -13,6 +14,7 @@
  * slices of the npm binaries (dprint, ad-hoc) with their subtypes changed.
  */
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -24,8 +26,11 @@
 
 #include <cmocka.h>
 
+#include "child.h"
 #include "fixture.h"
 #include "mc_macho.h"
+
+#define CTL		MC_TEST_BUILD "/bin/metalcapctl"
 
 #define ARM64E_V0	0x80000002U	/* CPU_SUBTYPE_PTRAUTH_ABI, version 0 */
 #define ARM64E_V1	0x81000002U
@@ -293,6 +298,91 @@ test_apple_arm64e(void **state)
 	fx_expect(path, false, MC_INJECT_REFUSED, "not Apple's");
 }
 
+/* Apple silicon, SIP on, launched as arch -x86_64 launches. */
+static const struct mc_inject_host rosetta = { true, true, false, true };
+
+/*
+ * Launched preferring x86_64 (arch -x86_64; a parent under Rosetta), a
+ * universal program runs its x86_64 slice though it has an arm64 one, and
+ * that slice is judged, with the shim's x86_64 slice; with no x86_64
+ * slice the exec fails.  The default stays the kernel's own choice.
+ * Kills: the preference ignored (the arm64 slice judged); the arm64 shim
+ * slice taken for an x86_64 process.
+ */
+static void
+test_x86_64_preferred(void **state)
+{
+	const struct fx_slice	hardened_x86[] = {
+		{ FX_BINS "/dprint", -1, FX_ARM64, 0 },
+		{ FX_BINS "/sentry-cli", 0, FX_X86_64, 3 },
+	};
+	const struct fx_slice	arm64e_x86[] = {
+		{ FX_BINS "/dprint", -1, FX_ARM64, ARM64E_V0 },
+		{ FX_BINS "/dprint", -1, FX_X86_64, 3 },
+	};
+	struct mc_inject	j;
+	char			path[256], shim[256];
+
+	(void)state;
+	snprintf(path, sizeof path, "%s/fat-hardened-x86", fx_tmpdir);
+	fx_make_fat(path, hardened_x86, 2);
+	assert_string_equal(fx_judged_slice(&fx_silicon, path, &j), "arm64");
+	assert_int_equal(j.verdict, MC_INJECT_OK);
+	assert_string_equal(fx_judged_slice(&rosetta, path, &j), "x86_64");
+	assert_string_equal(j.host, "Apple silicon with SIP on, launched "
+	    "preferring x86_64");
+	fx_expect_on(&rosetta, path, false, MC_INJECT_REFUSED, "x86_64: "
+	    "hardened runtime without");
+	/* A third-party arm64e v0 program does not run natively; its
+	 * x86_64 slice does, and takes the shim. */
+	snprintf(path, sizeof path, "%s/fat-arm64e-x86", fx_tmpdir);
+	fx_make_fat(path, arm64e_x86, 2);
+	fx_expect(path, false, MC_INJECT_REFUSED, "(version 0)");
+	fx_expect_on(&rosetta, path, false, MC_INJECT_OK, "x86_64: ad-hoc "
+	    "signature");
+	/* The x86_64 process needs the shim's x86_64 slice. */
+	make_macho(shim, sizeof shim, "shim-arm64", FX_ARM64, 0, &third_party);
+	fx_expect_shim(&rosetta, path, shim, false, MC_INJECT_REFUSED,
+	    "x86_64: Apple silicon with SIP on, launched preferring x86_64 "
+	    "runs the x86_64 slice, and the shim has none it can load (an "
+	    "x86_64 process loads x86_64 libraries only");
+	/* An arm64-only program: arch -x86_64 cannot run it. */
+	fx_expect_on(&rosetta, FX_BINS "/deno", false, MC_INJECT_REFUSED,
+	    "no slice of arm64 runs on Apple silicon with SIP on, launched "
+	    "preferring x86_64: the kernel runs the x86_64 slice asked for, "
+	    "or fails the exec");
+}
+
+/* metalcapctl check --arch: native (the default) or x86_64, nothing else. */
+static void
+test_check_arch(void **state)
+{
+	char			 path[256];
+	const char		*x86[] = { CTL, "check", "--json", "--arch",
+	    "x86_64", path, NULL };
+	const char		*native[] = { CTL, "check", "--json", "--arch",
+	    "native", path, NULL };
+	const char		*bad[] = { CTL, "check", "--arch", "arm64",
+	    path, NULL };
+	char			*env[CHILD_ENV_MAX];
+	struct child_result	 r;
+
+	(void)state;
+	snprintf(path, sizeof path, "%s/fat-hardened-x86", fx_tmpdir);
+	child_env(env, NULL);
+	assert_int_equal(child_run(x86, env, &r), 0);
+	assert_int_equal(WEXITSTATUS(r.status), 4);
+	assert_non_null(strstr(r.out, "\"slice\": \"x86_64\""));
+	assert_non_null(strstr(r.out, "launched preferring x86_64\""));
+	assert_int_equal(child_run(native, env, &r), 0);
+	assert_int_equal(WEXITSTATUS(r.status), 0);
+	assert_non_null(strstr(r.out, "\"slice\": \"arm64\""));
+	assert_int_equal(child_run(bad, env, &r), 0);
+	assert_int_equal(WEXITSTATUS(r.status), 2);
+	assert_non_null(strstr(r.err, "--arch arm64: expected native or "
+	    "x86_64"));
+}
+
 int
 main(void)
 {
@@ -301,6 +391,8 @@ main(void)
 		cmocka_unit_test(test_third_party_versions),
 		cmocka_unit_test(test_fat_arm64_arm64e),
 		cmocka_unit_test(test_apple_arm64e),
+		cmocka_unit_test(test_x86_64_preferred),
+		cmocka_unit_test(test_check_arch),
 	};
 
 	/* MC_TEST_ONLY=pattern runs the matching tests (make mutate). */
