@@ -5,8 +5,8 @@
  * mc_inject_host), with a reason for each finding.  The slice judged is
  * the one that Mac's kernel runs (xnu grade_binary: arm64e over arm64 on
  * Apple silicon, x86_64 under Rosetta only when there is no arm64 slice
- * or the launch prefers it; x86_64 on Intel), and it is named.  Refused only where the injection
- * truly cannot happen:
+ * or the launch prefers it; x86_64 on Intel), and it is named.  Refused
+ * only where the injection truly cannot happen:
  *
  *   - a program in a SIP-protected location (rootless.conf), or a script
  *     run by one, while SIP is on: AMFI has dyld strip DYLD_* from it and
