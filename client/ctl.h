@@ -41,7 +41,8 @@
 #define CTL_OPT_USER_HOME 0x200	/* --user-home DIR */
 #define CTL_OPT_MACHINE	0x400	/* --machine apple-silicon|intel */
 #define CTL_OPT_SIP	0x800	/* --sip on|off */
-#define CTL_OPT_LIMIT	0x1000	/* --limit NAME=VALUE, repeated; the last:
+#define CTL_OPT_LIMIT	0x1000	/* --limit NAME=VALUE, repeated */
+#define CTL_OPT_ARCH	0x2000	/* --arch native|x86_64; the last:
 				   metalcapctl.c names each bit */
 
 struct ctl_opts {
@@ -55,6 +56,7 @@ struct ctl_opts {
 	const char	 *user_home;
 	bool		  intel;	/* --machine intel */
 	bool		  sip;		/* --sip on */
+	bool		  x86_64;	/* --arch x86_64 */
 	char		**limits;	/* --limit values, in order */
 	int		  nlimits;
 };

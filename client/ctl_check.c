@@ -3,7 +3,9 @@
  * check PROGRAM: before launching, can the shim be injected into it?  The
  * program's own file is read (mc_inject_judge: Mach-O slices, hardened
  * runtime, entitlements, library validation, setuid, #! interpreters, SIP
- * paths), the same judgement job files get.  Runs without the daemon.
+ * paths), the same judgement job files get.  --arch x86_64 judges the
+ * slice arch -x86_64 (or a parent under Rosetta) runs, and the shim's
+ * x86_64 slice.  Runs without the daemon.
  */
 #include <stdio.h>
 
@@ -35,6 +37,9 @@ cmd_check(struct ctl *c, const struct ctl_command *cmd, int argc,
 		host.sip = c->opts.sip;
 		host.detected = false;
 	}
+	/* How it is launched, not what the Mac is: detected stays. */
+	if (c->opts.given & CTL_OPT_ARCH)
+		host.x86_64 = c->opts.x86_64;
 	mc_inject_judge(argv[0], c->paths.shim, c->opts.given &
 	    CTL_OPT_INHERIT, &host, &j);
 	/* Fine for exec from a terminal; a job cannot even start it. */

@@ -49,9 +49,10 @@ static const struct ctl_command commands[] = {
 	    "add NAME [--profile P | --stock] [--env K=V]... [--force] -- "
 	    "PROGRAM [ARG]...", cmd_add, NULL, true },
 	{ "remove", 1, 1, 0, "remove NAME", cmd_remove, NULL, true },
-	{ "check", 1, 1, CTL_OPT_INHERIT | CTL_OPT_MACHINE | CTL_OPT_SIP,
-	    "check PROGRAM [--inherit] [--machine apple-silicon|intel] "
-	    "[--sip on|off]", cmd_check, NULL, true },
+	{ "check", 1, 1, CTL_OPT_INHERIT | CTL_OPT_MACHINE | CTL_OPT_SIP |
+	    CTL_OPT_ARCH, "check PROGRAM [--inherit] [--machine "
+	    "apple-silicon|intel] [--sip on|off] [--arch native|x86_64]",
+	    cmd_check, NULL, true },
 	{ "exec", 1, -1, P | CTL_OPT_REPORT, "exec [--profile P] [--report "
 	    "FILE] -- PROGRAM [ARG]...", cmd_exec, NULL, true },
 	{ "bench", 1, -1, P | CTL_OPT_SAMPLES | CTL_OPT_OUT, "bench "
@@ -78,23 +79,41 @@ usage(FILE *out)
 	    "program's status, 125 to 127 its own.\nSee metalcapctl(1).\n");
 }
 
-/* --machine apple-silicon|intel, or --sip on|off: the Mac check judges for. */
+/*
+ * --machine apple-silicon|intel, --sip on|off, --arch native|x86_64: the
+ * Mac check judges for, and the slice a launch there prefers.  Each is
+ * one of two words; the second sets its flag.
+ */
 static int
-ctl_host_option(struct ctl *c, bool sip, const char *arg)
+ctl_host_option(struct ctl *c, unsigned bit, const char *arg)
 {
-	const char	*yes = sip ? "on" : "intel", *no = sip ? "off" :
-	    "apple-silicon";
+	static const struct {
+		unsigned	 bit;
+		const char	*name, *no, *yes;
+	} opts[] = {
+		{ CTL_OPT_MACHINE, "machine", "apple-silicon", "intel" },
+		{ CTL_OPT_SIP, "sip", "off", "on" },
+		{ CTL_OPT_ARCH, "arch", "native", "x86_64" },
+	};
+	size_t	i;
+	bool	yes;
 
-	if (strcmp(arg, yes) != 0 && strcmp(arg, no) != 0) {
+	for (i = 0; i + 1 < sizeof opts / sizeof opts[0] && opts[i].bit != bit;
+	    i++)
+		;
+	yes = strcmp(arg, opts[i].yes) == 0;
+	if (!yes && strcmp(arg, opts[i].no) != 0) {
 		fprintf(stderr, "metalcapctl: --%s %s: expected %s or %s\n",
-		    sip ? "sip" : "machine", arg, no, yes);
+		    opts[i].name, arg, opts[i].no, opts[i].yes);
 		return -1;
 	}
-	c->opts.given |= sip ? CTL_OPT_SIP : CTL_OPT_MACHINE;
-	if (sip)
-		c->opts.sip = strcmp(arg, yes) == 0;
+	c->opts.given |= bit;
+	if (bit == CTL_OPT_MACHINE)
+		c->opts.intel = yes;
+	else if (bit == CTL_OPT_SIP)
+		c->opts.sip = yes;
 	else
-		c->opts.intel = strcmp(arg, yes) == 0;
+		c->opts.x86_64 = yes;
 	return 0;
 }
 
@@ -109,7 +128,7 @@ ctl_options(struct ctl *c, int argc, char **argv, const char **sock,
 {
 	enum { O_JSON = 256, O_SOCKET, O_HOME, O_VERSION, O_PROFILE, O_STOCK,
 	    O_ENV, O_FORCE, O_TIMEOUT, O_INHERIT, O_REPORT, O_SAMPLES, O_OUT,
-	    O_USER_HOME, O_MACHINE, O_SIP, O_LIMIT };
+	    O_USER_HOME, O_MACHINE, O_SIP, O_LIMIT, O_ARCH };
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, O_JSON },
 		{ "socket", required_argument, NULL, O_SOCKET },
@@ -130,6 +149,7 @@ ctl_options(struct ctl *c, int argc, char **argv, const char **sock,
 		{ "machine", required_argument, NULL, O_MACHINE },
 		{ "sip", required_argument, NULL, O_SIP },
 		{ "limit", required_argument, NULL, O_LIMIT },
+		{ "arch", required_argument, NULL, O_ARCH },
 		{ NULL, 0, NULL, 0 }
 	};
 	char	*end;
@@ -167,7 +187,10 @@ ctl_options(struct ctl *c, int argc, char **argv, const char **sock,
 			break;
 		case O_MACHINE:
 		case O_SIP:
-			if (ctl_host_option(c, ch == O_SIP, optarg) == -1)
+		case O_ARCH:
+			if (ctl_host_option(c, ch == O_MACHINE ?
+			    CTL_OPT_MACHINE : ch == O_SIP ? CTL_OPT_SIP :
+			    CTL_OPT_ARCH, optarg) == -1)
 				return -1;
 			break;
 		case O_SAMPLES:
@@ -218,9 +241,9 @@ ctl_command(const struct ctl *c, int argc, char **argv, int a)
 	static const char *const names[] = { "--profile", "--follow",
 	    "--stock", "--env", "--force", "--inherit", "--report",
 	    "--samples", "--out", "--user-home", "--machine", "--sip",
-	    "--limit" };
+	    "--limit", "--arch" };
 	_Static_assert(1u << (sizeof names / sizeof names[0] - 1) ==
-	    CTL_OPT_LIMIT, "a name for every CTL_OPT_ bit, the last --limit");
+	    CTL_OPT_ARCH, "a name for every CTL_OPT_ bit, the last --arch");
 	const struct ctl_command *cmd = NULL;
 	unsigned	 extra;
 	size_t		 i;

@@ -4,28 +4,33 @@
  * shim in?  Decided before launch, from the file, for a given Mac (struct
  * mc_inject_host), with a reason for each finding.  The slice judged is
  * the one that Mac's kernel runs (xnu grade_binary: arm64e over arm64 on
- * Apple silicon, x86_64 under Rosetta only when there is no arm64 slice;
- * x86_64 on Intel), and it is named.  Refused only where the injection
- * truly cannot happen:
+ * Apple silicon, x86_64 under Rosetta only when there is no arm64 slice
+ * or the launch prefers it; x86_64 on Intel), and it is named.  Refused
+ * only where the injection truly cannot happen:
  *
- *   - a SIP-protected program (or a script run by one) while SIP is on:
- *     dyld strips DYLD_* from it and so from everything it starts
- *     (dyld ProcessConfig::Security, pruneEnvVars);
+ *   - a program in a SIP-protected location (rootless.conf), or a script
+ *     run by one, while SIP is on: AMFI has dyld strip DYLD_* from it and
+ *     so from everything it starts (dyld ProcessConfig::Security,
+ *     pruneEnvVars);
  *   - setuid or setgid: dyld ignores DYLD_* for them;
  *   - the hardened runtime without allow-dyld-environment-variables: dyld
  *     ignores DYLD_* (Apple's hardened-runtime documentation);
  *   - library validation (hardened, or CS_REQUIRE_LV) without
  *     disable-library-validation, unless the shim has the program's team:
  *     AMFI refuses a library of another team;
- *   - a running slice the shim has no slice for: an arm64e process loads
- *     only arm64e libraries (dyld GradedArchitectures archs_arm64e), an
- *     arm64 one arm64e or arm64, an x86_64 one x86_64, and a missing
- *     inserted library is fatal.
+ *   - a third-party arm64e slice of the preview pointer-authentication
+ *     ABI (version 0) that the kernel chose: it kills the program at
+ *     exec, and does not fall back to another slice;
+ *   - a running slice the shim has no slice for: an arm64e process with
+ *     pointer authentication on loads only arm64e libraries (dyld
+ *     GradedArchitectures archs_arm64e), one with it off (an arm64e slice
+ *     of another ABI version, an Apple plugin host) and an arm64 one
+ *     arm64e or arm64, an x86_64 one x86_64, and a missing inserted
+ *     library is fatal.
  *
  * Warned, with the condition: a SIP-protected path while SIP is off, an
- * unsigned arm64 binary, a third-party arm64e slice, children inheriting
- * the shim.  The same code judges job files (jobfile.c) and metalcapctl
- * check.
+ * unsigned arm64 binary, children inheriting the shim.  The same code
+ * judges job files (jobfile.c) and metalcapctl check.
  */
 #include <sys/stat.h>
 
@@ -67,27 +72,71 @@ mc_inject_level_name(enum mc_inject_level level)
 }
 
 /*
- * Paths macOS protects with SIP: DYLD_* is stripped for what runs there.
- * Judged on the real path, so that a link elsewhere to /usr/bin/env is
- * protected and /usr/bin/../local/bin/x is not.  (/usr/local is not
- * under SIP; /System/Volumes/Data holds the user's data volume.)
+ * Where SIP protects the files, after macOS's rootless.conf
+ * (/System/Library/Sandbox/rootless.conf; the entries below as published
+ * for macOS 10.15, a "*" entry being a writable exception inside a
+ * protected one), and Apple's System Integrity Protection Guide
+ * ("Runtime Protections": DYLD_* is purged when a program protected on
+ * disk is launched).  The longest entry that holds the path decides.
+ * Apple's other apps in /Applications are not listed: their own
+ * signatures are judged (inject_slice).  What strips DYLD_* is AMFI's
+ * answer to dyld, not the path (dyld-1378 DyldProcessConfig.cpp:893-903,
+ * 951-955, 984-1001): the path stands for the on-disk protection AMFI
+ * goes by, and cannot be read from a Linux build.
  */
+static const struct {
+	const char	*dir;
+	bool		 sip;
+} inject_rootless[] = {
+	{ "/bin", true },
+	{ "/sbin", true },
+	{ "/usr", true },
+	{ "/usr/libexec/cups", false },	/* printer vendors' filters */
+	{ "/usr/local", false },
+	{ "/usr/share/man", false },
+	{ "/usr/share/snmp", false },
+	{ "/System", true },
+	{ "/Library/Apple", true },
+	{ "/Applications/Safari.app", true },
+};
+
+/* Whether dir holds path: dir itself, or a path under it. */
 static bool
-inject_sip_path(const char *path)
+inject_under(const char *path, const char *dir)
 {
-	static const char *const sip[] = { "/bin/", "/sbin/", "/usr/bin/",
-	    "/usr/sbin/", "/usr/libexec/", "/System/" };
-	char	real[PATH_MAX];
-	size_t	i;
+	size_t	n = strlen(dir);
+
+	return strncmp(path, dir, n) == 0 && (path[n] == '/' ||
+	    path[n] == '\0');
+}
+
+/*
+ * Judged on the real path, so that a link elsewhere to /usr/bin/env is
+ * protected and /usr/bin/../local/bin/x is not.  The Data volume, mounted
+ * at /System/Volumes/Data, holds the writable half of the same tree
+ * (/usr/local, /Library) under its own names: judged as those.
+ */
+bool
+mc_inject_sip_path(const char *path)
+{
+	static const char	 data[] = "/System/Volumes/Data";
+	char			 real[PATH_MAX];
+	const char		*p = real;
+	size_t			 i, best = 0;
+	bool			 sip = false;
 
 	if (realpath(path, real) == NULL)
 		snprintf(real, sizeof real, "%s", path);
-	if (strncmp(real, "/System/Volumes/Data/", 21) == 0)
-		return false;
-	for (i = 0; i < sizeof sip / sizeof sip[0]; i++)
-		if (strncmp(real, sip[i], strlen(sip[i])) == 0)
-			return true;
-	return false;
+	if (inject_under(real, data))
+		p = real[sizeof data - 1] ? real + sizeof data - 1 : "/";
+	for (i = 0; i < sizeof inject_rootless / sizeof inject_rootless[0];
+	    i++)
+		if (inject_under(p, inject_rootless[i].dir) &&
+		    strlen(inject_rootless[i].dir) > best) {
+			best = strlen(inject_rootless[i].dir);
+			sip = inject_rootless[i].sip;
+		}
+	return sip;
 }
 
 /*
@@ -131,54 +180,148 @@ inject_interpreter(const char *path, char *out, size_t len)
 	snprintf(out, len, "%.*s", (int)strcspn(line + n, " \t\r\n"), line + n);
 }
 
-/* The first slice of m, in the order of archs (best first), or NULL. */
-static const struct mc_macho_slice *
-inject_best_slice(const struct mc_macho *m, const char *const *archs,
-    size_t narchs)
+#define INJECT_ARM64		0x0100000cU
+#define INJECT_X86_64		0x01000007U
+#define INJECT_SUBTYPE_LOW	0x00ffffffU	/* xnu's ~CPU_SUBTYPE_MASK */
+#define INJECT_ARM64E		2U
+/* dyld mach_o/Architecture.cpp:315, 330: arm64e of ABI version 0 and 1,
+ * CPU_SUBTYPE_PTRAUTH_ABI set. */
+#define INJECT_ARM64E_V0	0x80000002U
+#define INJECT_ARM64E_V1	0x81000002U
+
+static bool
+inject_is_arm64e(const struct mc_macho_slice *s)
 {
-	size_t	k;
+	return s->cputype == INJECT_ARM64 &&
+	    (s->cpusubtype & INJECT_SUBTYPE_LOW) == INJECT_ARM64E;
+}
+
+/*
+ * The kernel's grade of a slice on Apple silicon, whose own subtype is
+ * arm64e (xnu-11417.101.15 bsd/dev/arm/kern_machdep.c:40-61, 95-103): an
+ * arm64e slice of the current pointer-authentication ABI (version 0) 12,
+ * of another version 11, arm64 V8 10, arm64 ALL 9, anything else 0.  The
+ * best wins, the first of equals (bsd/kern/mach_fat.c fatfile_getarch).
+ */
+static int
+inject_grade(const struct mc_macho_slice *s)
+{
+	uint32_t	sub = s->cpusubtype & INJECT_SUBTYPE_LOW;
+
+	if (s->cputype != INJECT_ARM64)
+		return 0;
+	if (sub == INJECT_ARM64E)
+		return s->ptrauth_version == 0 ? 12 : 11;
+	return sub == 1 ? 10 : sub == 0 ? 9 : 0;
+}
+
+/* The first x86_64 slice of m, or NULL. */
+static const struct mc_macho_slice *
+inject_x86_64_slice(const struct mc_macho *m)
+{
 	int	i;
 
-	for (k = 0; k < narchs; k++)
-		for (i = 0; i < m->nslices; i++)
-			if (strcmp(mc_macho_arch_name(m->slices[i].cputype,
-			    m->slices[i].cpusubtype), archs[k]) == 0)
-				return &m->slices[i];
+	for (i = 0; i < m->nslices; i++)
+		if (m->slices[i].cputype == INJECT_X86_64)
+			return &m->slices[i];
 	return NULL;
 }
 
 /*
- * The slice the host's kernel runs, or NULL when none can run there.
- * Apple silicon grades arm64e 12, arm64 10 (xnu bsd/dev/arm/kern_machdep.c
- * grade_binary) and runs x86_64 only translated, as a last resort (dyld's
- * archs_AppleSilicon, which emulates the kernel's choice); Intel runs
- * x86_64 alone.
+ * The slice the host's kernel runs, or NULL when none can run there: on
+ * Apple silicon the best graded arm64 slice, else x86_64 translated (the
+ * grading of x86_64 for Rosetta is not in the published kernel; dyld's
+ * archs_AppleSilicon, GradedArchitectures.cpp:167, puts it last); on
+ * Intel x86_64 alone.  Launched preferring x86_64, x86_64 or none:
+ * arch -x86_64 passes its preference to posix_spawn (system_cmds
+ * arch/arch.c:227), and the kernel runs the slice of the type preferred
+ * or fails the exec (xnu bsd/kern/kern_exec.c:822-857 for a universal
+ * file, 1435-1461 for a thin one).  A parent under Rosetta passes its
+ * affinity for x86_64 to the kernel's choice (P_AFFINITY, kern_exec.c:865),
+ * which the published fatfile_getbestarch does not use: judged the same.
  */
 static const struct mc_macho_slice *
 inject_running_slice(const struct mc_macho *m,
     const struct mc_inject_host *host)
 {
-	static const char *const silicon[] = { "arm64e", "arm64", "x86_64" };
-	static const char *const intel[] = { "x86_64" };
+	const struct mc_macho_slice	*best = NULL;
+	int				 i;
 
-	return host->apple_silicon ? inject_best_slice(m, silicon, 3) :
-	    inject_best_slice(m, intel, 1);
+	if (!host->apple_silicon || host->x86_64)
+		return inject_x86_64_slice(m);
+	for (i = 0; i < m->nslices; i++)
+		if (inject_grade(&m->slices[i]) > (best ? inject_grade(best) :
+		    0))
+			best = &m->slices[i];
+	return best ? best : inject_x86_64_slice(m);
+}
+
+/*
+ * Whether xnu runs an Apple arm64e program as a plugin host, keys off
+ * (bsd/kern/mach_loader.c:368-430, 693-709): a platform binary with an
+ * entitlement that lets it load others' libraries, or one of the
+ * scripting engines named there, by the prefix of its identifier.  With
+ * override-plugin-host-detection only a posix_spawn attribute turns the
+ * keys off, which metalcapd does not set.
+ */
+static bool
+inject_plugin_host(const struct mc_macho_slice *s)
+{
+	static const char *const engines[] = { "com.apple.perl5",
+	    "com.apple.perl", "org.python.python", "com.apple.expect",
+	    "com.tcltk.wish", "com.tcltk.tclsh", "com.apple.ruby",
+	    "com.apple.bash", "com.apple.zsh", "com.apple.ksh" };
+	size_t	i;
+
+	if (!s->platform || s->ident[0] == '\0' || s->plugin_override)
+		return false;
+	if (s->plugin_lv)
+		return true;
+	for (i = 0; i < sizeof engines / sizeof engines[0]; i++)
+		if (strncmp(s->ident, engines[i], strlen(engines[i])) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * Whether a process running slice s has pointer authentication off: an
+ * arm64 one always, an arm64e one of ABI version other than 0 (xnu
+ * bsd/kern/kern_exec.c:1043-1047, 1484-1490: IMGPF_NOJOP) or a plugin
+ * host.  The kernel tells dyld with the apple string ptrauth_disabled=1
+ * (kern_exec.c:6362, 6616; dyld DyldProcessConfig.cpp:813-822).
+ */
+static bool
+inject_keys_off(const struct mc_macho_slice *s)
+{
+	return !inject_is_arm64e(s) || s->ptrauth_version != 0 ||
+	    inject_plugin_host(s);
 }
 
 /*
  * The shim's slice that a process running slice s loads, or NULL: dyld
- * GradedArchitectures currentLoad, archs_arm64e (keys on: arm64e only),
- * archs_arm64e_keysOff (an arm64 process: arm64e, then arm64), and x86_64
- * for x86_64.
+ * GradedArchitectures::currentLoad (mach_o/GradedArchitectures.cpp:162,
+ * 164), whose arm64 flavours compare the whole subtype
+ * (Architecture.cpp:155-165): keys on, arm64e of ABI version 0 alone;
+ * keys off, arm64e v0, arm64e v1, arm64 ALL, arm64 V8.  x86_64 loads
+ * x86_64.
  */
 static const struct mc_macho_slice *
-inject_loaded_slice(const struct mc_macho *shim, const char *running)
+inject_loaded_slice(const struct mc_macho *shim,
+    const struct mc_macho_slice *s)
 {
-	static const char *const for_arm64[] = { "arm64e", "arm64" };
+	static const uint32_t	order[] = { INJECT_ARM64E_V0,
+	    INJECT_ARM64E_V1, 0, 1 };
+	size_t			k, n = inject_keys_off(s) ? 4 : 1;
+	int			i;
 
-	return strcmp(running, "arm64") == 0 ?
-	    inject_best_slice(shim, for_arm64, 2) :
-	    inject_best_slice(shim, &running, 1);
+	if (s->cputype == INJECT_X86_64)
+		return inject_x86_64_slice(shim);
+	for (k = 0; k < n; k++)
+		for (i = 0; i < shim->nslices; i++)
+			if (shim->slices[i].cputype == INJECT_ARM64 &&
+			    shim->slices[i].cpusubtype == order[k])
+				return &shim->slices[i];
+	return NULL;
 }
 
 /* One slice's signature against dyld's and AMFI's rules. */
@@ -218,7 +361,8 @@ inject_slice(struct mc_inject *j, const struct mc_macho_slice *s,
 }
 
 /* The shim's Mach-O, or for a shim that is none (the Linux build, or
- * none named): the slices make macos ships, arm64 and x86_64, no team. */
+ * none named): the slices make macos ships, arm64 and x86_64 (both ALL),
+ * no team. */
 static void
 inject_shim(const char *shim, struct mc_macho *m)
 {
@@ -227,9 +371,56 @@ inject_shim(const char *shim, struct mc_macho *m)
 	if (shim != NULL && mc_macho_read(shim, m, why, sizeof why) == 0)
 		return;
 	memset(m, 0, sizeof *m);
-	m->slices[0].cputype = 0x0100000cU;
-	m->slices[1].cputype = 0x01000007U;
+	m->slices[0].cputype = INJECT_ARM64;
+	m->slices[1].cputype = INJECT_X86_64;
+	m->slices[1].cpusubtype = 3;
 	m->nslices = 2;
+}
+
+/*
+ * An arm64e slice that runs: xnu kills a program not Apple's of the
+ * preview ABI (version 0) at exec, past the point of return, unless
+ * booted with -arm64e_preview_abi (bsd/kern/kern_exec.c:1662-1690,
+ * 2369-2387); having chosen this slice, the kernel does not try another.
+ * True when it does not run; else a note when its keys are off.
+ */
+static bool
+inject_arm64e(struct mc_inject *j, const struct mc_macho *m,
+    const struct mc_macho_slice *s)
+{
+	if (s->ptrauth_version == 0 && !s->platform) {
+		mc_inject_say(j, MC_INJECT_REFUSED, "arm64e: not Apple's, and "
+		    "of the preview pointer-authentication ABI (version 0): "
+		    "the kernel kills it at exec without the "
+		    "-arm64e_preview_abi boot-arg (xnu kern_exec.c:1662)%s",
+		    m->nslices > 1 ? "; it chose this slice and does not fall "
+		    "back to another" : "");
+		return true;
+	}
+	if (s->ptrauth_version != 0)
+		mc_inject_say(j, MC_INJECT_OK, "arm64e: pointer-authentication "
+		    "ABI version %u, which the kernel runs as arm64, keys off "
+		    "(xnu kern_exec.c:1484): it loads arm64e or arm64 "
+		    "libraries", s->ptrauth_version);
+	else if (inject_plugin_host(s))
+		mc_inject_say(j, MC_INJECT_OK, "arm64e: an Apple plugin host "
+		    "(%s), which the kernel runs keys off (xnu "
+		    "mach_loader.c:368): it loads arm64e or arm64 libraries",
+		    s->ident);
+	return false;
+}
+
+/* The shim has no slice the process running s loads: refused. */
+static void
+inject_no_lib(struct mc_inject *j, const struct mc_macho_slice *s)
+{
+	mc_inject_say(j, MC_INJECT_REFUSED, "%s: %s runs the %s slice, and "
+	    "the shim has none it can load (%s; the shim has no arm64e slice "
+	    "unless built on a Mac)", j->slice, j->host, j->slice,
+	    s->cputype == INJECT_X86_64 ? "an x86_64 process loads x86_64 "
+	    "libraries only" : inject_keys_off(s) ? "it loads arm64e or "
+	    "arm64 libraries" : "with pointer authentication on it loads "
+	    "arm64e libraries of ABI version 0 only");
 }
 
 /* The Mach-O program at path (a script's interpreter already followed). */
@@ -253,26 +444,17 @@ inject_binary(struct mc_inject *j, const char *path, const char *shim,
 		    strlen(j->archs), "%s%s", i ? "," : "", mc_macho_arch_name(
 		    m.slices[i].cputype, m.slices[i].cpusubtype));
 	if ((run = inject_running_slice(&m, host)) == NULL) {
-		mc_inject_say(j, MC_INJECT_REFUSED, "no slice of %s runs on %s",
-		    j->archs, j->host);
+		mc_inject_say(j, MC_INJECT_REFUSED, "no slice of %s runs on "
+		    "%s%s", j->archs, j->host, host->x86_64 ? ": the kernel "
+		    "runs the x86_64 slice asked for, or fails the exec" : "");
 		return;
 	}
 	snprintf(j->slice, sizeof j->slice, "%s", mc_macho_arch_name(
 	    run->cputype, run->cpusubtype));
-	/* xnu exec_mach_imgact refuses a third-party arm64e slice (it
-	 * chose already; a fat file's arm64 slice is not tried instead). */
-	if (strcmp(j->slice, "arm64e") == 0 && !run->platform)
-		mc_inject_say(j, m.nslices == 1 ? MC_INJECT_REFUSED :
-		    MC_INJECT_WARN, "arm64e: a program not Apple's built for "
-		    "arm64e runs only with the -arm64e_preview_abi boot-arg "
-		    "(xnu exec_mach_imgact)%s", m.nslices == 1 ? "" : "; the "
-		    "kernel may not fall back to its other slices");
-	if ((lib = inject_loaded_slice(&shim_m, j->slice)) == NULL) {
-		mc_inject_say(j, MC_INJECT_REFUSED, "%s: %s runs the %s slice, "
-		    "and the shim has none it can load (an %s process loads %s "
-		    "libraries only; the shim has no arm64e slice unless built "
-		    "on a Mac)", j->slice, j->host, j->slice, j->slice,
-		    strcmp(j->slice, "arm64e") == 0 ? "arm64e" : j->slice);
+	if (inject_is_arm64e(run) && inject_arm64e(j, &m, run))
+		return;
+	if ((lib = inject_loaded_slice(&shim_m, run)) == NULL) {
+		inject_no_lib(j, run);
 		return;
 	}
 	inject_slice(j, run, lib);
@@ -282,9 +464,10 @@ inject_binary(struct mc_inject *j, const char *path, const char *shim,
 static void
 inject_host_name(struct mc_inject *j, const struct mc_inject_host *host)
 {
-	snprintf(j->host, sizeof j->host, "%s%s with SIP %s",
+	snprintf(j->host, sizeof j->host, "%s%s with SIP %s%s",
 	    host->detected ? "this Mac, " : "", host->apple_silicon ?
-	    "Apple silicon" : "an Intel Mac", host->sip ? "on" : "off");
+	    "Apple silicon" : "an Intel Mac", host->sip ? "on" : "off",
+	    host->x86_64 ? ", launched preferring x86_64" : "");
 }
 
 /*
@@ -297,19 +480,20 @@ static bool
 inject_sip(struct mc_inject *j, const struct mc_inject_host *host,
     const char *program, int depth)
 {
-	if (!inject_sip_path(program))
+	if (!mc_inject_sip_path(program))
 		return false;
 	if (!host->sip) {
-		mc_inject_say(j, MC_INJECT_WARN, "%s is under a SIP-protected "
-		    "path: SIP is off on %s, so dyld keeps DYLD_* for it",
-		    program, j->host);
+		mc_inject_say(j, MC_INJECT_WARN, "%s is in a SIP-protected "
+		    "location (rootless.conf): SIP is off on %s, so dyld keeps "
+		    "DYLD_* for it", program, j->host);
 		return false;
 	}
 	mc_inject_say(j, MC_INJECT_REFUSED, "%s%s is protected by System "
-	    "Integrity Protection: dyld removes DYLD_* from it and so from "
-	    "everything it starts; name the workload's own binary (or turn "
-	    "SIP off)", program, depth > 0 ? ", the script's interpreter," :
-	    "");
+	    "Integrity Protection (a SIP location in rootless.conf): AMFI, "
+	    "which decides, has dyld remove DYLD_* from such a restricted "
+	    "process and so from all it starts; name the workload's own "
+	    "binary (or turn SIP off)", program, depth > 0 ? ", the "
+	    "script's interpreter," : "");
 	return true;
 }
 

@@ -38,6 +38,11 @@
 #define CPU_TYPE_ARM64		0x0100000cU
 #define CPU_SUBTYPE_MASK	0x00ffffffU
 #define CPU_SUBTYPE_ARM64E	2U
+/* xnu osfmk/mach/machine.h CPU_SUBTYPE_ARM64_PTR_AUTH_VERSION: the
+ * pointer-authentication ABI version of an arm64e slice, bits 24-27 (bit
+ * 31, CPU_SUBTYPE_PTRAUTH_ABI, says the slice is versioned at all; macOS's
+ * kernel reads the version without it: bsd/kern/kern_exec.c:1668-1669). */
+#define PTR_AUTH_VERSION(sub)	(((sub) & 0x0f000000U) >> 24)
 
 #define macho_be32(p)		((uint32_t)mc_be((p), 4))
 #define macho_be64(p)		mc_be((p), 8)
@@ -88,10 +93,36 @@ macho_entitlements(struct mc_macho_slice *s, const uint8_t *xml, size_t len)
 	    "com.apple.security.cs.allow-dyld-environment-variables", false);
 	s->disable_lv = mc_plist_bool(root,
 	    "com.apple.security.cs.disable-library-validation", false);
+	/* xnu bsd/kern/mach_loader.c:384-404 (xnu-11417.101.15),
+	 * CLEAR_LV_ENTITLEMENT and OVERRIDE_PLUGIN_HOST_ENTITLEMENT from
+	 * bsd/sys/codesign.h:37-38. */
+	s->plugin_lv = s->disable_lv || mc_plist_bool(root,
+	    "com.apple.private.cs.automator-plugins", false) ||
+	    mc_plist_bool(root,
+	    "com.apple.private.security.clear-library-validation", false);
+	s->plugin_override = mc_plist_bool(root,
+	    "com.apple.private.security.override-plugin-host-detection",
+	    false);
 	plist_free(root);
 }
 
-/* The CodeDirectory: flags, and the team from version 0x20200 on. */
+/* The string at off in the blob of len bytes, cut to fit out; or "". */
+static void
+macho_string(const uint8_t *blob, size_t len, uint32_t off, char *out,
+    size_t outlen)
+{
+	size_t	n;
+
+	out[0] = '\0';
+	if (off == 0 || off >= len)
+		return;
+	n = strnlen((const char *)blob + off, len - off);
+	if (n == len - off)
+		return;		/* no end inside the blob */
+	snprintf(out, outlen, "%.*s", (int)n, (const char *)blob + off);
+}
+
+/* The CodeDirectory: flags, identifier, the team from version 0x20200. */
 static void
 macho_code_directory(struct mc_macho_slice *s, const uint8_t *cd, size_t len)
 {
@@ -100,6 +131,7 @@ macho_code_directory(struct mc_macho_slice *s, const uint8_t *cd, size_t len)
 
 	if (len < 52)
 		return;
+	macho_string(cd, len, macho_be32(cd + 20), s->ident, sizeof s->ident);
 	version = macho_be32(cd + 8);
 	s->cs_flags = macho_be32(cd + 12);
 	s->adhoc = (s->cs_flags & CS_ADHOC) != 0;
@@ -161,6 +193,9 @@ macho_slice(int fd, uint64_t fsize, uint64_t off, uint64_t size,
 		return "a slice that is not a Mach-O file";
 	s->cputype = macho_le32(hdr + 4);
 	s->cpusubtype = macho_le32(hdr + 8);
+	if (s->cputype == CPU_TYPE_ARM64 &&
+	    (s->cpusubtype & CPU_SUBTYPE_MASK) == CPU_SUBTYPE_ARM64E)
+		s->ptrauth_version = PTR_AUTH_VERSION(s->cpusubtype);
 	ncmds = macho_le32(hdr + 16);
 	sizeofcmds = macho_le32(hdr + 20);
 	if (sizeofcmds > MACHO_MAX_CMDS || sizeofcmds > size - 32)

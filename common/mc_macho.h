@@ -16,6 +16,7 @@
 struct mc_macho_slice {
 	uint32_t	cputype;
 	uint32_t	cpusubtype;
+	unsigned	ptrauth_version; /* arm64e: the pointer-auth ABI's */
 	bool		is_signed;
 	bool		adhoc;
 	bool		hardened;	/* CS_RUNTIME */
@@ -23,8 +24,13 @@ struct mc_macho_slice {
 	bool		allow_dyld_env;	/* ...allow-dyld-environment-variables */
 	bool		disable_lv;	/* ...disable-library-validation */
 	bool		platform;	/* Apple's own: CodeDirectory platform */
+	bool		plugin_lv;	/* an entitlement xnu takes for a plugin
+					   host: disable-library-validation,
+					   or Apple's private two */
+	bool		plugin_override; /* ...override-plugin-host-detection */
 	uint32_t	cs_flags;
 	char		team[32];	/* "" when none */
+	char		ident[128];	/* the CodeDirectory's identifier, cut */
 };
 
 struct mc_macho {
@@ -47,12 +53,15 @@ enum mc_inject_level {
 
 /*
  * The Mac the program will run on: which of its slices the kernel runs,
- * and whether dyld strips DYLD_* from SIP-protected programs there.
+ * and whether dyld strips DYLD_* from SIP-protected programs there; and
+ * how it is launched: preferring x86_64 (arch -x86_64, a parent running
+ * under Rosetta), the x86_64 slice runs where there is one.
  */
 struct mc_inject_host {
 	bool	apple_silicon;	/* else an Intel Mac */
 	bool	sip;		/* System Integrity Protection on */
 	bool	detected;	/* read from this Mac; else the default */
+	bool	x86_64;		/* launched preferring x86_64 */
 };
 
 struct mc_inject {
@@ -71,6 +80,7 @@ struct mc_inject {
 void	mc_inject_judge(const char *path, const char *shim, bool inherit,
 	    const struct mc_inject_host *, struct mc_inject *);
 const char *mc_inject_level_name(enum mc_inject_level);
+bool	mc_inject_sip_path(const char *path);
 void	mc_inject_say(struct mc_inject *, enum mc_inject_level,
 	    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

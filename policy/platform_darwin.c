@@ -202,4 +202,5 @@ platform_inject_host(struct mc_inject_host *host)
 	    NULL, 0) == 0 && arm64 == 1;
 	host->sip = csr_check(CSR_ALLOW_TASK_FOR_PID) != 0;
 	host->detected = true;
+	host->x86_64 = false;	/* the kernel's own choice of slice */
 }

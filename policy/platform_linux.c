@@ -164,4 +164,5 @@ platform_inject_host(struct mc_inject_host *host)
 	host->apple_silicon = true;
 	host->sip = false;
 	host->detected = false;
+	host->x86_64 = false;
 }

@@ -18,7 +18,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct mc_macho		m;
 	struct mc_inject	j;
-	struct mc_inject_host	host = { true, true, false };
+	struct mc_inject_host	host = { true, true, false, false };
 	char			path[64], why[128];
 
 	fuzz_write_file(path, "program", data, size);

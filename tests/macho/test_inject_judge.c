@@ -24,85 +24,11 @@
 #include <cmocka.h>
 
 #include "child.h"
+#include "fixture.h"
 #include "mc_macho.h"
 
-#define BUILD		MC_TEST_BUILD
-#define BINS		BUILD "/npm-macho"
-#define CTL		BUILD "/bin/metalcapctl"
+#define CTL		MC_TEST_BUILD "/bin/metalcapctl"
 #define PY3		"/usr/bin/python3"
-
-static char	tmpdir[64];
-
-static int
-group_setup(void **state)
-{
-	(void)state;
-	if (system(MC_TEST_SOURCE "/scripts/npm-macho-fixtures.sh " BINS) != 0)
-		return -1;
-	snprintf(tmpdir, sizeof tmpdir, "/tmp/mc-macho.XXXXXX");
-	return mkdtemp(tmpdir) == NULL ? -1 : 0;
-}
-
-static int
-group_teardown(void **state)
-{
-	char	cmd[128];
-
-	(void)state;
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-	return system(cmd) == 0 ? 0 : -1;
-}
-
-/* The Macs judged for. */
-static const struct mc_inject_host silicon = { true, true, false };
-static const struct mc_inject_host silicon_sip_off = { true, false, false };
-static const struct mc_inject_host intel = { false, true, false };
-
-/* The judgement of path on host, with one finding that must contain text. */
-static void
-expect_shim(const struct mc_inject_host *host, const char *path,
-    const char *shim, bool inherit, enum mc_inject_level verdict,
-    const char *text)
-{
-	struct mc_inject	j;
-	int			i;
-
-	mc_inject_judge(path, shim, inherit, host, &j);
-	if (j.verdict != verdict)
-		fail_msg("%s on %s: %s, want %s (%s)", path, j.host,
-		    mc_inject_level_name(j.verdict),
-		    mc_inject_level_name(verdict), j.n ? j.findings[0].text :
-		    "no finding");
-	for (i = 0; i < j.n; i++)
-		if (strstr(j.findings[i].text, text) != NULL)
-			return;
-	fail_msg("%s on %s: no finding says '%s'", path, j.host, text);
-}
-
-/* The shim as the Linux build has none: the slices make macos ships. */
-static void
-expect_on(const struct mc_inject_host *host, const char *path, bool inherit,
-    enum mc_inject_level verdict, const char *text)
-{
-	expect_shim(host, path, NULL, inherit, verdict, text);
-}
-
-/* On Apple silicon with SIP on, the Mac metalcap is mostly for. */
-static void
-expect(const char *path, bool inherit, enum mc_inject_level verdict,
-    const char *text)
-{
-	expect_on(&silicon, path, inherit, verdict, text);
-}
-
-/* The slice judged for path on host. */
-static const char *
-judged_slice(const struct mc_inject_host *host, const char *path,
-    struct mc_inject *j)
-{
-	mc_inject_judge(path, NULL, false, host, j);
-	return j->slice;
-}
 
 static void
 test_npm_binaries(void **state)
@@ -112,150 +38,88 @@ test_npm_binaries(void **state)
 
 	(void)state;
 	/* A file that cannot be opened says why, as the system does. */
-	assert_int_equal(mc_macho_read(BINS "/no-such-binary", &m, why,
+	assert_int_equal(mc_macho_read(FX_BINS "/no-such-binary", &m, why,
 	    sizeof why), -1);
 	assert_string_equal(why, "No such file or directory");
-	assert_int_equal(mc_macho_read(BINS "/sentry-cli", &m, why,
+	assert_int_equal(mc_macho_read(FX_BINS "/sentry-cli", &m, why,
 	    sizeof why), 0);
 	assert_int_equal(m.nslices, 2);
 	assert_true(m.slices[0].hardened && m.slices[1].hardened);
 	/* The signing team, from each slice's CodeDirectory (2.2 on). */
 	assert_string_equal(m.slices[0].team, "97JCY7859U");
 	assert_string_equal(m.slices[1].team, "97JCY7859U");
-	expect(BINS "/sentry-cli", false, MC_INJECT_REFUSED, "arm64: hardened "
-	    "runtime without com.apple.security.cs.allow-dyld-environment-"
-	    "variables");
-	assert_int_equal(mc_macho_read(BINS "/deno", &m, why, sizeof why), 0);
+	fx_expect(FX_BINS "/sentry-cli", false, MC_INJECT_REFUSED, "arm64: "
+	    "hardened runtime without com.apple.security.cs.allow-dyld-"
+	    "environment-variables");
+	assert_int_equal(mc_macho_read(FX_BINS "/deno", &m, why, sizeof why),
+	    0);
 	assert_true(m.nslices == 1 && m.slices[0].hardened &&
 	    m.slices[0].allow_dyld_env && m.slices[0].disable_lv);
 	assert_string_equal(m.slices[0].team, "2H4KBF436B");
-	expect(BINS "/deno", false, MC_INJECT_OK, "arm64: hardened runtime "
-	    "that allows DYLD_*");
-	assert_int_equal(mc_macho_read(BINS "/dprint", &m, why, sizeof why), 0);
+	fx_expect(FX_BINS "/deno", false, MC_INJECT_OK, "arm64: hardened "
+	    "runtime that allows DYLD_*");
+	assert_int_equal(mc_macho_read(FX_BINS "/dprint", &m, why, sizeof why),
+	    0);
 	assert_true(m.slices[0].adhoc && !m.slices[0].hardened);
 	/* Ad-hoc: a CodeDirectory without a team (its offset 0). */
 	assert_string_equal(m.slices[0].team, "");
-	expect(BINS "/dprint", false, MC_INJECT_OK, "ad-hoc signature");
+	fx_expect(FX_BINS "/dprint", false, MC_INJECT_OK, "ad-hoc signature");
 	/* Children inheriting the shim: a warning, whatever the program. */
-	expect(BINS "/dprint", true, MC_INJECT_WARN, "arm64e child");
-}
-
-/* A copy of src at dst with mode, bytes at off replaced (len 0: none). */
-static void
-derive(const char *src, const char *dst, mode_t mode, long off,
-    const void *bytes, size_t len)
-{
-	char	cmd[512];
-	FILE	*f;
-
-	snprintf(cmd, sizeof cmd, "cp '%s' '%s'", src, dst);
-	assert_int_equal(system(cmd), 0);
-	if (len > 0) {
-		assert_non_null(f = fopen(dst, "r+"));
-		fseek(f, off, SEEK_SET);
-		fwrite(bytes, 1, len, f);
-		fclose(f);
-	}
-	assert_int_equal(chmod(dst, mode), 0);
-}
-
-static void
-write_script(const char *path, const char *body)
-{
-	FILE	*f;
-
-	assert_non_null(f = fopen(path, "w"));
-	fputs(body, f);
-	fclose(f);
-	assert_int_equal(chmod(path, 0755), 0);
+	fx_expect(FX_BINS "/dprint", true, MC_INJECT_WARN, "arm64e child");
 }
 
 static void
 test_derived_variants(void **state)
 {
-	static const uint8_t	arm64e[4] = { 2, 0, 0, 0 };	/* cpusubtype */
+	/* The cpusubtype, little-endian. */
+	static const uint8_t	arm64e[4] = { 2, 0, 0, 0 };
 	char			path[256], script[256], body[512];
 
 	(void)state;
-	/* dprint marked arm64e-only: no slice a shim without arm64e serves. */
-	snprintf(path, sizeof path, "%s/dprint-arm64e", tmpdir);
-	derive(BINS "/dprint", path, 0755, 8, arm64e, sizeof arm64e);
-	expect(path, false, MC_INJECT_REFUSED, "arm64e: Apple silicon with "
-	    "SIP on runs the arm64e slice, and the shim has none");
-	expect(path, false, MC_INJECT_REFUSED, "runs only with the "
-	    "-arm64e_preview_abi boot-arg");
-	expect_on(&intel, path, false, MC_INJECT_REFUSED, "no slice of arm64e "
-	    "runs on an Intel Mac");
+	/* dprint marked arm64e-only, unversioned (ABI version 0): the
+	 * kernel kills a program not Apple's of that ABI at exec. */
+	snprintf(path, sizeof path, "%s/dprint-arm64e", fx_tmpdir);
+	fx_derive(FX_BINS "/dprint", path, 0755, 8, arm64e, sizeof arm64e);
+	fx_expect(path, false, MC_INJECT_REFUSED, "arm64e: not Apple's, and of "
+	    "the preview pointer-authentication ABI (version 0): the kernel "
+	    "kills it at exec without the -arm64e_preview_abi boot-arg");
+	fx_expect_on(&fx_intel, path, false, MC_INJECT_REFUSED, "no slice of "
+	    "arm64e runs on an Intel Mac");
 	/* dprint made setuid: dyld ignores DYLD_* for it. */
-	snprintf(path, sizeof path, "%s/dprint-setuid", tmpdir);
-	derive(BINS "/dprint", path, 04755, 0, NULL, 0);
-	expect(path, false, MC_INJECT_REFUSED, "is setuid or setgid");
+	snprintf(path, sizeof path, "%s/dprint-setuid", fx_tmpdir);
+	fx_derive(FX_BINS "/dprint", path, 04755, 0, NULL, 0);
+	fx_expect(path, false, MC_INJECT_REFUSED, "is setuid or setgid");
 	/* A script whose interpreter is deno: deno is judged. */
-	snprintf(script, sizeof script, "%s/serve.ts", tmpdir);
-	snprintf(body, sizeof body, "#!%s/deno run\nconsole.log(1)\n", BINS);
-	write_script(script, body);
-	expect(script, false, MC_INJECT_OK, "is a script run by " BINS
+	snprintf(script, sizeof script, "%s/serve.ts", fx_tmpdir);
+	snprintf(body, sizeof body, "#!%s/deno run\nconsole.log(1)\n", FX_BINS);
+	fx_write_script(script, body);
+	fx_expect(script, false, MC_INJECT_OK, "is a script run by " FX_BINS
 	    "/deno");
 	/* ... and one whose interpreter is sentry-cli: refused. */
-	write_script(script, "#!" BINS "/sentry-cli\n");
-	expect(script, false, MC_INJECT_REFUSED, "hardened runtime without");
+	fx_write_script(script, "#!" FX_BINS "/sentry-cli\n");
+	fx_expect(script, false, MC_INJECT_REFUSED, "hardened runtime without");
 	/* Followed through three scripts to the program at the end; "#! "
 	 * with a space is the same line. */
-	snprintf(path, sizeof path, "%s/s3", tmpdir);
-	write_script(path, "#! " BINS "/sentry-cli\n");
-	snprintf(body, sizeof body, "#!%s/s3\n", tmpdir);
-	snprintf(path, sizeof path, "%s/s2", tmpdir);
-	write_script(path, body);
-	snprintf(body, sizeof body, "#!%s/s2\n", tmpdir);
-	write_script(script, body);
-	expect(script, false, MC_INJECT_REFUSED, "hardened runtime without");
-	snprintf(path, sizeof path, "%s/s3 is a script run by " BINS
-	    "/sentry-cli", tmpdir);
-	expect(script, false, MC_INJECT_REFUSED, path);
+	snprintf(path, sizeof path, "%s/s3", fx_tmpdir);
+	fx_write_script(path, "#! " FX_BINS "/sentry-cli\n");
+	snprintf(body, sizeof body, "#!%s/s3\n", fx_tmpdir);
+	snprintf(path, sizeof path, "%s/s2", fx_tmpdir);
+	fx_write_script(path, body);
+	snprintf(body, sizeof body, "#!%s/s2\n", fx_tmpdir);
+	fx_write_script(script, body);
+	fx_expect(script, false, MC_INJECT_REFUSED, "hardened runtime without");
+	snprintf(path, sizeof path, "%s/s3 is a script run by " FX_BINS
+	    "/sentry-cli", fx_tmpdir);
+	fx_expect(script, false, MC_INJECT_REFUSED, path);
 	/* A shell script: SIP strips DYLD_* from /bin/sh; with SIP off the
 	 * shim would stop at the shell. */
-	write_script(script, "#!/bin/sh\nexec llama-server\n");
-	expect(script, true, MC_INJECT_REFUSED, "/bin/sh, the script's "
+	fx_write_script(script, "#!/bin/sh\nexec llama-server\n");
+	fx_expect(script, true, MC_INJECT_REFUSED, "/bin/sh, the script's "
 	    "interpreter, is protected by System Integrity Protection");
-	expect_on(&silicon_sip_off, script, false, MC_INJECT_REFUSED,
+	fx_expect_on(&fx_silicon_sip_off, script, false, MC_INJECT_REFUSED,
 	    "/bin/sh is a shell or env wrapper");
-	expect_on(&silicon_sip_off, script, true, MC_INJECT_WARN, "/bin/sh is "
-	    "a shell or env wrapper");
-}
-
-static void
-put_be32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
-static uint32_t
-get_be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	    (uint32_t)p[2] << 8 | p[3];
-}
-
-/* The whole of file, malloc'ed; *len its size. */
-static uint8_t *
-slurp(const char *file, size_t *len)
-{
-	uint8_t	*buf;
-	FILE	*f;
-	long	 n;
-
-	assert_non_null(f = fopen(file, "rb"));
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	assert_non_null(buf = malloc((size_t)n));
-	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
+	fx_expect_on(&fx_silicon_sip_off, script, true, MC_INJECT_WARN,
+	    "/bin/sh is a shell or env wrapper");
 }
 
 /*
@@ -276,78 +140,27 @@ test_library_validation_other_team(void **state)
 	FILE			*f;
 
 	(void)state;
-	buf = slurp(BINS "/deno", &len);
+	buf = fx_slurp(FX_BINS "/deno", &len);
 	for (p = buf; (p = memmem(p, len - (size_t)(p - buf), key,
 	    sizeof key - 1)) != NULL; p += sizeof key - 1, n++)
 		p[sizeof key - 2] = 'X';
 	assert_true(n > 0);
-	snprintf(path, sizeof path, "%s/deno-lv", tmpdir);
+	snprintf(path, sizeof path, "%s/deno-lv", fx_tmpdir);
 	assert_non_null(f = fopen(path, "wb"));
 	assert_int_equal(fwrite(buf, 1, len, f), len);
 	fclose(f);
 	free(buf);
 	assert_int_equal(chmod(path, 0755), 0);
-	expect(path, false, MC_INJECT_REFUSED, "library validation (team "
+	fx_expect(path, false, MC_INJECT_REFUSED, "library validation (team "
 	    "2H4KBF436B)");
 	/* A shim signed by deno's own team passes library validation. */
-	expect_shim(&silicon, path, BINS "/deno", false, MC_INJECT_OK,
+	fx_expect_shim(&fx_silicon, path, FX_BINS "/deno", false, MC_INJECT_OK,
 	    "arm64: hardened runtime that allows DYLD_*; library validation, "
 	    "which the shim passes: it is signed by the program's team "
 	    "(2H4KBF436B)");
 	/* One of another team (sentry-cli's) does not. */
-	expect_shim(&silicon, path, BINS "/sentry-cli", false,
+	fx_expect_shim(&fx_silicon, path, FX_BINS "/sentry-cli", false,
 	    MC_INJECT_REFUSED, "library validation (team 2H4KBF436B)");
-}
-
-struct slice_src {
-	const char	*file;	/* a thin Mach-O, or a fat one and... */
-	int		 index;	/* ...its slice; -1 for a thin file */
-	uint32_t	 cputype, cpusubtype;
-};
-
-/*
- * A universal file at dst from slices of real binaries, each marked as
- * the cputype and subtype asked (in the fat header and its own Mach-O
- * header): the shape of a fat arm64e + x86_64 program without a Mac.
- */
-static void
-make_fat(const char *dst, const struct slice_src *src, int n)
-{
-	uint8_t		 head[4096] = { 0 }, *bytes, *from;
-	size_t		 len, size, at = 16384;
-	FILE		*f;
-	int		 i;
-
-	assert_non_null(f = fopen(dst, "wb"));
-	put_be32(head, 0xcafebabe);
-	put_be32(head + 4, (uint32_t)n);
-	fwrite(head, 1, sizeof head, f);
-	for (i = 0; i < n; i++) {
-		bytes = slurp(src[i].file, &len);
-		from = bytes;
-		size = len;
-		if (src[i].index >= 0) {
-			from = bytes + get_be32(bytes + 8 + 20 * src[i].index +
-			    8);
-			size = get_be32(bytes + 8 + 20 * src[i].index + 12);
-		}
-		/* The slice's own header: little-endian cputype, subtype. */
-		memcpy(from + 4, &src[i].cputype, 4);
-		memcpy(from + 8, &src[i].cpusubtype, 4);
-		put_be32(head + 8 + 20 * i, src[i].cputype);
-		put_be32(head + 8 + 20 * i + 4, src[i].cpusubtype);
-		put_be32(head + 8 + 20 * i + 8, (uint32_t)at);
-		put_be32(head + 8 + 20 * i + 12, (uint32_t)size);
-		put_be32(head + 8 + 20 * i + 16, 14);
-		fseek(f, (long)at, SEEK_SET);
-		fwrite(from, 1, size, f);
-		at = (at + size + 16383) & ~(size_t)16383;
-		free(bytes);
-	}
-	fseek(f, 0, SEEK_SET);
-	fwrite(head, 1, sizeof head, f);
-	fclose(f);
-	assert_int_equal(chmod(dst, 0755), 0);
 }
 
 /*
@@ -365,78 +178,77 @@ test_thin_binary(void **state)
 	FILE		*f;
 
 	(void)state;
-	bytes = slurp(BINS "/sentry-cli", &len);
-	assert_int_equal(get_be32(bytes), 0xcafebabe);
-	snprintf(path, sizeof path, "%s/thin", tmpdir);
+	bytes = fx_slurp(FX_BINS "/sentry-cli", &len);
+	assert_int_equal(fx_get_be32(bytes), 0xcafebabe);
+	snprintf(path, sizeof path, "%s/thin", fx_tmpdir);
 	assert_non_null(f = fopen(path, "wb"));
-	fwrite(bytes + get_be32(bytes + 16), 1, get_be32(bytes + 20), f);
+	fwrite(bytes + fx_get_be32(bytes + 16), 1, fx_get_be32(bytes + 20), f);
 	fclose(f);
 	free(bytes);
 	assert_int_equal(chmod(path, 0755), 0);
 	assert_int_equal(mc_macho_read(path, &m, why, sizeof why), 0);
 	assert_int_equal(m.nslices, 1);
 	assert_true(m.slices[0].hardened);
-	expect(path, false, MC_INJECT_REFUSED, "hardened runtime without "
+	fx_expect(path, false, MC_INJECT_REFUSED, "hardened runtime without "
 	    "com.apple.security.cs.allow-dyld-environment-variables");
 }
 
-#define ARM64		0x0100000cU
-#define X86_64		0x01000007U
-
 /*
  * The slice judged is the one the Mac runs: a fat arm64e + x86_64 program
- * (the shape of /usr/bin's) runs arm64e on Apple silicon, which a shim
- * without arm64e cannot enter, though its x86_64 slice could; and a
- * hardened x86_64 slice does not refuse the arm64 slice that runs.
+ * (the shape of /usr/bin's) runs arm64e on Apple silicon, where one not
+ * Apple's, of the preview ABI, does not run at all, though on Intel its
+ * x86_64 slice does; and a hardened x86_64 slice does not refuse the
+ * arm64 slice that runs.  (test_inject_arch: the ABI versions.)
  */
 static void
 test_slice_that_runs(void **state)
 {
-	const struct slice_src	arm64e_x86[] = {
-		{ BINS "/dprint", -1, ARM64, 0x80000002U },
-		{ BINS "/dprint", -1, X86_64, 3 },
+	const struct fx_slice	arm64e_x86[] = {
+		{ FX_BINS "/dprint", -1, FX_ARM64, 0x80000002U },
+		{ FX_BINS "/dprint", -1, FX_X86_64, 3 },
 	};
-	const struct slice_src	arm64_hardened_x86[] = {
-		{ BINS "/dprint", -1, ARM64, 0 },
-		{ BINS "/sentry-cli", 0, X86_64, 3 },
+	const struct fx_slice	arm64_hardened_x86[] = {
+		{ FX_BINS "/dprint", -1, FX_ARM64, 0 },
+		{ FX_BINS "/sentry-cli", 0, FX_X86_64, 3 },
 	};
-	static const uint8_t	arm64e[4] = { 2, 0, 0, 0 };	/* cpusubtype */
+	/* The cpusubtype, little-endian: arm64e, ABI version 0. */
+	static const uint8_t	arm64e[4] = { 2, 0, 0, 0x80 };
 	struct mc_inject	j;
 	char			path[256], shim[256];
 	int			i;
 
 	(void)state;
-	snprintf(path, sizeof path, "%s/fat-arm64e", tmpdir);
-	make_fat(path, arm64e_x86, 2);
-	assert_string_equal(judged_slice(&silicon, path, &j), "arm64e");
+	snprintf(path, sizeof path, "%s/fat-arm64e", fx_tmpdir);
+	fx_make_fat(path, arm64e_x86, 2);
+	assert_string_equal(fx_judged_slice(&fx_silicon, path, &j), "arm64e");
 	assert_string_equal(j.archs, "arm64e,x86_64");
-	expect(path, false, MC_INJECT_REFUSED, "runs the arm64e slice");
-	expect(path, false, MC_INJECT_REFUSED, "arm64e: a program not Apple's");
-	assert_string_equal(judged_slice(&intel, path, &j), "x86_64");
-	expect_on(&intel, path, false, MC_INJECT_OK, "x86_64: ad-hoc");
+	fx_expect(path, false, MC_INJECT_REFUSED, "arm64e: not Apple's, and "
+	    "of the preview pointer-authentication ABI (version 0)");
+	assert_string_equal(fx_judged_slice(&fx_intel, path, &j), "x86_64");
+	fx_expect_on(&fx_intel, path, false, MC_INJECT_OK, "x86_64: ad-hoc");
 	/*
-	 * With a shim that has an arm64e slice, the kernel's arm64e rule
-	 * alone is left: a warning for a fat program (it may fall back to
-	 * its other slices), a refusal for an arm64e-only one, which has
-	 * none to fall back to.
+	 * A shim with an arm64e slice changes nothing: the program does not
+	 * run.  Having chosen the arm64e slice the kernel does not fall back
+	 * to the x86_64 one (xnu kern_exec.c:1662-1690, past the point of
+	 * return); an arm64e-only one has none to fall back to, and is not
+	 * said to.
 	 */
-	snprintf(shim, sizeof shim, "%s/shim-arm64e", tmpdir);
-	derive(BINS "/dprint", shim, 0755, 8, arm64e, sizeof arm64e);
-	expect_shim(&silicon, path, shim, false, MC_INJECT_WARN, "arm64e: a "
-	    "program not Apple's built for arm64e runs only with the "
-	    "-arm64e_preview_abi boot-arg (xnu exec_mach_imgact); the kernel "
-	    "may not fall back to its other slices");
-	mc_inject_judge(shim, shim, false, &silicon, &j);
+	snprintf(shim, sizeof shim, "%s/shim-arm64e", fx_tmpdir);
+	fx_derive(FX_BINS "/dprint", shim, 0755, 8, arm64e, sizeof arm64e);
+	fx_expect_shim(&fx_silicon, path, shim, false, MC_INJECT_REFUSED,
+	    "-arm64e_preview_abi boot-arg (xnu kern_exec.c:1662); it chose "
+	    "this slice and does not fall back to another");
+	mc_inject_judge(shim, shim, false, &fx_silicon, &j);
 	assert_int_equal(j.verdict, MC_INJECT_REFUSED);
 	for (i = 0; i < j.n; i++)
 		assert_null(strstr(j.findings[i].text, "fall back"));
 
-	snprintf(path, sizeof path, "%s/fat-hardened-x86", tmpdir);
-	make_fat(path, arm64_hardened_x86, 2);
-	assert_string_equal(judged_slice(&silicon, path, &j), "arm64");
-	expect(path, false, MC_INJECT_OK, "arm64: ad-hoc signature");
-	expect_on(&intel, path, false, MC_INJECT_REFUSED, "x86_64: hardened "
-	    "runtime without");
+	snprintf(path, sizeof path, "%s/fat-hardened-x86", fx_tmpdir);
+	fx_make_fat(path, arm64_hardened_x86, 2);
+	assert_string_equal(fx_judged_slice(&fx_silicon, path, &j), "arm64");
+	fx_expect(path, false, MC_INJECT_OK, "arm64: ad-hoc signature");
+	fx_expect_on(&fx_intel, path, false, MC_INJECT_REFUSED, "x86_64: "
+	    "hardened runtime without");
 }
 
 /*
@@ -451,28 +263,84 @@ test_sip(void **state)
 	char	script[256];
 
 	(void)state;
-	expect(PY3, false, MC_INJECT_REFUSED, PY3 " is protected by System "
+	fx_expect(PY3, false, MC_INJECT_REFUSED, PY3 " is protected by System "
 	    "Integrity Protection");
-	expect_on(&silicon_sip_off, PY3, false, MC_INJECT_WARN, "SIP is off "
-	    "on Apple silicon with SIP off, so dyld keeps DYLD_*");
-	snprintf(script, sizeof script, "%s/serve.py", tmpdir);
-	write_script(script, "#!/usr/bin/env python3\nprint(1)\n");
-	expect(script, true, MC_INJECT_REFUSED, "/usr/bin/env, the script's "
+	fx_expect_on(&fx_silicon_sip_off, PY3, false, MC_INJECT_WARN, "SIP is "
+	    "off on Apple silicon with SIP off, so dyld keeps DYLD_*");
+	snprintf(script, sizeof script, "%s/serve.py", fx_tmpdir);
+	fx_write_script(script, "#!/usr/bin/env python3\nprint(1)\n");
+	fx_expect(script, true, MC_INJECT_REFUSED, "/usr/bin/env, the script's "
 	    "interpreter, is protected by System Integrity Protection");
-	expect_on(&silicon_sip_off, script, true, MC_INJECT_WARN,
+	fx_expect_on(&fx_silicon_sip_off, script, true, MC_INJECT_WARN,
 	    "/usr/bin/env is a shell or env wrapper");
-	expect_on(&silicon_sip_off, script, false, MC_INJECT_REFUSED,
+	fx_expect_on(&fx_silicon_sip_off, script, false, MC_INJECT_REFUSED,
 	    "/usr/bin/env is a shell or env wrapper");
 	/* Judged where the path really leads: a link to a protected
 	 * program is protected, a path through /usr/bin/.. is not. */
-	snprintf(script, sizeof script, "%s/python3", tmpdir);
+	snprintf(script, sizeof script, "%s/python3", fx_tmpdir);
 	assert_int_equal(symlink(PY3, script), 0);
-	expect(script, false, MC_INJECT_REFUSED, "protected by System "
+	fx_expect(script, false, MC_INJECT_REFUSED, "protected by System "
 	    "Integrity Protection");
-	expect(BINS "/../npm-macho/deno", false, MC_INJECT_OK,
+	fx_expect(FX_BINS "/../npm-macho/deno", false, MC_INJECT_OK,
 	    "arm64: hardened runtime that allows");
-	expect("/usr/bin/../../" BINS "/deno", false, MC_INJECT_OK,
+	fx_expect("/usr/bin/../../" FX_BINS "/deno", false, MC_INJECT_OK,
 	    "arm64: hardened runtime that allows");
+}
+
+/*
+ * The SIP-protected locations are rootless.conf's, not a few bin
+ * directories: all of /usr but its writable exceptions (/usr/local,
+ * /usr/libexec/cups, /usr/share/man, /usr/share/snmp), /bin, /sbin,
+ * /System, /Library/Apple, Safari.  The old list (/bin, /sbin, /usr/bin,
+ * /usr/sbin, /usr/libexec, /System) called a program under /usr/lib,
+ * /usr/share or /Library/Apple injectable.  Paths the Mac has and Linux
+ * has not are judged by mc_inject_sip_path alone; one both have,
+ * /usr/lib/os-release (os-release(5)), by the whole judgement.  Kills:
+ * the old list; a prefix matched inside a name (/usrx); a writable
+ * exception not honoured; /Library/Apple by the Data volume's path.
+ */
+static void
+test_sip_locations(void **state)
+{
+	static const struct { const char *path; bool sip; } cases[] = {
+		{ "/usr/lib/dyld", true },
+		{ "/usr/lib/libSystem.B.dylib", true },
+		{ "/usr/share/bin/x", true },
+		{ "/usr/libexec/x", true },
+		{ "/usr/bin/python3", true },
+		{ "/bin/sh", true },
+		{ "/sbin/launchd", true },
+		{ "/System/Library/CoreServices/x", true },
+		{ "/Library/Apple/usr/libexec/oah/x", true },
+		{ "/Applications/Safari.app/Contents/MacOS/Safari", true },
+		{ "/System/Volumes/Data/Library/Apple/x", true },
+		{ "/usr/local/bin/llama-server", false },
+		{ "/usr/libexec/cups/filter/x", false },
+		{ "/usr/share/man/x", false },
+		{ "/usr/share/snmp/x", false },
+		{ "/System/Volumes/Data/usr/local/bin/x", false },
+		{ "/System/Volumes/Data/opt/homebrew/bin/x", false },
+		{ "/Library/Application Support/x", false },
+		{ "/Applications/Safari.app.x/x", false },
+		{ "/usrx/bin/x", false },
+		{ "/opt/homebrew/bin/llama-server", false },
+	};
+	size_t	i;
+
+	(void)state;
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		if (mc_inject_sip_path(cases[i].path) != cases[i].sip)
+			fail_msg("%s: SIP-protected %s, want %s", cases[i].path,
+			    cases[i].sip ? "no" : "yes", cases[i].sip ? "yes" :
+			    "no");
+	/* The refusal names the location, and AMFI as what decides. */
+	fx_expect("/usr/lib/os-release", false, MC_INJECT_REFUSED, "/usr/lib/"
+	    "os-release is protected by System Integrity Protection (a SIP "
+	    "location in rootless.conf): AMFI, which decides, has dyld "
+	    "remove DYLD_*");
+	fx_expect_on(&fx_silicon_sip_off, "/usr/lib/os-release", false,
+	    MC_INJECT_WARN, "is in a SIP-protected location (rootless.conf):"
+	    " SIP is off on Apple silicon with SIP off");
 }
 
 /* Files that are no Mach-O, or whose headers lie: refused cleanly. */
@@ -505,7 +373,7 @@ test_malformed(void **state)
 
 	(void)state;
 	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		snprintf(path, sizeof path, "%s/%s", tmpdir, cases[i].name);
+		snprintf(path, sizeof path, "%s/%s", fx_tmpdir, cases[i].name);
 		assert_non_null(f = fopen(path, "w"));
 		fwrite(cases[i].bytes, 1, cases[i].len, f);
 		fclose(f);
@@ -514,13 +382,13 @@ test_malformed(void **state)
 	}
 	/* The judgement of a file that is no Mach-O: nothing to check. */
 	chmod(path, 0755);
-	expect(path, false, MC_INJECT_OK, "nothing to check");
+	fx_expect(path, false, MC_INJECT_OK, "nothing to check");
 	/*
 	 * A signature whose one index entry is cut a byte short (19 bytes:
 	 * the 12 of the SuperBlob's header and 7 of the 8 of an entry): read
 	 * as signed, the entry never read (under ASan, not a byte past it).
 	 */
-	snprintf(path, sizeof path, "%s/cut-index", tmpdir);
+	snprintf(path, sizeof path, "%s/cut-index", fx_tmpdir);
 	assert_non_null(f = fopen(path, "w"));
 	fwrite("\xcf\xfa\xed\xfe\x0c\x00\x00\x01\x00\x00\x00\x00"
 	    "\x02\x00\x00\x00\x01\x00\x00\x00\x10\x00\x00\x00"
@@ -552,16 +420,17 @@ static void
 test_metalcapctl_check(void **state)
 {
 	const char		*refused[] = { CTL, "check", "--json",
-	    BINS "/sentry-cli", NULL };
+	    FX_BINS "/sentry-cli", NULL };
 	const char		*refused_text[] = { CTL, "check",
-	    BINS "/sentry-cli", NULL };
-	const char		*fine[] = { CTL, "check", BINS "/deno", NULL };
+	    FX_BINS "/sentry-cli", NULL };
+	const char		*fine[] = { CTL, "check", FX_BINS "/deno",
+	    NULL };
 	const char		*intel_check[] = { CTL, "check", "--json",
-	    "--machine", "intel", BINS "/sentry-cli", NULL };
-	const char		*sip_on[] = { CTL, "check", "--sip", "on", PY3,
-	    NULL };
-	const char		*bad[] = { CTL, "check", "--sip", "maybe", PY3,
-	    NULL };
+	    "--machine", "intel", FX_BINS "/sentry-cli", NULL };
+	const char		*sip_on[] = { CTL, "check", "--sip", "on",
+	    PY3, NULL };
+	const char		*bad[] = { CTL, "check", "--sip", "maybe",
+	    PY3, NULL };
 	const char		*protected[] = { CTL, "check",
 	    "/Volumes/models/llama-server", NULL };
 	char			*env[CHILD_ENV_MAX];
@@ -614,6 +483,7 @@ main(void)
 		cmocka_unit_test(test_library_validation_other_team),
 		cmocka_unit_test(test_slice_that_runs),
 		cmocka_unit_test(test_sip),
+		cmocka_unit_test(test_sip_locations),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_metalcapctl_check),
 	};
@@ -622,5 +492,5 @@ main(void)
 	if (getenv("MC_TEST_ONLY") != NULL)
 		cmocka_set_test_filter(getenv("MC_TEST_ONLY"));
 	return cmocka_run_group_tests_name("injection judgement", tests,
-	    group_setup, group_teardown);
+	    fx_setup, fx_teardown);
 }

@@ -254,7 +254,7 @@ static const struct {
 	    "--profile --stock --env --force" },
 	{ "remove", { "x", NULL }, false, false, "" },
 	{ "check", { "/bin/true", NULL }, false, false,
-	    "--inherit --machine --sip" },
+	    "--inherit --machine --sip --arch" },
 	{ "exec", { "/bin/true", NULL }, true, false, "--profile --report" },
 	{ "bench", { "/bin/true", NULL }, true, false,
 	    "--profile --samples --out" },
@@ -267,7 +267,7 @@ static const char *const cli_options[][2] = {
 	{ "--report", "/nonexistent/r" }, { "--samples", "1" },
 	{ "--out", "/nonexistent/o" }, { "--user-home", "/nonexistent" },
 	{ "--machine", "intel" }, { "--sip", "on" },
-	{ "--limit", "same-top=1" },
+	{ "--limit", "same-top=1" }, { "--arch", "x86_64" },
 };
 
 /*
