@@ -53,7 +53,8 @@ SRC = TOP	# the committed tree the sites are found in (main sets it)
 E2E = ["test_daemon_e2e", "test_evidence_e2e", "test_edges",
        "test_removed_e2e", "test_invalid_e2e", "test_fleet_e2e", "test_hostile", "test_faults",
        "test_io_faults", "test_rpc_clients", "test_invariants_e2e",
-       "test_abuse", "test_bench_e2e", "test_install_e2e", "test_probe"]
+       "test_abuse", "test_bench_e2e", "test_install_e2e", "test_probe",
+       "test_measure_e2e"]
 SOURCES = {
     "shim": ["test_shim_config", "test_shim_inject", "test_lifecycle",
              "test_daemon"] + E2E,
