@@ -115,6 +115,7 @@ int	ctl_unlock_prepare(struct ctl *, const char *program, bool probe_here,
 void	ctl_unlock_free(struct ctl_unlock *);
 int	ctl_run(struct ctl *, const struct ctl_unlock *, bool unlocked,
 	    char **argv, int out, int err, struct ctl_outcome *);
+void	ctl_llama_build(const char *program, char *out, size_t len);
 void	ctl_tmp_name(char *buf, size_t len, const char *what);
 void	ctl_signals_init(void);
 void	ctl_signals_catch(void);

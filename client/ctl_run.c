@@ -180,6 +180,38 @@ ctl_wait(pid_t pid)
 	return WEXITSTATUS(status);
 }
 
+extern char **environ;
+
+/*
+ * llama.cpp's build of program, from its --version ("build N, commit
+ * C"), into out; "" when it says none.  Its output is read through a
+ * pipe, at most a page: --version writes two lines.
+ */
+void
+ctl_llama_build(const char *program, char *out, size_t len)
+{
+	char	*argv[] = { (char *)program, "--version", NULL }, text[4096];
+	int	 fds[2];
+	pid_t	 pid;
+	ssize_t	 n;
+
+	out[0] = '\0';
+	if (pipe(fds) == -1)
+		return;
+	if (ctl_spawn(argv, environ, fds[1], fds[1], &pid) != 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return;
+	}
+	close(fds[1]);
+	n = mc_read_upto(fds[0], text, sizeof text - 1);
+	close(fds[0]);
+	(void)ctl_wait(pid);
+	text[n > 0 ? n : 0] = '\0';
+	if (mc_llama_build(text, out, len) == -1)
+		out[0] = '\0';
+}
+
 /* A mkstemp or mkdtemp template in $TMPDIR (per user on macOS). */
 void
 ctl_tmp_name(char *buf, size_t len, const char *what)

@@ -281,6 +281,30 @@ ctl_verify_summary(const struct ctl_bench *b)
 }
 
 /*
+ * What the verdict is about beyond the program and the model, so that a
+ * fleet can tell one combination from another (metalcapctl fleet
+ * allowlist): the guest's OS build and host, the llama.cpp build the
+ * program says it is, and the shim's version.
+ */
+static void
+ctl_verify_about(struct ctl *c, const struct ctl_bench *b, json_t *record)
+{
+	struct host_id	h;
+	char		build[96];
+
+	if (record == NULL)
+		return;
+	paths_host(&c->paths, &h);
+	ctl_llama_build(b->unlock.program, build, sizeof build);
+	json_object_set_new(record, "os_build", json_string(h.os_build));
+	json_object_set_new(record, "cpu_brand", json_string(h.cpu_brand));
+	json_object_set_new(record, "hw_model", json_string(h.hw_model));
+	json_object_set_new(record, "llama_build", build[0] ?
+	    json_string(build) : json_null());
+	json_object_set_new(record, "shim_version", json_string(MC_VERSION));
+}
+
+/*
  * Keep the verdict for this profile, program build and model
  * (state/verified.json): status, the fleet file and the gate read it.
  */
@@ -312,6 +336,7 @@ ctl_verify_remember(struct ctl *c, const struct ctl_bench *b)
 	    isfinite(v->kld.same_top.value) ? v->kld.same_top.value : -1,
 	    "limits", "mean_kld", v->max_mean_kld, "kld_99_9",
 	    v->max_kld_999, "same_top", v->min_same_top);
+	ctl_verify_about(c, b, record);
 	if (record == NULL || paths_mkdir(c->paths.state, 0700, why,
 	    sizeof why) == -1 || verified_remember(&c->paths, record, why,
 	    sizeof why) == -1)

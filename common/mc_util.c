@@ -255,3 +255,25 @@ mc_disk_full(const char *dir)
 
 	return statvfs(dir, &sv) == 0 && sv.f_bavail == 0;
 }
+
+/*
+ * llama.cpp's build, as a program of it says with --version, in one form:
+ * "build N, commit C".  It prints "version: V (build N, commit C)"
+ * (common/build-info.cpp.in:33 of the 2026-09 source); releases before
+ * printed "version: N (C)".  -1 when text says neither.
+ */
+int
+mc_llama_build(const char *text, char *out, size_t len)
+{
+	const char	*v = strstr(text, "version: ");
+	long long	 n;
+	char		 commit[41], ver[64];
+
+	if (v == NULL)
+		return -1;
+	v += strlen("version: ");
+	if (sscanf(v, "%63s (build %lld, commit %40[0-9a-f])", ver, &n,
+	    commit) == 3 || sscanf(v, "%lld (%40[0-9a-f])", &n, commit) == 2)
+		return mc_fmt(out, len, "build %lld, commit %s", n, commit);
+	return -1;
+}

@@ -55,5 +55,6 @@ uint64_t mc_fnv1a(uint64_t h, const void *data, size_t len);
 
 /* The uid of the peer of a unix socket: SO_PEERCRED, or getpeereid. */
 int	mc_peer_uid(int fd, uid_t *uid);
+int	mc_llama_build(const char *version_text, char *out, size_t len);
 
 #endif

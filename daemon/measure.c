@@ -152,7 +152,8 @@ json_t *
 measure_key(struct mcd *d, const struct job *j, char *why, size_t whylen)
 {
 	char	bench[PATH_MAX], model[PATH_MAX], a[160], b[160], c[160];
-	char	os[256], shim[160], settings[32];
+	char	os[64], shim[160], settings[32];
+	struct host_id	host;
 
 	if (measure_inputs(j, bench, model, sizeof bench, why, whylen) == -1)
 		return NULL;
@@ -161,7 +162,8 @@ measure_key(struct mcd *d, const struct job *j, char *why, size_t whylen)
 	measure_stamp(bench, b, sizeof b);
 	measure_stamp(model, c, sizeof c);
 	measure_stamp(d->paths.shim, shim, sizeof shim);
-	paths_os(&d->paths, os, sizeof os);
+	paths_host(&d->paths, &host);
+	snprintf(os, sizeof os, "%s", host.os_build);
 	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s}",
 	    "program", j->spec->argv[0], "program_file", a, "bench", b,
 	    "model", model, "model_file", c, "os", os, "shim", shim,

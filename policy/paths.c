@@ -113,8 +113,9 @@ paths_init(struct paths *p, const char *home, const char *argv0,
 		paths_join(p->console, home, "console");
 		/* And for the machine's hardware UUID. */
 		paths_join(p->machine_id, home, "machine-id");
-		/* And for the OS build: an update, without updating. */
-		paths_join(p->os_build, home, "os-build");
+		/* And for the host: an OS update or another chip, in a
+		 * file of os_build=, cpu_brand=, hw_model= lines. */
+		paths_join(p->host, home, "host");
 	} else {
 		if (platform_default_dirs(config, state, run, p->logs,
 		    p->agents, PATH_MAX) == -1) {
@@ -295,22 +296,29 @@ paths_machine(const struct paths *p, char *buf, size_t len)
 }
 
 /*
- * The OS and its build ("macOS 26.1 (25B78)"): a new build is new code
- * under the kernels (profile auto measures again: daemon/measure.c).
+ * The host as verdicts and allowlists name it (struct host_id); under
+ * --home, a line of its stand-in file replaces the platform's answer.
  */
 void
-paths_os(const struct paths *p, char *buf, size_t len)
+paths_host(const struct paths *p, struct host_id *h)
 {
-	char	model[128];
+	char	line[256], *v;
 	FILE	*f;
 
-	if (p->os_build[0] != '\0' && (f = fopen(p->os_build, "r")) != NULL) {
-		if (fgets(buf, (int)len, f) == NULL)
-			buf[0] = '\0';
-		fclose(f);
-		buf[strcspn(buf, "\n")] = '\0';
-		if (buf[0] != '\0')
-			return;
+	platform_host_id(h);
+	if (p->host[0] == '\0' || (f = fopen(p->host, "r")) == NULL)
+		return;
+	while (fgets(line, sizeof line, f) != NULL) {
+		line[strcspn(line, "\n")] = '\0';
+		if ((v = strchr(line, '=')) == NULL)
+			continue;
+		*v++ = '\0';
+		if (strcmp(line, "os_build") == 0)
+			snprintf(h->os_build, sizeof h->os_build, "%s", v);
+		else if (strcmp(line, "cpu_brand") == 0)
+			snprintf(h->cpu_brand, sizeof h->cpu_brand, "%s", v);
+		else if (strcmp(line, "hw_model") == 0)
+			snprintf(h->hw_model, sizeof h->hw_model, "%s", v);
 	}
-	platform_host(buf, len, model, sizeof model);
+	fclose(f);
 }

@@ -181,6 +181,16 @@ platform_host(char *os, size_t oslen, char *model, size_t modellen)
 	platform_sysctl("hw.model", model, modellen);
 }
 
+/* kern.osversion, machdep.cpu.brand_string, hw.model ("unknown" each). */
+void
+platform_host_id(struct host_id *h)
+{
+	platform_sysctl("kern.osversion", h->os_build, sizeof h->os_build);
+	platform_sysctl("machdep.cpu.brand_string", h->cpu_brand,
+	    sizeof h->cpu_brand);
+	platform_sysctl("hw.model", h->hw_model, sizeof h->hw_model);
+}
+
 /* xnu bsd/sys/csr.h; libSystem exports csr_check, the SDK has no header. */
 int	csr_check(uint32_t mask);
 #define CSR_ALLOW_TASK_FOR_PID	(1U << 2)

@@ -151,6 +151,30 @@ platform_host(char *os, size_t oslen, char *model, size_t modellen)
 	platform_first_line("/sys/class/dmi/id/product_name", model, modellen);
 }
 
+/* The kernel's release, /proc/cpuinfo's model name, the DMI product. */
+void
+platform_host_id(struct host_id *h)
+{
+	struct utsname	 u;
+	char		 line[256];
+	FILE		*f;
+
+	if (uname(&u) == -1)
+		snprintf(u.release, sizeof u.release, "unknown");
+	memcpy(h->os_build, u.release, sizeof h->os_build - 1);
+	h->os_build[sizeof h->os_build - 1] = '\0';
+	snprintf(h->cpu_brand, sizeof h->cpu_brand, "unknown");
+	if ((f = fopen("/proc/cpuinfo", "r")) != NULL) {
+		while (fgets(line, sizeof line, f) != NULL)
+			if (sscanf(line, "model name : %127[^\n]",
+			    h->cpu_brand) == 1)
+				break;
+		fclose(f);
+	}
+	platform_first_line("/sys/class/dmi/id/product_name", h->hw_model,
+	    sizeof h->hw_model);
+}
+
 /*
  * No Mac to read here: the jobs are judged for the guest the simulators
  * play, Cua's published test image (Apple silicon, "SIP: disabled" in its

@@ -45,14 +45,25 @@ struct paths {
 	char	managed_user[PATH_MAX];	/* ... and this user's, over it */
 	char	console[PATH_MAX];	/* whose owner has the console, or "" */
 	char	machine_id[PATH_MAX];	/* a stand-in for the machine's id */
-	char	os_build[PATH_MAX];	/* ... and for the OS and its build */
+	char	host[PATH_MAX];		/* ... and for the host's identity */
+};
+
+/*
+ * What a verdict, a measurement or an allowlist entry is about on this
+ * guest: the OS build (kern.osversion), the host's chip as the guest
+ * sees it (machdep.cpu.brand_string) and the model (hw.model).
+ */
+struct host_id {
+	char	os_build[64];
+	char	cpu_brand[128];
+	char	hw_model[64];
 };
 
 int	paths_init(struct paths *, const char *home, const char *argv0,
 	    char *why, size_t whylen);
 void	paths_managed_user(struct paths *);
 bool	paths_machine(const struct paths *, char *buf, size_t len);
-void	paths_os(const struct paths *, char *buf, size_t len);
+void	paths_host(const struct paths *, struct host_id *);
 int	paths_make_dirs(const struct paths *, char *why, size_t whylen);
 int	paths_mkdir(const char *dir, mode_t mode, char *why, size_t whylen);
 void	paths_run_dir(const char *config, size_t sun_max, char *out,
@@ -70,6 +81,7 @@ const char *platform_inject_var(void);
 int	platform_pid_fd(long pid);
 void	platform_release_memory(void);
 void	platform_host(char *os, size_t oslen, char *model, size_t modellen);
+void	platform_host_id(struct host_id *);
 struct mc_inject_host;
 void	platform_inject_host(struct mc_inject_host *);
 

@@ -207,8 +207,8 @@ test_due_not_while_serving(void **state)
 	measure_job("srv", BENCH_SIM, "");
 	pid = wait_state("srv", "unlocked", 0, 30.0);
 	assert_int_equal(bench_runs(), 3);
-	snprintf(path, sizeof path, "%s/os-build", home);
-	write_file(path, "w", "macOS 26.2 (25C56)\n");
+	snprintf(path, sizeof path, "%s/host", home);
+	write_file(path, "w", "os_build=25C56\n");
 	status_string("srv", "auto", "measure_due", buf, sizeof buf);
 	assert_string_equal(buf, "the OS build changed since it was measured");
 	/* A rescan judges every job again: still no measurement. */

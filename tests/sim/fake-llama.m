@@ -77,6 +77,7 @@ main(int argc, char **argv)
 					   it cannot open */
 	int		 i;
 
+	ggmlsim_version(argc, argv);
 	/* llama-server's defaults (common/log.cpp, common/arg.cpp). */
 	ggmlsim_log_style = (struct ggmlsim_log){ .prefix = true,
 	    .timestamps = true, .verbosity = 3 };

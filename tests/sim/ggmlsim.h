@@ -57,6 +57,7 @@ struct ggmlsim_caps {
 };
 
 void	ggmlsim_caps(GgmlSimDevice *, struct ggmlsim_caps *);
+void	ggmlsim_version(int argc, char **argv);
 int	ggmlsim_init(GgmlSimDevice *);
 int	ggmlsim_graph(GgmlSimDevice *);
 

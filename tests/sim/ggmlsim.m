@@ -76,6 +76,35 @@ ggmlsim_caps(GgmlSimDevice *dev, struct ggmlsim_caps *c)
 			break;
 }
 
+/*
+ * --version anywhere among the arguments: what a llama.cpp program
+ * prints and exits 0 with (common/build-info.cpp.in:33 of the pinned
+ * source: "version: V (build N, commit C)", then the compiler line).
+ * LLAMA_SIM_BUILD="N C" stands for another build (default: the one
+ * llama-bench-sim reports, 10167 and 5e1f0c3a).
+ */
+void
+ggmlsim_version(int argc, char **argv)
+{
+	const char	*b = getenv("LLAMA_SIM_BUILD");
+	long long	 n = 10167;
+	char		 commit[41] = "5e1f0c3a";
+	int		 i;
+
+	for (i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--version") == 0)
+			break;
+	if (i == argc)
+		return;
+	if (b != NULL && sscanf(b, "%lld %40s", &n, commit) != 2) {
+		n = 10167;
+		snprintf(commit, sizeof commit, "5e1f0c3a");
+	}
+	printf("version: 0.4.0-dev (build %lld, commit %s)\n"
+	    "built with GNU 12.2.0 for Linux x86_64\n", n, commit);
+	exit(0);
+}
+
 /* ggml prints the highest family that is true in each range. */
 static void
 ggmlsim_print_family(GgmlSimDevice *dev, const char *kind, long base,

@@ -312,6 +312,7 @@ main(int argc, char **argv)
 	json_t			*tests;
 	const char		*build;
 
+	ggmlsim_version(argc, argv);
 	if (bench_parse(argc, argv, &o) != 0)
 		return 1;
 	if (o.model == NULL || o.reps < 1 || o.threads < 1) {

@@ -598,6 +598,7 @@ main(int argc, char **argv)
 	size_t		 len, i;
 	char		*bytes;
 
+	ggmlsim_version(argc, argv);
 	/* llama-perplexity's log: prefixed, ggml's INFO hidden (common/). */
 	ggmlsim_log_style = (struct ggmlsim_log){ .prefix = true,
 	    .timestamps = true, .verbosity = 3 };
