@@ -124,7 +124,7 @@ COMMON_SRC	:= common/mc_rpc.c common/mc_plist.c common/mc_util.c \
 POLICY_PORTABLE	:= policy/paths.c policy/log.c policy/profile.c \
 		   policy/jobfile.c policy/scan.c policy/managed.c \
 		   policy/gate_judge.c policy/marker.c policy/verified.c \
-		   policy/measure_judge.c
+		   policy/measure_judge.c policy/allow.c
 ifeq ($(UNAME),Darwin)
 PLATFORM_SRC	:= policy/platform_darwin.c
 else
@@ -141,13 +141,15 @@ DAEMON_SRC	:= daemon/metalcapd.c daemon/render.c \
 		   daemon/lifecycle.c daemon/driver.c daemon/seams.c \
 		   daemon/console.c \
 		   daemon/restart.c daemon/respawn.c daemon/held.c \
-		   daemon/measure.c daemon/measure_run.c common/mc_bench.c
+		   daemon/measure.c daemon/measure_run.c daemon/ident.c \
+		   common/mc_bench.c common/mc_sha256.c
 # metalcapctl compiles nothing of daemon/ (scripts/check-layers.py).
 CLIENT_PORTABLE	:= client/metalcapctl.c client/ctl_conn.c client/ctl_jobs.c \
 		   client/ctl_output.c \
 		   client/ctl_probe.c client/ctl_report.c client/ctl_jobfile.c \
 		   client/ctl_check.c client/ctl_run.c client/ctl_exec.c \
 		   client/ctl_bench.c client/ctl_evidence.c client/ctl_verify.c \
+		   client/ctl_fleet.c \
 		   common/mc_client.c common/mc_rpc.c common/mc_plist.c \
 		   common/mc_util.c common/mc_macho.c common/mc_inject.c \
 		   common/mc_bench.c common/mc_sha256.c common/mc_kld.c
@@ -219,7 +221,8 @@ $(DAEMON): $(DAEMON_SRC) daemon/mcd.h $(POLICY_SRC) policy/policy.h \
     $(COMMON_SRC) common/*.h VERSION | need-deps $(O)/bin
 	$(CC) $(CFLAGS_C) -Icommon -Ipolicy -Idaemon $(DAEMON_SRC) $(POLICY_SRC) \
 	    $(COMMON_SRC) -o $@ \
-	    $(LIB_UV) $(LIB_PLIST) $(LIB_MSGPACK) $(LIB_JANSSON) $(LDFLAGS_SAN)
+	    $(LIB_UV) $(LIB_PLIST) $(LIB_MSGPACK) $(LIB_JANSSON) $(CRYPTO_LIB) \
+	    $(LDFLAGS_SAN)
 
 $(CLIENT): $(CLIENT_SRC) client/*.h policy/policy.h common/*.h VERSION \
     | need-deps $(O)/bin
@@ -476,7 +479,8 @@ $(FUZZ)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_DAEMON) \
 	@mkdir -p $(@D)
 	clang $(FUZZ_CFLAGS) -Icommon -Ipolicy -Idaemon -Itests/fuzz $< \
 	    $(FUZZ_DAEMON) \
-	    -o $@ $(LIB_UV) $(LIB_PLIST) $(LIB_MSGPACK) $(LIB_JANSSON)
+	    -o $@ $(LIB_UV) $(LIB_PLIST) $(LIB_MSGPACK) $(LIB_JANSSON) \
+	    $(CRYPTO_LIB)
 
 FUZZ_BINS	:= $(FUZZ_TARGETS:%=$(FUZZ)/fuzz_%)
 

@@ -42,7 +42,10 @@
 #define CTL_OPT_MACHINE	0x400	/* --machine apple-silicon|intel */
 #define CTL_OPT_SIP	0x800	/* --sip on|off */
 #define CTL_OPT_LIMIT	0x1000	/* --limit NAME=VALUE, repeated */
-#define CTL_OPT_ARCH	0x2000	/* --arch native|x86_64; the last:
+#define CTL_OPT_ARCH	0x2000	/* --arch native|x86_64 */
+#define CTL_OPT_GUESTS	0x4000	/* --min-guests N */
+#define CTL_OPT_WINDOW	0x8000	/* --window DAYS */
+#define CTL_OPT_LOCAL	0x10000	/* --local-verify-allows; the last:
 				   metalcapctl.c names each bit */
 
 struct ctl_opts {
@@ -59,6 +62,8 @@ struct ctl_opts {
 	bool		  x86_64;	/* --arch x86_64 */
 	char		**limits;	/* --limit values, in order */
 	int		  nlimits;
+	long		  min_guests;	/* fleet allowlist */
+	long		  window_days;
 };
 
 struct ctl {
@@ -205,6 +210,9 @@ int	cmd_remove(struct ctl *, const struct ctl_command *, int, char **);
 int	cmd_exec(struct ctl *, const struct ctl_command *, int, char **);
 int	cmd_bench(struct ctl *, const struct ctl_command *, int, char **);
 int	cmd_verify(struct ctl *, const struct ctl_command *, int, char **);
+
+/* ctl_fleet.c */
+int	cmd_fleet(struct ctl *, const struct ctl_command *, int, char **);
 
 /* ctl_check.c */
 int	cmd_check(struct ctl *, const struct ctl_command *, int, char **);

@@ -61,6 +61,10 @@ static const struct ctl_command commands[] = {
 	{ "verify", 1, -1, P | CTL_OPT_OUT | CTL_OPT_LIMIT, "verify "
 	    "[--profile P] [--out DIR] [--limit NAME=VALUE]... -- "
 	    "llama-perplexity [ARG]...", cmd_verify, NULL, true },
+	{ "fleet", 2, -1, CTL_OPT_GUESTS | CTL_OPT_WINDOW | CTL_OPT_LOCAL |
+	    CTL_OPT_OUT, "fleet allowlist [--min-guests N] [--window DAYS] "
+	    "[--local-verify-allows] [--out DIR] RESULTS...", cmd_fleet, NULL,
+	    true },
 };
 #undef P
 
@@ -117,6 +121,24 @@ ctl_host_option(struct ctl *c, unsigned bit, const char *arg)
 	return 0;
 }
 
+/* --min-guests N (1 to 100000) or --window DAYS (1 to 3650). */
+static int
+ctl_count_option(struct ctl *c, bool guests, const char *arg)
+{
+	char	*end;
+	long	 v = strtol(arg, &end, 10), max = guests ? 100000 : 3650;
+
+	if (*arg == '\0' || *end != '\0' || v < 1 || v > max) {
+		fprintf(stderr, "metalcapctl: --%s %s: expected %s, 1 to "
+		    "%ld\n", guests ? "min-guests" : "window", arg, guests ?
+		    "a number of guests" : "days", max);
+		return -1;
+	}
+	c->opts.given |= guests ? CTL_OPT_GUESTS : CTL_OPT_WINDOW;
+	*(guests ? &c->opts.min_guests : &c->opts.window_days) = v;
+	return 0;
+}
+
 /*
  * Every option, global or a command's, wherever it stands (getopt
  * permutes; "--" ends them): metalcapctl status --json is the same as
@@ -128,7 +150,8 @@ ctl_options(struct ctl *c, int argc, char **argv, const char **sock,
 {
 	enum { O_JSON = 256, O_SOCKET, O_HOME, O_VERSION, O_PROFILE, O_STOCK,
 	    O_ENV, O_FORCE, O_TIMEOUT, O_INHERIT, O_REPORT, O_SAMPLES, O_OUT,
-	    O_USER_HOME, O_MACHINE, O_SIP, O_LIMIT, O_ARCH };
+	    O_USER_HOME, O_MACHINE, O_SIP, O_LIMIT, O_ARCH, O_GUESTS, O_WINDOW,
+	    O_LOCAL };
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, O_JSON },
 		{ "socket", required_argument, NULL, O_SOCKET },
@@ -150,6 +173,9 @@ ctl_options(struct ctl *c, int argc, char **argv, const char **sock,
 		{ "sip", required_argument, NULL, O_SIP },
 		{ "limit", required_argument, NULL, O_LIMIT },
 		{ "arch", required_argument, NULL, O_ARCH },
+		{ "min-guests", required_argument, NULL, O_GUESTS },
+		{ "window", required_argument, NULL, O_WINDOW },
+		{ "local-verify-allows", no_argument, NULL, O_LOCAL },
 		{ NULL, 0, NULL, 0 }
 	};
 	char	*end;
@@ -203,6 +229,12 @@ ctl_options(struct ctl *c, int argc, char **argv, const char **sock,
 				return -1;
 			}
 			break;
+		case O_GUESTS:
+		case O_WINDOW:
+			if (ctl_count_option(c, ch == O_GUESTS, optarg) == -1)
+				return -1;
+			break;
+		case O_LOCAL:	c->opts.given |= CTL_OPT_LOCAL; break;
 		case O_TIMEOUT:
 			c->timeout = strtol(optarg, &end, 10);
 			if (*optarg == '\0' || *end != '\0' || c->timeout < 0 ||
@@ -241,9 +273,11 @@ ctl_command(const struct ctl *c, int argc, char **argv, int a)
 	static const char *const names[] = { "--profile", "--follow",
 	    "--stock", "--env", "--force", "--inherit", "--report",
 	    "--samples", "--out", "--user-home", "--machine", "--sip",
-	    "--limit", "--arch" };
+	    "--limit", "--arch", "--min-guests", "--window",
+	    "--local-verify-allows" };
 	_Static_assert(1u << (sizeof names / sizeof names[0] - 1) ==
-	    CTL_OPT_ARCH, "a name for every CTL_OPT_ bit, the last --arch");
+	    CTL_OPT_LOCAL, "a name for every CTL_OPT_ bit, the last "
+	    "--local-verify-allows");
 	const struct ctl_command *cmd = NULL;
 	unsigned	 extra;
 	size_t		 i;

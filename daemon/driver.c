@@ -100,7 +100,8 @@ driver_facts(struct mcd *d, const struct job *j, const struct gate_entry *v,
 	f->profile_exists = j->profile != NULL;
 	f->profile_ok = j->profile != NULL && j->profile->error[0] == '\0';
 	f->profile_unlocks = j->profile != NULL && j->profile->family_max != 0;
-	f->verdict_known = v != NULL;
+	/* Under an allowlist, its identity is part of the verdict. */
+	f->verdict_known = v != NULL && !ident_pending(d, j);
 	f->verdict_fails = v != NULL && v->status == GATE_FAIL;
 	f->blocked = j->state == JOB_BLOCKED || j->blocked;
 	f->background_ok = d->background_ok;
@@ -448,6 +449,7 @@ driver_act(struct mcd *d, struct job *j, const struct gate_entry *v,
 	if (st->actions & LC_PROBE) {
 		j->probing = true;
 		gate_verdict(d, j->profile);
+		ident_start(d, j);
 	}
 	if (st->actions & LC_KICKSTART)
 		driver_kickstart(d, j);

@@ -160,16 +160,53 @@ static plist_t
 fleet_plist_doc(json_t *doc)
 {
 	json_t	*copy = json_copy(doc), *byname = json_object(), *job;
+	json_t	*byseq = json_object();
 	plist_t	 plist;
+	char	 key[32];
 	size_t	 i;
 
 	json_array_foreach(json_object_get(doc, "jobs"), i, job)
 		json_object_set(byname, json_string_value(json_object_get(job,
 		    "name")), job);
 	json_object_set_new(copy, "jobs", byname);
+	/* The verdicts likewise, by their sequence number: "v12". */
+	json_array_foreach(json_object_get(doc, "verdicts"), i, job) {
+		snprintf(key, sizeof key, "v%lld", (long long)
+		    json_integer_value(json_object_get(job, "seq")));
+		json_object_set(byseq, key, job);
+	}
+	json_object_set_new(copy, "verdicts", byseq);
 	plist = fleet_plist(copy);
 	json_decref(copy);
 	return plist;
+}
+
+/*
+ * verify's verdicts on this guest, a row each with what it is about:
+ * what a fleet aggregates into an allowlist (metalcapctl fleet
+ * allowlist).  The damaged-file sentinel is no verdict.
+ */
+static json_t *
+fleet_verdicts(struct mcd *d)
+{
+	static const char *const keys[] = { "seq", "profile", "verdict",
+	    "date", "program_sha256", "model_sha256", "llama_build",
+	    "os_build", "cpu_brand", "hw_model", "shim_version" };
+	json_t	*rows = json_array(), *r, *row, *v;
+	size_t	 i, k;
+
+	json_array_foreach(d->verified, i, r) {
+		if (json_object_get(r, "damaged") != NULL ||
+		    json_integer_value(json_object_get(r, "seq")) < 0)
+			continue;
+		row = json_object();
+		for (k = 0; k < sizeof keys / sizeof keys[0]; k++)
+			if ((v = json_object_get(r, keys[k])) != NULL &&
+			    !json_is_null(v))
+				json_object_set(row, keys[k], v);
+		json_array_append_new(rows, row);
+	}
+	return rows;
 }
 
 static void
@@ -197,10 +234,10 @@ fleet_write_cb(uv_timer_t *t)
 	for (i = 0; i < d->njobs; i++)
 		if (!d->jobs[i]->removed)
 			json_array_append_new(jobs, fleet_job(d, d->jobs[i]));
-	doc = json_pack("{s:s, s:s, s:i, s:I, s:o}", "instance_id",
+	doc = json_pack("{s:s, s:s, s:i, s:I, s:o, s:o}", "instance_id",
 	    d->instance_id, "version", MC_VERSION, "protocol",
 	    MC_PROTOCOL_VERSION, "updated", (json_int_t)time(NULL), "jobs",
-	    jobs);
+	    jobs, "verdicts", fleet_verdicts(d));
 	text = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS);
 	plist = fleet_plist_doc(doc);
 	plist_to_xml(plist, &xml, &xmllen);

@@ -77,6 +77,7 @@ void
 job_free(struct job *j)
 {
 	measure_cancel(j);
+	ident_cancel(j);
 	jobfile_free(j->spec);
 	diag_clear(&j->errors);
 	diag_clear(&j->warnings);
@@ -171,6 +172,7 @@ job_effective(struct mcd *d, struct job *j)
 			snprintf(j->stock_note, sizeof j->stock_note,
 			    "managed setting %s: running stock", key);
 	}
+	ident_allow(d, j, job_runs_unlocked(j));
 }
 
 /* FNV-1a of a file's bytes; 0 when it cannot be read as a regular file. */

@@ -91,6 +91,18 @@ char		**measure_job_env(const struct job_spec *);
 struct json_t	*measure_key(struct mcd *, const struct job *, char *why,
 		    size_t whylen);
 void		 measure_save(struct mcd *);
+void		 measure_stamp(const char *path, char *buf, size_t len);
+void		 measure_settings(const struct job_spec *, char *buf,
+		    size_t len);
+char		**measure_env(struct mcd *, const struct job_spec *,
+		    const struct profile *);
+
+/* --- ident.c ---------------------------------------------------------------- */
+
+bool	ident_pending(struct mcd *, const struct job *);
+void	ident_start(struct mcd *, struct job *);
+void	ident_cancel(struct job *);
+void	ident_allow(struct mcd *, struct job *, bool unlocking);
 
 /* --- render.c --------------------------------------------------------------- */
 
@@ -227,6 +239,13 @@ struct job {
 	char			 measure_due[320];	/* or why none are */
 	bool			 measuring;
 	struct measure		*measure;	/* the one running */
+	/* what an allowlist judges it by (ident.c) */
+	char			 ident_stamp[640];	/* program, model */
+	char			 llama_build[96];	/* "" not known */
+	char			 model_sha256[65];
+	bool			 ident_known;
+	bool			 ident_wait;	/* unlocking waits for it */
+	struct ident_work	*ident;		/* the one running */
 	bool			 drop_tg;	/* partial verdict */
 	char			 note[256];	/* a partial verdict's reason */
 	bool			 blocked;	/* no shim marker */

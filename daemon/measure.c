@@ -36,7 +36,7 @@
 #include "mcd.h"
 
 /* "size mtime inode" of a file: what changes when it is replaced. */
-static void
+void
 measure_stamp(const char *path, char *buf, size_t len)
 {
 	struct stat	sb;
@@ -49,22 +49,6 @@ measure_stamp(const char *path, char *buf, size_t len)
 		    (unsigned long long)sb.st_ino);
 }
 
-/* The model the job serves: -m PATH, --model PATH or --model=PATH. */
-static const char *
-measure_model_arg(const struct job_spec *s)
-{
-	size_t	i;
-
-	for (i = 1; i < s->argc; i++) {
-		if (strncmp(s->argv[i], "--model=", 8) == 0)
-			return s->argv[i] + 8;
-		if ((strcmp(s->argv[i], "-m") == 0 ||
-		    strcmp(s->argv[i], "--model") == 0) && i + 1 < s->argc)
-			return s->argv[i + 1];
-	}
-	return NULL;
-}
-
 /*
  * What a measurement needs: the bench program and the model, as paths;
  * -1 and why not when the job cannot be measured.
@@ -74,20 +58,16 @@ measure_inputs(const struct job *j, char *bench, char *model, size_t len,
     char *why, size_t whylen)
 {
 	const struct job_spec	*s = j->spec;
-	const char		*m, *slash;
+	const char		*slash;
 
 	if (s == NULL || s->argc == 0)
 		return (snprintf(why, whylen, "no valid job file"), -1);
 	if (!s->measure)
 		return (snprintf(why, whylen, "Measure is false in its job "
 		    "file"), -1);
-	if ((m = measure_model_arg(s)) == NULL)
+	if (jobfile_model(s, model, len) == -1)
 		return (snprintf(why, whylen, "no -m or --model among its "
 		    "ProgramArguments"), -1);
-	if (m[0] != '/' && s->working_dir != NULL)
-		mc_fmt(model, len, "%s/%s", s->working_dir, m);
-	else
-		mc_fmt(model, len, "%s", m);
 	slash = strrchr(s->argv[0], '/');
 	if (s->bench_program != NULL)
 		mc_fmt(bench, len, "%s", s->bench_program);
@@ -132,7 +112,7 @@ measure_job_env(const struct job_spec *s)
 }
 
 /* The job's arguments and environment: ggml's settings are among them. */
-static void
+void
 measure_settings(const struct job_spec *s, char *buf, size_t len)
 {
 	char		**env = measure_job_env(s);

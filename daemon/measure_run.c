@@ -155,16 +155,18 @@ measure_ran(struct mcd *d, const struct launchctl_result *r, void *arg)
 }
 
 /*
- * Option o's environment: the profile's shim variables, as the probe
- * has them, then the job's own EnvironmentVariables (ggml's GGML_*
- * settings), less any shim variable of its own.
+ * A run of the job's as measured or asked (ident.c): the profile's shim
+ * variables (none for NULL), as the probe has them, then the job's own
+ * EnvironmentVariables (ggml's GGML_* settings), less any shim variable
+ * of its own.  NULL when a path does not fit.
  */
-static char **
-measure_env(struct measure *m, struct measure_option *o)
+char **
+measure_env(struct mcd *d, const struct job_spec *spec,
+    const struct profile *p)
 {
 	const char	*inject = platform_inject_var();
-	char		**env = gate_env(m->d->paths.shim, o->profile, false,
-	    NULL), **own = measure_job_env(m->j->spec);
+	char		**env = gate_env(d->paths.shim, p, false, NULL);
+	char		**own = measure_job_env(spec);
 	size_t		 have, i, n;
 
 	if (env == NULL) {
@@ -196,7 +198,7 @@ measure_run_one(struct measure *m, struct measure_option *o)
 {
 	char	*argv[] = { m->bench, "-m", m->model, "-p", MEASURE_PROMPT,
 	    "-n", MEASURE_GENERATE, "-r", MEASURE_REPS, "-o", "json", NULL };
-	char	**env = measure_env(m, o);
+	char	**env = measure_env(m->d, m->j->spec, o->profile);
 
 	log_info("job %s: measuring %s with %s", m->j->name, o->name,
 	    m->bench);

@@ -579,3 +579,27 @@ jobfile_free(struct job_spec *spec)
 		plist_free(spec->crash_loop);
 	free(spec);
 }
+
+/*
+ * The model the job serves: -m PATH, --model PATH or --model=PATH, under
+ * its WorkingDirectory when relative; -1 when it names none.
+ */
+int
+jobfile_model(const struct job_spec *s, char *out, size_t len)
+{
+	const char	*m = NULL;
+	size_t		 i;
+
+	for (i = 1; s != NULL && m == NULL && i < s->argc; i++) {
+		if (strncmp(s->argv[i], "--model=", 8) == 0)
+			m = s->argv[i] + 8;
+		else if ((strcmp(s->argv[i], "-m") == 0 ||
+		    strcmp(s->argv[i], "--model") == 0) && i + 1 < s->argc)
+			m = s->argv[i + 1];
+	}
+	if (m == NULL)
+		return -1;
+	if (m[0] != '/' && s->working_dir != NULL)
+		return mc_fmt(out, len, "%s/%s", s->working_dir, m);
+	return mc_fmt(out, len, "%s", m);
+}

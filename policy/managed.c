@@ -10,6 +10,10 @@
  *                    and only as shipped (a user's profiles.d file of an
  *                    allowed name is not used: its values are the user's)
  *   DefaultProfile   string: the profile of jobs that name none
+ *   UnlockOnlyWhere  array of dictionaries: a profile unlocks only where
+ *                    an entry matches what the run is about (allow.c)
+ *   LocalVerifyAllows boolean: or where a verify of that very combination
+ *                    passed on this guest
  *
  * A request against a forced key is refused with EMANAGED, naming it.
  * Policy fails safe: a managed file that exists but cannot be used
@@ -131,6 +135,18 @@ managed_merge(struct managed *m, const char *file)
 	if (managed_typed(m, root, file, "AllowedProfiles", PLIST_ARRAY))
 		managed_allowed(m, plist_dict_get_item(root,
 		    "AllowedProfiles"), file);
+	if (managed_typed(m, root, file, "LocalVerifyAllows", PLIST_BOOLEAN))
+		m->local_verify_allows = mc_plist_bool(root,
+		    "LocalVerifyAllows", false);
+	if (managed_typed(m, root, file, "UnlockOnlyWhere", PLIST_ARRAY)) {
+		if (allow_parse(plist_dict_get_item(root, "UnlockOnlyWhere"),
+		    file, why, sizeof why) == -1)
+			managed_broken(m, "%s", why);
+		if (m->unlock_only_where != NULL)
+			plist_free(m->unlock_only_where);
+		m->unlock_only_where = plist_copy(plist_dict_get_item(root,
+		    "UnlockOnlyWhere"));
+	}
 	plist_free(root);
 }
 
@@ -150,6 +166,8 @@ void
 managed_free(struct managed *m)
 {
 	managed_clear_allowed(m);
+	if (m->unlock_only_where != NULL)
+		plist_free(m->unlock_only_where);
 	memset(m, 0, sizeof *m);
 }
 

@@ -159,6 +159,7 @@ struct job_spec *jobfile_parse(plist_t root, const char *file,
 struct job_spec *jobfile_load(const char *path, struct diag *errors,
 	    struct diag *warnings);
 bool	jobfile_should_run(const struct job_spec *);
+int	jobfile_model(const struct job_spec *, char *out, size_t len);
 void	jobfile_free(struct job_spec *);
 
 /* --- measure_judge.c ------------------------------------------------------- */
@@ -183,6 +184,8 @@ struct managed {
 	size_t	  nallowed;
 	char	  default_profile[MC_NAME_MAX + 1];
 	char	  error[384];	/* a managed file unusable: all stock */
+	plist_t	  unlock_only_where;	/* array of dicts, or NULL: none */
+	bool	  local_verify_allows;
 };
 
 void		 managed_load(struct managed *, const struct paths *);
@@ -190,6 +193,21 @@ void		 managed_free(struct managed *);
 const char	*managed_default_profile(const struct managed *);
 const char	*managed_forbids(const struct managed *,
 		    const struct profile_set *, const char *profile);
+
+/* --- allow.c ------------------------------------------------------------------ */
+
+/* What an unlocked run is about, in UnlockOnlyWhere's keys (allow.c). */
+#define ALLOW_KEYS	7
+struct allow_combo {
+	const char	*value[ALLOW_KEYS];	/* "" when not known */
+};
+extern const char *const allow_plist_keys[ALLOW_KEYS];
+extern const char *const allow_record_keys[ALLOW_KEYS];
+
+int		 allow_parse(plist_t list, const char *file, char *why,
+		    size_t len);
+bool		 allow_check(const struct managed *, const struct allow_combo *,
+		    struct json_t *verified, char *why, size_t len);
 
 /* --- scan.c ------------------------------------------------------------------ */
 

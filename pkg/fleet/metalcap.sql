@@ -44,3 +44,28 @@ SELECT u.username,
     ON p.path = u.directory || '/Library/Application Support/metalcap/state/status.plist'
  WHERE p.key = 'jobs'
    AND substr(p.subkey, instr(p.subkey, '/') + 1) = 'state';
+
+-- 4. One row per verdict of metalcapctl verify on this guest, with what it
+-- is about: its profile, the llama.cpp build and program, the model, the
+-- guest's OS build and host, the shim's version.  osquery's JSON results
+-- of this query from many guests are what `metalcapctl fleet allowlist`
+-- reads (verdicts are keyed vSEQ, as jobs by name).
+SELECT u.username,
+       (SELECT i.value FROM plist AS i
+         WHERE i.path = p.path AND i.key = 'instance_id') AS instance_id,
+       substr(p.subkey, 1, instr(p.subkey, '/') - 1) AS verdict_id,
+       MAX(CASE WHEN substr(p.subkey, instr(p.subkey, '/') + 1) = 'profile' THEN p.value END) AS profile,
+       MAX(CASE WHEN substr(p.subkey, instr(p.subkey, '/') + 1) = 'verdict' THEN p.value END) AS verdict,
+       MAX(CASE WHEN substr(p.subkey, instr(p.subkey, '/') + 1) = 'date' THEN p.value END) AS date,
+       MAX(CASE WHEN substr(p.subkey, instr(p.subkey, '/') + 1) = 'llama_build' THEN p.value END) AS llama_build,
+       MAX(CASE WHEN substr(p.subkey, instr(p.subkey, '/') + 1) = 'program_sha256' THEN p.value END) AS program_sha256,
+       MAX(CASE WHEN substr(p.subkey, instr(p.subkey, '/') + 1) = 'model_sha256' THEN p.value END) AS model_sha256,
+       MAX(CASE WHEN substr(p.subkey, instr(p.subkey, '/') + 1) = 'os_build' THEN p.value END) AS os_build,
+       MAX(CASE WHEN substr(p.subkey, instr(p.subkey, '/') + 1) = 'cpu_brand' THEN p.value END) AS cpu_brand,
+       MAX(CASE WHEN substr(p.subkey, instr(p.subkey, '/') + 1) = 'hw_model' THEN p.value END) AS hw_model,
+       MAX(CASE WHEN substr(p.subkey, instr(p.subkey, '/') + 1) = 'shim_version' THEN p.value END) AS shim_version
+  FROM users AS u
+  JOIN plist AS p
+    ON p.path = u.directory || '/Library/Application Support/metalcap/state/status.plist'
+ WHERE p.key = 'verdicts' AND instr(p.subkey, '/') > 0
+ GROUP BY u.username, p.path, verdict_id;

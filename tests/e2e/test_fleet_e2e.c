@@ -301,7 +301,7 @@ check_status_plist(void)
 	    "d = home + '/Library/Application Support/metalcap/state'\n"
 	    "os.makedirs(d, exist_ok=True)\n"
 	    "shutil.copy('%s/state/status.plist', d)\n"
-	    "q1, q2, q3 = oq.run_queries('%s/pkg/fleet/metalcap.sql',\n"
+	    "q1, q2, q3, q4 = oq.run_queries('%s/pkg/fleet/metalcap.sql',\n"
 	    "    [('alice', home)])\n"
 	    "assert q1 == [('alice', p['version'], p['instance_id'],\n"
 	    "    str(p['updated']))], q1\n"

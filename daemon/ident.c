@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What an allowlist (UnlockOnlyWhere, policy/allow.c) judges a job by,
+ * beyond the guest and the profile: the llama.cpp build its program says
+ * it is (PROGRAM --version, as verify asks llama-perplexity) and its
+ * model's SHA-256.  Both are read once per program and model file (their
+ * stamps), off the loop: a model of gigabytes is hashed in libuv's
+ * thread pool, the program run as any helper (proc_run).  Meanwhile the
+ * job waits as for the probe gate: an unlocked run never starts before
+ * the allowlist could judge it (driver.c).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mc_sha256.h"
+#include "mc_util.h"
+#include "mcd.h"
+
+#define IDENT_VERSION_MS	30000
+
+struct ident_work {
+	uv_work_t	 req;
+	struct mcd	*d;
+	struct job	*j;		/* NULL: the job went meanwhile */
+	char		 program[PATH_MAX];
+	char		 model[PATH_MAX];	/* "": none named */
+	char		 stamp[sizeof ((struct job *)0)->ident_stamp];
+	char		 sha[MC_SHA256_HEX];
+	char		 why[256];
+};
+
+/*
+ * The program and the model as they are on disk now, and the job's
+ * arguments and environment, which its run, --version included, has.
+ */
+static void
+ident_stamp(const struct job *j, char *model, size_t mlen, char *buf,
+    size_t len)
+{
+	char	a[160], b[160], settings[32];
+
+	if (jobfile_model(j->spec, model, mlen) == -1)
+		model[0] = '\0';
+	measure_stamp(j->spec->argv[0], a, sizeof a);
+	if (model[0] != '\0')
+		measure_stamp(model, b, sizeof b);
+	else
+		snprintf(b, sizeof b, "none");
+	measure_settings(j->spec, settings, sizeof settings);
+	mc_fmt(buf, len, "%s: %s; %s: %s; settings %s", j->spec->argv[0], a,
+	    model, b, settings);
+}
+
+/* Was the job's identity read from its program and model as they are? */
+static bool
+ident_current(const struct job *j)
+{
+	char	model[PATH_MAX], stamp[sizeof j->ident_stamp];
+
+	if (!j->ident_known || j->ident != NULL)
+		return false;
+	ident_stamp(j, model, sizeof model, stamp, sizeof stamp);
+	return strcmp(stamp, j->ident_stamp) == 0;
+}
+
+/* Must the job wait for its identity (job_effective said so)? */
+bool
+ident_pending(struct mcd *d, const struct job *j)
+{
+	(void)d;
+	return j->ident_wait;
+}
+
+void
+ident_cancel(struct job *j)
+{
+	if (j->ident != NULL)
+		j->ident->j = NULL;
+	j->ident = NULL;
+}
+
+/* In the thread pool: the model's bytes, hashed. */
+static void
+ident_hash(uv_work_t *req)
+{
+	struct ident_work	*w = req->data;
+
+	if (w->model[0] != '\0' && mc_sha256_file(w->model, w->sha, w->why,
+	    sizeof w->why) == -1)
+		w->sha[0] = '\0';
+}
+
+/* --version answered: the identity is known; the job is judged again. */
+static void
+ident_versioned(struct mcd *d, const struct launchctl_result *r, void *arg)
+{
+	struct ident_work	*w = arg;
+	struct job		*j = w->j;
+	struct mcd_event	 ev = { .type = LC_EV_MANAGED };
+
+	if (j != NULL) {
+		if (mc_llama_build(r->out, j->llama_build,
+		    sizeof j->llama_build) == -1)
+			j->llama_build[0] = '\0';
+		snprintf(j->model_sha256, sizeof j->model_sha256, "%s",
+		    w->sha);
+		snprintf(j->ident_stamp, sizeof j->ident_stamp, "%s",
+		    w->stamp);
+		j->ident_known = true;
+		j->ident = NULL;
+		log_info("job %s: llama.cpp %s, model %s%s%s", j->name,
+		    j->llama_build[0] ? j->llama_build : "build not said",
+		    w->sha[0] ? w->sha : "not hashed", w->why[0] ? ": " : "",
+		    w->why);
+		ev.job = j;
+		d->emit(d, &ev);
+	}
+	free(w);
+}
+
+/* The model hashed: the program asked, in the job's environment. */
+static void
+ident_hashed(uv_work_t *req, int status)
+{
+	struct ident_work	*w = req->data;
+	char			*argv[] = { w->program, "--version", NULL };
+	char			**env;
+
+	(void)status;
+	if (w->j == NULL) {
+		free(w);
+		return;
+	}
+	env = measure_env(w->d, w->j->spec, NULL);
+	proc_run(w->d, argv, env, IDENT_VERSION_MS, ident_versioned, w);
+	mc_strv_free(env);
+}
+
+/* Read the job's identity, unless that is under way. */
+void
+ident_start(struct mcd *d, struct job *j)
+{
+	struct ident_work	*w;
+
+	if (j->ident != NULL || !j->ident_wait)
+		return;
+	w = calloc(1, sizeof *w);
+	w->d = d;
+	w->j = j;
+	w->req.data = w;
+	snprintf(w->program, sizeof w->program, "%s", j->spec->argv[0]);
+	ident_stamp(j, w->model, sizeof w->model, w->stamp, sizeof w->stamp);
+	j->ident = w;
+	uv_queue_work(d->loop, &w->req, ident_hash, ident_hashed);
+}
+
+/*
+ * The allowlist applied to a job that would unlock (unlocking, as
+ * job_runs_unlocked says): with its identity
+ * read, stock where no entry matches, saying which key did not; without,
+ * the job waits for it (j->ident_wait).
+ */
+void
+ident_allow(struct mcd *d, struct job *j, bool unlocking)
+{
+	struct allow_combo	 c;
+	struct host_id		 h;
+	char			 why[400];
+
+	j->ident_wait = false;
+	if (d->managed.unlock_only_where == NULL || !unlocking)
+		return;
+	/* Not read yet, or read from files since replaced: it waits. */
+	if (!ident_current(j)) {
+		j->ident_wait = true;
+		return;
+	}
+	paths_host(&d->paths, &h);
+	c.value[0] = j->profile->name;
+	c.value[1] = j->llama_build;
+	c.value[2] = j->model_sha256;
+	c.value[3] = h.os_build;
+	c.value[4] = h.cpu_brand;
+	c.value[5] = h.hw_model;
+	c.value[6] = MC_VERSION;
+	if (allow_check(&d->managed, &c, d->verified, why, sizeof why))
+		return;
+	j->unlocked = false;
+	mc_fmt(j->stock_note, sizeof j->stock_note, "not allowed here: %s: "
+	    "running stock", why);
+}
