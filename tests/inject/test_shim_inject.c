@@ -406,34 +406,6 @@ test_late_metal(void **state)
 }
 
 /*
- * The objc4 model is as strict as objc4: a load-image function that looks
- * a class up aborts with libplatform's words, and the same call outside
- * one works.  The shim registers no such function, and the model is
- * linked into it, so a shim that did would abort in every test.
- */
-static void
-test_objc4_model_strict(void **state)
-{
-	const char	*inside[] = { MC_TEST_BUILD "/tests/objc4-model-check",
-	    "inside", NULL };
-	const char	*outside[] = { MC_TEST_BUILD "/tests/objc4-model-check",
-	    "outside", NULL };
-	char		*env[CHILD_ENV_MAX];
-	struct child_result r;
-
-	(void)state;
-	child_env(env, NULL);
-	assert_int_equal(child_run(inside, env, &r), 0);
-	assert_true(WIFSIGNALED(r.status));
-	assert_int_equal(WTERMSIG(r.status), SIGABRT);
-	assert_non_null(strstr(r.err, "Trying to recursively lock an "
-	    "os_unfair_lock"));
-	assert_int_equal(child_run(outside, env, &r), 0);
-	assert_true(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
-	assert_string_equal(r.out, "class=found\n");
-}
-
-/*
  * supportsFamily: is inherited from _MTLDevice: the hook is added to the
  * guest's device class alone, so another device class in the process (a
  * Mac's own GPU) keeps its answers, and the hook is in place before the
@@ -750,7 +722,6 @@ main(void)
 		cmocka_unit_test(test_eight_threads_hook_once),
 		cmocka_unit_test(test_missing_pieces_hook_nothing),
 		cmocka_unit_test(test_late_metal),
-		cmocka_unit_test(test_objc4_model_strict),
 		cmocka_unit_test(test_inherited_method_hooked_alone),
 		cmocka_unit_test(test_bare_metal_untouched),
 		cmocka_unit_test(test_inherit),
