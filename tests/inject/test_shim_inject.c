@@ -8,6 +8,7 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -545,10 +546,46 @@ test_report_directory(void **state)
 }
 
 /*
+ * METALCAP_REPORT=via/name: nothing written through via when it is a link
+ * (the workload unlocked all the same, as for a link at the last
+ * component), the line written when it is the folder itself.  name is a
+ * file, or a folder made for the run (its metalcap.<pid>.report).
+ */
+static bool
+report_through(struct run *r, const char *via, const char *name,
+    const char **env, char *var, size_t varlen)
+{
+	char		 real[128], written[192];
+	struct stat	 sb;
+	bool		 folder = strcmp(name, "sub") == 0, link;
+
+	assert_int_equal(lstat(via, &sb), 0);
+	link = S_ISLNK(sb.st_mode);
+	assert_int_equal(stat(via, &sb), 0);
+	snprintf(real, sizeof real, "%s/%s", via, name);
+	if (folder)
+		assert_int_equal(mkdir(real, 0700), 0);
+	snprintf(var, varlen, "METALCAP_REPORT=%s", real);
+	run(r, env, NULL);
+	assert_int_equal(family(r, 1009), 1);
+	if (folder)
+		snprintf(written, sizeof written, "%s/metalcap.%ld.report",
+		    real, (long)r->result.pid);
+	else
+		snprintf(written, sizeof written, "%s", real);
+	if ((lstat(written, &sb) == 0) == link)
+		return false;
+	unlink(written);
+	if (folder)
+		rmdir(real);
+	return true;
+}
+
+/*
  * A report path another user could plant in a shared folder: a FIFO must
- * not block the workload, and a link (to a file or to a folder) must not
- * be followed.  A path too long to keep writes nothing rather than a
- * shorter, other path.
+ * not block the workload, and a link (to a file or to a folder), at the
+ * last component or above it, must not be followed.  A path too long to
+ * keep writes nothing rather than a shorter, other path.
  */
 static void
 test_report_planted(void **state)
@@ -609,6 +646,12 @@ test_report_planted(void **state)
 	snprintf(inside, sizeof inside, "%s/metalcap.%ld.report", target,
 	    (long)r.result.pid);
 	assert_int_equal(lstat(inside, &sb), -1);
+
+	/* The link above the last component: a file in it, a folder. */
+	assert_true(report_through(&r, at, "r", env, var, sizeof var));
+	assert_true(report_through(&r, target, "r", env, var, sizeof var));
+	assert_true(report_through(&r, at, "sub", env, var, sizeof var));
+	assert_true(report_through(&r, target, "sub", env, var, sizeof var));
 	unlink(at);
 
 	/* dir/target/././.../report: names the same file only when whole. */
