@@ -71,10 +71,11 @@ SHLIB		:= so
 CFLAGS_C	+= -D_GNU_SOURCE
 # The shim links Metal (tests/sim's simulated Metal here), as on macOS, and
 # the objc4 model: Apple's runtime rules for the shim's own calls.
-SHIM_LINK	= tests/sim/objc4-model.c -shared -L$(O)/tests \
+OBJC4_MODEL_SRC	:= tests/sim/objc4-model.c tests/sim/objc4-model-calls.c
+SHIM_LINK	= $(OBJC4_MODEL_SRC) -shared -L$(O)/tests \
 		   -Wl,--no-as-needed -lmtlsim -Wl,--as-needed \
 		   -Wl,-rpath,'$$ORIGIN/../tests' -ldl -lobjc -lpthread
-SHIM_DEPS	= $(SIM_LIB) tests/sim/objc4-model.c
+SHIM_DEPS	= $(SIM_LIB) $(OBJC4_MODEL_SRC) tests/sim/objc4-model.h
 CRYPTO_LIB	:= -lcrypto
 endif
 
@@ -90,6 +91,7 @@ SHIM_LIB	:= $(O)/lib/libmetalcap.$(SHLIB)
 # first).
 LLAMA_TESTS	?= $(O)/tests/test_llama_e2e
 TEST_BINS	:= $(O)/tests/test_shim_config $(O)/tests/test_shim_inject \
+		   $(O)/tests/test_objc4_model \
 		   $(O)/tests/test_probe $(O)/tests/test_daemon \
 		   $(O)/tests/test_daemon_e2e $(O)/tests/test_launchctl_sim \
 		   $(O)/tests/test_faults $(O)/tests/test_io_faults \
@@ -196,12 +198,29 @@ $(SIM_KERNEL): tests/sim/mtlsim_kernel.c tests/sim/mtlsim.h \
 $(SIM_LIB): tests/sim/mtlsim.m $(SIM_KERNEL) | $(O)/tests
 	$(CC) $(CFLAGS_OBJC) -fPIC -shared $^ -o $@ -lobjc -lm $(LDFLAGS_SAN)
 
-# The objc4 model alone, to show it is as strict as objc4 (test_shim_inject).
+# The objc4 model alone, to show it is as strict as objc4 and no stricter
+# (test_objc4_model); hidden, as in the shim.
 $(O)/tests/objc4-model-check: tests/sim/objc4-model-check.c \
-    tests/sim/objc4-model.c $(SIM_LIB) | need-deps $(O)/tests
-	$(CC) $(CFLAGS_C) $(filter %.c,$^) -o $@ -L$(O)/tests \
-	    -Wl,--no-as-needed -lmtlsim -Wl,--as-needed -Wl,-rpath,'$$ORIGIN' \
-	    -ldl -lobjc -lpthread $(LDFLAGS_SAN)
+    tests/sim/objc4-model-exercise.c $(OBJC4_MODEL_SRC) \
+    tests/sim/objc4-model.h $(SIM_LIB) | need-deps $(O)/tests
+	$(CC) $(CFLAGS_C) -fvisibility=hidden $(filter %.c,$^) -o $@ \
+	    -L$(O)/tests -Wl,--no-as-needed -lmtlsim -Wl,--as-needed \
+	    -Wl,-rpath,'$$ORIGIN' -ldl -lobjc -lpthread $(LDFLAGS_SAN)
+
+# Test-only: the shim with a load-image function that makes a runtime call
+# (OBJC4_MODEL_VARIANT_CALL), which the model must stop where objc4 would.
+OBJC4_VARIANT	:= $(O)/tests/variant/libmetalcap.so
+$(OBJC4_VARIANT): $(SHIM_SRC) shim/*.h VERSION tests/sim/objc4-model-exercise.c \
+    $(SHIM_DEPS) | need-deps $(O)/tests
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_C) $(SHIM_CFLAGS) -DOBJC4_MODEL_VARIANT $(SHIM_SRC) \
+	    tests/sim/objc4-model-exercise.c -o $@ $(SHIM_LINK) $(LDFLAGS_SAN)
+
+# The shim's objects alone, without the model: what they import from the
+# runtime must each be in the model's table (test_objc4_model).
+SHIM_ALONE	:= $(O)/tests/libmetalcap-alone.o
+$(SHIM_ALONE): $(SHIM_SRC) shim/*.h VERSION | need-deps $(O)/tests
+	$(CC) $(CFLAGS_C) $(SHIM_CFLAGS) -r -nostdlib $(SHIM_SRC) -o $@
 
 # Test-only: the private base class renamed, as a Metal release might.
 $(SIM_RENAMED): tests/sim/mtlsim.m $(SIM_KERNEL) | $(O)/tests
@@ -325,7 +344,7 @@ $(O)/tests/test_shim_config: tests/unit/test_shim_config.c \
 
 $(O)/tests/test_shim_inject: tests/inject/test_shim_inject.c \
     tests/support/child.c tests/support/child.h $(SHIM_LIB) $(SIM_TOOLS) \
-    $(OBJC4_MODEL) $(SIM_RENAMED) | $(O)/tests
+    $(SIM_RENAMED) | $(O)/tests
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Itests/support -Ishim $< \
 	    tests/support/child.c -o $@ -lcmocka $(LDFLAGS_SAN)
 
@@ -448,6 +467,12 @@ $(O)/tests/test_abuse $(O)/tests/test_hostile: $(O)/tests/test_%: \
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Itests/support -Icommon $< \
 	    $(HARNESS) common/mc_rpc.c common/mc_util.c -o $@ -lcmocka $(LIB_JANSSON) \
 	    $(LIB_MSGPACK) $(LDFLAGS_SAN)
+
+$(O)/tests/test_objc4_model: tests/sim/test_objc4_model.c \
+    tests/support/child.c tests/support/child.h $(OBJC4_MODEL) \
+    $(OBJC4_VARIANT) $(SHIM_ALONE) $(SHIM_LIB) $(SIM_TOOLS) | $(O)/tests
+	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Itests/support $< tests/support/child.c \
+	    -o $@ -lcmocka $(LDFLAGS_SAN)
 
 $(O)/tests/test_launchctl_sim: tests/sim/test_launchctl_sim.c \
     tests/support/child.c $(O)/tests/launchctl-sim | $(O)/tests

@@ -608,6 +608,31 @@ ctl_judge_report(const struct ctl_unlock *u, struct ctl_outcome *o)
 }
 
 /*
+ * A private folder for the shim's report of a run, named by a path with
+ * no link in it: the shim refuses a link at any component
+ * (libmetalcap(7)), and on macOS $TMPDIR is under /var, a link to
+ * /private/var.  dir has PATH_MAX bytes, as realpath fills.  -1 with
+ * errno set.
+ */
+static int
+ctl_report_dir_make(char *dir)
+{
+	char	made[PATH_MAX];
+	int	saved;
+
+	ctl_tmp_name(made, sizeof made, "run");
+	if (mkdtemp(made) == NULL)
+		return -1;
+	if (realpath(made, dir) == NULL) {
+		saved = errno;
+		rmdir(made);
+		errno = saved;
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * Run argv (argv[0] resolved in u) stock or with u's profile, stdout and
  * stderr to out and err (-1: ours).  -1 with o->why if it could not start
  * (o->status is then EXIT_EXEC_CANNOT or EXIT_EXEC_NOTFOUND); else 0,
@@ -630,8 +655,7 @@ ctl_run(struct ctl *c, const struct ctl_unlock *u, bool unlocked,
 		o->status = 128 + ctl_caught;
 		return -1;
 	}
-	ctl_tmp_name(dir, sizeof dir, "run");
-	if (unlocked && mkdtemp(dir) == NULL) {
+	if (unlocked && ctl_report_dir_make(dir) == -1) {
 		snprintf(o->why, sizeof o->why, "a report folder: %s",
 		    strerror(errno));
 		o->status = EXIT_EXEC_CANNOT;

@@ -62,6 +62,18 @@ render_set_u64(plist_t env, const char *key, uint64_t v)
 	render_set_str(env, key, buf);
 }
 
+/*
+ * The reports folder named by a path with no link in it, as the shim
+ * requires of METALCAP_REPORT (libmetalcap(7)): a home reached through a
+ * link would otherwise lose every report.  As given when it cannot be
+ * resolved (not made yet).  real has PATH_MAX bytes.
+ */
+static const char *
+render_real(const char *path, char *real)
+{
+	return realpath(path, real) != NULL ? real : path;
+}
+
 /* Template environment, then the job's, then ours when unlocked. */
 static plist_t
 render_env(plist_t tmpl, const struct render_input *in)
@@ -70,7 +82,7 @@ render_env(plist_t tmpl, const struct render_input *in)
 	    "EnvironmentVariables");
 	plist_dict_iter	 it = NULL;
 	plist_t		 val;
-	char		*key, path[PATH_MAX];
+	char		*key, path[PATH_MAX], real[PATH_MAX];
 	const struct profile *p = in->profile;
 
 	env = from != NULL && plist_get_node_type(from) == PLIST_DICT ?
@@ -107,7 +119,7 @@ render_env(plist_t tmpl, const struct render_input *in)
 	render_set_str(env, "METALCAP_INHERIT", in->spec->inherit_shim ? "1" :
 	    "0");
 	mc_fmt(path, sizeof path, "%s/reports", in->paths->state);
-	render_set_str(env, "METALCAP_REPORT", path);
+	render_set_str(env, "METALCAP_REPORT", render_real(path, real));
 	return env;
 }
 

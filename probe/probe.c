@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -192,6 +193,34 @@ probe_parse(int argc, char **argv, struct probe_options *o)
 }
 
 /*
+ * A private directory for the shim's report, in $TMPDIR (per user on
+ * macOS) or else /tmp, named by a path with no link in it: the shim
+ * refuses a link at any component (libmetalcap(7)), and on macOS /tmp and
+ * $TMPDIR's /var are links to /private/tmp and /private/var (`/tmp ->
+ * private/tmp`, rust-lang/rust#99608 on macOS 12.4).  dir has PATH_MAX
+ * bytes, as realpath fills.  -1 when none.
+ */
+static int
+probe_report_dir(char *dir)
+{
+	char		 made[4096];
+	const char	*tmp = getenv("TMPDIR");
+
+	if (tmp == NULL || *tmp == '\0' || (size_t)snprintf(made, sizeof made,
+	    "%s/metalcap-probe.XXXXXX", tmp) >= sizeof made ||
+	    mkdtemp(made) == NULL) {
+		snprintf(made, sizeof made, "/tmp/metalcap-probe.XXXXXX");
+		if (mkdtemp(made) == NULL)
+			return -1;
+	}
+	if (realpath(made, dir) == NULL) {
+		rmdir(made);
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * The shim reads METALCAP_REPORT in its constructor, before main.  When we
  * are injected and nobody asked for a report, run again with one pointed at
  * a private directory, so the report can say what the shim did.
@@ -199,7 +228,7 @@ probe_parse(int argc, char **argv, struct probe_options *o)
 static void
 probe_reexec_with_report(char **argv)
 {
-	char	dir[] = "/tmp/metalcap-probe.XXXXXX", self[4096];
+	char	dir[PATH_MAX], self[4096];
 	const char *inject = getenv(PROBE_INJECT_VAR);
 
 	if (inject == NULL || *inject == '\0' ||
@@ -207,7 +236,7 @@ probe_reexec_with_report(char **argv)
 	    getenv(PROBE_REPORT_DIR_VAR) != NULL)
 		return;
 	if (probe_backend.self_path(self, sizeof self) == -1 ||
-	    mkdtemp(dir) == NULL)
+	    probe_report_dir(dir) == -1)
 		return;
 	setenv("METALCAP_REPORT", dir, 1);
 	setenv(PROBE_REPORT_DIR_VAR, dir, 1);

@@ -65,6 +65,9 @@ check "$dir/libmetalcap.dylib" DYLIB macos/shim.exports \
 # Metal and objc registers _MTLDevice before the shim's constructor runs
 # (dyld RuntimeState::setObjCNotifiers, APIs::runAllInitializersForMain).
 # A weak, lazy or delay-init link would leave the class missing there.
+model=$(dirname "$0")/../tests/sim/objc4-model-calls.c
+modelled=$(sed -n 's/^[[:space:]]*{ "\([A-Za-z0-9_]*\)",.*/\1/p' "$model")
+[ -n "$modelled" ] || bad "$model" "lists no runtime call"
 for arch in arm64 x86_64; do
 	"$OBJDUMP" --macho --private-headers --arch="$arch" \
 	    "$dir/libmetalcap.dylib" | awk '
@@ -81,6 +84,17 @@ for arch in arm64 x86_64; do
 	    tr '\n' ' ')
 	[ -z "$bad_imports" ] ||
 	    bad "$dir/libmetalcap.dylib" "$arch imports a loader callback: $bad_imports"
+	# Every runtime function it imports has its row in the objc4 model,
+	# which decides the lock objc4 takes in it for the Linux tests (the
+	# model's own test checks the Linux objects the same way).
+	"$NM" -u --arch="$arch" "$dir/libmetalcap.dylib" | sed 's/^_//' |
+	    grep -E '^_?(objc|class|method|sel|object|imp|protocol|property|ivar)_' |
+	    while read -r sym; do
+		echo "$modelled" | grep -qx "$sym" || echo "$sym"
+	    done > "$dir/unmodelled.$$"
+	[ ! -s "$dir/unmodelled.$$" ] ||
+	    bad "$dir/libmetalcap.dylib" "$arch imports runtime calls the objc4 model does not list ($model): $(tr '\n' ' ' < "$dir/unmodelled.$$")"
+	rm -f "$dir/unmodelled.$$"
 done
 
 # Compiled, not run: the probe's Metal backend needs a real Mac.

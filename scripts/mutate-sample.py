@@ -56,8 +56,8 @@ E2E = ["test_daemon_e2e", "test_evidence_e2e", "test_edges",
        "test_abuse", "test_bench_e2e", "test_install_e2e", "test_probe",
        "test_measure_e2e"]
 SOURCES = {
-    "shim": ["test_shim_config", "test_shim_inject", "test_lifecycle",
-             "test_daemon"] + E2E,
+    "shim": ["test_shim_config", "test_shim_inject", "test_objc4_model",
+             "test_lifecycle", "test_daemon"] + E2E,
     "probe": ["test_probe"] + [t for t in E2E if t != "test_probe"],
     "common/mc_inject.c": ["test_inject_judge", "test_inject_arch",
                            "test_daemon"] + E2E,

@@ -14,8 +14,9 @@
  *   3. the first device to get there installs the answer hooks on its own
  *      concrete class, once, under a lock, if it is the paravirtual GPU.
  * No callback of the loader is used: objc4 runs its load-image callbacks
- * with its runtime lock held, and every call this library makes into the
- * runtime takes that lock (tests/sim/README.md, "the objc4 model").
+ * with its runtime lock held, and the calls this library makes to find and
+ * replace methods take that lock (tests/sim/README.md, "the objc4 model",
+ * lists each call with the lock objc4 takes in it).
  * Answers only ever go up, and only the Apple families 1001..max; the
  * Common, Mac and Metal families are left to the device.
  */

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "shim_report.h"
@@ -70,13 +71,40 @@ shim_report_witness_format(const char *failed, const char *call, long pid,
 }
 
 /*
+ * No symbolic link at any component of the report's path: O_NOFOLLOW
+ * refuses one only at the last, and in a shared folder another user could
+ * plant one in the middle (/tmp/reports -> a folder of the victim's, where
+ * the line is appended to a file of the same name).
+ *
+ * macOS 11 and later: O_NOFOLLOW_ANY, the kernel's own walk refusing a
+ * link anywhere (xnu-7195 and later, bsd/sys/fcntl.h: 0x20000000, "no
+ * symlinks allowed in path"; bsd/man/man2/open.2: ELOOP when "a
+ * component of the path is a symbolic link").
+ * Linux has no such flag: the same walk is done here, each folder opened
+ * from the one before with O_NOFOLLOW | O_DIRECTORY (O_PATH: search
+ * permission is enough, as for the kernel's walk), so a link at any
+ * component fails as it does on macOS.  This walk is what the tests run;
+ * the rest of this file is the same on both.  On macOS /tmp and /var are
+ * links themselves (to /private/...): metalcap's own report folders are
+ * named by their real paths (probe.c, ctl_run.c, render.c).
+ */
+#if defined(O_NOFOLLOW_ANY)
+#define SHIM_REPORT_NOFOLLOW	(O_NOFOLLOW | O_NOFOLLOW_ANY)
+#elif defined(__APPLE__)
+#error "O_NOFOLLOW_ANY is missing: the report would follow a link"
+#else
+#define SHIM_REPORT_NOFOLLOW	O_NOFOLLOW
+#define SHIM_REPORT_WALK	1
+#endif
+
+/*
  * Open name (relative to dirfd) for appending, only as a regular file of
- * this user's own with no other name: O_NOFOLLOW refuses a symbolic link
- * planted at the last component, O_NONBLOCK keeps a FIFO from blocking the
- * workload (with no reader the open fails, with one the fstat below
- * refuses it), and a hard link to another file (macOS has no
- * protected_hardlinks) or another user's file is refused by the fstat.
- * -1 when it is not such a file.
+ * this user's own with no other name: SHIM_REPORT_NOFOLLOW refuses a
+ * symbolic link (at the last component here; above it, see there),
+ * O_NONBLOCK keeps a FIFO from blocking the workload (with no reader the
+ * open fails, with one the fstat below refuses it), and a hard link to
+ * another file (macOS has no protected_hardlinks) or another user's file
+ * is refused by the fstat.  -1 when it is not such a file.
  */
 static int
 shim_report_open(int dirfd, const char *name)
@@ -85,7 +113,7 @@ shim_report_open(int dirfd, const char *name)
 	int		fd;
 
 	fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC |
-	    O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0600);
+	    SHIM_REPORT_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0600);
 	if (fd == -1)
 		return -1;
 	if (fstat(fd, &sb) == -1 || !S_ISREG(sb.st_mode) || sb.st_nlink != 1 ||
@@ -96,29 +124,84 @@ shim_report_open(int dirfd, const char *name)
 	return fd;
 }
 
+#ifdef SHIM_REPORT_WALK
+/*
+ * Open each folder of path in turn, from / or the working folder, with
+ * O_NOFOLLOW: none of them may be a link.  The last component is left to
+ * the caller, in *leaf ("." after a final slash: dir/ is dir/.).
+ */
+static int
+shim_report_walk(char *path, const char **leaf)
+{
+	char	*slash = strrchr(path, '/'), *name, *save = NULL;
+	int	 fd, next;
+
+	fd = open(path[0] == '/' ? "/" : ".", O_PATH | O_DIRECTORY |
+	    O_CLOEXEC);
+	if (slash == NULL)
+		return fd;
+	*slash = '\0';
+	*leaf = slash[1] != '\0' ? slash + 1 : ".";
+	for (name = strtok_r(path, "/", &save); name != NULL && fd != -1;
+	    name = strtok_r(NULL, "/", &save)) {
+		next = openat(fd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW |
+		    O_CLOEXEC);
+		close(fd);
+		fd = next;
+	}
+	return fd;
+}
+#endif
+
+/*
+ * The folder that holds path's last component, reached through no link,
+ * and that component (in buf): AT_FDCWD and the whole path where the
+ * kernel checks it (O_NOFOLLOW_ANY).  -1 when not reached, or when path
+ * is too long to copy whole.
+ */
+static int
+shim_report_parent(const char *path, char *buf, size_t len,
+    const char **leaf)
+{
+	if ((size_t)snprintf(buf, len, "%s", path) >= len)
+		return -1;
+	*leaf = buf;
+#ifdef SHIM_REPORT_WALK
+	return shim_report_walk(buf, leaf);
+#else
+	return AT_FDCWD;
+#endif
+}
+
 /*
  * Append the line to a file, or to DIR/metalcap.<pid>.report when the
- * destination is a directory (a link to one is not followed: in a shared
- * folder such as /tmp another user could plant it).  One write(2) with
- * O_APPEND keeps lines from concurrent processes whole.
+ * destination is a directory (a link to one is not followed, nor a link
+ * above either: in a shared folder such as /tmp another user could plant
+ * it).  One write(2) with O_APPEND keeps lines from concurrent processes
+ * whole.
  */
 void
 shim_report_write(const char *destination, const char *line, size_t len,
     long pid)
 {
-	char	 name[64];
-	int	 dirfd, fd;
+	char		 name[64], copy[1024];
+	const char	*leaf;
+	int		 parent, dirfd, fd;
 
-	if (destination == NULL || *destination == '\0')
+	if (destination == NULL || *destination == '\0' ||
+	    (parent = shim_report_parent(destination, copy, sizeof copy,
+	    &leaf)) == -1)
 		return;
-	dirfd = open(destination, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-	    O_CLOEXEC);
+	dirfd = openat(parent, leaf, O_RDONLY | O_DIRECTORY |
+	    SHIM_REPORT_NOFOLLOW | O_CLOEXEC);
 	if (dirfd != -1) {
 		snprintf(name, sizeof name, "metalcap.%ld.report", pid);
 		fd = shim_report_open(dirfd, name);
 		close(dirfd);
 	} else
-		fd = shim_report_open(AT_FDCWD, destination);
+		fd = shim_report_open(parent, leaf);
+	if (parent != AT_FDCWD)
+		close(parent);
 	if (fd == -1)
 		return;
 	while (write(fd, line, len) == -1 && errno == EINTR)

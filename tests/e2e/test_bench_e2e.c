@@ -163,6 +163,45 @@ test_exec_unlocked_alone(void **state)
 }
 
 /*
+ * $TMPDIR reached through a link, as macOS's is (under /var, a link to
+ * /private/var): the shim refuses a report path with a link anywhere in
+ * it, so exec and the probe it runs name their report folders by their
+ * real paths, and the run is judged unlocked all the same.  Kills: either
+ * folder named as mkdtemp made it (no report: the probe finds no shim,
+ * exec no activation line).
+ */
+static void
+test_exec_tmpdir_through_link(void **state)
+{
+	char			 report[160], real[160], link[160];
+	const char		*args[] = { "exec", "--report", report, "--",
+	    FAKE_LLAMA, "--once", NULL };
+	struct child_result	*r;
+	json_t			*doc;
+	int			 code;
+
+	(void)state;
+	snprintf(real, sizeof real, "%s/tmp-real", home);
+	snprintf(link, sizeof link, "%s/tmp-link", home);
+	assert_int_equal(mkdir(real, 0700), 0);
+	assert_int_equal(symlink(real, link), 0);
+	snprintf(report, sizeof report, "%s/exec.json", home);
+	snprintf(tmpvar, sizeof tmpvar, "TMPDIR=%s", link);
+	r = run_ctl(&code, NULL, args);
+	snprintf(tmpvar, sizeof tmpvar, "TMPDIR=%s", home);
+	if (code != 0)
+		fail_msg("exec: %d, stderr:\n%s", code, r->err);
+	assert_non_null(strstr(r->err, "metalcapctl: exec: unlocked by "
+	    "profile apple9: pid "));
+	doc = load_json(report);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(
+	    doc, "shim"), "state")), "hooked");
+	assert_string_equal(json_string_value(json_object_get(json_object_get(
+	    doc, "probe"), "verdict")), "pass");
+	json_decref(doc);
+}
+
+/*
  * run_ctl with a signal's disposition as a caller sets it (SIG_DFL, or
  * SIG_IGN as nohup does for SIGHUP): inherited across fork and exec, so
  * the test never depends on how the suite itself was started.
@@ -1620,6 +1659,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_exec_as_a_child,
 		    setup_alone, teardown_alone),
 		cmocka_unit_test_setup_teardown(test_exec_tmpdir_unwritable,
+		    setup_alone, teardown_alone),
+		cmocka_unit_test_setup_teardown(test_exec_tmpdir_through_link,
 		    setup_alone, teardown_alone),
 		cmocka_unit_test_setup_teardown(test_exec_refuses_failed_probe,
 		    setup_alone, teardown_alone),

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * SIMULATOR: Apple's Objective-C runtime (objc4) where it differs from the
- * GNU runtime the tests run on, for the calls the shim makes.  Linked into
+ * GNU runtime the tests run on, for the calls a shim makes.  Linked into
  * the Linux build of the shim with the shim's hidden visibility, so the
  * shim's own calls into the runtime come here first and each is passed on
  * to the GNU runtime (dlsym RTLD_NEXT); nothing else in the process is
@@ -9,14 +9,15 @@
  *
  * 1. objc_addLoadImageFunc calls its function at once for every image
  *    loaded, then for each image loaded later, "with ObjC's internal
- *    runtime lock held" (objc4-951 runtime.h; objc-os.mm).  That lock,
- *    runtimeLock, is a non-recursive os_unfair_lock (objc-os.h mutex_t),
- *    and objc_getClass, class_getInstanceMethod, class_replaceMethod and
- *    method_setImplementation take it (method_getImplementation and
- *    class_getName in some cases: here always, the strict reading).
- *    Taking it again on the same thread is libplatform's "Trying to
- *    recursively lock an os_unfair_lock" abort.  GNU libobjc's lock is
- *    recursive, so without this model such a call passes.
+ *    runtime lock held" (objc4-951 runtime.h; objc-os.mm:285, 562;
+ *    objc-runtime-new.mm:3553).  That lock, runtimeLock, is a
+ *    non-recursive os_unfair_lock (objc-os.h mutex_t), and most runtime
+ *    calls take it: objc4-model-calls.c lists every call a shim makes or
+ *    might, with the lock objc4's source takes in it, and wraps each that
+ *    takes runtimeLock (those that take it in some cases too: the strict
+ *    reading).  Taking it again on the same thread is libplatform's
+ *    "Trying to recursively lock an os_unfair_lock" abort.  GNU libobjc's
+ *    lock is recursive, so without this model such a call passes.
  * 2. class_replaceMethod replaces the method only where the class itself
  *    has it, and otherwise adds it to the class, so the superclass and
  *    its other subclasses keep theirs (objc4 objc-runtime-new.mm addMethod
@@ -41,6 +42,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "objc4-model.h"
+
 #define MODEL_MAX_FUNCS		8
 #define MODEL_OUTSIDE_APPLE	3001L
 
@@ -55,7 +58,7 @@ static void		(*model_prev_load)(Class, struct objc_category *);
 
 static void	model_hook_intact(void);
 
-static void *
+void *
 model_next(const char *name)
 {
 	void	*fn = dlsym(RTLD_NEXT, name);
@@ -67,10 +70,22 @@ model_next(const char *name)
 	return fn;
 }
 
-/* Every runtime call that takes runtimeLock in objc4 comes through here. */
-static void
-model_take_lock(const char *function)
+/*
+ * Every runtime call that takes runtimeLock in objc4 comes through here,
+ * and only those: a wrapper without its row in the table is the model's
+ * own mistake.
+ */
+void
+model_runtime_call(const char *function)
 {
+	const struct model_call	*call = model_call_find(function);
+
+	if (call == NULL || (call->lock != MODEL_LOCK_RUNTIME &&
+	    call->lock != MODEL_LOCK_RUNTIME_SOME)) {
+		fprintf(stderr, "objc4-model: %s is wrapped but its row does "
+		    "not say runtimeLock\n", function);
+		abort();
+	}
 	model_hook_intact();
 	if (!model_lock_held)
 		return;
@@ -144,12 +159,16 @@ model_check_at_exit(void)
 	model_hook_intact();
 }
 
-/* objc4 objc-os.mm objc_addLoadImageFunc: existing images first, locked. */
+/*
+ * objc4 objc-os.mm:283 objc_addLoadImageFunc: existing images first,
+ * locked; itself a call that takes runtimeLock (objc-os.mm:285).
+ */
 void
 objc_addLoadImageFunc(model_image_fn func)
 {
 	int	from;
 
+	model_runtime_call("objc_addLoadImageFunc");
 	pthread_mutex_lock(&model_lock);
 	if (model_nfuncs < MODEL_MAX_FUNCS) {
 		from = model_nfuncs;
@@ -157,51 +176,6 @@ objc_addLoadImageFunc(model_image_fn func)
 		dl_iterate_phdr(model_each_image, &from);
 	}
 	pthread_mutex_unlock(&model_lock);
-}
-
-Class
-objc_getClass(const char *name)
-{
-	Class	(*next)(const char *) = model_next("objc_getClass");
-
-	model_take_lock("objc_getClass");
-	return next(name);
-}
-
-Method
-class_getInstanceMethod(Class cls, SEL sel)
-{
-	Method	(*next)(Class, SEL) = model_next("class_getInstanceMethod");
-
-	model_take_lock("class_getInstanceMethod");
-	return next(cls, sel);
-}
-
-IMP
-method_getImplementation(Method m)
-{
-	IMP	(*next)(Method) = model_next("method_getImplementation");
-
-	model_take_lock("method_getImplementation");
-	return next(m);
-}
-
-IMP
-method_setImplementation(Method m, IMP imp)
-{
-	IMP	(*next)(Method, IMP) = model_next("method_setImplementation");
-
-	model_take_lock("method_setImplementation");
-	return next(m, imp);
-}
-
-const char *
-class_getName(Class cls)
-{
-	const char	*(*next)(Class) = model_next("class_getName");
-
-	model_take_lock("class_getName");
-	return next(cls);
 }
 
 /*
@@ -269,7 +243,7 @@ class_replaceMethod(Class cls, SEL sel, IMP imp, const char *types)
 	IMP		 old = NULL;
 	const char	*knob = getenv("OBJC4_MODEL_SEND_ON_REPLACE");
 
-	model_take_lock("class_replaceMethod");
+	model_runtime_call("class_replaceMethod");
 	if ((own = model_own_method(cls, sel)) != NULL)
 		old = set(own, imp);
 	else

@@ -677,6 +677,57 @@ test_render(void **state)
 	jobfile_free(spec);
 }
 
+/*
+ * METALCAP_REPORT names the reports folder by its real path: the shim
+ * refuses a report path with a link at any component (libmetalcap(7)),
+ * so a home reached through a link would lose every report; a folder not
+ * made yet is named as given.  Kills: the state path put in as it is.
+ */
+static void
+test_render_report_real_path(void **state)
+{
+	struct paths		 paths = { 0 };
+	struct profile		 apple9 = { .name = "apple9", .family_max = 1009,
+	    .threadgroup_memory = 65536 };
+	struct render_input	 in = { "llama", NULL, &apple9, &paths };
+	char			 home[PATH_MAX], link[128], want[PATH_MAX + 32];
+	char			 why[128], *s;
+	struct job_spec		*spec;
+	plist_t			 tmpl, agent;
+
+	(void)state;
+	snprintf(link, sizeof link, "%s/home", tmpdir);
+	assert_int_equal(mkdir(link, 0700), 0);
+	snprintf(link, sizeof link, "%s/home/state", tmpdir);
+	assert_int_equal(mkdir(link, 0700), 0);
+	snprintf(link, sizeof link, "%s/home/state/reports", tmpdir);
+	assert_int_equal(mkdir(link, 0700), 0);
+	snprintf(link, sizeof link, "%s/home", tmpdir);
+	assert_non_null(realpath(link, home));
+	snprintf(link, sizeof link, "%s/link", tmpdir);
+	assert_int_equal(symlink(home, link), 0);
+	snprintf(paths.state, sizeof paths.state, "%s/state", link);
+	assert_int_equal(mc_plist_read_file(write_file("tmpl.plist",
+	    "<plist version=\"1.0\"><dict/></plist>"), &tmpl, why,
+	    sizeof why), 0);
+	in.spec = spec = load_expect(job_xml("llama.plist", ""), NULL, NULL);
+	agent = render_agent(tmpl, &in);
+	s = agent_env(agent, "METALCAP_REPORT");
+	snprintf(want, sizeof want, "%s/state/reports", home);
+	assert_string_equal(s, want);
+	free(s);
+	plist_free(agent);
+	snprintf(paths.state, sizeof paths.state, "%s/none/state", link);
+	agent = render_agent(tmpl, &in);
+	s = agent_env(agent, "METALCAP_REPORT");
+	snprintf(want, sizeof want, "%s/none/state/reports", link);
+	assert_string_equal(s, want);
+	free(s);
+	plist_free(agent);
+	plist_free(tmpl);
+	jobfile_free(spec);
+}
+
 static void
 test_state_round_trip(void **state)
 {
@@ -1368,6 +1419,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_job_bad_files, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_render, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_render_report_real_path,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_state_round_trip, setup,
 		    teardown),
 		cmocka_unit_test(test_measure_pick),

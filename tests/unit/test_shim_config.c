@@ -1,14 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Unit tests: the shim's configuration parser, over tables of good and bad
- * values, with the exact reason given for each rejection.
+ * values, with the exact reason given for each rejection; the report's
+ * line and where it may be written.
  */
+#include <sys/stat.h>
+
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -361,6 +367,86 @@ test_report_cut_stays_a_line(void **state)
 	assert_int_equal(n, strlen(line));
 }
 
+/* Write a line to path (relative to base when not absolute). */
+static void
+report_at(const char *base, const char *path)
+{
+	char	full[512];
+
+	if (path[0] == '/')
+		snprintf(full, sizeof full, "%s", path);
+	else
+		snprintf(full, sizeof full, "%s/%s", base, path);
+	shim_report_write(full, "line\n", 5, 42);
+}
+
+static int
+exists(const char *base, const char *path)
+{
+	char		full[512];
+	struct stat	sb;
+
+	snprintf(full, sizeof full, "%s/%s", base, path);
+	return lstat(full, &sb) == 0;
+}
+
+/*
+ * No link at any component of the report's path, not only the last
+ * (O_NOFOLLOW_ANY on macOS, the shim's own walk here): through a link to
+ * a folder, neither a file nor a folder's metalcap.<pid>.report is
+ * written; the same paths through the folder itself are, with "..",
+ * "." and a trailing slash.  Kills: the walk of before (O_NOFOLLOW at the
+ * last component alone) and a walk that follows a link.
+ */
+static void
+test_report_no_link_above(void **state)
+{
+	char	base[] = "/tmp/mc-report-walk.XXXXXX", path[512], at[512];
+	int	cwd;
+
+	(void)state;
+	assert_non_null(mkdtemp(base));
+	snprintf(path, sizeof path, "%s/real", base);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(path, sizeof path, "%s/real/sub", base);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(path, sizeof path, "%s/real", base);
+	snprintf(at, sizeof at, "%s/link", base);
+	assert_int_equal(symlink(path, at), 0);
+	snprintf(at, sizeof at, "%s/up", base);
+	assert_int_equal(symlink(base, at), 0);
+
+	report_at(base, "link/f");
+	report_at(base, "link/sub");
+	report_at(base, "link/sub/");
+	report_at(base, "up/real/g");
+	report_at(base, "real/../link/h");
+	assert_false(exists(base, "real/f"));
+	assert_false(exists(base, "real/sub/metalcap.42.report"));
+	assert_false(exists(base, "real/g"));
+	assert_false(exists(base, "real/h"));
+
+	report_at(base, "real/./sub/");
+	assert_true(exists(base, "real/sub/metalcap.42.report"));
+	report_at(base, "real/../real/f");
+	assert_true(exists(base, "real/f"));
+
+	/* Relative to the working folder: the first component is checked. */
+	assert_int_not_equal(cwd = open(".", O_RDONLY | O_DIRECTORY), -1);
+	assert_int_equal(chdir(base), 0);
+	shim_report_write("link/i", "line\n", 5, 42);
+	shim_report_write("real/j", "line\n", 5, 42);
+	shim_report_write("k", "line\n", 5, 42);
+	assert_int_equal(fchdir(cwd), 0);
+	close(cwd);
+	assert_false(exists(base, "real/i"));
+	assert_true(exists(base, "real/j"));
+	assert_true(exists(base, "k"));
+
+	snprintf(path, sizeof path, "rm -rf '%s'", base);
+	assert_int_equal(system(path), 0);
+}
+
 int
 main(void)
 {
@@ -376,6 +462,7 @@ main(void)
 		cmocka_unit_test(test_long_value_is_shortened),
 		cmocka_unit_test(test_env_without_self),
 		cmocka_unit_test(test_report_cut_stays_a_line),
+		cmocka_unit_test(test_report_no_link_above),
 	};
 
 	return cmocka_run_group_tests_name("shim_config", tests, NULL, NULL);
