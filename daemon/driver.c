@@ -600,32 +600,6 @@ driver_rescan(struct mcd *d)
 }
 
 /*
- * verify's verdicts changed (state/verified.json): a profile whose newest
- * verdict now fails, or no longer does, is probed again, and the gate
- * (gate.c) holds it back or lets it through; the jobs on it follow the
- * verdict as after any probe.  The fleet file carries the verdicts.
- */
-static void
-driver_verified(struct mcd *d)
-{
-	json_t	*old = d->verified;
-	size_t	 i;
-
-	d->verified = verified_load(&d->paths);
-	for (i = 0; i < d->profiles.count; i++)
-		if (verified_holds_back(old, d->profiles.list[i].name) !=
-		    verified_holds_back(d->verified, d->profiles.list[i].name)) {
-			log_info("profile %s: %s by metalcapctl verify",
-			    d->profiles.list[i].name, verified_holds_back(
-			    d->verified, d->profiles.list[i].name) ?
-			    "held back" : "no longer held back");
-			gate_invalidate(d, d->profiles.list[i].name);
-		}
-	json_decref(old);
-	fleet_observe(d, NULL, "verified");
-}
-
-/*
  * A verdict came: each job of profile auto chooses again (job_effective),
  * and one whose choice changed moves as after a profile change: down
  * past a profile that failed, rather than being reverted on it, or back
@@ -674,7 +648,7 @@ driver_emit(struct mcd *d, const struct mcd_event *event)
 		watch_reports_changed(d);
 		return;
 	case LC_EV_VERIFIED:
-		driver_verified(d);
+		gate_verified(d);
 		return;
 	case LC_EV_HELD:
 		driver_notify(d, ev.job, MC_EV_HELD);

@@ -311,3 +311,46 @@ gate_auto_wait(struct mcd *d, bool waiting)
 		uv_timer_start(&d->auto_timer, gate_auto_retry_cb,
 		    d->auto_retry_ms, 0);
 }
+
+/*
+ * verify's verdicts changed (state/verified.json): a profile whose newest
+ * verdict now fails, or no longer does, is probed again, and the gate
+ * (gate.c) holds it back or lets it through; the jobs on it follow the
+ * verdict as after any probe.  The fleet file carries the verdicts.
+ */
+void
+gate_verified(struct mcd *d)
+{
+	json_t	*old = d->verified;
+	size_t	 i;
+
+	d->verified = verified_load(&d->paths);
+	for (i = 0; i < d->profiles.count; i++)
+		if (verified_holds_back(old, d->profiles.list[i].name) !=
+		    verified_holds_back(d->verified, d->profiles.list[i].name)) {
+			log_info("profile %s: %s by metalcapctl verify",
+			    d->profiles.list[i].name, verified_holds_back(
+			    d->verified, d->profiles.list[i].name) ?
+			    "held back" : "no longer held back");
+			gate_invalidate(d, d->profiles.list[i].name);
+		}
+	json_decref(old);
+	fleet_observe(d, NULL, "verified");
+	/*
+	 * A pass here may now let a run through the allowlist: each job is
+	 * judged again, from a snapshot (a step may end the job it is for).
+	 */
+	if (d->managed.unlock_only_where != NULL &&
+	    d->managed.local_verify_allows && d->njobs > 0) {
+		struct mcd_event	  ev = { .type = LC_EV_MANAGED };
+		struct job		**snap = malloc(d->njobs * sizeof *snap);
+		size_t			  n = d->njobs;
+
+		memcpy(snap, d->jobs, n * sizeof *snap);
+		for (i = 0; i < n; i++) {
+			ev.job = snap[i];
+			d->emit(d, &ev);
+		}
+		free(snap);
+	}
+}

@@ -63,6 +63,7 @@ void	gate_auto_wait(struct mcd *, bool);
 bool	gate_failed_last(struct mcd *, const struct profile *);
 void	gate_invalidate(struct mcd *, const char *profile);
 void	gate_probe_afresh(struct mcd *, const char *profile);
+void	gate_verified(struct mcd *);
 void	gate_wait(struct mcd *, const struct profile *, gate_done_fn,
 	    void *arg);
 

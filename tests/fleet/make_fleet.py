@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+"""A fleet of simulated guests for metalcapctl fleet allowlist's tests.
+
+  make_fleet.py TEMPLATE N SEED DIR
+
+TEMPLATE is a status.plist metalcapd wrote, holding at least one verdict
+(verdicts keyed vSEQ, as daemon/fleet.c writes them): it is one guest of
+the fleet, as it is (user "self").  Each of N other guests
+gets DIR/Users/gK/Library/Application Support/metalcap/state/status.plist:
+the template's document with its own instance id and its own verdicts,
+drawn by SEED from a few hosts (M1 to M4), two OS builds, two llama.cpp
+builds and two models, mostly passes; every tenth guest is a clone that
+kept its image's instance id (an older metalcapd), which must count once.
+Then the rows osquery would return for pkg/fleet/metalcap.sql's query 4
+over all of them (tests/fleet/osquery_plist.py) go to DIR/rows.json, an
+osqueryi --json array, and the rule metalcapctl applies, computed here
+independently, to DIR/want.json: each combination's guests passed,
+failures, and whether it is allowed (--min-guests 3, the last 30 days).
+"""
+import copy
+import json
+import os
+import plistlib
+import random
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import osquery_plist as oq  # noqa: E402
+
+HOSTS = [("Apple M1 (Virtual)", "VirtualMac2,1"),
+         ("Apple M1 Ultra (Virtual)", "VirtualMac2,1"),
+         ("Apple M2 (Virtual)", "VirtualMac2,1"),
+         ("Apple M4 Max (Virtual)", "VirtualMac2,1")]
+OS = ["25B78", "25C56"]
+BUILDS = ["build 10167, commit 5e1f0c3a", "build 10200, commit abcdef1"]
+KEYS = ["profile", "llama_build", "model_sha256", "os_build", "cpu_brand",
+        "hw_model", "shim_version"]
+DAY = 86400
+
+
+def guests(template, n, seed, now):
+    rnd = random.Random(seed)
+    base = next(iter(template["verdicts"].values()))
+    models = [base["model_sha256"], "ab" * 32]
+    shared = None
+    for k in range(n):
+        doc = copy.deepcopy(template)
+        if k % 10 == 9 and shared is not None:
+            doc["instance_id"] = shared  # a clone of an older image
+        else:
+            doc["instance_id"] = "%032x" % rnd.getrandbits(128)
+            shared = doc["instance_id"]
+        cpu, hw = HOSTS[rnd.randrange(len(HOSTS))]
+        os_build = OS[rnd.randrange(2)]
+        verdicts = {}
+        for seq in range(1, rnd.randrange(1, 4) + 1):
+            v = dict(base)
+            v.update(seq=seq, cpu_brand=cpu, hw_model=hw,
+                     os_build=os_build,
+                     profile=rnd.choice(["apple9", "apple7"]),
+                     llama_build=BUILDS[rnd.randrange(2)],
+                     model_sha256=models[rnd.randrange(2)],
+                     verdict="fail" if rnd.random() < 0.08 else "pass",
+                     # Some outside the window: they do not count.
+                     date=now - rnd.randrange(0, 45) * DAY - seq)
+            verdicts["v%d" % seq] = v
+        doc["verdicts"] = verdicts
+        yield "g%d" % k, doc
+
+
+def rule(rows, now, min_guests=3, window_days=30):
+    """The allowlist's rule, written from metalcap(5), not from C."""
+    combos = {}
+    for r in rows:
+        if int(r["date"]) < now - window_days * DAY:
+            continue
+        combos.setdefault(tuple(r[k] for k in KEYS), []).append(r)
+    out = {}
+    for key, rs in combos.items():
+        passes = [r for r in rs if r["verdict"] == "pass"]
+        last = max((int(r["date"]) for r in passes), default=None)
+        failed_since = [r for r in rs if r["verdict"] == "fail" and
+                        last is not None and int(r["date"]) >= last]
+        guests_passed = len({r["instance_id"] for r in passes})
+        out["|".join(key)] = {
+            "guests_passed": guests_passed,
+            "failed": len(rs) - len(passes),
+            "allowed": guests_passed >= min_guests and last is not None and
+            not failed_since}
+    return out
+
+
+def main(argv):
+    template_path, n, seed, out = argv[0], int(argv[1]), int(argv[2]), argv[3]
+    with open(template_path, "rb") as f:
+        template = plistlib.load(f)
+    now = int(time.time())
+    # The guest whose file the template is, as it is.
+    home = os.path.join(out, "Users", "self")
+    os.makedirs(os.path.dirname(home + oq.STATUS), exist_ok=True)
+    with open(home + oq.STATUS, "wb") as f:
+        plistlib.dump(template, f)
+    users = [("self", home)]
+    for name, doc in guests(template, n, seed, now):
+        home = os.path.join(out, "Users", name)
+        state = os.path.dirname(home + oq.STATUS)
+        os.makedirs(state, exist_ok=True)
+        with open(home + oq.STATUS, "wb") as f:
+            plistlib.dump(doc, f)
+        users.append((name, home))
+    queries = oq.run_queries(os.path.join(os.path.dirname(os.path.dirname(
+        os.path.dirname(os.path.abspath(__file__)))), "pkg", "fleet",
+        "metalcap.sql"), users)
+    columns = ["username", "instance_id", "verdict_id", "profile",
+               "verdict", "date", "llama_build", "program_sha256",
+               "model_sha256", "os_build", "cpu_brand", "hw_model",
+               "shim_version"]
+    rows = [dict(zip(columns, r)) for r in queries[3]]
+    with open(os.path.join(out, "rows.json"), "w") as f:
+        json.dump(rows, f)
+    with open(os.path.join(out, "want.json"), "w") as f:
+        json.dump(rule(rows, now), f, sort_keys=True)
+    print(len(rows))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
