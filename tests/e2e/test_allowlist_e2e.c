@@ -136,6 +136,17 @@ test_allowlist_enforced(void **state)
 	wait_state("srv", "stock", pid, 30.0);
 	assert_field_has("srv", "reason", "OSBuild here is \"25C56\", the "
 	    "nearest entry allows \"25B78\"");
+	/* pkg/profiles' example, as MDM delivers it: read, and applied. */
+	snprintf(buf, sizeof buf, "python3 -c \"import plistlib; p = plistlib."
+	    "load(open('%s/pkg/profiles/org.metalcap.allowlist.mobileconfig', "
+	    "'rb')); plistlib.dump(p['PayloadContent'][0]['PayloadContent']"
+	    "['org.metalcap']['Forced'][0]['mcx_preference_settings'], open("
+	    "'%s/managed/org.metalcap.plist', 'wb'))\"", MC_TEST_SOURCE, home);
+	assert_int_equal(system(buf), 0);
+	reload();
+	wait_state("srv", "stock", 0, 30.0);
+	assert_field_has("srv", "reason", "not allowed here: UnlockOnlyWhere: "
+	    "Profile here is \"apple9\", the nearest entry allows \"apple7\"");
 	/* An entry with a key metalcapd does not know: nothing unlocks. */
 	write_managed(NULL, "<key>UnlockOnlyWhere</key><array><dict>"
 	    "<key>Chip</key><string>M1</string></dict></array>");
