@@ -170,6 +170,12 @@ ctl_doctor_managed(json_t *m)
 	for (i = 0; i < json_array_size(allowed); i++)
 		printf("%s%s", i ? "," : ", AllowedProfiles ",
 		    json_string_value(json_array_get(allowed, i)));
+	/* A job it refuses says which key did not match, in the table. */
+	if (json_is_integer(json_object_get(m, "unlock_only_where")))
+		printf(", UnlockOnlyWhere %lld entries%s", (long long)
+		    json_integer_value(json_object_get(m,
+		    "unlock_only_where")), json_is_true(json_object_get(m,
+		    "local_verify_allows")) ? ", LocalVerifyAllows" : "");
 	printf("\n");
 }
 

@@ -279,7 +279,7 @@ rpc_pack_managed(msgpack_packer *pk, const struct managed *m)
 		msgpack_pack_nil(pk);
 		return;
 	}
-	msgpack_pack_map(pk, 4);
+	msgpack_pack_map(pk, 6);
 	mc_rpc_pack_str(pk, "force_stock");
 	if (m->force_stock || m->error[0] != '\0')
 		msgpack_pack_true(pk);
@@ -295,4 +295,16 @@ rpc_pack_managed(msgpack_packer *pk, const struct managed *m)
 	}
 	rpc_pack_kv(pk, "default_profile", m->default_profile);
 	rpc_pack_kv(pk, "error", m->error);
+	/* The allowlist: how many entries, nil when there is none. */
+	mc_rpc_pack_str(pk, "unlock_only_where");
+	if (m->unlock_only_where == NULL)
+		msgpack_pack_nil(pk);
+	else
+		msgpack_pack_uint32(pk,
+		    plist_array_get_size(m->unlock_only_where));
+	mc_rpc_pack_str(pk, "local_verify_allows");
+	if (m->local_verify_allows)
+		msgpack_pack_true(pk);
+	else
+		msgpack_pack_false(pk);
 }

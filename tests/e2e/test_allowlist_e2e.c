@@ -100,8 +100,10 @@ reload(void)
 static void
 test_allowlist_enforced(void **state)
 {
-	char	buf[512], path[256];
-	long	pid;
+	struct child_result	*r;
+	char			 buf[512], path[256];
+	long			 pid;
+	int			 code;
 
 	(void)state;
 	fleet_home();
@@ -123,6 +125,11 @@ test_allowlist_enforced(void **state)
 	    "is \"build 10200, commit abcdef1\", the nearest entry allows \""
 	    BUILD_NOW "\"") == NULL)
 		fail_msg("reason: %s", buf);
+	/* doctor says the list is in force, and why the job runs stock. */
+	r = ctl(&code, "doctor", NULL, NULL, NULL);
+	assert_non_null(strstr(r->out, ", UnlockOnlyWhere 1 entries\n"));
+	assert_non_null(strstr(r->out, "not allowed here: UnlockOnlyWhere: "
+	    "LlamaBuild here is"));
 	/* The administrator widens the entry to every build. */
 	write_managed(NULL, "<key>UnlockOnlyWhere</key><array><dict>"
 	    "<key>Profile</key><string>apple9</string><key>LlamaBuild</key>"
