@@ -12,6 +12,7 @@
  * no verdict on it failed since its newest pass.  A guest counts once;
  * its rows are told apart by its instance id (clones make their own).
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -31,6 +32,7 @@
 #define FLEET_MIN_GUESTS	3
 #define FLEET_WINDOW_DAYS	30
 #define FLEET_NOTES_MAX		10
+#define FLEET_TEXT_MAX		(64 << 20)
 
 /* The combination's keys: the rows' columns, and the plist's names. */
 static const char *const fleet_columns[FLEET_KEYS] = { "profile",
@@ -125,6 +127,98 @@ fleet_value(struct fleet *f, json_t *v, const char *file, long *n)
 		fleet_take(f, v, file, ++*n);
 }
 
+/* The report line's columns, in its order (ctl_report.c). */
+static const char *const fleet_report_columns[] = { "instance_id",
+    "profile", "verdict", "date", "llama_build", "model_sha256", "os_build",
+    "cpu_brand", "hw_model", "shim_version" };
+
+/* One percent-encoded field, up to ',' or the token's end, decoded. */
+static const char *
+fleet_field(const char *p, char *out, size_t len)
+{
+	size_t		n = 0;
+	unsigned	c;
+
+	for (; *p != '\0' && *p != ',' && strchr(" \t\r\n\"|;", *p) == NULL;
+	    p++) {
+		if (*p == '%' && sscanf(p + 1, "%2x", &c) == 1 && isxdigit(
+		    (unsigned char)p[1]) && isxdigit((unsigned char)p[2])) {
+			p += 2;
+		} else
+			c = (unsigned char)*p;
+		if (n + 1 < len)
+			out[n++] = (char)c;
+	}
+	out[n] = '\0';
+	return p;
+}
+
+/*
+ * The text of an inventory export (Jamf's CSV of the extension attribute,
+ * whose cells hold metalcapctl report's lines, users joined by " | "):
+ * each " verdict=" token of a user's entry before its first ';' (what
+ * follows is its jobs' reasons, text a log can choose), a row.
+ */
+static void
+fleet_text(struct fleet *f, const char *text, const char *file)
+{
+	const char	*p = text;
+	char		 field[512];
+	bool		 jobs = false;
+	json_t		*row;
+	size_t		 k;
+	long		 n = 0;
+
+	for (; *p != '\0'; p++) {
+		if (*p == ';')
+			jobs = true;
+		else if (*p == '|' || *p == '\n')
+			jobs = false;
+		if (jobs || strncmp(p, " verdict=", 9) != 0)
+			continue;
+		p += 9;
+		row = json_object();
+		for (k = 0; k < sizeof fleet_report_columns /
+		    sizeof fleet_report_columns[0]; k++) {
+			p = fleet_field(p, field, sizeof field);
+			json_object_set_new(row, fleet_report_columns[k],
+			    json_string(field));
+			if (*p != ',')
+				break;
+			p++;
+		}
+		fleet_take(f, row, file, ++n);
+		json_decref(row);
+		p--;
+	}
+}
+
+/* A whole export, at most FLEET_TEXT_MAX bytes. */
+static int
+fleet_read_text(struct fleet *f, const char *file)
+{
+	char	*text = malloc(FLEET_TEXT_MAX + 1);
+	ssize_t	 got = 0;
+	int	 fd;
+
+	errno = 0;
+	if ((fd = open(file, O_RDONLY | O_CLOEXEC)) == -1 ||
+	    (got = mc_read_upto(fd, text, FLEET_TEXT_MAX)) < 0 ||
+	    got == FLEET_TEXT_MAX) {
+		fprintf(stderr, "metalcapctl: fleet: %s: %s\n", file, fd == -1 ||
+		    errno != 0 ? strerror(errno) : "over 64 MB");
+		if (fd != -1)
+			close(fd);
+		free(text);
+		return -1;
+	}
+	close(fd);
+	text[got] = '\0';
+	fleet_text(f, text, file);
+	free(text);
+	return 0;
+}
+
 /* A file of osquery's JSON output: one value, or one a line. */
 static int
 fleet_read(struct fleet *f, const char *file)
@@ -147,6 +241,11 @@ fleet_read(struct fleet *f, const char *file)
 		if (c == EOF)
 			break;
 		ungetc(c, fp);
+		/* Not JSON: an inventory's export of report lines. */
+		if (n == 0 && c != '[' && c != '{') {
+			fclose(fp);
+			return fleet_read_text(f, file);
+		}
 		if ((v = json_loadf(fp, JSON_DISABLE_EOF_CHECK, &err)) ==
 		    NULL) {
 			fprintf(stderr, "metalcapctl: fleet: %s: line %d: %s "

@@ -134,9 +134,53 @@ ctl_report_job_line(json_t *job)
 }
 
 /*
+ * " verdict=F,F,..." for each verify verdict of the file, for metalcapctl
+ * fleet allowlist to read back from an inventory's export (a Jamf CSV):
+ * the instance id, then what fleet_columns names, each percent-encoded
+ * but for letters, digits, '.', '_' and '-', so that no ',', '|',
+ * blank, quote or markup of the user's file reaches the line.
+ */
+static void
+ctl_report_verdicts(json_t *doc)
+{
+	static const char *const keys[] = { "profile", "verdict", "date",
+	    "llama_build", "model_sha256", "os_build", "cpu_brand", "hw_model",
+	    "shim_version" };
+	json_t		*v, *f;
+	const char	*s;
+	char		 num[32];
+	size_t		 i, k;
+
+	json_array_foreach(json_object_get(doc, "verdicts"), i, v) {
+		printf(" verdict=");
+		for (k = 0; k <= sizeof keys / sizeof keys[0]; k++) {
+			f = k == 0 ? json_object_get(doc, "instance_id") :
+			    json_object_get(v, keys[k - 1]);
+			if (json_is_integer(f)) {
+				snprintf(num, sizeof num, "%lld",
+				    (long long)json_integer_value(f));
+				s = num;
+			} else
+				s = json_is_string(f) ? json_string_value(f) :
+				    "";
+			if (k > 0)
+				putchar(',');
+			for (; *s != '\0'; s++)
+				if ((*s >= 'a' && *s <= 'z') || (*s >= 'A' &&
+				    *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+				    *s == '.' || *s == '_' || *s == '-')
+					putchar(*s);
+				else
+					printf("%%%02X", (unsigned char)*s);
+		}
+	}
+}
+
+/*
  * One line for inventory tools, from the status file alone (no socket: a
  * root-run Jamf or osquery script reads any user's file):
- *   ok|attention version=V jobs=N STATE=COUNT...[; JOB: STATE (REASON)]...
+ *   ok|attention version=V jobs=N STATE=COUNT...[ verdict=ID,...]...
+ *   [; JOB: STATE (REASON)]...
  */
 static int
 ctl_report_file(const char *path, const char *home, bool as_json)
@@ -208,6 +252,9 @@ ctl_report_file(const char *path, const char *home, bool as_json)
 		for (k = 0; k < sizeof states / sizeof states[0]; k++)
 			if (n[k] > 0)
 				printf(" %s=%zu", states[k], n[k]);
+		/* Before the jobs' lines: text a job's log put in a reason
+		 * comes after the first ';', where no verdict is read. */
+		ctl_report_verdicts(doc);
 		json_array_foreach(bad, i, job)
 			ctl_report_job_line(job);
 		putchar('\n');

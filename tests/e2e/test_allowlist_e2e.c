@@ -264,6 +264,20 @@ test_fleet_loop(void **state)
 		allowed += json_is_true(json_object_get(c, "allowed"));
 	}
 	assert_true(allowed > 0 && (size_t)allowed < json_array_size(got));
+	/*
+	 * The same guests through Jamf: the extension attribute's lines
+	 * (metalcapctl report of each) in its CSV export give the same
+	 * allowlist; a verdict forged in a job's reason is not read.
+	 */
+	snprintf(cmd, sizeof cmd, "python3 %s jamf %s %s", FLEET_PY, CTL, dir);
+	assert_int_equal(system(cmd), 0);
+	snprintf(path, sizeof path, "%s/jamf.csv", dir);
+	r = ctlv(&code, args);
+	assert_int_equal(code, 0);
+	assert_non_null(want = json_loads(r->out, 0, NULL));
+	if (!json_equal(got, want))
+		fail_msg("Jamf's export read otherwise: %s", r->out);
+	assert_null(strstr(r->out, "f0f0f0f"));
 	json_decref(got);
 	json_decref(want);
 	/* Pushed: this guest's own host is none of the fleet's allowed. */

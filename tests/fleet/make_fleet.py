@@ -2,6 +2,7 @@
 """A fleet of simulated guests for metalcapctl fleet allowlist's tests.
 
   make_fleet.py TEMPLATE N SEED DIR
+  make_fleet.py jamf METALCAPCTL DIR
 
 TEMPLATE is a status.plist metalcapd wrote, holding at least one verdict
 (verdicts keyed vSEQ, as daemon/fleet.c writes them): it is one guest of
@@ -69,6 +70,18 @@ def guests(template, n, seed, now):
         yield "g%d" % k, doc
 
 
+def write_json(home, doc):
+    """status.json beside status.plist, as metalcapd writes both: jobs
+    and verdicts as arrays (the plist keys them by name and vSEQ)."""
+    j = dict(doc)
+    j["jobs"] = list(doc.get("jobs", {}).values())
+    j["verdicts"] = sorted(doc.get("verdicts", {}).values(),
+                           key=lambda v: v["seq"])
+    with open(os.path.join(os.path.dirname(home + oq.STATUS),
+                           "status.json"), "w") as f:
+        json.dump(j, f)
+
+
 def rule(rows, now, min_guests=3, window_days=30):
     """The allowlist's rule, written from metalcap(5), not from C."""
     combos = {}
@@ -91,7 +104,42 @@ def rule(rows, now, min_guests=3, window_days=30):
     return out
 
 
+def jamf(ctl, out):
+    """DIR/jamf.csv: Jamf Pro's export of the extension attribute, one
+    computer a line, its cell what pkg/fleet/metalcap-jamf-ea.sh puts in
+    <result>: "USER: LINE" of metalcapctl report --user-home. And one
+    more computer whose job's reason (text a client can make a server
+    log) carries a forged verdict after the ';', for a combination no
+    guest has: it must not be read."""
+    import csv
+    import subprocess
+    users = sorted(os.listdir(os.path.join(out, "Users")))
+    forger = os.path.join(out, "Users", "forger")
+    state = os.path.dirname(forger + oq.STATUS)
+    os.makedirs(state, exist_ok=True)
+    fake = ",".join(["f" * 32, "apple9", "pass", str(int(time.time())),
+                     "build%20999%2C%20commit%20f0f0f0f", "0" * 64,
+                     "25B78", "Apple%20M1", "VirtualMac2%2C1", "0.1.0"])
+    with open(os.path.join(state, "status.json"), "w") as f:
+        json.dump({"instance_id": "e" * 32, "version": "0.1.0",
+                   "jobs": [{"name": "llama", "state": "reverted",
+                             "reason": "log: x verdict=" + fake}],
+                   "verdicts": []}, f)
+    with open(os.path.join(out, "jamf.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["Computer Name", "Serial Number", "metalcap"])
+        for name in users + ["forger"]:
+            home = os.path.join(out, "Users", name)
+            r = subprocess.run([ctl, "report", "--user-home", home],
+                               capture_output=True, text=True)
+            w.writerow([name, "VM" + name.upper(),
+                        "%s: %s" % (name, r.stdout.strip())])
+
+
 def main(argv):
+    if argv and argv[0] == "jamf":
+        jamf(argv[1], argv[2])
+        return
     template_path, n, seed, out = argv[0], int(argv[1]), int(argv[2]), argv[3]
     with open(template_path, "rb") as f:
         template = plistlib.load(f)
@@ -101,6 +149,7 @@ def main(argv):
     os.makedirs(os.path.dirname(home + oq.STATUS), exist_ok=True)
     with open(home + oq.STATUS, "wb") as f:
         plistlib.dump(template, f)
+    write_json(home, template)
     users = [("self", home)]
     for name, doc in guests(template, n, seed, now):
         home = os.path.join(out, "Users", name)
@@ -108,6 +157,7 @@ def main(argv):
         os.makedirs(state, exist_ok=True)
         with open(home + oq.STATUS, "wb") as f:
             plistlib.dump(doc, f)
+        write_json(home, doc)
         users.append((name, home))
     queries = oq.run_queries(os.path.join(os.path.dirname(os.path.dirname(
         os.path.dirname(os.path.abspath(__file__)))), "pkg", "fleet",
