@@ -100,8 +100,10 @@ ident_versioned(struct mcd *d, const struct launchctl_result *r, void *arg)
 	struct mcd_event	 ev = { .type = LC_EV_MANAGED };
 
 	if (j != NULL) {
-		if (mc_llama_build(r->out, j->llama_build,
-		    sizeof j->llama_build) == -1)
+		/* llama.cpp says it on stderr (common/arg.cpp's --version). */
+		if (mc_llama_build(r->err, j->llama_build,
+		    sizeof j->llama_build) == -1 && mc_llama_build(r->out,
+		    j->llama_build, sizeof j->llama_build) == -1)
 			j->llama_build[0] = '\0';
 		snprintf(j->model_sha256, sizeof j->model_sha256, "%s",
 		    w->sha);

@@ -530,6 +530,29 @@ fake_stderr(const char *const *flags, const char *device, char *err,
 }
 
 /*
+ * program --version: nothing on stdout, and on stderr the two lines
+ * llama.cpp prints (build-info.cpp.in:33-34), here with the version,
+ * build and commit as X and the compiler line as Y.
+ */
+static void
+version_shape(const char *program, char *buf, size_t len)
+{
+	const char		*argv[] = { program, "--version", NULL };
+	char			*env[CHILD_ENV_MAX], ver[64], commit[64];
+	struct child_result	 r;
+	long long		 n;
+
+	child_env(env, NULL);
+	assert_int_equal(child_run(argv, env, &r), 0);
+	assert_true(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
+	assert_string_equal(r.out, "");
+	if (sscanf(r.err, "version: %63s (build %lld, commit %63[0-9a-f])",
+	    ver, &n, commit) != 3 || strstr(r.err, "\nbuilt with ") == NULL)
+		fail_msg("%s --version: %s", program, r.err);
+	snprintf(buf, len, "version: X (build X, commit X)\nbuilt with Y");
+}
+
+/*
  * The stand-in agrees with the real program: fake-llama writes its lines
  * in the shapes llama-server writes them, in each log form (timestamps and
  * level, --no-log-timestamps, --no-log-prefix, --log-colors on): the line
@@ -567,6 +590,12 @@ test_standin_shapes(void **state)
 		    sizeof b);
 		assert_string_equal(b, a);
 	}
+	/* --version: which metalcapd and verify read a build from. */
+	version_shape(SERVER, a, sizeof a);
+	version_shape(FAKE_LLAMA, b, sizeof b);
+	assert_string_equal(b, a);
+	version_shape(BUILD "/tests/llama-perplexity-sim", b, sizeof b);
+	assert_string_equal(b, a);
 }
 
 /* How long the piece of a number at in is (nan and inf are numbers). */

@@ -78,8 +78,9 @@ ggmlsim_caps(GgmlSimDevice *dev, struct ggmlsim_caps *c)
 
 /*
  * --version anywhere among the arguments: what a llama.cpp program
- * prints and exits 0 with (common/build-info.cpp.in:33 of the pinned
- * source: "version: V (build N, commit C)", then the compiler line).
+ * prints on stderr and exits 0 with (common/build-info.cpp.in:33 of the
+ * pinned source: "version: V (build N, commit C)", then the compiler
+ * line; test_llama_e2e compares it with the real llama-server's).
  * LLAMA_SIM_BUILD="N C" stands for another build (default: the one
  * llama-bench-sim reports, 10167 and 5e1f0c3a).
  */
@@ -100,7 +101,7 @@ ggmlsim_version(int argc, char **argv)
 		n = 10167;
 		snprintf(commit, sizeof commit, "5e1f0c3a");
 	}
-	printf("version: 0.4.0-dev (build %lld, commit %s)\n"
+	fprintf(stderr, "version: 0.4.0-dev (build %lld, commit %s)\n"
 	    "built with GNU 12.2.0 for Linux x86_64\n", n, commit);
 	exit(0);
 }
