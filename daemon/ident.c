@@ -111,6 +111,10 @@ ident_versioned(struct mcd *d, const struct launchctl_result *r, void *arg)
 		    w->stamp);
 		j->ident_known = true;
 		j->ident = NULL;
+		if (j->llama_build[0] == '\0')
+			log_warnx("job %s: %s --version says no llama.cpp build "
+			    "(status %d): %.200s", j->name, w->program, r->code,
+			    r->err[0] ? r->err : r->out);
 		log_info("job %s: llama.cpp %s, model %s%s%s", j->name,
 		    j->llama_build[0] ? j->llama_build : "build not said",
 		    w->sha[0] ? w->sha : "not hashed", w->why[0] ? ": " : "",

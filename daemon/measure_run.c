@@ -310,12 +310,13 @@ measure_run(struct mcd *d, struct job *j, measure_done_fn done)
 static json_t *
 measure_option_json(const struct measure_option *o)
 {
-	json_t	*tests = json_object();
+	json_t	*tests;
 	size_t	 i;
 
 	if (!o->ok)
 		return json_pack("{s:s}", "error", o->error[0] ? o->error :
 		    "no test in llama-bench's output");
+	tests = json_object();
 	for (i = 0; i < o->ntests; i++)
 		json_object_set_new(tests, o->tests[i]->name, json_pack(
 		    "{s:f, s:f, s:f, s:I}", "median", o->tests[i]->median,

@@ -264,6 +264,7 @@ test_fleet_loop(void **state)
 		allowed += json_is_true(json_object_get(c, "allowed"));
 	}
 	assert_true(allowed > 0 && (size_t)allowed < json_array_size(got));
+	json_decref(want);
 	/*
 	 * The same guests through Jamf: the extension attribute's lines
 	 * (metalcapctl report of each) in its CSV export give the same
