@@ -256,6 +256,16 @@ measure_next(struct measure *m)
 {
 	struct measure_option	*o;
 
+	/* Its file went meanwhile: no more runs, and nothing to record. */
+	if (m->j->removed) {
+		log_info("job %s: its file went while it was measured: no "
+		    "more runs", m->j->name);
+		m->j->measure = NULL;
+		m->j->measuring = false;
+		m->done(m->d, m->j);
+		measure_free(m);
+		return;
+	}
 	if (m->at == m->n) {
 		measure_decide(m);
 		return;

@@ -256,6 +256,54 @@ test_cannot_measure(void **state)
 		fail_msg("measured: %s", buf);
 }
 
+/*
+ * The job goes while its measurement runs: held back on purpose (a
+ * BenchProgram that waits for a mark before it runs llama-bench-sim),
+ * the job file removed meanwhile.  The run under way ends, the others
+ * are not started, nothing is recorded, the removal goes through after
+ * (check-asan sees any use of the job gone), and the daemon answers on.
+ */
+static void
+test_job_gone_while_measuring(void **state)
+{
+	char	bench[192], mark[192], release[192], script[1024], path[256];
+	json_t	*e;
+	int	i, code;
+
+	(void)state;
+	snprintf(bench, sizeof bench, "%s/held-bench", home);
+	snprintf(mark, sizeof mark, "%s/bench-started", home);
+	snprintf(release, sizeof release, "%s/bench-release", home);
+	snprintf(script, sizeof script, "#!/bin/sh\ntouch %s\nwhile [ ! -e %s "
+	    "]; do sleep 0.05; done\nexec %s \"$@\"\n", mark, release,
+	    BENCH_SIM);
+	write_file(bench, "w", script);
+	assert_int_equal(chmod(bench, 0755), 0);
+	measure_job("srv", bench, "");
+	for (i = 0; access(mark, F_OK) != 0; i++) {
+		assert_true(i < 400 * time_scale());
+		sleep_ms(50);
+	}
+	snprintf(path, sizeof path, "%s/jobs.d/srv.plist", home);
+	assert_int_equal(unlink(path), 0);
+	for (i = 0; job_status("srv") != NULL; i++) {
+		assert_true(i < 400 * time_scale());
+		sleep_ms(50);
+	}
+	write_file(release, "w", "");
+	/*
+	 * The run under way ends, no other starts, nothing is recorded, and
+	 * the removal, which waited for it, is done; the daemon serves on.
+	 */
+	wait_daemon_log("job srv: removed", 1);
+	assert_int_equal(daemon_log_count("its file went while it was "
+	    "measured: no more runs"), 1);
+	assert_false(daemon_log_has("measuring apple7"));
+	ctl(&code, "status", NULL, NULL, NULL);
+	assert_int_equal(code, 0);
+	assert_null(e = measured("srv"));
+}
+
 int
 main(void)
 {
@@ -270,6 +318,8 @@ main(void)
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cannot_measure, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_job_gone_while_measuring,
+		    setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
