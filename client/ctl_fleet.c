@@ -97,6 +97,15 @@ fleet_take(struct fleet *f, json_t *row, const char *file, long n)
 		f->skipped++;
 		return;
 	}
+	/* A clock ahead (a VM restored from a snapshot) would date a pass
+	 * after every failure: a day ahead at most. */
+	if (r.date > (long long)time(NULL) + 86400) {
+		if (f->notes++ < FLEET_NOTES_MAX)
+			fprintf(stderr, "metalcapctl: fleet: %s: row %ld: dated "
+			    "in the future: skipped\n", file, n);
+		f->skipped++;
+		return;
+	}
 	if (r.date < (long long)f->since)
 		return;
 	json_incref(row);
@@ -164,7 +173,7 @@ fleet_text(struct fleet *f, const char *text, const char *file)
 {
 	const char	*p = text;
 	char		 field[512];
-	bool		 jobs = false;
+	bool		 jobs = false, entry = false;
 	json_t		*row;
 	size_t		 k;
 	long		 n = 0;
@@ -172,9 +181,13 @@ fleet_text(struct fleet *f, const char *text, const char *file)
 	for (; *p != '\0'; p++) {
 		if (*p == ';')
 			jobs = true;
-		else if (*p == '|' || *p == '\n')
-			jobs = false;
-		if (jobs || strncmp(p, " verdict=", 9) != 0)
+		else if (*p == '|' || *p == '\n' || *p == ',')
+			entry = jobs = false;
+		/* "USER: ok version=" or "...: attention version=" opens one. */
+		if (!jobs && (strncmp(p, ": ok version=", 13) == 0 ||
+		    strncmp(p, ": attention version=", 20) == 0))
+			entry = true;
+		if (jobs || !entry || strncmp(p, " verdict=", 9) != 0)
 			continue;
 		p += 9;
 		row = json_object();
@@ -336,11 +349,29 @@ fleet_print(const struct fleet_verdict *v, size_t n)
 }
 
 
+/*
+ * A value as a pattern that matches it alone: metalcapd reads each key
+ * as fnmatch(3) does, where '*', '?', '[' and '\\' mean more.
+ */
+static void
+fleet_literal(const char *value, char *out, size_t len)
+{
+	size_t	n = 0;
+
+	for (; *value != '\0' && n + 2 < len; value++) {
+		if (strchr("*?[\\", *value) != NULL)
+			out[n++] = '\\';
+		out[n++] = *value;
+	}
+	out[n] = '\0';
+}
+
 /* The managed preferences: UnlockOnlyWhere of the allowed combinations. */
 static plist_t
 fleet_preferences(const struct fleet_verdict *v, size_t n, bool local)
 {
 	plist_t	prefs = plist_new_dict(), list = plist_new_array(), entry;
+	char	pattern[1024];
 	size_t	i;
 	int	k;
 
@@ -348,9 +379,12 @@ fleet_preferences(const struct fleet_verdict *v, size_t n, bool local)
 		if (!v[i].allowed)
 			continue;
 		entry = plist_new_dict();
-		for (k = 0; k < FLEET_KEYS; k++)
+		for (k = 0; k < FLEET_KEYS; k++) {
+			fleet_literal(v[i].first->key[k], pattern,
+			    sizeof pattern);
 			plist_dict_set_item(entry, fleet_plist_keys[k],
-			    plist_new_string(v[i].first->key[k]));
+			    plist_new_string(pattern));
+		}
 		plist_array_append_item(list, entry);
 	}
 	plist_dict_set_item(prefs, "UnlockOnlyWhere", list);

@@ -446,6 +446,10 @@ driver_act(struct mcd *d, struct job *j, const struct gate_entry *v,
 	}
 	if (ev->type == LC_EV_STARTED)
 		driver_started(d, j);
+	/* Started from files since replaced (an upgrade under KeepAlive):
+	 * read again, and judged again by the allowlist when read. */
+	if (ev->type == LC_EV_STARTED && ident_pending(d, j))
+		ident_start(d, j);
 	if (st->actions & LC_PROBE) {
 		j->probing = true;
 		gate_verdict(d, j->profile);

@@ -161,18 +161,56 @@ ident_start(struct mcd *d, struct job *j)
 	uv_queue_work(d->loop, &w->req, ident_hash, ident_hashed);
 }
 
+/* The combination a run of j on p would be, by its identity as read. */
+static void
+ident_combo(struct mcd *d, const struct job *j, const struct profile *p,
+    struct host_id *h, struct allow_combo *c)
+{
+	paths_host(&d->paths, h);
+	c->value[0] = p->name;
+	c->value[1] = j->llama_build;
+	c->value[2] = j->model_sha256;
+	c->value[3] = h->os_build;
+	c->value[4] = h->cpu_brand;
+	c->value[5] = h->hw_model;
+	c->value[6] = MC_VERSION;
+}
+
+/*
+ * May j run unlocked on p here?  True without an allowlist; with one,
+ * only by its identity as read from its files as they are now (not read
+ * yet: no).  why, if not NULL, says which key did not match.
+ */
+bool
+ident_allows(struct mcd *d, const struct job *j, const struct profile *p)
+{
+	struct allow_combo	c;
+	struct host_id		h;
+	char			why[400];
+
+	if (d->managed.unlock_only_where == NULL)
+		return true;
+	if (!ident_current(j))
+		return false;
+	ident_combo(d, j, p, &h, &c);
+	return allow_check(&d->managed, &c, d->verified, why, sizeof why);
+}
+
 /*
  * The allowlist applied to a job that would unlock (unlocking, as
- * job_runs_unlocked says): with its identity
- * read, stock where no entry matches, saying which key did not; without,
- * the job waits for it (j->ident_wait).
+ * job_runs_unlocked says): with its identity read, stock where no entry
+ * matches, saying which key did not; profile auto first steps down to
+ * the highest candidate the list allows.  Without its identity, the job
+ * waits for it (j->ident_wait).
  */
 void
 ident_allow(struct mcd *d, struct job *j, bool unlocking)
 {
+	const struct profile	*cands[MEASURE_OPTIONS_MAX];
 	struct allow_combo	 c;
 	struct host_id		 h;
 	char			 why[400];
+	size_t			 n, i;
 
 	j->ident_wait = false;
 	if (d->managed.unlock_only_where == NULL || !unlocking)
@@ -182,16 +220,18 @@ ident_allow(struct mcd *d, struct job *j, bool unlocking)
 		j->ident_wait = true;
 		return;
 	}
-	paths_host(&d->paths, &h);
-	c.value[0] = j->profile->name;
-	c.value[1] = j->llama_build;
-	c.value[2] = j->model_sha256;
-	c.value[3] = h.os_build;
-	c.value[4] = h.cpu_brand;
-	c.value[5] = h.hw_model;
-	c.value[6] = MC_VERSION;
+	ident_combo(d, j, j->profile, &h, &c);
 	if (allow_check(&d->managed, &c, d->verified, why, sizeof why))
 		return;
+	if (j->auto_profile) {
+		n = measure_candidates(d, cands, MEASURE_OPTIONS_MAX - 1, NULL,
+		    0);
+		for (i = 0; i < n; i++)
+			if (ident_allows(d, j, cands[i])) {
+				j->profile = cands[i];
+				return;
+			}
+	}
 	j->unlocked = false;
 	mc_fmt(j->stock_note, sizeof j->stock_note, "not allowed here: %s: "
 	    "running stock", why);

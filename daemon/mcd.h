@@ -104,6 +104,7 @@ bool	ident_pending(struct mcd *, const struct job *);
 void	ident_start(struct mcd *, struct job *);
 void	ident_cancel(struct job *);
 void	ident_allow(struct mcd *, struct job *, bool unlocking);
+bool	ident_allows(struct mcd *, const struct job *, const struct profile *);
 
 /* --- render.c --------------------------------------------------------------- */
 

@@ -404,3 +404,41 @@ measure_forget(struct mcd *d, const struct job *j)
 	if (json_object_del(d->measured, j->name) == 0)
 		measure_save(d);
 }
+
+/*
+ * A run of the job's as measured or asked (ident.c): the profile's shim
+ * variables (none for NULL), as the probe has them, then the job's own
+ * EnvironmentVariables (ggml's GGML_* settings), less any shim variable
+ * of its own.  NULL when a path does not fit.
+ */
+char **
+measure_env(struct mcd *d, const struct job_spec *spec,
+    const struct profile *p)
+{
+	const char	*inject = platform_inject_var();
+	char		**env = gate_env(d->paths.shim, p, false, NULL);
+	char		**own = measure_job_env(spec);
+	size_t		 have, i, n;
+
+	if (env == NULL) {
+		mc_strv_free(own);
+		return NULL;
+	}
+	for (have = 0; env[have] != NULL; have++)
+		;
+	for (n = 0; own[n] != NULL; n++)
+		;
+	env = realloc(env, (have + n + 1) * sizeof *env);
+	for (i = 0; i < n; i++) {
+		if (strncmp(own[i], "METALCAP_", 9) == 0 ||
+		    (strncmp(own[i], inject, strlen(inject)) == 0 &&
+		    own[i][strlen(inject)] == '=')) {
+			free(own[i]);
+			continue;
+		}
+		env[have++] = own[i];
+	}
+	env[have] = NULL;
+	free(own);
+	return env;
+}

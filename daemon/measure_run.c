@@ -32,7 +32,8 @@
 #define MEASURE_TESTS		4
 
 struct measure_option {
-	const struct profile	*profile;	/* NULL: stock */
+	bool			 stock;
+	/* By name: a rescan frees the profile table under a long run. */
 	char			 name[MC_NAME_MAX + 1];
 	bool			 ok;
 	char			 error[256];
@@ -154,51 +155,15 @@ measure_ran(struct mcd *d, const struct launchctl_result *r, void *arg)
 	measure_next(m);
 }
 
-/*
- * A run of the job's as measured or asked (ident.c): the profile's shim
- * variables (none for NULL), as the probe has them, then the job's own
- * EnvironmentVariables (ggml's GGML_* settings), less any shim variable
- * of its own.  NULL when a path does not fit.
- */
-char **
-measure_env(struct mcd *d, const struct job_spec *spec,
-    const struct profile *p)
-{
-	const char	*inject = platform_inject_var();
-	char		**env = gate_env(d->paths.shim, p, false, NULL);
-	char		**own = measure_job_env(spec);
-	size_t		 have, i, n;
-
-	if (env == NULL) {
-		mc_strv_free(own);
-		return NULL;
-	}
-	for (have = 0; env[have] != NULL; have++)
-		;
-	for (n = 0; own[n] != NULL; n++)
-		;
-	env = realloc(env, (have + n + 1) * sizeof *env);
-	for (i = 0; i < n; i++) {
-		if (strncmp(own[i], "METALCAP_", 9) == 0 ||
-		    (strncmp(own[i], inject, strlen(inject)) == 0 &&
-		    own[i][strlen(inject)] == '=')) {
-			free(own[i]);
-			continue;
-		}
-		env[have++] = own[i];
-	}
-	env[have] = NULL;
-	free(own);
-	return env;
-}
-
 /* Run llama-bench on option o: its env as the job's agent gives it. */
 static void
 measure_run_one(struct measure *m, struct measure_option *o)
 {
 	char	*argv[] = { m->bench, "-m", m->model, "-p", MEASURE_PROMPT,
 	    "-n", MEASURE_GENERATE, "-r", MEASURE_REPS, "-o", "json", NULL };
-	char	**env = measure_env(m->d, m->j->spec, o->profile);
+	const struct profile *p = o->stock ? NULL :
+	    profile_find(&m->d->profiles, o->name);
+	char	**env = measure_env(m->d, m->j->spec, p);
 
 	log_info("job %s: measuring %s with %s", m->j->name, o->name,
 	    m->bench);
@@ -232,11 +197,24 @@ static bool
 measure_probe_first(struct measure *m, struct measure_option *o)
 {
 	const struct gate_entry	*v;
+	const struct profile	*p;
 
-	if (o->profile == NULL)
+	if (o->stock)
 		return false;
-	if ((v = gate_peek(m->d, o->profile)) == NULL) {
-		gate_wait(m->d, o->profile, measure_probed, m);
+	/*
+	 * Gone since, or no longer allowed here (managed settings pushed
+	 * meanwhile, an allowlist): never benchmarked with the shim.
+	 */
+	if ((p = profile_find(&m->d->profiles, o->name)) == NULL ||
+	    !ident_allows(m->d, m->j, p)) {
+		snprintf(o->error, sizeof o->error, "%s", p == NULL ?
+		    "no such profile any more" : "not allowed here now");
+		m->at++;
+		measure_next(m);
+		return true;
+	}
+	if ((v = gate_peek(m->d, p)) == NULL) {
+		gate_wait(m->d, p, measure_probed, m);
 		return true;
 	}
 	if (v->status == GATE_FAIL) {
@@ -297,11 +275,10 @@ measure_run(struct mcd *d, struct job *j, measure_done_fn done)
 	    sizeof why);
 	n = measure_candidates(d, cands, MEASURE_OPTIONS_MAX - 1, NULL, 0);
 	snprintf(m->options[0].name, sizeof m->options[0].name, "stock");
-	for (i = 0; i < n; i++) {
-		m->options[i + 1].profile = cands[n - 1 - i];
+	m->options[0].stock = true;
+	for (i = 0; i < n; i++)
 		snprintf(m->options[i + 1].name, sizeof m->options[i + 1].name,
 		    "%s", cands[n - 1 - i]->name);
-	}
 	m->n = n + 1;
 	j->measure = m;
 	j->measuring = true;

@@ -100,7 +100,10 @@ allow_matches(plist_t entry, const struct allow_combo *c, int *miss)
 	return n;
 }
 
-/* Did verify's newest verdict here on exactly c pass? */
+/*
+ * Did verify's newest verdict here on exactly c pass?  Never for a run
+ * whose identity is not known in full: two unknowns are not the same.
+ */
 static bool
 allow_verified(json_t *verified, const struct allow_combo *c)
 {
@@ -108,6 +111,10 @@ allow_verified(json_t *verified, const struct allow_combo *c)
 	const char	*v;
 	size_t		 i;
 	int		 k;
+
+	for (k = 0; k < ALLOW_KEYS; k++)
+		if (c->value[k][0] == '\0')
+			return false;
 
 	json_array_foreach(verified, i, r) {
 		for (k = 0; k < ALLOW_KEYS; k++)

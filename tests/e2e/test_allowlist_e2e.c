@@ -279,6 +279,11 @@ test_fleet_loop(void **state)
 	if (!json_equal(got, want))
 		fail_msg("Jamf's export read otherwise: %s", r->out);
 	assert_null(strstr(r->out, "f0f0f0f"));
+	assert_null(strstr(r->out, "e0e0e0e"));
+	/* The forged one was whole in the export, for the rule to refuse. */
+	snprintf(cmd, sizeof cmd, "grep -q 'VirtualMac2%%2C1,0.1.0)' %s",
+	    path);
+	assert_int_equal(system(cmd), 0);
 	json_decref(got);
 	json_decref(want);
 	/* Pushed: this guest's own host is none of the fleet's allowed. */

@@ -1312,6 +1312,63 @@ test_platform_linux_files(void **state)
 	assert_non_null(strstr(os, ", Linux "));
 }
 
+/* UnlockOnlyWhere's rule on its own (policy/allow.c). */
+static void
+test_allow_check(void **state)
+{
+	const char	*xml = "<plist><array><dict><key>Profile</key><string>"
+	    "apple9</string><key>LlamaBuild</key><string>build 1*</string>"
+	    "</dict></array></plist>";
+	struct managed	 m;
+	struct allow_combo c = { { "apple9", "build 10, commit a", "aa", "25B78",
+	    "Apple M1", "VirtualMac2,1", "0.1.0" } };
+	json_t		*verified;
+	char		 why[512];
+
+	(void)state;
+	memset(&m, 0, sizeof m);
+	assert_true(allow_check(&m, &c, NULL, why, sizeof why));
+	plist_from_xml(xml, (uint32_t)strlen(xml), &m.unlock_only_where);
+	assert_non_null(m.unlock_only_where);
+	assert_int_equal(allow_parse(m.unlock_only_where, "f", why,
+	    sizeof why), 0);
+	assert_true(allow_check(&m, &c, NULL, why, sizeof why));
+	/* Unknown is no value a pattern other than '*' matches. */
+	c.value[1] = "";
+	assert_false(allow_check(&m, &c, NULL, why, sizeof why));
+	assert_string_equal(why, "UnlockOnlyWhere: LlamaBuild here is \"(not "
+	    "known)\", the nearest entry allows \"build 1*\"");
+	/* A local pass of exactly this combination, the newest on it. */
+	c.value[1] = "build 2, commit b";
+	m.local_verify_allows = true;
+	verified = json_pack("[{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:I},"
+	    " {s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:I}]",
+	    "profile", "apple9", "llama_build", "build 2, commit b",
+	    "model_sha256", "aa", "os_build", "25B78", "cpu_brand",
+	    "Apple M1", "hw_model", "VirtualMac2,1", "shim_version", "0.1.0",
+	    "verdict", "pass", "seq", (json_int_t)2,
+	    "profile", "apple9", "llama_build", "build 2, commit b",
+	    "model_sha256", "aa", "os_build", "25B78", "cpu_brand",
+	    "Apple M1", "hw_model", "VirtualMac2,1", "shim_version", "0.1.0",
+	    "verdict", "fail", "seq", (json_int_t)1);
+	assert_true(allow_check(&m, &c, verified, why, sizeof why));
+	/* A newer failure on it takes that back. */
+	json_object_set_new(json_array_get(verified, 1), "seq",
+	    json_integer(3));
+	assert_false(allow_check(&m, &c, verified, why, sizeof why));
+	assert_non_null(strstr(why, "no verify of this combination passed "
+	    "here"));
+	/* And a run whose identity is not known in full is no such run. */
+	json_object_set_new(json_array_get(verified, 1), "seq",
+	    json_integer(1));
+	json_object_set_new(json_array_get(verified, 0), "model_sha256",
+	    json_string(""));
+	c.value[2] = "";
+	assert_false(allow_check(&m, &c, verified, why, sizeof why));
+	json_decref(verified);
+	plist_free(m.unlock_only_where);
+}
+
 /*
  * An option's figures as state/measured.json keeps them: each "NAME
  * MEDIAN LO HI" of spec one test; "" has none (a run that failed).
@@ -1424,6 +1481,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_state_round_trip, setup,
 		    teardown),
 		cmocka_unit_test(test_measure_pick),
+		cmocka_unit_test(test_allow_check),
 		cmocka_unit_test(test_profile_files_match_builtins),
 		cmocka_unit_test(test_profile_name_edge),
 		cmocka_unit_test(test_profile_unknown_key),
