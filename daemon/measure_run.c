@@ -206,7 +206,8 @@ measure_probe_first(struct measure *m, struct measure_option *o)
 	 * meanwhile, an allowlist): never benchmarked with the shim.
 	 */
 	if ((p = profile_find(&m->d->profiles, o->name)) == NULL ||
-	    !ident_allows(m->d, m->j, p)) {
+	    managed_forbids(&m->d->managed, &m->d->profiles, p->name) !=
+	    NULL || !ident_allows(m->d, m->j, p)) {
 		snprintf(o->error, sizeof o->error, "%s", p == NULL ?
 		    "no such profile any more" : "not allowed here now");
 		m->at++;

@@ -304,6 +304,48 @@ test_job_gone_while_measuring(void **state)
 	assert_null(e = measured("srv"));
 }
 
+/*
+ * Settings pushed while a measurement runs (held back on purpose): the
+ * rescan makes the profile table anew under it (check-asan sees a run
+ * still pointing into the old one), and ForceStock, now in force, keeps
+ * every profile from being benchmarked with the shim: each is recorded
+ * as not allowed, and the job runs stock.
+ */
+static void
+test_settings_pushed_while_measuring(void **state)
+{
+	char	bench[192], mark[192], release[192], script[1024];
+	json_t	*e;
+	int	i, code;
+
+	(void)state;
+	snprintf(bench, sizeof bench, "%s/held-bench", home);
+	snprintf(mark, sizeof mark, "%s/bench-started", home);
+	snprintf(release, sizeof release, "%s/bench-release", home);
+	snprintf(script, sizeof script, "#!/bin/sh\ntouch %s\nwhile [ ! -e %s "
+	    "]; do sleep 0.05; done\nexec %s \"$@\"\n", mark, release,
+	    BENCH_SIM);
+	write_file(bench, "w", script);
+	assert_int_equal(chmod(bench, 0755), 0);
+	measure_job("srv", bench, "");
+	for (i = 0; access(mark, F_OK) != 0; i++) {
+		assert_true(i < 400 * time_scale());
+		sleep_ms(50);
+	}
+	write_managed(NULL, "<key>ForceStock</key><true/>");
+	ctl(&code, "reload", NULL, NULL, NULL);
+	assert_int_equal(code, 0);
+	write_file(release, "w", "");
+	wait_state("srv", "stock", 0, 30.0);
+	assert_false(daemon_log_has("measuring apple7"));
+	assert_false(daemon_log_has("measuring apple9"));
+	assert_non_null(e = measured("srv"));
+	assert_string_equal(json_string_value(json_object_get(json_object_get(
+	    json_object_get(e, "options"), "apple9"), "error")),
+	    "not allowed here now");
+	json_decref(e);
+}
+
 int
 main(void)
 {
@@ -320,6 +362,8 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_job_gone_while_measuring,
 		    setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_settings_pushed_while_measuring, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
