@@ -257,23 +257,19 @@ test_cannot_measure(void **state)
 }
 
 /*
- * The job goes while its measurement runs: held back on purpose (a
- * BenchProgram that waits for a mark before it runs llama-bench-sim),
- * the job file removed meanwhile.  The run under way ends, the others
- * are not started, nothing is recorded, the removal goes through after
- * (check-asan sees any use of the job gone), and the daemon answers on.
+ * Job "srv" measured by a BenchProgram held back on purpose: it waits,
+ * once started, for the file named in release before running
+ * llama-bench-sim.  Returns once the first run has started.
  */
 static void
-test_job_gone_while_measuring(void **state)
+held_measurement(char *release, size_t len)
 {
-	char	bench[192], mark[192], release[192], script[1024], path[256];
-	json_t	*e;
-	int	i, code;
+	char	bench[192], mark[192], script[1024];
+	int	i;
 
-	(void)state;
 	snprintf(bench, sizeof bench, "%s/held-bench", home);
 	snprintf(mark, sizeof mark, "%s/bench-started", home);
-	snprintf(release, sizeof release, "%s/bench-release", home);
+	snprintf(release, len, "%s/bench-release", home);
 	snprintf(script, sizeof script, "#!/bin/sh\ntouch %s\nwhile [ ! -e %s "
 	    "]; do sleep 0.05; done\nexec %s \"$@\"\n", mark, release,
 	    BENCH_SIM);
@@ -284,6 +280,24 @@ test_job_gone_while_measuring(void **state)
 		assert_true(i < 400 * time_scale());
 		sleep_ms(50);
 	}
+}
+
+/*
+ * The job goes while its measurement runs: held back on purpose (a
+ * BenchProgram that waits for a mark before it runs llama-bench-sim),
+ * the job file removed meanwhile.  The run under way ends, the others
+ * are not started, nothing is recorded, the removal goes through after
+ * (check-asan sees any use of the job gone), and the daemon answers on.
+ */
+static void
+test_job_gone_while_measuring(void **state)
+{
+	char	release[192], path[256];
+	json_t	*e;
+	int	i, code;
+
+	(void)state;
+	held_measurement(release, sizeof release);
 	snprintf(path, sizeof path, "%s/jobs.d/srv.plist", home);
 	assert_int_equal(unlink(path), 0);
 	for (i = 0; job_status("srv") != NULL; i++) {
@@ -314,24 +328,12 @@ test_job_gone_while_measuring(void **state)
 static void
 test_settings_pushed_while_measuring(void **state)
 {
-	char	bench[192], mark[192], release[192], script[1024];
+	char	release[192];
 	json_t	*e;
-	int	i, code;
+	int	code;
 
 	(void)state;
-	snprintf(bench, sizeof bench, "%s/held-bench", home);
-	snprintf(mark, sizeof mark, "%s/bench-started", home);
-	snprintf(release, sizeof release, "%s/bench-release", home);
-	snprintf(script, sizeof script, "#!/bin/sh\ntouch %s\nwhile [ ! -e %s "
-	    "]; do sleep 0.05; done\nexec %s \"$@\"\n", mark, release,
-	    BENCH_SIM);
-	write_file(bench, "w", script);
-	assert_int_equal(chmod(bench, 0755), 0);
-	measure_job("srv", bench, "");
-	for (i = 0; access(mark, F_OK) != 0; i++) {
-		assert_true(i < 400 * time_scale());
-		sleep_ms(50);
-	}
+	held_measurement(release, sizeof release);
 	write_managed(NULL, "<key>ForceStock</key><true/>");
 	ctl(&code, "reload", NULL, NULL, NULL);
 	assert_int_equal(code, 0);
