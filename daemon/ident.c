@@ -134,7 +134,10 @@ ident_hashed(uv_work_t *req, int status)
 	char			**env;
 
 	(void)status;
-	if (w->j == NULL) {
+	if (w->j == NULL || w->j->spec == NULL) {
+		/* Gone, or its file turned invalid meanwhile: read anew. */
+		if (w->j != NULL)
+			w->j->ident = NULL;
 		free(w);
 		return;
 	}
