@@ -235,8 +235,9 @@ measure_next(struct measure *m)
 {
 	struct measure_option	*o;
 
-	/* Its file went meanwhile: no more runs, and nothing to record. */
-	if (m->j->removed) {
+	/* Its file went, or turned invalid, meanwhile: no more runs, and
+	 * nothing to record (a valid file is measured anew). */
+	if (m->j->removed || m->j->spec == NULL) {
 		log_info("job %s: its file went while it was measured: no "
 		    "more runs", m->j->name);
 		m->j->measure = NULL;
