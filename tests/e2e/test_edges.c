@@ -646,6 +646,7 @@ static void
 test_start_after_failure(void **state)
 {
 	char	flag[256];
+	long	pid;
 	int	code;
 
 	(void)state;
@@ -654,11 +655,17 @@ test_start_after_failure(void **state)
 	write_file(flag, "w", "");
 	ctl(&code, "start", "srv", NULL, NULL);
 	assert_int_equal(code, 0);
-	wait_state("srv", "stock", 0, 10.0);
-	/* Failing again counts from zero: two more exits, not one, the
-	 * last of them the script's own exit 3. */
+	pid = wait_state("srv", "stock", 0, 10.0);
+	/*
+	 * Failing again counts from zero: two more exits, not one, the
+	 * last of them the script's own exit 3.  The flag goes only once
+	 * the shell has tested it (it runs sleep): before, on a busy
+	 * machine, the shell's exit 3 came first and the SIGTERM, sent to
+	 * its successor, was the second exit.
+	 */
+	wait_comm(pid, "sleep", 10.0);
 	unlink(flag);
-	assert_int_equal(kill((pid_t)launchd_pid("srv"), SIGTERM), 0);
+	assert_int_equal(kill((pid_t)pid, SIGTERM), 0);
 	wait_state("srv", "failed", -1, 10.0);
 	assert_string_equal(incident_evidence("srv", "failed", 1),
 	    "last: exit status 3");

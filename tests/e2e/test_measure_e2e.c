@@ -300,7 +300,8 @@ test_job_gone_while_measuring(void **state)
 	held_measurement(release, sizeof release);
 	snprintf(path, sizeof path, "%s/jobs.d/srv.plist", home);
 	assert_int_equal(unlink(path), 0);
-	for (i = 0; job_status("srv") != NULL; i++) {
+	for (i = 0; (e = job_status("srv")) != NULL; i++) {
+		json_decref(e);
 		assert_true(i < 400 * time_scale());
 		sleep_ms(50);
 	}

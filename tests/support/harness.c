@@ -231,6 +231,33 @@ wait_state(const char *name, const char *state, long not_pid, double timeout)
 	return 0;
 }
 
+/*
+ * Wait until process pid runs program comm (a shell's exec done): a test
+ * that changes what the shell tests must not do so before it tested.
+ */
+void
+wait_comm(long pid, const char *comm, double timeout)
+{
+	char	path[64], name[64] = "";
+	double	start = now_s();
+	ssize_t	n;
+	int	fd;
+
+	snprintf(path, sizeof path, "/proc/%ld/comm", pid);
+	for (timeout *= time_scale(); now_s() - start < timeout;
+	    sleep_ms(20)) {
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+			break;
+		n = read(fd, name, sizeof name - 1);
+		close(fd);
+		name[n > 0 ? n - 1 : 0] = '\0';
+		if (strcmp(name, comm) == 0)
+			return;
+	}
+	fail_msg("pid %ld did not come to run %s (last: \"%s\")", pid, comm,
+	    name);
+}
+
 /* Does /proc/PID/environ hold a variable starting with prefix?  -1: gone. */
 int
 environ_lookup(long pid, const char *prefix)
