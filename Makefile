@@ -620,14 +620,16 @@ faults: $(O)/tests/test_faults $(O)/tests/test_io_faults $(O)/tests/test_abuse
 # side by side in copies of the tree (build/mutate/wN).  Slow: minutes a
 # mutant.  ONLY=ID,... re-judges those; SAMPLE_FROM=REV draws the sample
 # from REV's sites and judges them on HEAD; ASAN=1 judges as check-asan
-# builds and runs.  The score goes to RELIABILITY.md.
+# builds and runs; PATHS=FILE,FOLDER,... samples only their sites.  The
+# score goes to RELIABILITY.md.
 SEED		?= 1
 JOBS		?= 3
 SAMPLE_FROM	?= HEAD
 COUNT		?= 100
 mutate-sample: | need-deps
 	/usr/bin/python3 scripts/mutate-sample.py --jobs $(JOBS) --only '$(ONLY)' \
-	    $(if $(ASAN),--asan) --sample-commit $(SAMPLE_FROM) $(SEED) $(COUNT) \
+	    $(if $(ASAN),--asan) --sample-commit $(SAMPLE_FROM) \
+	    --paths '$(PATHS)' $(SEED) $(COUNT) \
 	    build/mutate$(if $(ASAN),-asan)
 
 # Which test programs run each product file, measured with gcov (each run

@@ -54,7 +54,7 @@ E2E = ["test_daemon_e2e", "test_evidence_e2e", "test_edges",
        "test_removed_e2e", "test_invalid_e2e", "test_fleet_e2e", "test_hostile", "test_faults",
        "test_io_faults", "test_rpc_clients", "test_invariants_e2e",
        "test_abuse", "test_bench_e2e", "test_install_e2e", "test_probe",
-       "test_measure_e2e"]
+       "test_measure_e2e", "test_allowlist_e2e"]
 SOURCES = {
     "shim": ["test_shim_config", "test_shim_inject", "test_objc4_model",
              "test_lifecycle", "test_daemon"] + E2E,
@@ -442,6 +442,9 @@ def main():
     ap.add_argument("--sample-commit", default="HEAD",
                     help="draw the sample from this commit's sites, and "
                     "judge the mutants on HEAD, each on its line there")
+    ap.add_argument("--paths", default="",
+                    help="sample only from these files or folders "
+                    "(comma-separated, as SOURCES names them)")
     ap.add_argument("seed", type=int)
     ap.add_argument("count", type=int)
     ap.add_argument("build", nargs="?", default="build/mutate")
@@ -470,7 +473,11 @@ def main():
     index = ci.Index.create()
     flags = cflags()
     every = []
+    paths = [x.rstrip("/") for x in a.paths.split(",") if x]
     for rel in sources():
+        if paths and not any(rel == x or rel.startswith(x + "/")
+                             for x in paths):
+            continue
         for s in sites(rel, index, flags):
             every.append((rel, s))
     rng = random.Random(a.seed)
