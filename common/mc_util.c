@@ -4,6 +4,7 @@
  */
 #include <sys/types.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 
 #include <errno.h>
@@ -276,4 +277,32 @@ mc_llama_build(const char *text, char *out, size_t len)
 	    commit) == 3 || sscanf(v, "%lld (%40[0-9a-f])", &n, commit) == 2)
 		return mc_fmt(out, len, "build %lld, commit %s", n, commit);
 	return -1;
+}
+
+/*
+ * What tells a file replaced or rewritten from the one stamped before:
+ * size, inode and the change time to the nanosecond.  Not the mtime, which
+ * a copy keeps (cp -p, rsync -t over the old inode) and utimes() sets
+ * back; the kernel moves ctime on every write and nobody can set it.
+ */
+void
+mc_file_stamp(const char *path, char *buf, size_t len)
+{
+	struct stat	sb;
+	long long	sec;
+	long		nsec;
+
+	if (stat(path, &sb) == -1) {
+		snprintf(buf, len, "missing: %s", strerror(errno));
+		return;
+	}
+#ifdef __APPLE__
+	sec = (long long)sb.st_ctimespec.tv_sec;
+	nsec = (long)sb.st_ctimespec.tv_nsec;
+#else
+	sec = (long long)sb.st_ctim.tv_sec;
+	nsec = (long)sb.st_ctim.tv_nsec;
+#endif
+	snprintf(buf, len, "%lld bytes, inode %llu, changed %lld.%09ld",
+	    (long long)sb.st_size, (unsigned long long)sb.st_ino, sec, nsec);
 }

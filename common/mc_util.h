@@ -35,6 +35,12 @@ const char *mc_text_avoid(char *dst, size_t size, const char *src,
  */
 size_t	mc_text_tty(char *buf, size_t len);
 
+/*
+ * "SIZE bytes, inode N, changed SEC.NSEC" of path (or "missing: why"):
+ * it differs once the file is replaced or written to.
+ */
+void	mc_file_stamp(const char *path, char *buf, size_t len);
+
 /* The folder macOS keeps from launchd agents that path is in, or NULL. */
 const char *mc_protected_folder(const char *path);
 /* No block left to an unprivileged writer on dir's disk (ENOSPC). */

@@ -6,7 +6,6 @@
  * cached per profile and dropped when the profile's values, the shim or
  * the probe change, and on request (enable, profile change).
  */
-#include <sys/stat.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,16 +31,11 @@ struct gate_waiter {
 static void
 gate_stamp(struct mcd *d, char *buf, size_t len)
 {
-	struct stat	a, b;
+	char	shim[128], probe[128];
 
-	memset(&a, 0, sizeof a);
-	memset(&b, 0, sizeof b);
-	stat(d->paths.shim, &a);
-	stat(d->paths.probe, &b);
-	snprintf(buf, len, "%llu.%lld.%lld/%llu.%lld.%lld",
-	    (unsigned long long)a.st_ino, (long long)a.st_size,
-	    (long long)a.st_mtime, (unsigned long long)b.st_ino,
-	    (long long)b.st_size, (long long)b.st_mtime);
+	mc_file_stamp(d->paths.shim, shim, sizeof shim);
+	mc_file_stamp(d->paths.probe, probe, sizeof probe);
+	snprintf(buf, len, "%s / %s", shim, probe);
 }
 
 static struct gate_entry *

@@ -42,9 +42,9 @@ ident_stamp(const struct job *j, char *model, size_t mlen, char *buf,
 
 	if (jobfile_model(j->spec, model, mlen) == -1)
 		model[0] = '\0';
-	measure_stamp(j->spec->argv[0], a, sizeof a);
+	mc_file_stamp(j->spec->argv[0], a, sizeof a);
 	if (model[0] != '\0')
-		measure_stamp(model, b, sizeof b);
+		mc_file_stamp(model, b, sizeof b);
 	else
 		snprintf(b, sizeof b, "none");
 	measure_settings(j->spec, settings, sizeof settings);

@@ -92,7 +92,6 @@ char		**measure_job_env(const struct job_spec *);
 struct json_t	*measure_key(struct mcd *, const struct job *, char *why,
 		    size_t whylen);
 void		 measure_save(struct mcd *);
-void		 measure_stamp(const char *path, char *buf, size_t len);
 void		 measure_settings(const struct job_spec *, char *buf,
 		    size_t len);
 char		**measure_env(struct mcd *, const struct job_spec *,

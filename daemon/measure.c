@@ -20,7 +20,6 @@
  * reads when it chooses; each measurement's runs and reasoning to the
  * evidence folder state/measured/JOB/.
  */
-#include <sys/stat.h>
 
 #include <errno.h>
 #include <stdio.h>
@@ -34,20 +33,6 @@
 #include "mc_plist.h"
 #include "mc_util.h"
 #include "mcd.h"
-
-/* "size mtime inode" of a file: what changes when it is replaced. */
-void
-measure_stamp(const char *path, char *buf, size_t len)
-{
-	struct stat	sb;
-
-	if (stat(path, &sb) == -1)
-		snprintf(buf, len, "missing: %s", strerror(errno));
-	else
-		snprintf(buf, len, "%lld bytes, mtime %lld, inode %llu",
-		    (long long)sb.st_size, (long long)sb.st_mtime,
-		    (unsigned long long)sb.st_ino);
-}
 
 /*
  * What a measurement needs: the bench program and the model, as paths;
@@ -138,10 +123,10 @@ measure_key(struct mcd *d, const struct job *j, char *why, size_t whylen)
 	if (measure_inputs(j, bench, model, sizeof bench, why, whylen) == -1)
 		return NULL;
 	measure_settings(j->spec, settings, sizeof settings);
-	measure_stamp(j->spec->argv[0], a, sizeof a);
-	measure_stamp(bench, b, sizeof b);
-	measure_stamp(model, c, sizeof c);
-	measure_stamp(d->paths.shim, shim, sizeof shim);
+	mc_file_stamp(j->spec->argv[0], a, sizeof a);
+	mc_file_stamp(bench, b, sizeof b);
+	mc_file_stamp(model, c, sizeof c);
+	mc_file_stamp(d->paths.shim, shim, sizeof shim);
 	paths_host(&d->paths, &host);
 	snprintf(os, sizeof os, "%s", host.os_build);
 	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s}",

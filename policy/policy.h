@@ -242,7 +242,7 @@ struct gate_waiter;
 struct gate_entry {
 	char			 profile[MC_NAME_MAX + 1];
 	uint64_t		 family, tg, ws;	/* the values probed */
-	char			 stamp[160];		/* shim and probe files */
+	char			 stamp[264];		/* shim and probe files */
 	bool			 running;
 	bool			 rerun;		/* probe again when done */
 	uint64_t		 runs;		/* probes started */

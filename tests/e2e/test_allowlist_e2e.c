@@ -173,6 +173,7 @@ test_local_verify_allows(void **state)
 {
 	char	buf[512], cmd[2048];
 	long	pid;
+	int	code;
 
 	(void)state;
 	fleet_home();
@@ -198,6 +199,17 @@ test_local_verify_allows(void **state)
 	    "'pass') and r[6] == '" BUILD_NOW "' and r[12] == '%s', r\"",
 	    MC_TEST_SOURCE, home, home, MC_TEST_SOURCE, MC_VERSION);
 	assert_int_equal(system(cmd), 0);
+	/*
+	 * The model rewritten in place, its size and mtime kept: another
+	 * model, whose start is judged anew and refused (no verify of it).
+	 */
+	rewrite_in_place(model, "gguf");
+	ctl(&code, "restart", "srv", NULL, NULL);
+	assert_int_equal(code, 0);
+	wait_state("srv", "stock", pid, 30.0);
+	status_string("srv", NULL, "reason", buf, sizeof buf);
+	assert_non_null(strstr(buf, "no verify of this combination passed "
+	    "here"));
 }
 
 /*

@@ -230,6 +230,26 @@ test_due_not_while_serving(void **state)
 }
 
 /*
+ * A model rewritten in place, its size and mtime as they were (rsync
+ * --inplace -t, cp -p over it): still a changed model, and the
+ * measurement due says so.
+ */
+static void
+test_model_rewritten_in_place(void **state)
+{
+	char	buf[1024];
+
+	(void)state;
+	measure_job("srv", BENCH_SIM, "");
+	wait_state("srv", "unlocked", 0, 30.0);
+	assert_string_equal(status_string("srv", "auto", "measure_due", buf,
+	    sizeof buf), "");
+	rewrite_in_place(model, "gguf");
+	status_string("srv", "auto", "measure_due", buf, sizeof buf);
+	assert_string_equal(buf, "the model changed since it was measured");
+}
+
+/*
  * No llama-bench to run: the highest profile, and status says why no
  * measurement was made; one that fails: the same, with its words.
  */
@@ -360,6 +380,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_tie_keeps_lower, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_due_not_while_serving,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_model_rewritten_in_place,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cannot_measure, setup,
 		    teardown),

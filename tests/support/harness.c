@@ -258,6 +258,27 @@ wait_comm(long pid, const char *comm, double timeout)
 	    name);
 }
 
+/*
+ * Overwrite bytes of path at offset 0 in place, its size and times kept
+ * as they were (what rsync --inplace -t or cp -p over it leaves).
+ */
+void
+rewrite_in_place(const char *path, const char *bytes)
+{
+	struct timespec	times[2];
+	struct stat	sb;
+	ssize_t		n = (ssize_t)strlen(bytes);
+	int		fd;
+
+	assert_int_equal(stat(path, &sb), 0);
+	assert_true((fd = open(path, O_WRONLY | O_CLOEXEC)) != -1);
+	assert_int_equal(pwrite(fd, bytes, (size_t)n, 0), n);
+	assert_int_equal(close(fd), 0);
+	times[0] = sb.st_atim;
+	times[1] = sb.st_mtim;
+	assert_int_equal(utimensat(AT_FDCWD, path, times, 0), 0);
+}
+
 /* Does /proc/PID/environ hold a variable starting with prefix?  -1: gone. */
 int
 environ_lookup(long pid, const char *prefix)
