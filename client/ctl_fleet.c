@@ -9,8 +9,10 @@
  * A combination is what a verdict is about: profile, llama.cpp build,
  * model, OS build, host chip and model, shim version.  It is allowed
  * when at least --min-guests guests passed it within the --window, and
- * no verdict on it failed since its newest pass.  A guest counts once;
- * its rows are told apart by its instance id (clones make their own).
+ * no verdict on it failed since its newest pass.  A guest counts once,
+ * whoever of its users ran verify: its rows are told apart by its guest
+ * id (daemon/fleet.c), or by instance id where a row has none (a
+ * metalcapd of before, or a machine it could not tell).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -44,7 +46,7 @@ static const char *const fleet_plist_keys[FLEET_KEYS] = { "Profile",
 
 struct fleet_row {
 	const char	*key[FLEET_KEYS];
-	const char	*instance;
+	const char	*guest;		/* guest id, else instance id */
 	bool		 pass;
 	long long	 date;
 	json_t		*src;		/* holds the strings */
@@ -83,7 +85,8 @@ fleet_take(struct fleet *f, json_t *row, const char *file, long n)
 		if (fleet_column(row, need[i]) == NULL)
 			missing = need[i];
 	if (missing == NULL) {
-		r.instance = fleet_column(row, "instance_id");
+		if ((r.guest = fleet_column(row, "guest_id")) == NULL)
+			r.guest = fleet_column(row, "instance_id");
 		v = fleet_column(row, "verdict");
 		r.pass = strcmp(v, "pass") == 0;
 		r.date = strtoll(fleet_column(row, "date"), &end, 10);
@@ -139,7 +142,7 @@ fleet_value(struct fleet *f, json_t *v, const char *file, long *n)
 /* The report line's columns, in its order (ctl_report.c). */
 static const char *const fleet_report_columns[] = { "instance_id",
     "profile", "verdict", "date", "llama_build", "model_sha256", "os_build",
-    "cpu_brand", "hw_model", "shim_version" };
+    "cpu_brand", "hw_model", "shim_version", "guest_id" };
 
 /* One percent-encoded field, up to ',' or the token's end, decoded. */
 static const char *
@@ -321,7 +324,7 @@ fleet_judge(const struct fleet_row *a, const struct fleet_row *b,
 		}
 		last_pass = r->date;
 		for (q = a; q < r; q++)
-			if (q->pass && strcmp(q->instance, r->instance) == 0)
+			if (q->pass && strcmp(q->guest, r->guest) == 0)
 				break;
 		v->guests_passed += q == r;
 	}

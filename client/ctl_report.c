@@ -136,16 +136,19 @@ ctl_report_job_line(json_t *job)
 /*
  * " verdict=F,F,..." for each verify verdict of the file, for metalcapctl
  * fleet allowlist to read back from an inventory's export (a Jamf CSV):
- * the instance id, then what fleet_columns names, each percent-encoded
+ * the instance id, what fleet_columns names, then the guest id (last, so
+ * that lines of before it read as they did), each percent-encoded
  * but for letters, digits, '.', '_' and '-', so that no ',', '|',
  * blank, quote or markup of the user's file reaches the line.
  */
 static void
 ctl_report_verdicts(json_t *doc)
 {
-	static const char *const keys[] = { "profile", "verdict", "date",
-	    "llama_build", "model_sha256", "os_build", "cpu_brand", "hw_model",
-	    "shim_version" };
+	/* "" names the file's own field, not the verdict's. */
+	static const char *const keys[][2] = { { "", "instance_id" },
+	    { "profile" }, { "verdict" }, { "date" }, { "llama_build" },
+	    { "model_sha256" }, { "os_build" }, { "cpu_brand" },
+	    { "hw_model" }, { "shim_version" }, { "", "guest_id" } };
 	json_t		*v, *f;
 	const char	*s;
 	char		 num[32];
@@ -153,9 +156,9 @@ ctl_report_verdicts(json_t *doc)
 
 	json_array_foreach(json_object_get(doc, "verdicts"), i, v) {
 		printf(" verdict=");
-		for (k = 0; k <= sizeof keys / sizeof keys[0]; k++) {
-			f = k == 0 ? json_object_get(doc, "instance_id") :
-			    json_object_get(v, keys[k - 1]);
+		for (k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+			f = keys[k][0][0] == '\0' ? json_object_get(doc,
+			    keys[k][1]) : json_object_get(v, keys[k][0]);
 			if (json_is_integer(f)) {
 				snprintf(num, sizeof num, "%lld",
 				    (long long)json_integer_value(f));

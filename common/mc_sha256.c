@@ -79,16 +79,44 @@ mc_sha256_file(const char *path, char hex[MC_SHA256_HEX], char *why,
 	return mc_sha256_fd(fd, path, hex, why, whylen);
 }
 
+static void
+mc_sha256_hex(const unsigned char *md, char hex[MC_SHA256_HEX])
+{
+	static const char	digits[] = "0123456789abcdef";
+	int			i;
+
+	for (i = 0; i < MC_SHA256_LEN; i++) {
+		hex[2 * i] = digits[md[i] >> 4];
+		hex[2 * i + 1] = digits[md[i] & 15];
+	}
+	hex[2 * MC_SHA256_LEN] = '\0';
+}
+
+/* The SHA-256 of a string; -1 when the crypto library has none. */
+int
+mc_sha256_text(const char *text, char hex[MC_SHA256_HEX])
+{
+	unsigned char	md[MC_SHA256_LEN];
+	mc_sha256_ctx	ctx;
+
+	if (!mc_sha256_init(&ctx))
+		return -1;
+	mc_sha256_update(&ctx, text, strlen(text));
+	if (!mc_sha256_final(&ctx, md))
+		return -1;
+	mc_sha256_hex(md, hex);
+	return 0;
+}
+
 /* The same of an open file, read from where it stands; closes fd. */
 int
 mc_sha256_fd(int fd, const char *path, char hex[MC_SHA256_HEX], char *why,
     size_t whylen)
 {
-	static const char	 digits[] = "0123456789abcdef";
 	unsigned char		 buf[1 << 16], md[MC_SHA256_LEN];
 	mc_sha256_ctx		 ctx;
 	ssize_t			 n;
-	int			 i, ok;
+	int			 ok;
 
 	if (!mc_sha256_init(&ctx)) {
 		close(fd);
@@ -108,10 +136,6 @@ mc_sha256_fd(int fd, const char *path, char hex[MC_SHA256_HEX], char *why,
 		return -1;
 	}
 	close(fd);
-	for (i = 0; i < MC_SHA256_LEN; i++) {
-		hex[2 * i] = digits[md[i] >> 4];
-		hex[2 * i + 1] = digits[md[i] & 15];
-	}
-	hex[2 * MC_SHA256_LEN] = '\0';
+	mc_sha256_hex(md, hex);
 	return 0;
 }

@@ -15,5 +15,6 @@ int	mc_sha256_file(const char *path, char hex[MC_SHA256_HEX], char *why,
 	    size_t whylen);
 int	mc_sha256_fd(int fd, const char *path, char hex[MC_SHA256_HEX],
 	    char *why, size_t whylen);
+int	mc_sha256_text(const char *text, char hex[MC_SHA256_HEX]);
 
 #endif

@@ -16,6 +16,7 @@
 #include <jansson.h>
 
 #include "mc_plist.h"
+#include "mc_sha256.h"
 #include "mc_util.h"
 #include "mcd.h"
 #include "protocol.h"
@@ -77,6 +78,24 @@ fleet_instance_id(struct mcd *d)
 	if (mc_write_atomic(path, text, strlen(text), 0644, why,
 	    sizeof why) == -1)
 		log_warnx("%s", why);
+}
+
+/*
+ * The guest's id for a fleet to count guests by (paths_guest), hashed so
+ * that an inventory does not carry the hardware's ids; "" when the
+ * machine cannot be told (the fleet counts by instance id then).
+ */
+static void
+fleet_guest_id(struct mcd *d)
+{
+	char	guest[256], text[300], hex[MC_SHA256_HEX];
+
+	d->guest_id[0] = '\0';
+	if (!paths_guest(&d->paths, guest, sizeof guest))
+		return;
+	snprintf(text, sizeof text, "metalcap guest %s", guest);
+	if (mc_sha256_text(text, hex) == 0)
+		snprintf(d->guest_id, sizeof d->guest_id, "%.32s", hex);
 }
 
 static json_t *
@@ -234,10 +253,10 @@ fleet_write_cb(uv_timer_t *t)
 	for (i = 0; i < d->njobs; i++)
 		if (!d->jobs[i]->removed)
 			json_array_append_new(jobs, fleet_job(d, d->jobs[i]));
-	doc = json_pack("{s:s, s:s, s:i, s:I, s:o, s:o}", "instance_id",
-	    d->instance_id, "version", MC_VERSION, "protocol",
-	    MC_PROTOCOL_VERSION, "updated", (json_int_t)time(NULL), "jobs",
-	    jobs, "verdicts", fleet_verdicts(d));
+	doc = json_pack("{s:s, s:s, s:s, s:i, s:I, s:o, s:o}", "instance_id",
+	    d->instance_id, "guest_id", d->guest_id, "version", MC_VERSION,
+	    "protocol", MC_PROTOCOL_VERSION, "updated", (json_int_t)time(NULL),
+	    "jobs", jobs, "verdicts", fleet_verdicts(d));
 	text = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS);
 	plist = fleet_plist_doc(doc);
 	plist_to_xml(plist, &xml, &xmllen);
@@ -256,6 +275,7 @@ void
 fleet_init(struct mcd *d)
 {
 	fleet_instance_id(d);
+	fleet_guest_id(d);
 	uv_timer_init(d->loop, &d->fleet_timer);
 	d->fleet_timer.data = d;
 	fleet_observe(d, NULL, NULL);

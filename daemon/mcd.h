@@ -607,6 +607,7 @@ struct mcd {
 	struct managed		 managed;
 	uv_timer_t		 fleet_timer;
 	char			 instance_id[33];
+	char			 guest_id[33];	/* "": machine unknown */
 	uv_fs_event_t		 watch_reports;
 	uv_fs_event_t		 watch_state;	/* for verified.json */
 	struct json_t		*verified;	/* verify's verdicts here */

@@ -113,6 +113,7 @@ paths_init(struct paths *p, const char *home, const char *argv0,
 		paths_join(p->console, home, "console");
 		/* And for the machine's hardware UUID. */
 		paths_join(p->machine_id, home, "machine-id");
+		paths_join(p->link_addr, home, "link-addr");
 		/* And for the host: an OS update or another chip, in a
 		 * file of os_build=, cpu_brand=, hw_model= lines. */
 		paths_join(p->host, home, "host");
@@ -293,6 +294,33 @@ paths_machine(const struct paths *p, char *buf, size_t len)
 	fclose(f);
 	buf[read ? strcspn(buf, "\n") : 0] = '\0';
 	return buf[0] != '\0';
+}
+
+/*
+ * The guest, as a fleet counts guests: the machine's id and its en0
+ * address ("ID ADDRESS"), the same for every user of the machine, and
+ * another on a clone whose hardware UUID was copied but whose address was
+ * not (an address that cannot be read leaves the id alone to tell).
+ * False when the machine cannot be told.
+ */
+bool
+paths_guest(const struct paths *p, char *buf, size_t len)
+{
+	char	machine[128], link[64] = "";
+	FILE	*f;
+
+	if (!paths_machine(p, machine, sizeof machine))
+		return false;
+	if (p->link_addr[0] == '\0') {
+		if (platform_link_addr(link, sizeof link) == -1)
+			link[0] = '\0';
+	} else if ((f = fopen(p->link_addr, "r")) != NULL) {
+		if (fgets(link, sizeof link, f) == NULL)
+			link[0] = '\0';
+		link[strcspn(link, "\n")] = '\0';
+		fclose(f);
+	}
+	return mc_fmt(buf, len, "%s %s", machine, link) == 0;
 }
 
 /*

@@ -6,13 +6,16 @@
  * Cross-compiled, not run by CI.
  */
 #include <sys/event.h>
+#include <sys/socket.h>
 #include <sys/sysctl.h>
 #include <sys/types.h>
 #include <sys/un.h>
 
+#include <ifaddrs.h>
 #include <libgen.h>
 #include <malloc/malloc.h>
 #include <mach-o/dyld.h>
+#include <net/if_dl.h>
 #include <time.h>
 #include <uuid/uuid.h>
 #include <stdint.h>
@@ -44,6 +47,38 @@ platform_machine_id(char *buf, size_t len)
 	uuid_unparse_upper(id, text);
 	snprintf(buf, len, "%s", text);
 	return 0;
+}
+
+/*
+ * en0's link-layer address.  A VM's configuration gives it one; tart
+ * clone gives a clone a new one, where it copies the machine identifier
+ * and with it the hardware UUID (cirruslabs/tart issue #311).  -1 when
+ * there is no en0 of a 6-byte address.
+ */
+int
+platform_link_addr(char *buf, size_t len)
+{
+	const struct sockaddr_dl	*sdl;
+	const unsigned char		*a;
+	struct ifaddrs			*all, *i;
+	int				 rc = -1;
+
+	if (getifaddrs(&all) == -1)
+		return -1;
+	for (i = all; i != NULL && rc == -1; i = i->ifa_next) {
+		if (i->ifa_addr == NULL || i->ifa_addr->sa_family != AF_LINK ||
+		    strcmp(i->ifa_name, "en0") != 0)
+			continue;
+		sdl = (const struct sockaddr_dl *)(const void *)i->ifa_addr;
+		if (sdl->sdl_alen != 6)
+			continue;
+		a = (const unsigned char *)sdl->sdl_data + sdl->sdl_nlen;
+		snprintf(buf, len, "%02x:%02x:%02x:%02x:%02x:%02x", a[0], a[1],
+		    a[2], a[3], a[4], a[5]);
+		rc = 0;
+	}
+	freeifaddrs(all);
+	return rc;
 }
 
 int

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 #include <sys/utsname.h>
 
+#include <dirent.h>
 #include <libgen.h>
 #include <malloc.h>
 #include <stdio.h>
@@ -125,6 +126,36 @@ platform_machine_id(char *buf, size_t len)
 {
 	platform_first_line("/etc/machine-id", buf, len);
 	return strcmp(buf, "unknown") == 0 || buf[0] == '\0' ? -1 : 0;
+}
+
+/*
+ * The link-layer address of the first interface by name, the loopback
+ * and those of no address left out, as macOS's en0 (it tells clones that
+ * share a machine id apart).  -1 when there is none.
+ */
+int
+platform_link_addr(char *buf, size_t len)
+{
+	struct dirent	**names;
+	char		  path[300];
+	int		  i, n, rc = -1;
+
+	if ((n = scandir("/sys/class/net", &names, NULL, alphasort)) == -1)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (rc == -1 && names[i]->d_name[0] != '.' &&
+		    strcmp(names[i]->d_name, "lo") != 0) {
+			snprintf(path, sizeof path, "/sys/class/net/%s/address",
+			    names[i]->d_name);
+			platform_first_line(path, buf, len);
+			if (strlen(buf) == 17 &&
+			    strcmp(buf, "00:00:00:00:00:00") != 0)
+				rc = 0;
+		}
+		free(names[i]);
+	}
+	free(names);
+	return rc;
 }
 
 /*

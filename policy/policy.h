@@ -45,6 +45,7 @@ struct paths {
 	char	managed_user[PATH_MAX];	/* ... and this user's, over it */
 	char	console[PATH_MAX];	/* whose owner has the console, or "" */
 	char	machine_id[PATH_MAX];	/* a stand-in for the machine's id */
+	char	link_addr[PATH_MAX];	/* ... and for its en0 address */
 	char	host[PATH_MAX];		/* ... and for the host's identity */
 };
 
@@ -63,6 +64,7 @@ int	paths_init(struct paths *, const char *home, const char *argv0,
 	    char *why, size_t whylen);
 void	paths_managed_user(struct paths *);
 bool	paths_machine(const struct paths *, char *buf, size_t len);
+bool	paths_guest(const struct paths *, char *buf, size_t len);
 void	paths_host(const struct paths *, struct host_id *);
 int	paths_make_dirs(const struct paths *, char *why, size_t whylen);
 int	paths_mkdir(const char *dir, mode_t mode, char *why, size_t whylen);
@@ -74,6 +76,7 @@ void	paths_run_dir(const char *config, size_t sun_max, char *out,
 int	platform_default_dirs(char *config, char *state, char *runtime,
 	    char *logs, char *agents, size_t len);
 int	platform_machine_id(char *buf, size_t len);
+int	platform_link_addr(char *buf, size_t len);
 int	platform_self_dir(const char *argv0, char *dir, size_t len);
 void	platform_login_agents(const char *home, char *dir, size_t len);
 const char *platform_shim_name(void);

@@ -47,9 +47,10 @@ SELECT u.username,
 
 -- 4. One row per verdict of metalcapctl verify on this guest, with what it
 -- is about: its profile, the llama.cpp build and program, the model, the
--- guest's OS build and host, the shim's version.  osquery's JSON results
--- of this query from many guests are what `metalcapctl fleet allowlist`
--- reads (verdicts are keyed vSEQ, as jobs by name).
+-- guest's OS build and host, the shim's version; and the guest id, by
+-- which the fleet counts a guest with several users once.  osquery's JSON
+-- results of this query from many guests are what `metalcapctl fleet
+-- allowlist` reads (verdicts are keyed vSEQ, as jobs by name).
 SELECT u.username,
        (SELECT i.value FROM plist AS i
          WHERE i.path = p.path AND i.key = 'instance_id') AS instance_id,
@@ -63,7 +64,9 @@ SELECT u.username,
        MAX(CASE WHEN substr(p.subkey, instr(p.subkey, '/') + 1) = 'os_build' THEN p.value END) AS os_build,
        MAX(CASE WHEN substr(p.subkey, instr(p.subkey, '/') + 1) = 'cpu_brand' THEN p.value END) AS cpu_brand,
        MAX(CASE WHEN substr(p.subkey, instr(p.subkey, '/') + 1) = 'hw_model' THEN p.value END) AS hw_model,
-       MAX(CASE WHEN substr(p.subkey, instr(p.subkey, '/') + 1) = 'shim_version' THEN p.value END) AS shim_version
+       MAX(CASE WHEN substr(p.subkey, instr(p.subkey, '/') + 1) = 'shim_version' THEN p.value END) AS shim_version,
+       (SELECT g.value FROM plist AS g
+         WHERE g.path = p.path AND g.key = 'guest_id') AS guest_id
   FROM users AS u
   JOIN plist AS p
     ON p.path = u.directory || '/Library/Application Support/metalcap/state/status.plist'

@@ -582,7 +582,7 @@ test_machine_jobs_follow_console(void **state)
  * new one waited for (it is written within 50 ms of the start).
  */
 static void
-restart_and_read_id(char *buf, size_t len)
+restart_and_read(const char *field, char *buf, size_t len)
 {
 	char	cmd[512];
 	FILE	*p;
@@ -595,13 +595,60 @@ restart_and_read_id(char *buf, size_t len)
 	for (i = 0; i < 250 && access(cmd, F_OK) == -1; i++)
 		sleep_ms(20);
 	snprintf(cmd, sizeof cmd, "python3 -c 'import json, sys; print(json."
-	    "load(open(sys.argv[1]))[\"instance_id\"])' %s/state/status.json",
-	    home);
+	    "load(open(sys.argv[1]))[sys.argv[2]])' %s/state/status.json %s",
+	    home, field);
 	assert_non_null(p = popen(cmd, "r"));
 	assert_non_null(fgets(buf, (int)len, p));
 	buf[strcspn(buf, "\n")] = '\0';
 	assert_int_equal(pclose(p), 0);
+}
+
+/* The same for the instance id, which is always 32 digits. */
+static void
+restart_and_read_id(char *buf, size_t len)
+{
+	restart_and_read("instance_id", buf, len);
 	assert_int_equal(strlen(buf), 32);
+}
+
+/*
+ * The guest id a fleet counts guests by: one for every user of a machine
+ * (each with an instance id of its own), another for a clone whose
+ * hardware UUID was copied and en0 address not (tart clone), whose
+ * instance id stays its image's; a hash, never the UUID; "" on a
+ * machine that cannot be told.
+ */
+static void
+test_guest_id(void **state)
+{
+	char	machine[256], link[256], idfile[256];
+	char	g1[64], i1[64], g2[64], i2[64], g3[64], i3[64];
+
+	(void)state;
+	snprintf(machine, sizeof machine, "%s/machine-id", home);
+	snprintf(link, sizeof link, "%s/link-addr", home);
+	snprintf(idfile, sizeof idfile, "%s/state/instance-id", home);
+	write_file(machine, "w", "8C5D2F1E-0000-4000-8000-00000000A001\n");
+	write_file(link, "w", "be:d0:74:11:22:01\n");
+	restart_and_read("guest_id", g1, sizeof g1);
+	restart_and_read_id(i1, sizeof i1);
+	assert_int_equal(strlen(g1), 32);
+	assert_null(strstr(g1, "8c5d2f1e"));
+	/* Another user of the machine: a state folder of its own. */
+	assert_int_equal(unlink(idfile), 0);
+	restart_and_read("guest_id", g2, sizeof g2);
+	restart_and_read_id(i2, sizeof i2);
+	assert_string_equal(g2, g1);
+	assert_string_not_equal(i2, i1);
+	/* A clone of it: the UUID and the state folder copied, en0 not. */
+	write_file(link, "w", "be:d0:74:11:22:02\n");
+	restart_and_read("guest_id", g3, sizeof g3);
+	restart_and_read_id(i3, sizeof i3);
+	assert_string_equal(i3, i2);
+	assert_string_not_equal(g3, g1);
+	write_file(machine, "w", "");
+	restart_and_read("guest_id", g3, sizeof g3);
+	assert_string_equal(g3, "");
 }
 
 /*
@@ -757,6 +804,8 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_managed_link_replaced,
 		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_guest_id, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_clone_gets_own_instance_id,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_late_folders_watched,

@@ -8,10 +8,14 @@ TEMPLATE is a status.plist metalcapd wrote, holding at least one verdict
 (verdicts keyed vSEQ, as daemon/fleet.c writes them): it is one guest of
 the fleet, as it is (user "self").  Each of N other guests
 gets DIR/Users/gK/Library/Application Support/metalcap/state/status.plist:
-the template's document with its own instance id and its own verdicts,
-drawn by SEED from a few hosts (M1 to M4), two OS builds, two llama.cpp
-builds and two models, mostly passes; every tenth guest is a clone that
-kept its image's instance id (an older metalcapd), which must count once.
+the template's document with its own instance id, guest id and
+verdicts, drawn by SEED from a few hosts (M1 to M4), two OS builds, two
+llama.cpp builds and two models, mostly passes.  Every seventh is another
+user of the guest before it, with that guest's id and verdicts of its own
+on the same combinations, which must count once; the ninth and tenth of
+each ten ran an older metalcapd (no guest id), the tenth a clone of the
+ninth's image that kept its instance id, and count once as well.  Three
+more users, of two guests, passed a model no one else ran.
 Then the rows osquery would return for pkg/fleet/metalcap.sql's query 4
 over all of them (tests/fleet/osquery_plist.py) go to DIR/rows.json, an
 osqueryi --json array, and the rule metalcapctl applies, computed here
@@ -44,14 +48,11 @@ def guests(template, n, seed, now):
     rnd = random.Random(seed)
     base = next(iter(template["verdicts"].values()))
     models = [base["model_sha256"], "ab" * 32]
-    shared = None
+    last = None
     for k in range(n):
         doc = copy.deepcopy(template)
-        if k % 10 == 9 and shared is not None:
-            doc["instance_id"] = shared  # a clone of an older image
-        else:
-            doc["instance_id"] = "%032x" % rnd.getrandbits(128)
-            shared = doc["instance_id"]
+        doc["instance_id"] = "%032x" % rnd.getrandbits(128)
+        doc["guest_id"] = "%032x" % rnd.getrandbits(128)
         cpu, hw = HOSTS[rnd.randrange(len(HOSTS))]
         os_build = OS[rnd.randrange(2)]
         verdicts = {}
@@ -66,8 +67,31 @@ def guests(template, n, seed, now):
                      # Some outside the window: they do not count.
                      date=now - rnd.randrange(0, 45) * DAY - seq)
             verdicts["v%d" % seq] = v
+        if k % 10 in (8, 9):
+            del doc["guest_id"]     # an older metalcapd
+            if k % 10 == 9:         # a clone of the ninth's image
+                doc["instance_id"] = last["instance_id"]
+        elif k % 7 == 6 and "guest_id" in last:
+            # Another user of the guest before: its verdicts, a minute before.
+            doc["guest_id"] = last["guest_id"]
+            verdicts = copy.deepcopy(last["verdicts"])
+            for v in verdicts.values():
+                v["date"] -= 60
         doc["verdicts"] = verdicts
+        last = doc
         yield "g%d" % k, doc
+    # A model only two guests passed, one of them with two users: three
+    # users, two guests, not allowed.
+    for k, guest_id in enumerate(["%032x" % rnd.getrandbits(128)] * 2 +
+                                 ["%032x" % rnd.getrandbits(128)]):
+        doc = copy.deepcopy(template)
+        doc["instance_id"] = "%032x" % rnd.getrandbits(128)
+        doc["guest_id"] = guest_id
+        v = dict(base)
+        v.update(seq=1, model_sha256="cd" * 32, verdict="pass",
+                 date=now - DAY)
+        doc["verdicts"] = {"v1": v}
+        yield "rare%d" % k, doc
 
 
 def write_json(home, doc):
@@ -82,7 +106,8 @@ def write_json(home, doc):
         json.dump(j, f)
 
 
-def rule(rows, now, min_guests=3, window_days=30):
+def rule(rows, now, min_guests=3, window_days=30,
+         guest=lambda r: r.get("guest_id") or r["instance_id"]):
     """The allowlist's rule, written from metalcap(5), not from C."""
     combos = {}
     for r in rows:
@@ -95,7 +120,7 @@ def rule(rows, now, min_guests=3, window_days=30):
         last = max((int(r["date"]) for r in passes), default=None)
         failed_since = [r for r in rs if r["verdict"] == "fail" and
                         last is not None and int(r["date"]) >= last]
-        guests_passed = len({r["instance_id"] for r in passes})
+        guests_passed = len({guest(r) for r in passes})
         out["|".join(key)] = {
             "guests_passed": guests_passed,
             "failed": len(rs) - len(passes),
@@ -170,12 +195,18 @@ def main(argv):
     columns = ["username", "instance_id", "verdict_id", "profile",
                "verdict", "date", "llama_build", "program_sha256",
                "model_sha256", "os_build", "cpu_brand", "hw_model",
-               "shim_version"]
+               "shim_version", "guest_id"]
     rows = [dict(zip(columns, r)) for r in queries[3]]
     with open(os.path.join(out, "rows.json"), "w") as f:
         json.dump(rows, f)
+    want = rule(rows, now)
+    # The fleet is one where counting users, not guests, would differ.
+    by_user = rule(rows, now, guest=lambda r: r["instance_id"])
+    if not any(by_user[k]["allowed"] != want[k]["allowed"] for k in want):
+        sys.exit("make_fleet.py: no combination that counting users "
+                 "instead of guests would allow")
     with open(os.path.join(out, "want.json"), "w") as f:
-        json.dump(rule(rows, now), f, sort_keys=True)
+        json.dump(want, f, sort_keys=True)
     print(len(rows))
 
 

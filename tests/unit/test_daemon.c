@@ -1295,6 +1295,7 @@ static void
 test_platform_linux_files(void **state)
 {
 	char	got[256], want[256], os[512];
+	FILE	*p;
 	int	rc;
 
 	(void)state;
@@ -1310,6 +1311,20 @@ test_platform_linux_files(void **state)
 	assert_string_equal(got, first_line("/sys/class/dmi/id/product_name",
 	    want, sizeof want));
 	assert_non_null(strstr(os, ", Linux "));
+	/* The link address: the first interface's by name but lo's. */
+	rc = platform_link_addr(got, sizeof got);
+	snprintf(os, sizeof os, "ls /sys/class/net | LC_ALL=C sort | while "
+	    "read i; do [ $i = lo ] || a=$(cat /sys/class/net/$i/address) && "
+	    "[ ${#a} = 17 ] && [ $a != 00:00:00:00:00:00 ] && { echo $a; "
+	    "break; }; done");
+	assert_non_null(p = popen(os, "r"));
+	if (fgets(want, sizeof want, p) == NULL)
+		want[0] = '\0';
+	want[strcspn(want, "\n")] = '\0';
+	pclose(p);
+	assert_int_equal(rc, want[0] == '\0' ? -1 : 0);
+	if (rc == 0)
+		assert_string_equal(got, want);
 }
 
 /* UnlockOnlyWhere's rule on its own (policy/allow.c). */
