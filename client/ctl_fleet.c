@@ -473,6 +473,7 @@ fleet_write(const char *dir, const struct fleet_verdict *v, size_t n,
 	int	rc = 0;
 
 	profile = fleet_mobileconfig(prefs);
+	snprintf(why, sizeof why, "path too long");
 	if (mc_fmt(path, sizeof path, "%s/org.metalcap.plist", dir) == -1 ||
 	    mc_plist_write_atomic(path, prefs, 0644, why, sizeof why) == -1 ||
 	    mc_fmt(path, sizeof path, "%s/org.metalcap.allowlist.mobileconfig",

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,11 +82,12 @@ measure_file(struct measure *m, const char *name, const char *text)
 {
 	char	path[PATH_MAX], why[256];
 
-	if (mc_fmt(path, sizeof path, "%s/%s", m->dir, name) == -1 ||
-	    mc_write_atomic(path, text, strlen(text), 0644, why,
-	    sizeof why) == -1)
-		log_warnx("job %s: measurement evidence: %s", m->j->name,
-		    why);
+	if (mc_fmt(path, sizeof path, "%s/%s", m->dir, name) == -1)
+		mc_fmt(why, sizeof why, "%s/%s: path too long", m->dir, name);
+	else if (mc_write_atomic(path, text, strlen(text), 0644, why,
+	    sizeof why) == 0)
+		return;
+	log_warnx("job %s: measurement evidence: %s", m->j->name, why);
 }
 
 /* The evidence folder, emptied of an earlier measurement's files. */
@@ -97,11 +99,17 @@ measure_folder(struct measure *m)
 	struct dirent	*de;
 	const char	*dot;
 
-	mc_fmt(path, sizeof path, "%s/measured", m->d->paths.state);
-	if (paths_mkdir(path, 0700, why, sizeof why) == -1 ||
-	    mc_fmt(m->dir, sizeof m->dir, "%s/%s", path, m->j->name) == -1 ||
-	    paths_mkdir(m->dir, 0700, why, sizeof why) == -1 ||
-	    (dir = opendir(m->dir)) == NULL) {
+	dir = NULL;
+	if (mc_fmt(path, sizeof path, "%s/measured", m->d->paths.state) ==
+	    -1 || mc_fmt(m->dir, sizeof m->dir, "%s/%s", path, m->j->name) ==
+	    -1)
+		mc_fmt(why, sizeof why, "%s/measured/%s: path too long",
+		    m->d->paths.state, m->j->name);
+	else if (paths_mkdir(path, 0700, why, sizeof why) == 0 &&
+	    paths_mkdir(m->dir, 0700, why, sizeof why) == 0 &&
+	    (dir = opendir(m->dir)) == NULL)
+		mc_fmt(why, sizeof why, "%s: %s", m->dir, strerror(errno));
+	if (dir == NULL) {
 		log_warnx("job %s: no evidence folder for its measurement: %s",
 		    m->j->name, why);
 		m->dir[0] = '\0';

@@ -250,6 +250,29 @@ test_model_rewritten_in_place(void **state)
 }
 
 /*
+ * Its evidence folder cannot be made (a file where it goes): no run,
+ * the highest profile, and the log says which path and why.
+ */
+static void
+test_no_evidence_folder(void **state)
+{
+	char	buf[1024], path[256];
+
+	(void)state;
+	snprintf(path, sizeof path, "%s/state/measured", home);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(path, sizeof path, "%s/state/measured/srv", home);
+	write_file(path, "w", "");
+	measure_job("srv", BENCH_SIM, "");
+	wait_state("srv", "unlocked", 0, 30.0);
+	assert_field_has("srv", "profile", "apple9");
+	assert_int_equal(bench_runs(), 0);
+	snprintf(buf, sizeof buf, "job srv: no evidence folder for its "
+	    "measurement: %s: Not a directory", path);
+	wait_daemon_log(buf, 1);
+}
+
+/*
  * No llama-bench to run: the highest profile, and status says why no
  * measurement was made; one that fails: the same, with its words.
  */
@@ -383,6 +406,8 @@ main(void)
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_model_rewritten_in_place,
 		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_no_evidence_folder, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_cannot_measure, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_job_gone_while_measuring,
