@@ -49,38 +49,6 @@ platform_machine_id(char *buf, size_t len)
 	return 0;
 }
 
-/*
- * en0's link-layer address.  A VM's configuration gives it one; tart
- * clone gives a clone a new one, where it copies the machine identifier
- * and with it the hardware UUID (cirruslabs/tart issue #311).  -1 when
- * there is no en0 of a 6-byte address.
- */
-int
-platform_link_addr(char *buf, size_t len)
-{
-	const struct sockaddr_dl	*sdl;
-	const unsigned char		*a;
-	struct ifaddrs			*all, *i;
-	int				 rc = -1;
-
-	if (getifaddrs(&all) == -1)
-		return -1;
-	for (i = all; i != NULL && rc == -1; i = i->ifa_next) {
-		if (i->ifa_addr == NULL || i->ifa_addr->sa_family != AF_LINK ||
-		    strcmp(i->ifa_name, "en0") != 0)
-			continue;
-		sdl = (const struct sockaddr_dl *)(const void *)i->ifa_addr;
-		if (sdl->sdl_alen != 6)
-			continue;
-		a = (const unsigned char *)sdl->sdl_data + sdl->sdl_nlen;
-		snprintf(buf, len, "%02x:%02x:%02x:%02x:%02x:%02x", a[0], a[1],
-		    a[2], a[3], a[4], a[5]);
-		rc = 0;
-	}
-	freeifaddrs(all);
-	return rc;
-}
-
 int
 platform_default_dirs(char *config, char *state, char *runtime, char *logs,
     char *agents, size_t len)
@@ -224,6 +192,42 @@ platform_host_id(struct host_id *h)
 	platform_sysctl("machdep.cpu.brand_string", h->cpu_brand,
 	    sizeof h->cpu_brand);
 	platform_sysctl("hw.model", h->hw_model, sizeof h->hw_model);
+}
+
+/*
+ * en0's link-layer address, in a virtual Mac (hw.model VirtualMac...)
+ * only.  A VM's configuration gives it one; tart clone gives a clone a
+ * new one, where it copies the machine identifier and with it the
+ * hardware UUID (cirruslabs/tart issue #311).  A Mac of its own has a
+ * UUID of its own, and its en0 may be Wi-Fi, whose private address
+ * rotates.  -1 when there is no such address.
+ */
+int
+platform_link_addr(char *buf, size_t len)
+{
+	const struct sockaddr_dl	*sdl;
+	const unsigned char		*a;
+	struct ifaddrs			*all, *i;
+	char				 model[64];
+	int				 rc = -1;
+
+	platform_sysctl("hw.model", model, sizeof model);
+	if (strncmp(model, "VirtualMac", 10) != 0 || getifaddrs(&all) == -1)
+		return -1;
+	for (i = all; i != NULL && rc == -1; i = i->ifa_next) {
+		if (i->ifa_addr == NULL || i->ifa_addr->sa_family != AF_LINK ||
+		    strcmp(i->ifa_name, "en0") != 0)
+			continue;
+		sdl = (const struct sockaddr_dl *)(const void *)i->ifa_addr;
+		if (sdl->sdl_alen != 6)
+			continue;
+		a = (const unsigned char *)sdl->sdl_data + sdl->sdl_nlen;
+		snprintf(buf, len, "%02x:%02x:%02x:%02x:%02x:%02x", a[0], a[1],
+		    a[2], a[3], a[4], a[5]);
+		rc = 0;
+	}
+	freeifaddrs(all);
+	return rc;
 }
 
 /* xnu bsd/sys/csr.h; libSystem exports csr_check, the SDK has no header. */
