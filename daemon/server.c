@@ -349,7 +349,10 @@ conn_has_input(struct conn *c)
  * All places are taken: the connection that has advanced the least
  * recently (one that only listens to events last) gives its place, a
  * half-sent message or not; NULL if every other one is busy (owed
- * replies, bytes waiting unread).  Its I/O is ordered by a counter, not
+ * replies, bytes waiting unread).  Bytes waiting behind a half-sent
+ * message do not make it busy: on a busy machine every one of 256
+ * clients trickling a message in had its next byte unread when a client
+ * came, and it was refused.  Its I/O is ordered by a counter, not
  * the loop's clock, which stands still while one turn accepts a burst:
  * ties there gave the place of the newest, not the idlest.
  */
@@ -367,7 +370,7 @@ server_idlest(struct mcd *d, struct conn *except)
 		    !(best->subscribed == c->subscribed &&
 		    c->last_active < best->last_active))
 			continue;
-		if (!conn_has_input(c))
+		if (mc_rpc_partial(&c->decoder) || !conn_has_input(c))
 			best = c;
 	}
 	return best;

@@ -7,6 +7,7 @@
  * the slowest status round trip during the attack, whether the offender
  * was closed, and the daemon's RSS before and after.
  */
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -16,6 +17,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -385,6 +387,68 @@ test_trickling_clients(void **state)
 	    10 * time_scale()), o.closed);
 }
 
+/* Bytes fd sent that its peer has not read yet (SIOCOUTQ, AF_UNIX). */
+static int
+unread_by_peer(int fd)
+{
+	int	n = -1;
+
+	assert_int_equal(ioctl(fd, TIOCOUTQ, &n), 0);
+	return n;
+}
+
+/*
+ * The moment test_trickling_clients hit on a busy machine, made on
+ * purpose: every place held by a client with half a message in and its
+ * next byte sent but not yet read (the daemon stopped meanwhile), when a
+ * client comes.  The client connected first, so the daemon accepts it
+ * before it reads the rest; it used to find no one idle and refuse it.
+ */
+static void
+test_trickle_unread_when_client_comes(void **state)
+{
+	static const char	 req[] = "\x94\x00\x01\xa6status\x90";
+	static int		 fds[MC_MAX_CLIENTS];
+	struct rlimit		 rl = { 1024, 1024 };
+	struct pollfd		 pfd;
+	unsigned char		 reply[8];
+	double			 start;
+	int			 i, client;
+
+	(void)state;
+	setrlimit(RLIMIT_NOFILE, &rl);
+	signal(SIGPIPE, SIG_IGN);
+	for (i = 0; i < MC_MAX_CLIENTS; i++) {
+		assert_true((fds[i] = try_connect()) != -1);
+		assert_int_equal(write(fds[i], req, 1), 1);
+	}
+	/* Each first byte read by the daemon: half a message in each. */
+	for (i = 0, start = now_s(); i < MC_MAX_CLIENTS; )
+		if (unread_by_peer(fds[i]) == 0)
+			i++;
+		else if (now_s() - start > 10 * time_scale())
+			fail_msg("the daemon did not read client %d", i);
+		else
+			sleep_ms(10);
+	assert_int_equal(kill(daemon_pid, SIGSTOP), 0);
+	assert_true((client = try_connect()) != -1);
+	assert_int_equal(write(client, req, sizeof req - 1),
+	    (ssize_t)(sizeof req - 1));
+	for (i = 0; i < MC_MAX_CLIENTS; i++)
+		assert_int_equal(write(fds[i], req + 1, 1), 1);
+	assert_int_equal(kill(daemon_pid, SIGCONT), 0);
+	pfd.fd = client;
+	pfd.events = POLLIN;
+	assert_int_equal(poll(&pfd, 1, (int)(10000 * time_scale())), 1);
+	/* [1, 1, nil, ...]: its answer, not the daemon closing it. */
+	if (read(client, reply, 4) != 4 || reply[0] != 0x94 ||
+	    reply[1] != 0x01 || reply[2] != 0x01 || reply[3] != 0xc0)
+		fail_msg("the client was refused");
+	close(client);
+	for (i = 0; i < MC_MAX_CLIENTS; i++)
+		close(fds[i]);
+}
+
 static void
 attack_garbage(struct outcome *o)
 {
@@ -707,6 +771,9 @@ main(int argc, char **argv)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_trickling_clients,
 		    abuse_setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_trickle_unread_when_client_comes, abuse_setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_partial_frames,
 		    abuse_setup, teardown),
 		cmocka_unit_test_setup_teardown(test_garbage, abuse_setup,
