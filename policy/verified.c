@@ -104,22 +104,35 @@ verified_read(const char *state_dir, char *damaged, size_t len)
 	return all;
 }
 
-/* The machine's id, or "" when it cannot be told (then none is skipped). */
+/*
+ * The machine's id and the guest's (paths_guest), or "" each when it
+ * cannot be told (then no record is skipped by it).
+ */
 static void
-verified_machine(const struct paths *p, char *buf, size_t len)
+verified_machine(const struct paths *p, char *machine, char *guest,
+    size_t len)
 {
-	if (!paths_machine(p, buf, len))
-		buf[0] = '\0';
+	if (!paths_machine(p, machine, len))
+		machine[0] = '\0';
+	if (!paths_guest(p, guest, len))
+		guest[0] = '\0';
 }
 
-/* Was record made on another machine (an image's, on its clone)? */
+/*
+ * Was record made on another machine (an image's, on its clone)?  By the
+ * guest where the record has one: a tart clone copies the hardware UUID,
+ * and its image's verdicts would count in the fleet as its own.
+ */
 static bool
-verified_foreign(json_t *record, const char *machine)
+verified_foreign(json_t *record, const char *machine, const char *guest)
 {
 	const char	*m = json_string_value(json_object_get(record,
 			    "machine"));
+	const char	*g = json_string_value(json_object_get(record,
+			    "guest"));
 
-	return machine[0] != '\0' && m != NULL && strcmp(m, machine) != 0;
+	return (machine[0] != '\0' && m != NULL && strcmp(m, machine) != 0) ||
+	    (guest[0] != '\0' && g != NULL && strcmp(g, guest) != 0);
 }
 
 /*
@@ -130,7 +143,7 @@ verified_foreign(json_t *record, const char *machine)
 json_t *
 verified_load(const struct paths *p)
 {
-	char	 damaged[PATH_MAX + 128], machine[128];
+	char	 damaged[PATH_MAX + 128], machine[256], guest[256];
 	json_t	*all = verified_read(p->state, damaged, sizeof damaged), *r;
 	size_t	 i;
 
@@ -138,9 +151,9 @@ verified_load(const struct paths *p)
 		return json_pack("[{s:s, s:s, s:I, s:s}]", "profile",
 		    VERIFIED_ANY, "verdict", "fail", "seq", (json_int_t)-1,
 		    "damaged", damaged);
-	verified_machine(p, machine, sizeof machine);
+	verified_machine(p, machine, guest, sizeof machine);
 	json_array_foreach(all, i, r)
-		if (verified_foreign(r, machine)) {
+		if (verified_foreign(r, machine, guest)) {
 			json_array_remove(all, i);
 			i--;
 		}
@@ -272,7 +285,7 @@ verified_remember(const struct paths *p, json_t *record, char *why,
     size_t whylen)
 {
 	char	 path[PATH_MAX], lock[PATH_MAX], aside[PATH_MAX];
-	char	 damaged[PATH_MAX + 128], machine[128];
+	char	 damaged[PATH_MAX + 128], machine[256], guest[256];
 	json_t	*all = NULL, *r;
 	size_t	 i;
 	int	 fd = -1, rc = -1;
@@ -305,11 +318,13 @@ verified_remember(const struct paths *p, json_t *record, char *why,
 			json_array_remove(all, i);
 			break;
 		}
-	verified_machine(p, machine, sizeof machine);
+	verified_machine(p, machine, guest, sizeof machine);
 	json_object_set_new(record, "seq", json_integer(
 	    verified_next_seq(all)));
 	if (machine[0] != '\0')
 		json_object_set_new(record, "machine", json_string(machine));
+	if (guest[0] != '\0')
+		json_object_set_new(record, "guest", json_string(guest));
 	while (json_array_size(all) >= VERIFIED_MAX)
 		json_array_remove(all, verified_evict(all));
 	json_array_append(all, record);

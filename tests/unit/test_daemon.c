@@ -1136,6 +1136,7 @@ test_verified_records(void **state)
 	char		 dir[] = "/tmp/mc-verified.XXXXXX", model[64];
 	struct paths	 p;
 	json_t		*all;
+	FILE		*f;
 	long		 i;
 
 	(void)state;
@@ -1173,6 +1174,14 @@ test_verified_records(void **state)
 	verified_paths(&p, dir, "machine-b");
 	assert_false(held(&p, "apple9"));
 	verified_paths(&p, dir, "machine-a");
+	/* Nor a tart clone: the same UUID, another en0 address. */
+	snprintf(p.link_addr, sizeof p.link_addr, "%s/link-addr", dir);
+	assert_non_null(f = fopen(p.link_addr, "w"));
+	fprintf(f, "be:d0:74:00:00:02\n");
+	fclose(f);
+	assert_false(held(&p, "apple9"));
+	verified_paths(&p, dir, "machine-a");
+	assert_true(held(&p, "apple9"));
 	/* A pass under looser limits does not lift the failure's hold. */
 	looser_pass_held(&p, "apple8", "mean_kld", 0.5);
 	all = verified_load(&p);
