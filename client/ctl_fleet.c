@@ -47,6 +47,8 @@ static const char *const fleet_plist_keys[FLEET_KEYS] = { "Profile",
 struct fleet_row {
 	const char	*key[FLEET_KEYS];
 	const char	*guest;		/* guest id, else instance id */
+	const char	*instance;
+	bool		 has_guest;
 	bool		 pass;
 	long long	 date;
 	json_t		*src;		/* holds the strings */
@@ -85,8 +87,11 @@ fleet_take(struct fleet *f, json_t *row, const char *file, long n)
 		if (fleet_column(row, need[i]) == NULL)
 			missing = need[i];
 	if (missing == NULL) {
-		if ((r.guest = fleet_column(row, "guest_id")) == NULL)
-			r.guest = fleet_column(row, "instance_id");
+		r.instance = fleet_column(row, "instance_id");
+		r.has_guest = (r.guest = fleet_column(row, "guest_id")) !=
+		    NULL;
+		if (!r.has_guest)
+			r.guest = r.instance;
 		v = fleet_column(row, "verdict");
 		r.pass = strcmp(v, "pass") == 0;
 		r.date = strtoll(fleet_column(row, "date"), &end, 10);
@@ -118,21 +123,32 @@ fleet_take(struct fleet *f, json_t *row, const char *file, long n)
 
 /*
  * One JSON value of osquery's output: an array of rows (osqueryi
- * --json), a result log line with "columns" (differential) or
- * "snapshot" (an array of rows), or a row.
+ * --json), a result log line with "columns" (differential, event
+ * format), "diffResults" (differential, batched) or "snapshot" (an array
+ * of rows), or a row.  A row osquery reports "removed" is one a guest no
+ * longer has, its verdict counted where it was "added".
  */
 static void
 fleet_value(struct fleet *f, json_t *v, const char *file, long *n)
 {
-	json_t	*row, *rows;
-	size_t	 i;
+	json_t		*row, *rows;
+	const char	*action;
+	size_t		 i;
 
 	rows = json_is_array(v) ? v : json_object_get(v, "snapshot");
+	if (!json_is_array(rows))
+		rows = json_object_get(json_object_get(v, "diffResults"),
+		    "added");
 	if (json_is_array(rows)) {
 		json_array_foreach(rows, i, row)
 			fleet_take(f, row, file, ++*n);
 		return;
 	}
+	if (json_object_get(v, "diffResults") != NULL)
+		return;
+	action = json_string_value(json_object_get(v, "action"));
+	if (action != NULL && strcmp(action, "removed") == 0)
+		return;
 	if ((row = json_object_get(v, "columns")) != NULL)
 		fleet_take(f, row, file, ++*n);
 	else
@@ -287,7 +303,11 @@ fleet_cmp(const void *a, const void *b)
 	for (i = 0; i < FLEET_KEYS; i++)
 		if ((d = strcmp(x->key[i], y->key[i])) != 0)
 			return d;
-	return x->date < y->date ? -1 : x->date > y->date;
+	if (x->date != y->date)
+		return x->date < y->date ? -1 : 1;
+	if ((d = strcmp(x->guest, y->guest)) != 0)
+		return d;
+	return (int)x->pass - (int)y->pass;
 }
 
 static bool
@@ -509,6 +529,54 @@ fleet_json(const struct fleet_verdict *v, size_t n)
 	json_decref(out);
 }
 
+/* By instance id, and of one, the rows with a guest id first. */
+static int
+fleet_cmp_instance(const void *a, const void *b)
+{
+	const struct fleet_row	*x = a, *y = b;
+	int			 c = strcmp(x->instance, y->instance);
+
+	return c != 0 ? c : (int)y->has_guest - (int)x->has_guest;
+}
+
+/*
+ * A guest's rows from before its metalcapd gave a guest id (it was
+ * upgraded within the window) take the guest id its later rows carry,
+ * so that it counts once, not once by each.
+ */
+static void
+fleet_link_guests(struct fleet *f)
+{
+	size_t	i, j;
+
+	qsort(f->rows, f->nrows, sizeof *f->rows, fleet_cmp_instance);
+	for (i = 0; i < f->nrows; i = j)
+		for (j = i + 1; j < f->nrows && strcmp(f->rows[j].instance,
+		    f->rows[i].instance) == 0; j++)
+			if (f->rows[i].has_guest && !f->rows[j].has_guest)
+				f->rows[j].guest = f->rows[i].guest;
+}
+
+/*
+ * One row for each verdict: osquery's snapshot logs give a guest's rows
+ * again every run, and a differential log, the rows of before an upgrade
+ * again.  Sorted by fleet_cmp, a verdict's copies are neighbours.
+ */
+static void
+fleet_unique(struct fleet *f)
+{
+	size_t	i, n = 0;
+
+	for (i = 0; i < f->nrows; i++) {
+		if (n > 0 && fleet_cmp(&f->rows[n - 1], &f->rows[i]) == 0) {
+			json_decref(f->rows[i].src);
+			continue;
+		}
+		f->rows[n++] = f->rows[i];
+	}
+	f->nrows = n;
+}
+
 int
 cmd_fleet(struct ctl *c, const struct ctl_command *cmd, int argc,
     char **argv)
@@ -539,7 +607,9 @@ cmd_fleet(struct ctl *c, const struct ctl_command *cmd, int argc,
 		    "last %ld days: nothing to allow\n", days);
 		goto out;
 	}
+	fleet_link_guests(&f);
 	qsort(f.rows, f.nrows, sizeof *f.rows, fleet_cmp);
+	fleet_unique(&f);
 	v = calloc(f.nrows, sizeof *v);
 	for (i = 0; i < f.nrows; i = j) {
 		for (j = i + 1; j < f.nrows && fleet_same(&f.rows[i],

@@ -21,6 +21,10 @@ over all of them (tests/fleet/osquery_plist.py) go to DIR/rows.json, an
 osqueryi --json array, and the rule metalcapctl applies, computed here
 independently, to DIR/want.json: each combination's guests passed,
 failures, and whether it is allowed (--min-guests 3, the last 30 days).
+After the array, rows.json has osquery's differential result lines: the
+rows of one guest in ten from before its upgrade (no guest id), which
+must count with its later ones, and rows "removed", which must not
+count.
 """
 import copy
 import json
@@ -106,14 +110,30 @@ def write_json(home, doc):
         json.dump(j, f)
 
 
-def rule(rows, now, min_guests=3, window_days=30,
-         guest=lambda r: r.get("guest_id") or r["instance_id"]):
+def by_guest(rows):
+    """Each row's guest: its guest id, or, for a row without (from before
+    its guest's upgrade), the one another row of its instance id has."""
+    known = {r["instance_id"]: r["guest_id"] for r in rows
+             if r.get("guest_id")}
+    return lambda r: r.get("guest_id") or known.get(r["instance_id"]) or \
+        r["instance_id"]
+
+
+def rule(rows, now, min_guests=3, window_days=30, guest=None):
     """The allowlist's rule, written from metalcap(5), not from C."""
+    guest = guest or by_guest(rows)
     combos = {}
+    seen = set()
     for r in rows:
         if int(r["date"]) < now - window_days * DAY:
             continue
-        combos.setdefault(tuple(r[k] for k in KEYS), []).append(r)
+        key = tuple(r[k] for k in KEYS)
+        # A verdict's copies (logged again) are one verdict.
+        copy_of = (key, r["date"], guest(r), r["verdict"])
+        if copy_of in seen:
+            continue
+        seen.add(copy_of)
+        combos.setdefault(key, []).append(r)
     out = {}
     for key, rs in combos.items():
         passes = [r for r in rs if r["verdict"] == "pass"]
@@ -197,8 +217,31 @@ def main(argv):
                "model_sha256", "os_build", "cpu_brand", "hw_model",
                "shim_version", "guest_id"]
     rows = [dict(zip(columns, r)) for r in queries[3]]
+    # One guest in ten upgraded within the window: its rows of before,
+    # with no guest id, come again from osquery's differential log.
+    before = [dict(r, guest_id="") for r in rows
+              if r["username"][1:].isdigit() and int(r["username"][1:]) %
+              10 == 5]
+    # And rows osquery reports removed, which no guest has: failures on
+    # a combination allowed, which must not count.
+    allowed = [r for r in rows if r["verdict"] == "pass" and
+               rule(rows, now)["|".join(r[k] for k in KEYS)]["allowed"]]
+    gone = [dict(r, verdict="fail", date=str(now - 10))
+            for r in allowed[:2]]
     with open(os.path.join(out, "rows.json"), "w") as f:
         json.dump(rows, f)
+        f.write("\n")
+        for r in before[:len(before) // 2]:
+            f.write(json.dumps({"name": "metalcap_verdicts",
+                                "action": "added", "columns": r}) + "\n")
+        f.write(json.dumps({"name": "metalcap_verdicts",
+                            "action": "removed", "columns": gone[0]}) + "\n")
+        f.write(json.dumps({"name": "metalcap_verdicts", "diffResults": {
+            "added": before[len(before) // 2:],
+            "removed": gone[1:]}}) + "\n")
+    if not before or len(gone) < 2:
+        sys.exit("make_fleet.py: no upgraded guest or allowed combination")
+    rows = rows + before
     want = rule(rows, now)
     # The fleet is one where counting users, not guests, would differ.
     by_user = rule(rows, now, guest=lambda r: r["instance_id"])
