@@ -32,13 +32,16 @@ struct ident_work {
 
 /*
  * The program and the model as they are on disk now, and the job's
- * arguments and environment, which its run, --version included, has.
+ * arguments and environment, which its run, --version included, has:
+ * hashed, as two paths may fill any buffer the parts would be cut to
+ * (and a model's change time, last, cut off).
  */
 static void
 ident_stamp(const struct job *j, char *model, size_t mlen, char *buf,
     size_t len)
 {
-	char	a[160], b[160], settings[32];
+	char	a[160], b[160], settings[32], text[2 * PATH_MAX + 400];
+	char	hex[MC_SHA256_HEX];
 
 	if (jobfile_model(j->spec, model, mlen) == -1)
 		model[0] = '\0';
@@ -48,8 +51,11 @@ ident_stamp(const struct job *j, char *model, size_t mlen, char *buf,
 	else
 		snprintf(b, sizeof b, "none");
 	measure_settings(j->spec, settings, sizeof settings);
-	mc_fmt(buf, len, "%s: %s; %s: %s; settings %s", j->spec->argv[0], a,
-	    model, b, settings);
+	snprintf(text, sizeof text, "%s: %s; %s: %s; settings %s",
+	    j->spec->argv[0], a, model, b, settings);
+	if (mc_sha256_text(text, hex) == -1)
+		hex[0] = '\0';		/* unknown: never current */
+	snprintf(buf, len, "%s", hex);
 }
 
 /* Was the job's identity read from its program and model as they are? */
@@ -61,7 +67,7 @@ ident_current(const struct job *j)
 	if (!j->ident_known || j->ident != NULL)
 		return false;
 	ident_stamp(j, model, sizeof model, stamp, sizeof stamp);
-	return strcmp(stamp, j->ident_stamp) == 0;
+	return stamp[0] != '\0' && strcmp(stamp, j->ident_stamp) == 0;
 }
 
 /* Must the job wait for its identity (job_effective said so)? */

@@ -241,7 +241,7 @@ struct job {
 	bool			 measuring;
 	struct measure		*measure;	/* the one running */
 	/* what an allowlist judges it by (ident.c) */
-	char			 ident_stamp[640];	/* program, model */
+	char			 ident_stamp[65];	/* program, model: SHA-256 */
 	char			 llama_build[96];	/* "" not known */
 	char			 model_sha256[65];
 	bool			 ident_known;

@@ -32,16 +32,31 @@
 #define FLEET_PY	MC_TEST_SOURCE "/tests/fleet/make_fleet.py"
 #define BUILD_NOW	"build 10167, commit 5e1f0c3a"
 
-static char	model[128], text[128], tmpvar[192];
+static char	model[1024], text[128], tmpvar[192];
 
-/* The simulator's model and a text, in this home. */
+/*
+ * The simulator's model and a text, in this home: the model deep in
+ * folders, a path of over 600 bytes, past which the identity's stamp
+ * was once cut before the model's change time.
+ */
 static void
 fleet_home(void)
 {
+	char	dir[1024];
 	FILE	*f;
 	size_t	 i;
 
-	snprintf(model, sizeof model, "%s/tiny.gguf", home);
+	snprintf(dir, sizeof dir, "%s/models", home);
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(mkdir(dir, 0755), 0);
+		strcat(dir, "/a-folder-of-models-named-at-length-as-a-"
+		    "volume-of-many-users-may-name-them-0123456789-"
+		    "abcdefghijklmnopqrstuvwxyz-ABCDEFGHIJKLMNOPQRSTUVWXYZ-"
+		    "0123456789-abcdefghijklmnopqrstuvwxyz-ABCDEFGHIJ");
+	}
+	assert_int_equal(mkdir(dir, 0755), 0);
+	snprintf(model, sizeof model, "%s/tiny.gguf", dir);
+	assert_true(strlen(model) > 600);
 	snprintf(text, sizeof text, "%s/text.txt", home);
 	snprintf(tmpvar, sizeof tmpvar, "TMPDIR=%s", home);
 	write_file(model, "w", "GGUF\ngeneral.type=llama 1B Q4_K - Medium\n"
