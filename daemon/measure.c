@@ -112,6 +112,9 @@ measure_settings(const struct job_spec *s, char *buf, size_t len)
 	snprintf(buf, len, "%016llx", (unsigned long long)h);
 }
 
+/* How the key's file stamps are made (mc_file_stamp), for an upgrade. */
+#define MEASURE_STAMPS	"size inode ctime"
+
 /* What the figures are about; NULL and why when it cannot be measured. */
 json_t *
 measure_key(struct mcd *d, const struct job *j, char *why, size_t whylen)
@@ -129,10 +132,10 @@ measure_key(struct mcd *d, const struct job *j, char *why, size_t whylen)
 	mc_file_stamp(d->paths.shim, shim, sizeof shim);
 	paths_host(&d->paths, &host);
 	snprintf(os, sizeof os, "%s", host.os_build);
-	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s}",
-	    "program", j->spec->argv[0], "program_file", a, "bench", b,
-	    "model", model, "model_file", c, "os", os, "shim", shim,
-	    "settings", settings);
+	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s}",
+	    "stamps", MEASURE_STAMPS, "program", j->spec->argv[0],
+	    "program_file", a, "bench", b, "model", model, "model_file", c,
+	    "os", os, "shim", shim, "settings", settings);
 }
 
 /* Which of the key's parts differ, for the words "a measurement is due". */
@@ -149,6 +152,12 @@ measure_changed(json_t *was, json_t *now, char *buf, size_t len)
 	size_t		 i, n = 0;
 
 	buf[0] = '\0';
+	x = json_string_value(json_object_get(was, "stamps"));
+	if (x == NULL || strcmp(x, MEASURE_STAMPS) != 0) {
+		mc_fmt(buf, len, "it was measured by an older metalcapd, "
+		    "whose file stamps this one cannot compare");
+		return;
+	}
 	for (i = 0; i < sizeof parts / sizeof parts[0]; i++) {
 		x = json_string_value(json_object_get(was, parts[i][0]));
 		y = json_string_value(json_object_get(now, parts[i][0]));

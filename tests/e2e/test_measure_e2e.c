@@ -10,6 +10,7 @@
  */
 #include <sys/stat.h>
 
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -250,6 +251,30 @@ test_model_rewritten_in_place(void **state)
 }
 
 /*
+ * Figures a metalcapd of before recorded (its key of other file stamps):
+ * the measurement is due, and status says why, not that every file
+ * changed.
+ */
+static void
+test_measured_by_older_daemon(void **state)
+{
+	char	buf[1024], cmd[512];
+
+	(void)state;
+	measure_job("srv", BENCH_SIM, "");
+	wait_state("srv", "unlocked", 0, 30.0);
+	kill_daemon(SIGTERM);
+	snprintf(cmd, sizeof cmd, "python3 -c 'import json, sys; p = sys.argv"
+	    "[1]; d = json.load(open(p)); del d[\"srv\"][\"key\"][\"stamps\"]; "
+	    "json.dump(d, open(p, \"w\"))' %s/state/measured.json", home);
+	assert_int_equal(system(cmd), 0);
+	start_daemon();
+	status_string("srv", "auto", "measure_due", buf, sizeof buf);
+	assert_string_equal(buf, "it was measured by an older metalcapd, "
+	    "whose file stamps this one cannot compare");
+}
+
+/*
  * Its evidence folder cannot be made (a file where it goes): no run,
  * the highest profile, and the log says which path and why.
  */
@@ -405,6 +430,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_due_not_while_serving,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_model_rewritten_in_place,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_measured_by_older_daemon,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_evidence_folder, setup,
 		    teardown),
