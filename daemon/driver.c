@@ -65,6 +65,15 @@ driver_set_state(struct mcd *d, struct job *j, enum job_state s,
 	changed = j->state != s || strcmp(j->reason, kept) != 0;
 	j->state = s;
 	memcpy(j->reason, kept, sizeof j->reason);
+	/*
+	 * Never probing for a probe no one runs: a verdict found stale on a
+	 * path that does not probe (a restart after the probe or the shim
+	 * was replaced) used to leave the job probing for good.
+	 */
+	if (s == JOB_PROBING && j->profile != NULL) {
+		j->probing = true;
+		gate_verdict(d, j->profile);
+	}
 	/* The status file shows state and pid: tell for those only. */
 	if (changed || j->pid != j->fleet_pid) {
 		j->fleet_pid = j->pid;

@@ -675,6 +675,41 @@ test_withdrawal_waits_for_gate(void **state)
 	assert_int_equal(daemon_log_count("probing profile apple9"), 2);
 }
 
+/*
+ * The probe rewritten in place, its size and mtime kept: its verdict is
+ * stale, and the job's restart probes again and settles unlocked.  The
+ * restart of a job whose verdict went stale used to leave it probing for
+ * a probe that no one ran.
+ */
+static void
+test_probe_rewritten_in_place(void **state)
+{
+	char	probe[256], cmd[600];
+	long	pid;
+	int	code, probes;
+
+	(void)state;
+	/* Where its run path ($ORIGIN/../tests) finds the simulated device. */
+	snprintf(probe, sizeof probe, "%s/bin/metalcap-probe", home);
+	snprintf(cmd, sizeof cmd, "mkdir '%s/bin' && ln -s '%s/tests' '%s/"
+	    "tests' && cp '%s/bin/metalcap-probe' '%s'", home, BUILD, home,
+	    BUILD, probe);
+	assert_int_equal(system(cmd), 0);
+	kill_daemon(SIGTERM);
+	daemon_args[0] = "--probe";
+	daemon_args[1] = probe;
+	start_daemon();
+	put_job("llama", "");
+	pid = wait_state("llama", "unlocked", 0, 10.0);
+	probes = daemon_log_count("probing profile apple9");
+	assert_true(probes >= 1);
+	rewrite_in_place(probe, "\x7f" "ELF");
+	ctl(&code, "restart", "llama", NULL, NULL);
+	assert_int_equal(code, 0);
+	wait_state("llama", "unlocked", pid, 10.0);
+	assert_true(daemon_log_count("probing profile apple9") > probes);
+}
+
 /* Lines in a file, 0 when it is not there. */
 static int
 file_lines(const char *path)
@@ -1500,6 +1535,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_health_check_waits_for_load,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_health_revert_withdrawn,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_probe_rewritten_in_place,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_withdrawal_waits_for_gate,
 		    setup, teardown),
