@@ -239,8 +239,11 @@ static void
 test_fleet_loop(void **state)
 {
 	char			 dir[128], cmd[2048], path[256];
+	char			 rows[256];
 	const char *const	 args[] = { "--json", "fleet", "allowlist",
 	    "--out", dir, path, NULL };
+	const char *const	 both[] = { "--json", "fleet", "allowlist",
+	    rows, path, NULL };
 	struct child_result	*r;
 	json_t			*got, *want, *c;
 	size_t			 i;
@@ -263,6 +266,7 @@ test_fleet_loop(void **state)
 	    FLEET_PY, path, dir);
 	assert_int_equal(system(cmd), 0);
 	snprintf(path, sizeof path, "%s/rows.json", dir);
+	snprintf(rows, sizeof rows, "%s", path);
 	r = ctlv(&code, args);
 	assert_int_equal(code, 0);
 	assert_non_null(got = json_loads(r->out, 0, NULL));
@@ -307,6 +311,15 @@ test_fleet_loop(void **state)
 		fail_msg("Jamf's export read otherwise: %s", r->out);
 	assert_null(strstr(r->out, "f0f0f0f"));
 	assert_null(strstr(r->out, "e0e0e0e"));
+	/* Both at once, as an administrator with both may give them: each
+	 * guest's rows are one guest's, by guest or instance id alike. */
+	json_decref(want);
+	r = ctlv(&code, both);
+	assert_int_equal(code, 0);
+	assert_non_null(want = json_loads(r->out, 0, NULL));
+	if (!json_equal(got, want))
+		fail_msg("osquery's rows and Jamf's export together read "
+		    "otherwise: %s", r->out);
 	/* The forged one was whole in the export, for the rule to refuse. */
 	snprintf(cmd, sizeof cmd, "grep -q 'VirtualMac2%%2C1,0.1.0)' %s",
 	    path);

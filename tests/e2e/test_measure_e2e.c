@@ -142,7 +142,11 @@ test_slower_higher_profile_loses(void **state)
 	assert_non_null(json_object_get(json_object_get(json_object_get(
 	    json_object_get(e, "options"), "apple9"), "tests"), "tg16"));
 	json_decref(e);
-	assert_true(evidence_has("srv", "metadata.md"));
+	snprintf(buf, sizeof buf, "python3 -c 'import sys; t = open(sys.argv"
+	    "[1]).read(); assert \"- model_file: \" in t and \"- apple9: "
+	    "figures in its .json\" in t and \"## Choice\\n\\napple7\\n\" "
+	    "in t, t' %s/state/measured/srv/metadata.md", home);
+	assert_int_equal(system(buf), 0);
 	assert_true(evidence_has("srv", "stock.json"));
 	assert_true(evidence_has("srv", "apple7.json"));
 	assert_true(evidence_has("srv", "apple9.json"));
