@@ -32,7 +32,7 @@
 #define FLEET_PY	MC_TEST_SOURCE "/tests/fleet/make_fleet.py"
 #define BUILD_NOW	"build 10167, commit 5e1f0c3a"
 
-static char	model[1024], text[128], tmpvar[192];
+static char	model[1100], text[128], tmpvar[192];
 
 /*
  * The simulator's model and a text, in this home: the model deep in
