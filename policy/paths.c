@@ -277,23 +277,34 @@ paths_make_dirs(const struct paths *p, char *why, size_t whylen)
 }
 
 /*
+ * A stand-in file's first line, or the platform's answer (answer) when
+ * no stand-in is set: false when neither gives one.
+ */
+static bool
+paths_stand_in(const char *file, int (*answer)(char *, size_t), char *buf,
+    size_t len)
+{
+	FILE	*f;
+	bool	 read;
+
+	if (file[0] == '\0')
+		return answer(buf, len) == 0;
+	if ((f = fopen(file, "r")) == NULL)
+		return false;
+	read = fgets(buf, (int)len, f) != NULL;
+	fclose(f);
+	buf[read ? strcspn(buf, "\n") : 0] = '\0';
+	return buf[0] != '\0';
+}
+
+/*
  * The machine this runs on: the platform's id, or the stand-in file a
  * --home gives (a test's, for either platform).  False when unknown.
  */
 bool
 paths_machine(const struct paths *p, char *buf, size_t len)
 {
-	FILE	*f;
-	bool	 read;
-
-	if (p->machine_id[0] == '\0')
-		return platform_machine_id(buf, len) == 0;
-	if ((f = fopen(p->machine_id, "r")) == NULL)
-		return false;
-	read = fgets(buf, (int)len, f) != NULL;
-	fclose(f);
-	buf[read ? strcspn(buf, "\n") : 0] = '\0';
-	return buf[0] != '\0';
+	return paths_stand_in(p->machine_id, platform_machine_id, buf, len);
 }
 
 /*
@@ -306,20 +317,13 @@ paths_machine(const struct paths *p, char *buf, size_t len)
 bool
 paths_guest(const struct paths *p, char *buf, size_t len)
 {
-	char	machine[128], link[64] = "";
-	FILE	*f;
+	char	machine[128], link[64];
 
 	if (!paths_machine(p, machine, sizeof machine))
 		return false;
-	if (p->link_addr[0] == '\0') {
-		if (platform_link_addr(link, sizeof link) == -1)
-			link[0] = '\0';
-	} else if ((f = fopen(p->link_addr, "r")) != NULL) {
-		if (fgets(link, sizeof link, f) == NULL)
-			link[0] = '\0';
-		link[strcspn(link, "\n")] = '\0';
-		fclose(f);
-	}
+	if (!paths_stand_in(p->link_addr, platform_link_addr, link,
+	    sizeof link))
+		link[0] = '\0';
 	return mc_fmt(buf, len, "%s %s", machine, link) == 0;
 }
 
