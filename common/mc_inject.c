@@ -331,6 +331,15 @@ inject_slice(struct mc_inject *j, const struct mc_macho_slice *s,
 {
 	const char	*arch = mc_macho_arch_name(s->cputype, s->cpusubtype);
 
+	/* Only native arm64 code must be signed on Apple silicon; x86_64
+	 * code runs unsigned, translated by Rosetta or on an Intel Mac. */
+	if (!s->is_signed && s->cputype == INJECT_X86_64) {
+		mc_inject_say(j, MC_INJECT_OK, "%s: not signed, which x86_64 "
+		    "code need not be (Rosetta runs it unsigned, as an Intel "
+		    "Mac does): no hardened runtime, no library validation",
+		    arch);
+		return;
+	}
 	if (!s->is_signed) {
 		mc_inject_say(j, MC_INJECT_WARN, "%s: not signed (Apple "
 		    "silicon runs no unsigned arm64 code)", arch);
@@ -497,6 +506,29 @@ inject_sip(struct mc_inject *j, const struct mc_inject_host *host,
 	return true;
 }
 
+/*
+ * Launched preferring x86_64 by /usr/bin/arch: arch is in a SIP location,
+ * so while SIP is on dyld removes DYLD_* from its environment (dyld-1378
+ * DyldProcessConfig.cpp:941-955, pruneEnvVars :984-1010), and it execs the
+ * program with that environment (system_cmds arch.c, spawnIt:
+ * POSIX_SPAWN_SETEXEC with environ) unless -e puts a variable back into
+ * the copy it passes.  A parent running under Rosetta passes DYLD_* on.
+ */
+static void
+inject_arch_launch(struct mc_inject *j, const struct mc_inject_host *host,
+    const char *shim)
+{
+	if (!host->sip) {
+		mc_inject_say(j, MC_INJECT_OK, "launched by arch -x86_64: SIP "
+		    "is off, so arch keeps DYLD_* and passes them on");
+		return;
+	}
+	mc_inject_say(j, MC_INJECT_WARN, "arch -x86_64 starts it without "
+	    "the shim: dyld strips DYLD_* from the SIP-protected arch; run "
+	    "arch -x86_64 -e DYLD_INSERT_LIBRARIES=%s PROGRAM",
+	    shim != NULL ? shim : "SHIM");
+}
+
 void
 mc_inject_judge(const char *path, const char *shim, bool inherit,
     const struct mc_inject_host *host, struct mc_inject *j)
@@ -535,6 +567,8 @@ mc_inject_judge(const char *path, const char *shim, bool inherit,
 	}
 	if (j->verdict != MC_INJECT_REFUSED)
 		inject_binary(j, j->program, shim, host);
+	if (host->x86_64)
+		inject_arch_launch(j, host, shim);
 	if (inherit)
 		mc_inject_say(j, MC_INJECT_WARN, "children inherit the shim: "
 		    "where SIP is off, dyld kills an arm64e child (a system "

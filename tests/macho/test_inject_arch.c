@@ -338,7 +338,7 @@ test_x86_64_preferred(void **state)
 	snprintf(path, sizeof path, "%s/fat-arm64e-x86", fx_tmpdir);
 	fx_make_fat(path, arm64e_x86, 2);
 	fx_expect(path, false, MC_INJECT_REFUSED, "(version 0)");
-	fx_expect_on(&rosetta, path, false, MC_INJECT_OK, "x86_64: ad-hoc "
+	fx_expect_on(&rosetta, path, false, MC_INJECT_WARN, "x86_64: ad-hoc "
 	    "signature");
 	/* The x86_64 process needs the shim's x86_64 slice. */
 	make_macho(shim, sizeof shim, "shim-arm64", FX_ARM64, 0, &third_party);
@@ -351,6 +351,52 @@ test_x86_64_preferred(void **state)
 	    "no slice of arm64 runs on Apple silicon with SIP on, launched "
 	    "preferring x86_64: the kernel runs the x86_64 slice asked for, "
 	    "or fails the exec");
+}
+
+/*
+ * A launch preferring x86_64 through /usr/bin/arch: while SIP is on, dyld
+ * strips DYLD_* from arch, which execs the program with what is left, so
+ * the judgement says how to pass the shim on (arch -e); with SIP off arch
+ * keeps them.  An unsigned x86_64 program runs, translated or on Intel:
+ * no "unsigned arm64" warning for it.  Kills: the arch finding dropped;
+ * unsigned x86_64 taken for unsigned arm64.
+ */
+static void
+test_arch_launch(void **state)
+{
+	const struct mc_inject_host	rosetta_off = { true, false, false,
+	    true };
+	const struct mc_inject_host	intel_x86 = { false, true, false,
+	    true };
+	struct mc_inject		j;
+	char				path[256], shim[256];
+	int				i;
+
+	(void)state;
+	make_macho(path, sizeof path, "x86-unsigned", FX_X86_64, 3, NULL);
+	make_macho(shim, sizeof shim, "shim-x86", FX_X86_64, 3, &third_party);
+	fx_expect_shim(&rosetta, path, shim, false, MC_INJECT_WARN,
+	    "arch -x86_64 starts it without the shim: dyld strips DYLD_* "
+	    "from the SIP-protected arch; run arch -x86_64 -e "
+	    "DYLD_INSERT_LIBRARIES=");
+	fx_expect_shim(&intel_x86, path, shim, false, MC_INJECT_WARN,
+	    "arch -x86_64 -e DYLD_INSERT_LIBRARIES=");
+	mc_inject_judge(path, shim, false, &rosetta, &j);
+	for (i = 0; i < j.n; i++)
+		if (strstr(j.findings[i].text, "arch -x86_64 -e") != NULL)
+			assert_non_null(strstr(j.findings[i].text, shim));
+	fx_expect_shim(&rosetta, path, shim, false, MC_INJECT_WARN,
+	    "x86_64: not signed, which x86_64 code need not be");
+	/* SIP off: arch passes DYLD_* on, and nothing else is wrong. */
+	fx_expect_shim(&rosetta_off, path, shim, false, MC_INJECT_OK,
+	    "launched by arch -x86_64: SIP is off");
+	mc_inject_judge(path, shim, false, &rosetta_off, &j);
+	for (i = 0; i < j.n; i++)
+		assert_null(strstr(j.findings[i].text, "unsigned arm64"));
+	/* Launched natively, arch plays no part. */
+	mc_inject_judge(path, shim, false, &fx_silicon, &j);
+	for (i = 0; i < j.n; i++)
+		assert_null(strstr(j.findings[i].text, "arch -x86_64"));
 }
 
 /* metalcapctl check --arch: native (the default) or x86_64, nothing else. */
@@ -392,6 +438,7 @@ main(void)
 		cmocka_unit_test(test_fat_arm64_arm64e),
 		cmocka_unit_test(test_apple_arm64e),
 		cmocka_unit_test(test_x86_64_preferred),
+		cmocka_unit_test(test_arch_launch),
 		cmocka_unit_test(test_check_arch),
 	};
 
