@@ -193,6 +193,18 @@ enum job_state {
 struct job;
 typedef void (*job_step_fn)(struct mcd *, struct job *);
 
+/*
+ * ggml_abort's line from a ggml-metal source, and the failure line ggml
+ * logged right before it (its cause, "": none), while nothing but the
+ * abort's trace has followed (witness.c).
+ */
+struct witness_abort {
+	char		 line[256];
+	const char	*what;		/* SCAN_METAL_ABORT, SCAN_DYLD_HALT */
+	char		 cause[256];
+	const char	*cause_what;
+};
+
 struct job {
 	char			 name[MC_NAME_MAX + 8];
 	char			 label[MC_NAME_MAX + 32];
@@ -271,11 +283,18 @@ struct job {
 	long			 exits[16];	/* abnormal exit times */
 	int			 nexits;
 	struct shim_seen	*shim;		/* its report; NULL: none yet */
+	/* ggml's abort, while it is the last the process said (witness.c) */
+	struct witness_abort	 abort;
+	struct witness_abort	 died;		/* as it stood at the end */
+	char			 recent[256];	/* the last failure line */
+	const char		*recent_what;
+	long			 recent_seq;	/* its number in lines */
+	long			 recent_last;	/* the last failure line's */
+	long			 lines;		/* lines read but ggml's trace */
 	/* a failure line nothing the process did backs yet (witness.c) */
 	char			 unconfirmed[256];
 	const char		*unconfirmed_what;
 	uint64_t		 unconfirmed_ms;	/* loop time it was held */
-	uint64_t		 died_ms;	/* loop time its process ended */
 	bool			 witness_acted;	/* this pid's witness counted */
 	uv_timer_t		*witness_timer;	/* a witness waits for its line */
 	/* its health check (health.c), for the process being watched */
@@ -506,10 +525,11 @@ void	health_stop(struct job *);
 
 /* --- witness.c: what counts as evidence of a failed pipeline ---------------- */
 
+void	witness_said(struct job *, const char *what, const char *line);
 void	witness_line(struct job *, const char *what, const char *line);
 void	witness_report(struct job *, tail_line_fn read_line);
 void	witness_gone(struct job *, tail_line_fn read_line);
-void	witness_exited(struct job *, bool abnormal, const char *how);
+void	witness_exited(struct job *, bool abnormal, int sig, const char *how);
 void	witness_reset(struct job *);
 void	witness_stop(struct job *);
 bool	watch_spawn_fixed(struct mcd *, const struct job *,

@@ -178,16 +178,21 @@ watch_log_line(void *arg, const char *text)
 	char		 plain[TAIL_LINE_MAX + 1];	/* a line cut to the max */
 	const char	*line = scan_plain(text, plain, sizeof plain);
 
+	/* What ggml's abort writes after its line keeps that line last. */
+	if (scan_trace(line))
+		return;
 	if ((what = scan_environment(line)) != NULL) {
+		witness_said(j, NULL, line);
 		if (j->env_fault == NULL)
 			log_info("job %s: its log names its environment: %s",
 			    j->name, what);
 		watch_note_env(j, what, line);
 		return;
 	}
-	if (j->scan == NULL || (what = scan_line(j->scan, line)) == NULL)
-		return;
-	witness_line(j, what, line);
+	what = j->scan != NULL ? scan_line(j->scan, line) : NULL;
+	witness_said(j, what, line);
+	if (what != NULL)
+		witness_line(j, what, line);
 }
 
 /*

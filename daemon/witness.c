@@ -10,9 +10,14 @@
  *     (a library, a kernel's function, a pipeline, a command queue, a
  *     command buffer's status, a residency set), written into its
  *     report from inside;
- *   - its death: launchd reports an abnormal end within WITNESS_DEATH_MS
- *     of a failure line (ggml aborts right after it logs a missing
- *     kernel or a nil pipeline: GGML_ABORT, GGML_ASSERT);
+ *   - its death by ggml's abort: the process ended by SIGABRT, and the
+ *     last it said was ggml_abort's line from a ggml-metal source, with
+ *     nothing after it but the trace ggml_abort writes (GGML_ABORT,
+ *     GGML_ASSERT: a nil pipeline, a missing kernel).  A client can
+ *     have a server print any line, and can crash some servers (a deep
+ *     grammar overflows the stack: SIGSEGV); it cannot make ggml abort
+ *     right after its text.  Lines of the seconds before never count;
+ *     the failure line ggml logged right before its abort only names it;
  *   - the shim's own answer: a family above any Apple GPU's is a profile
  *     too broad, whatever llama.cpp logs (its INFO lines are hidden by
  *     default).
@@ -22,6 +27,7 @@
  * what failed, so a witness waits up to WITNESS_GRACE_MS for that line
  * (or for the process's end), to name it too.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,8 +35,10 @@
 #include "mc_util.h"
 #include "mcd.h"
 
-/* ggml logs and then aborts at once; a slow exit is something else. */
+/* How long a held line waits for the shim's witness. */
 #define WITNESS_DEATH_MS	10000
+/* ggml logs what failed, maybe its error (two lines), then aborts. */
+#define WITNESS_CAUSE_LINES	2
 /* MTLGPUFamilyApple10 (M5, A19): the highest family of a real Apple GPU. */
 #define WITNESS_APPLE_LAST	1010
 /* Lines a process's end reads from its log before it is judged. */
@@ -128,6 +136,42 @@ witness_act(struct job *j, const struct shim_seen *seen)
 	witness_emit(j, witness_trigger(seen), line ? evidence : evidence + 1,
 	    line ? 2 : 1);
 	j->unconfirmed[0] = '\0';
+	/* This process's failure is told: its abort tells it no more. */
+	j->abort.line[0] = j->died.line[0] = '\0';
+}
+
+/*
+ * Every line the process wrote but ggml's trace, with the failure it
+ * shows (what, or NULL): is it ggml's abort from a ggml-metal source,
+ * and what failure line came right before?  Any other line ends an
+ * abort's standing as the last word.
+ */
+void
+witness_said(struct job *j, const char *what, const char *line)
+{
+	j->lines++;
+	if (!scan_fatal(what)) {
+		j->abort.line[0] = '\0';
+		/* The first of a run of failure lines says what failed; the
+		 * ones after it (the NSError's text) say how. */
+		if (what != NULL && (j->recent_what == NULL ||
+		    j->recent_last != j->lines - 1)) {
+			mc_text(j->recent, sizeof j->recent, line);
+			j->recent_what = what;
+			j->recent_seq = j->lines;
+		}
+		if (what != NULL)
+			j->recent_last = j->lines;
+		return;
+	}
+	mc_text(j->abort.line, sizeof j->abort.line, line);
+	j->abort.what = what;
+	j->abort.cause[0] = '\0';
+	if (j->recent_what != NULL && j->recent_last == j->lines - 1 &&
+	    j->lines - j->recent_seq <= WITNESS_CAUSE_LINES + 1) {
+		mc_text(j->abort.cause, sizeof j->abort.cause, j->recent);
+		j->abort.cause_what = j->recent_what;
+	}
 }
 
 /* A line of the job's stderr matched the failure signature what. */
@@ -260,35 +304,43 @@ witness_due(struct job *j)
 void
 witness_gone(struct job *j, tail_line_fn read_line)
 {
-	j->died_ms = uv_now(j->daemon->loop);
 	witness_drain(j, read_line);
 	witness_judge(j, read_line, false);
+	/* Its last word, kept for launchd's telling of how it ended. */
+	j->died = j->abort;
+	j->abort.line[0] = '\0';
 }
 
 /*
- * launchd says how the last process ended: abnormally, soon after a
- * failure line, is evidence of that failure.  Either way the line is
- * spent.
+ * launchd says how the last process ended: by SIGABRT with ggml's abort as
+ * the last it said, that abort is the evidence (and the failure line right
+ * before it names what failed).  Any other end after a failure line is
+ * not the line's doing.  Either way the lines are spent.
  */
 void
-witness_exited(struct job *j, bool abnormal, const char *how)
+witness_exited(struct job *j, bool abnormal, int sig, const char *how)
 {
-	char		 died[WATCH_EVIDENCE_LEN];
-	const char	*evidence[2] = { j->unconfirmed, died };
-	uint64_t	 ended = j->died_ms >= j->unconfirmed_ms ? j->died_ms :
-			    uv_now(j->daemon->loop);
+	const struct witness_abort	*a = j->died.line[0] != '\0' ?
+					    &j->died : &j->abort;
+	char				 died[WATCH_EVIDENCE_LEN];
+	const char			*evidence[3];
+	int				 n = 0;
 
-	if (j->unconfirmed[0] == '\0')
-		return;
-	/* When the process was seen to end, not when launchd told how. */
-	if (abnormal && ended - j->unconfirmed_ms <= WITNESS_DEATH_MS) {
+	if (abnormal && sig == SIGABRT && a->line[0] != '\0') {
 		snprintf(died, sizeof died, "then the process ended: %s", how);
-		log_warnx("job %s: %s, %s", j->name, j->unconfirmed, died);
-		witness_emit(j, j->unconfirmed_what, evidence, 2);
-	} else if (abnormal)
-		log_info("job %s: it ended (%s) long after its failure line: "
-		    "not the line's doing", j->name, how);
+		if (a->cause[0] != '\0')
+			evidence[n++] = a->cause;
+		evidence[n++] = a->line;
+		evidence[n++] = died;
+		log_warnx("job %s: %s, %s", j->name, a->line, died);
+		witness_emit(j, a->cause[0] != '\0' ? a->cause_what :
+		    a->what, evidence, n);
+	} else if (abnormal && j->unconfirmed[0] != '\0')
+		log_info("job %s: it ended (%s) after a failure line, but not "
+		    "by ggml's abort right after it: not the line's doing",
+		    j->name, how);
 	j->unconfirmed[0] = '\0';
+	j->died.line[0] = j->abort.line[0] = '\0';
 }
 
 /*
@@ -298,6 +350,7 @@ witness_exited(struct job *j, bool abnormal, const char *how)
 void
 witness_reset(struct job *j)
 {
+	j->recent_what = NULL;
 	j->witness_acted = false;
 	job_timer_stop(j->witness_timer);
 }

@@ -225,6 +225,12 @@ struct scan;
 const char	*scan_refused(const char *re);
 struct scan	*scan_new(plist_t extra_signatures);
 const char	*scan_line(const struct scan *, const char *line);
+bool		 scan_trace(const char *line);
+bool		 scan_fatal(const char *what);
+/* What scan_line says of ggml_abort's line from a ggml-metal source, and
+ * of dyld's halt on an inserted library. */
+#define SCAN_METAL_ABORT	"ggml Metal abort"
+#define SCAN_DYLD_HALT		"shim could not load"
 const char	*scan_plain(const char *line, char *buf, size_t len);
 const char	*scan_environment(const char *line);
 void		 scan_free(struct scan *);

@@ -90,7 +90,7 @@ static const struct scan_text scan_builtin[] = {
 	 * or GGML_ASSERT elsewhere in ggml (a context too small, a bad
 	 * view) is no Metal failure, and a client can bring some about.
 	 */
-	{ "ggml Metal abort", "^(.*/)?ggml-metal[a-z-]*\\.(m|cpp|c|h):[0-9]+: " },
+	{ SCAN_METAL_ABORT, "^(.*/)?ggml-metal[a-z-]*\\.(m|cpp|c|h):[0-9]+: " },
 	{ "command buffer failure", SCAN_FUNCTION ".*(command buffer [0-9]+ "
 	    "failed with status [0-9]+|backend is in error state)" },
 	{ "command queue failure", SCAN_FUNCTION "error: failed to create "
@@ -123,7 +123,7 @@ static const struct scan_text scan_builtin[] = {
 	    "ggml_metal_(library_)?init: error: " },
 	/* dyld aborts a process whose inserted library will not load
 	 * (dyld's loadInsertedLibraries; proxychains-ng#530). */
-	{ "shim could not load", "^dyld\\[[0-9]+\\]: terminating because "
+	{ SCAN_DYLD_HALT, "^dyld\\[[0-9]+\\]: terminating because "
 	    "inserted dylib '.*' could not be loaded" },
 };
 
@@ -355,6 +355,59 @@ scan_add(struct scan *s, const char *what, const char *re)
 }
 
 static struct scan	*scan_shared;	/* the built-ins alone, for most jobs */
+
+/*
+ * What a process writes between ggml's abort line and its end, when the
+ * abort is ggml's (ggml.c, pinned: ggml_abort:253-273 prints the message
+ * and a newline, the message of GGML_ABORT calls often ending in one of
+ * its own, then ggml_print_backtrace:158-237): on macOS three notices
+ * and backtrace_symbols_fd's frames ("%-4d%-35s 0x%016lx %s + %lu", Libc
+ * gen/backtrace.c); glibc's "file(symbol+0x..)[0x..]" (debug/
+ * backtracesymsfd.c); the unwinder's "%d: %p %s" elsewhere.  With
+ * GGML_BACKTRACE_LLDB set, or gdb on Linux, a debugger writes more, which
+ * is no part of this: the end is then not seen right after the line.
+ * dyld, halting before main, writes its "tried:" line after its own
+ * (dyld-1378 DyldProcessConfig.cpp halt:2896-2959, then
+ * abort_with_payload: SIGABRT).
+ */
+static const char scan_trace_text[] = "^$"
+    "|^WARNING: Using native backtrace\\. Set GGML_BACKTRACE_LLDB for more "
+    "info\\.$"
+    "|^WARNING: GGML_BACKTRACE_LLDB may cause native MacOS Terminal\\.app "
+    "to crash\\.$"
+    "|^See: https://github\\.com/ggml-org/llama\\.cpp/pull/17869$"
+    "|^[0-9]+ +.* 0x[0-9a-f]+ .* \\+ [0-9]+$"
+    "|^(.*\\(.*\\))?\\[0x[0-9a-f]+\\]$"
+    "|^[0-9]+: 0x[0-9a-f]+ "
+    "|^dyld\\[[0-9]+\\]: tried: ";
+static regex_t	scan_trace_re;
+static bool	scan_trace_ready;
+
+/*
+ * Does a line of this kind come right before the process aborts itself
+ * (ggml_abort from a ggml-metal source; dyld's halt before main)?
+ */
+bool
+scan_fatal(const char *what)
+{
+	return what != NULL && (strcmp(what, SCAN_METAL_ABORT) == 0 ||
+	    strcmp(what, SCAN_DYLD_HALT) == 0);
+}
+
+/*
+ * Is this a line ggml's abort writes after its message, before the
+ * process ends (a backtrace, a blank line)?  Such lines leave the abort
+ * line the last thing the process said.
+ */
+bool
+scan_trace(const char *line)
+{
+	if (!scan_trace_ready && regcomp(&scan_trace_re, scan_trace_text,
+	    REG_EXTENDED | REG_NOSUB) == 0)
+		scan_trace_ready = true;
+	return scan_trace_ready && regexec(&scan_trace_re, line, 0, NULL,
+	    0) == 0;
+}
 
 /*
  * The built-ins plus the job's own (an array of strings, or NULL).  Jobs

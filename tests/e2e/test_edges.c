@@ -138,15 +138,19 @@ test_failure_line_while_blocked(void **state)
 	(void)state;
 	put_restricted_job();
 	pid = wait_state("restricted", "blocked", 0, 5.0);
-	/* No shim to witness: the line counts when the process dies of it,
-	 * as ggml aborts right after it logs (metalcapd(8), EVIDENCE). */
+	/* No shim to witness: the line counts when the process dies of
+	 * ggml's abort right after it (metalcapd(8), EVIDENCE). */
 	append_job_log("restricted", failure_line);
+	append_job_log("restricted", "ggml/src/ggml-metal/ggml-metal-device.m:"
+	    "852: ggml_metal_encoder_set_pipeline: nil Metal pipeline\n\n");
 	kill((pid_t)pid, SIGABRT);
 	wait_state("restricted", "reverted", -1, 5.0);
 	assert_field_has("restricted", "reason", "pipeline failure");
 	j = job_status("restricted");
 	ev = json_object_get(json_object_get(j, "reverted"), "evidence");
 	assert_non_null(strstr(json_string_value(json_array_get(ev, 1)),
+	    "ggml-metal-device.m:852: "));
+	assert_non_null(strstr(json_string_value(json_array_get(ev, 2)),
 	    " ended: killed by signal 6"));
 	json_decref(j);
 }

@@ -29,6 +29,11 @@
 #define PIPELINE_LINE	"ggml_metal_library_compile_pipeline: failed to " \
 			"compile pipeline: base = 'kernel_mul_mm_f16_f32', " \
 			"name = 'kernel_mul_mm_f16_f32'"
+/* ggml_abort's line on a nil pipeline (ggml-metal-device.m:852). */
+#define ABORT_LINE	"/Users/runner/work/llama.cpp/ggml/src/ggml-metal/" \
+			"ggml-metal-device.m:852: ggml_metal_encoder_set_" \
+			"pipeline: nil Metal pipeline (missing kernel; see " \
+			"compile_pipeline log above)"
 /* llama-grammar.cpp's parse error around a grammar a client sent. */
 #define GRAMMAR_LINE	"parse: error parsing grammar: expecting ::= at " \
 			"command buffer 0 failed with status 5"
@@ -37,7 +42,7 @@
 static void
 put_args_job(const char *name, const char *args)
 {
-	char	extra[1024];
+	char	extra[4096];
 
 	snprintf(extra, sizeof extra, "<key>ProgramArguments</key><array>"
 	    "<string>" FAKE_LLAMA "</string>%s</array>", args);
@@ -93,20 +98,115 @@ test_text_alone_not_acted(void **state)
 	}
 }
 
+/* The first run of a fake-llama job saying lines, then ending as told
+ * (XML arguments after them); its later runs serve. */
+static void
+put_once_job(const char *name, const char *const *lines, size_t n,
+    const char *end)
+{
+	char	args[2048];
+	size_t	i, len = 0;
+
+	for (i = 0; i < n; i++)
+		len += (size_t)snprintf(args + len, sizeof args - len,
+		    "<string>--say</string><string>%s</string>", lines[i]);
+	snprintf(args + len, sizeof args - len, end, home, name);
+	put_args_job(name, args);
+}
+
+/* The job's first process ended and a second one serves, unlocked and
+ * never reverted; the daemon said why the end was no evidence. */
+static void
+assert_not_evidence(const char *name)
+{
+	char	 text[128];
+	json_t	*j;
+
+	snprintf(text, sizeof text, "job %s: it ended (", name);
+	wait_daemon_log(text, 1);
+	wait_daemon_log("but not by ggml's abort right after it: not the "
+	    "line's doing", 1);
+	wait_state(name, "unlocked", 0, 8.0);
+	j = job_status(name);
+	assert_true(json_object_get(j, "reverted") == NULL ||
+	    json_is_null(json_object_get(j, "reverted")));
+	json_decref(j);
+	snprintf(text, sizeof text, "job %s: reverted", name);
+	assert_false(daemon_log_has(text));
+}
+
 /*
- * The same text, and the process dies of it: evidence, named with how it
- * ended.  Kills: a death after a failure line not taken as evidence.
+ * A failure line a client had the server print, then a crash it caused:
+ * a grammar nested too deep overflows the stack (SIGSEGV), the server
+ * exits with an error.  Neither is ggml's abort: no evidence, whatever
+ * the line says and however soon the end came.  Kills: a death after
+ * any failure line taken as evidence (issue 46, finding 1).
  */
 static void
-test_text_then_death_reverts(void **state)
+test_text_then_crash_not_evidence(void **state)
 {
+	static const char *const said[] = { PIPELINE_LINE };
+
 	(void)state;
-	put_args_job("dies", "<string>--say</string><string>" PIPELINE_LINE
-	    "</string><string>--exit-after</string><string>300</string>"
-	    "<string>3</string>");
-	wait_state("dies", "reverted", -1, 8.0);
-	assert_field_has("dies", "reason", "pipeline failure: " PIPELINE_LINE);
-	assert_true(revert_evidence_has("dies", 1, " ended: exit status 3"));
+	put_once_job("segv", said, 1, "<string>--die-once</string>"
+	    "<string>%s/%s.ran</string><string>50</string>"
+	    "<string>SEGV</string>");
+	assert_not_evidence("segv");
+}
+
+/*
+ * ggml's own abort line, written by a client (an unanchored pattern
+ * llama-server echoes), then a line of the server's, then SIGABRT (an
+ * abort elsewhere): the abort line was not the last the process said.
+ * Kills: an abort line anywhere before a SIGABRT taken for ggml's.
+ */
+static void
+test_abort_line_then_more_not_evidence(void **state)
+{
+	static const char *const said[] = { PIPELINE_LINE, ABORT_LINE,
+	    "srv  log_server_r: request: POST /completion 127.0.0.1 200" };
+
+	(void)state;
+	put_once_job("more", said, 3, "<string>--die-once</string>"
+	    "<string>%s/%s.ran</string><string>50</string>"
+	    "<string>ABRT</string>");
+	assert_not_evidence("more");
+}
+
+/*
+ * ggml aborts as the pinned ggml-metal does on a nil pipeline: the
+ * failure line, its abort line, the trace ggml_abort writes on macOS,
+ * SIGABRT.  That death is evidence, named by the failure line right
+ * before the abort, with the abort and the end.  A failure line some
+ * lines before the abort names nothing: the abort does.  Kills: the
+ * abort not read as the last word past its trace; an older line taken
+ * for its cause.
+ */
+static void
+test_abort_death_reverts(void **state)
+{
+	static const char *const said[] = { PIPELINE_LINE, ABORT_LINE };
+	static const char *const far[] = { "ggml_metal_library_compile_"
+	    "pipeline: failed to compile pipeline: base = 'kernel_chosen', "
+	    "name = 'kernel_chosen'", "srv  update_slots: all slots are idle",
+	    "srv  log_server_r: request: GET /health 127.0.0.1 200",
+	    "srv  params_from_: Chat format: Content-only", ABORT_LINE };
+
+	(void)state;
+	put_once_job("aborts", said, 2, "<string>--abort-once</string>"
+	    "<string>%s/%s.ran</string>");
+	wait_state("aborts", "reverted", -1, 8.0);
+	assert_field_has("aborts", "reason", "pipeline failure: "
+	    PIPELINE_LINE);
+	assert_true(revert_evidence_has("aborts", 1, ABORT_LINE));
+	assert_true(revert_evidence_has("aborts", 2, "then the process "
+	    "ended: "));
+	put_once_job("far", far, 5, "<string>--abort-once</string>"
+	    "<string>%s/%s.ran</string>");
+	wait_state("far", "reverted", -1, 8.0);
+	assert_field_has("far", "reason", "ggml Metal abort: " ABORT_LINE);
+	assert_false(revert_evidence_has("far", 0, "kernel_chosen"));
+	assert_false(revert_evidence_has("far", 1, "kernel_chosen"));
 }
 
 /*
@@ -268,8 +368,12 @@ wait_revert_record(const char *name)
 
 /*
  * A residency set the device refuses with an error, at the server's start:
- * ggml logs it and the server exits, in every log form, and that reverts.
- * Kills: a residency-set line not recognised in one of the forms.
+ * ggml logs it and the server exits (status 1: no abort), in every log
+ * form.  The shim's witness is the evidence, named by ggml's line.  Each
+ * start is held back until metalcapd knows the pid: a process that ends
+ * before that leaves a report no job can claim (metalcapd(8), CAVEATS),
+ * and only its crash loop shows.  Kills: a residency-set line not
+ * recognised in one of the forms; an exit status taken for evidence.
  */
 static void
 test_residency_every_form(void **state)
@@ -280,27 +384,30 @@ test_residency_every_form(void **state)
 	    "<string>--no-log-prefix</string>",
 	    "<string>--log-colors</string><string>on</string>",
 	};
-	char	job[16];
+	char	job[16], args[512], go[256];
 	size_t	i;
 
 	(void)state;
 	set_device("MTLSIM_RESIDENCY=nil-error");
 	for (i = 0; i < sizeof forms / sizeof forms[0]; i++) {
 		snprintf(job, sizeof job, "rset%zu", i);
-		put_args_job(job, forms[i]);
+		snprintf(args, sizeof args, "<string>--start-when</string>"
+		    "<string>%s/%s.go</string>%s", home, job, forms[i]);
+		put_args_job(job, args);
+	}
+	for (i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+		snprintf(job, sizeof job, "rset%zu", i);
+		wait_state(job, "unlocked", 0, 8.0);
+		snprintf(go, sizeof go, "%s/%s.go", home, job);
+		write_file(go, "w", "");
 	}
 	for (i = 0; i < sizeof forms / sizeof forms[0]; i++) {
 		snprintf(job, sizeof job, "rset%zu", i);
 		wait_revert_record(job);
-		/* It exits at once: the daemon may learn of it by its end
-		 * before it learned its pid, and then the death is the
-		 * evidence that goes with the line. */
 		if (!revert_evidence_has(job, 0, "ggml_metal_buffer_rset_init: "
 		    "error: MTLResidencySetErrorDomain") ||
-		    !(revert_evidence_has(job, 1, "the shim saw "
-		    "newResidencySetWithDescriptor:error: fail in pid") ||
-		    revert_evidence_has(job, 1, "then the process ended: "
-		    "exit status 1")))
+		    !revert_evidence_has(job, 1, "the shim saw "
+		    "newResidencySetWithDescriptor:error: fail in pid"))
 			fail_msg("%s: not reverted for its residency set", job);
 	}
 }
@@ -402,7 +509,11 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_text_alone_not_acted,
 		    setup, teardown),
-		cmocka_unit_test_setup_teardown(test_text_then_death_reverts,
+		cmocka_unit_test_setup_teardown(
+		    test_text_then_crash_not_evidence, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_abort_line_then_more_not_evidence, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_abort_death_reverts,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_text_then_clean_exit,
 		    setup, teardown),

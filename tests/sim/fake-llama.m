@@ -16,7 +16,8 @@
  * verbosity 4, and takes llama.cpp's own flags for it.
  *
  *   fake-llama [--once] [--exit-after MS CODE] [--term-delay MS]
- *              [--crash-runs N FILE] [--say LINE]
+ *              [--crash-runs N FILE] [--say LINE]... [--die-once FILE MS SIG]
+ *              [--abort-once FILE] [--start-when FILE]
  *              [--log-prefix | --no-log-prefix]
  *              [--log-timestamps | --no-log-timestamps]
  *              [--log-colors on|off] [-lv N]
@@ -26,7 +27,20 @@
  *                    100 ms, the later ones serve: a server that crashed
  *                    a few times and then came up
  *     --term-delay   take MS to shut down after SIGTERM (a slow server)
+ *     --say          print LINE raw, as a client's grammar or prompt
+ *                    (each --say, in turn)
+ *     --die-once     its first run (FILE does not exist yet; it is made)
+ *                    dies of signal SIG (ABRT, SEGV, BUS) after MS, as a
+ *                    request that crashes the server; later runs serve
+ *     --abort-once   its first run (FILE, likewise) ends right after the
+ *                    --say lines as ggml_abort does: its trace, SIGABRT
+ *     --start-when   with its device made (the shim has reported), wait
+ *                    for FILE to exist before ggml's init: a test holds
+ *                    the start back until metalcapd knows the pid
  */
+#include <sys/stat.h>
+
+#include <fcntl.h>
 #include <objc/runtime.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -67,15 +81,47 @@ fake_run_number(const char *file)
 	return n + 1;
 }
 
+/* The signal named by name (ABRT, SEGV, BUS), or 0. */
+static int
+fake_signal(const char *name)
+{
+	return strcmp(name, "ABRT") == 0 ? SIGABRT : strcmp(name, "SEGV") ==
+	    0 ? SIGSEGV : strcmp(name, "BUS") == 0 ? SIGBUS : 0;
+}
+
+/* Is this the first run (file made now)? */
+static bool
+fake_first_run(const char *file)
+{
+	int	fd = open(file, O_WRONLY | O_CREAT | O_EXCL, 0644);
+
+	if (fd == -1)
+		return false;
+	close(fd);
+	return true;
+}
+
+/* Die of sig with its default action, as a crash does. */
+static void
+fake_die(int sig)
+{
+	fflush(stderr);
+	signal(sig, SIG_DFL);
+	raise(sig);
+	_exit(128 + sig);
+}
+
 int
 main(int argc, char **argv)
 {
 	GgmlSimDevice	*dev;
 	bool		 once = false;
-	long		 exit_ms = -1, exit_code = 0, term_ms = 0;
-	const char	*say = NULL;	/* a line of the server's, say a model
-					   it cannot open */
-	int		 i;
+	bool		 aborts = false;
+	long		 exit_ms = -1, exit_code = 0, term_ms = 0, die_ms = -1;
+	const char	*say[8];	/* lines of the server's, say a model
+					   it cannot open, or a client's */
+	const char	*start_when = NULL;
+	int		 i, k, nsay = 0, die_sig = 0;
 
 	ggmlsim_version(argc, argv);
 	/* llama-server's defaults (common/log.cpp, common/arg.cpp). */
@@ -89,8 +135,21 @@ main(int argc, char **argv)
 			exit_code = atol(argv[++i]);
 		} else if (strcmp(argv[i], "--term-delay") == 0 && i + 1 < argc)
 			term_ms = atol(argv[++i]);
-		else if (strcmp(argv[i], "--say") == 0 && i + 1 < argc)
-			say = argv[++i];
+		else if (strcmp(argv[i], "--say") == 0 && i + 1 < argc &&
+		    nsay < 8)
+			say[nsay++] = argv[++i];
+		else if (strcmp(argv[i], "--die-once") == 0 && i + 3 < argc) {
+			if (fake_first_run(argv[i + 1])) {
+				die_ms = atol(argv[i + 2]);
+				die_sig = fake_signal(argv[i + 3]);
+			}
+			i += 3;
+		} else if (strcmp(argv[i], "--start-when") == 0 &&
+		    i + 1 < argc)
+			start_when = argv[++i];
+		else if (strcmp(argv[i], "--abort-once") == 0 &&
+		    i + 1 < argc)
+			aborts = fake_first_run(argv[++i]);
 		/* llama-server's model, either form; what it loads is not
 		 * simulated (--say gives its error). */
 		else if (strncmp(argv[i], "--model=", 8) == 0)
@@ -118,7 +177,9 @@ main(int argc, char **argv)
 		else {
 			fprintf(stderr, "usage: fake-llama [--once] "
 			    "[--exit-after MS CODE] [--term-delay MS] "
-			    "[--say LINE] [-m|--model[=]PATH] "
+			    "[--say LINE]... [--die-once FILE MS SIG] "
+			    "[--abort-once FILE] [--start-when FILE] "
+			    "[-m|--model[=]PATH] "
 			    "[--crash-runs N FILE] "
 			    "[--[no-]log-prefix] [--[no-]log-timestamps] "
 			    "[--log-colors on|off] [-lv N]\n");
@@ -133,13 +194,22 @@ main(int argc, char **argv)
 		    "context\n");
 		return 1;
 	}
+	while (start_when != NULL && access(start_when, F_OK) != 0 &&
+	    !fake_stop)
+		usleep(10000);
 	if (ggmlsim_init(dev) != 0)
 		return 1;
 	/* What a client had it print (a grammar, a prompt): raw. */
-	if (say != NULL)
-		LOG("%s\n", say);
+	for (k = 0; k < nsay; k++)
+		LOG("%s\n", say[k]);
+	if (aborts)
+		ggmlsim_abort_trace();
 	LLAMA_INFO("srv  llama_server: listening on "
 	    "http://127.0.0.1:8080\n");
+	if (die_ms >= 0) {
+		usleep((useconds_t)die_ms * 1000);
+		fake_die(die_sig != 0 ? die_sig : SIGSEGV);
+	}
 	if (exit_ms >= 0) {
 		usleep((useconds_t)exit_ms * 1000);
 		/* Freed, or LeakSanitizer's exit status would stand for CODE. */

@@ -60,5 +60,6 @@ void	ggmlsim_caps(GgmlSimDevice *, struct ggmlsim_caps *);
 void	ggmlsim_version(int argc, char **argv);
 int	ggmlsim_init(GgmlSimDevice *);
 int	ggmlsim_graph(GgmlSimDevice *);
+void	ggmlsim_abort_trace(void) __attribute__((noreturn));
 
 #endif

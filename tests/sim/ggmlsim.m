@@ -125,9 +125,37 @@ ggmlsim_print_family(GgmlSimDevice *dev, const char *kind, long base,
 }
 
 /*
+ * What ggml_abort writes after its line on macOS, then abort() (ggml.c,
+ * pinned: ggml_abort:253-273, ggml_print_backtrace:158-175): unless
+ * GGML_NO_BACKTRACE is set, three notices and backtrace_symbols_fd's
+ * frames, "%-4d%-35s 0x%016lx %s + %lu" (Libc gen/backtrace.c).
+ */
+void
+ggmlsim_abort_trace(void)
+{
+	static const char *const frames[] = { "ggml_print_backtrace",
+	    "ggml_abort", "ggml_metal_encoder_set_pipeline", "start" };
+	size_t	i;
+
+	if (getenv("GGML_NO_BACKTRACE") == NULL) {
+		LOG("WARNING: Using native backtrace. Set GGML_BACKTRACE_LLDB "
+		    "for more info.\n");
+		LOG("WARNING: GGML_BACKTRACE_LLDB may cause native MacOS "
+		    "Terminal.app to crash.\n");
+		LOG("See: https://github.com/ggml-org/llama.cpp/pull/17869\n");
+		for (i = 0; i < sizeof frames / sizeof frames[0]; i++)
+			LOG("%-4zu%-35s 0x%016lx %s + %lu\n", i, i < 3 ?
+			    "libggml-base.dylib" : "dyld", 0x100000000UL +
+			    0x1000UL * i, frames[i], 44UL + i);
+	}
+	fflush(stderr);
+	abort();
+}
+
+/*
  * ggml_metal_encoder_set_pipeline on a nil pipeline (ggml-metal-device.m):
  * GGML_ABORT, written by ggml_abort straight to stderr with its file and
- * line, never through the log, then abort().
+ * line, never through the log, then its trace and abort().
  */
 static void
 ggmlsim_nil_pipeline(void)
@@ -137,7 +165,7 @@ ggmlsim_nil_pipeline(void)
 	    "ggml-metal-device.m:852: ggml_metal_encoder_set_pipeline: nil "
 	    "Metal pipeline (missing kernel; see compile_pipeline log "
 	    "above)\n\n");
-	abort();
+	ggmlsim_abort_trace();
 }
 
 /* Dispatch one of the kernels a graph would use, as ggml's lazy pipelines. */

@@ -152,6 +152,61 @@ test_scan_environment(void **state)
 }
 
 /*
+ * What ggml_abort writes after its line (ggml.c ggml_print_backtrace):
+ * macOS's notices and backtrace_symbols_fd frames as a real Mac printed
+ * them (whisper.cpp issue #3620, ggml-metal-context.m:235's abort, less
+ * the program's own "[transcription] " prefix), glibc's frames, a blank
+ * line; and lines that are no part of it, which end an abort's standing
+ * as the last word: a server's log line, the C++ runtimes' words on an
+ * uncaught exception (written after the trace), another abort.  Kills:
+ * a trace line taken for a word of the process; any line taken for trace.
+ */
+static void
+test_scan_trace(void **state)
+{
+	static const char *const trace[] = {
+	    "",
+	    "WARNING: Using native backtrace. Set GGML_BACKTRACE_LLDB for more "
+	    "info.",
+	    "WARNING: GGML_BACKTRACE_LLDB may cause native MacOS Terminal.app "
+	    "to crash.",
+	    "See: https://github.com/ggml-org/llama.cpp/pull/17869",
+	    "0   whisper-cli                         0x00000001007ddc30 "
+	    "ggml_print_backtrace + 276",
+	    "1   whisper-cli                         0x00000001007dde1c "
+	    "ggml_abort + 156",
+	    "12  libggml-metal.dylib                 0x0000000104a1b2c4 "
+	    "ggml_metal_synchronize + 612",
+	    "/usr/lib/x86_64-linux-gnu/libggml-base.so(ggml_abort+0x13c)"
+	    "[0x7f3c2a6b1e2c]",
+	    "./llama-server(+0x1d2f4)[0x55d4c3b6a2f4]",
+	    "[0x7f3c2a6b1e2c]",
+	};
+	static const char *const words[] = {
+	    "0.01.234.567 I srv  log_server_r: request: POST /completion "
+	    "127.0.0.1 200",
+	    "srv  update_slots: all slots are idle",
+	    "libc++abi: terminating due to uncaught exception of type "
+	    "std::runtime_error: x",
+	    "terminate called after throwing an instance of "
+	    "'std::runtime_error'",
+	    "/src/ggml/src/ggml.c:1554: GGML_ASSERT(x) failed",
+	    "ggml/src/ggml-metal/ggml-metal-context.m:235: fatal error",
+	    "Assertion failed: (x), function main, file a.c, line 3.",
+	    " ",
+	};
+	size_t	i;
+
+	(void)state;
+	for (i = 0; i < sizeof trace / sizeof trace[0]; i++)
+		if (!scan_trace(trace[i]))
+			fail_msg("'%s' not taken for ggml's trace", trace[i]);
+	for (i = 0; i < sizeof words / sizeof words[0]; i++)
+		if (scan_trace(words[i]))
+			fail_msg("'%s' taken for ggml's trace", words[i]);
+}
+
+/*
  * Text a client of the workload chooses cannot revert it: llama-server
  * logs each request's path, and a built-in matches only where the backend
  * itself writes, from the start of its own line.  The same failures in
@@ -1293,6 +1348,7 @@ main(void)
 		cmocka_unit_test(test_launchctl_print_fixtures),
 		cmocka_unit_test(test_scan_real_logs),
 		cmocka_unit_test(test_scan_client_text),
+		cmocka_unit_test(test_scan_trace),
 		cmocka_unit_test(test_scan_environment),
 		cmocka_unit_test(test_text_utf8),
 		cmocka_unit_test(test_text_tty),
