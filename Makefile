@@ -260,14 +260,16 @@ $(TEMPLATE): agent-template/job.plist
 ifeq ($(UNAME),Darwin)
 # On a Mac, the real thing: the metal backend, Homebrew's jansson (written
 # for macOS, not run by this project's CI).
-$(PROBE): $(PROBE_SHARED) probe/probe_metal.c probe/probe.h VERSION \
+$(PROBE): $(PROBE_SHARED) probe/probe_metal.c probe/probe.h common/mc_os.h \
+    VERSION \
     | need-deps $(O)/bin
 	$(CC) $(CFLAGS_C) -Iprobe $(shell pkg-config --cflags jansson) \
 	    $(PROBE_SHARED) probe/probe_metal.c -o $@ \
 	    $(shell pkg-config --libs jansson) -framework Metal \
 	    -framework Foundation -lobjc -lm $(LDFLAGS_SAN)
 else
-$(PROBE): $(PROBE_SHARED) probe/probe_sim.c probe/probe.h $(SIM_LIB) VERSION \
+$(PROBE): $(PROBE_SHARED) probe/probe_sim.c probe/probe.h common/mc_os.h \
+    $(SIM_LIB) VERSION \
     | need-deps $(O)/bin
 	$(CC) $(CFLAGS_C) -Iprobe -Itests/sim $(PROBE_SHARED) probe/probe_sim.c \
 	    -o $@ -L$(O)/tests -lmtlsim -Wl,-rpath,'$$ORIGIN/../tests' \
@@ -778,7 +780,7 @@ MACOS_FRAMEWORKS := macos/tbd/Metal.tbd macos/tbd/Foundation.tbd \
 		   macos/tbd/libobjc.tbd
 
 define macos_probe_arch
-$(MACOS)/obj/$(1)/probe/%.o: probe/%.c probe/probe.h VERSION \
+$(MACOS)/obj/$(1)/probe/%.o: probe/%.c probe/probe.h common/mc_os.h VERSION \
     $(MACOS_DEPS)/$(1)/libjansson.a | need-zig
 	@mkdir -p $$(@D)
 	$(call macos_cc,$(1)) $(MACOS_CFLAGS) \

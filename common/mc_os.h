@@ -17,9 +17,11 @@
 #ifndef MC_OS_H
 #define MC_OS_H
 
+#include <sys/socket.h>
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <fcntl.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #if defined(__APPLE__) || defined(MC_OS_MODEL_DARWIN)
@@ -52,6 +54,54 @@
 #define MC_OS_NOFOLLOW_PATH	O_NOFOLLOW
 #define MC_OS_WALK		1
 #endif
+
+/*
+ * The loader's variable that inserts a library, and how the loader splits
+ * its list: dyld on colons only (dyld-1378 DyldProcessConfig.cpp,
+ * forEachInColonList), glibc's ld.so on colons and blanks (ld.so(8)).
+ */
+#define MC_OS_DYLD_SEPS		":"
+#define MC_OS_GLIBC_SEPS	": \t"
+#ifdef MC_OS_DARWIN
+#define MC_OS_INJECT_VAR	"DYLD_INSERT_LIBRARIES"
+#define MC_OS_INJECT_SEPS	MC_OS_DYLD_SEPS
+#else
+#define MC_OS_INJECT_VAR	"LD_PRELOAD"
+#define MC_OS_INJECT_SEPS	MC_OS_GLIBC_SEPS
+#endif
+
+/*
+ * A file's change time to the nanosecond: struct stat's st_ctimespec on
+ * macOS (sys/stat.h with _DARWIN_C_SOURCE), st_ctim on Linux (POSIX.1-2008).
+ */
+#ifdef MC_OS_DARWIN
+#define MC_OS_CTIME(sb)		((sb)->st_ctimespec)
+#else
+#define MC_OS_CTIME(sb)		((sb)->st_ctim)
+#endif
+
+/*
+ * The effective uid of the process at the other end of a unix socket, as
+ * it was at connect(2) or listen(2): getpeereid(3) on macOS (LOCAL_PEERCRED,
+ * xnu bsd/kern/uipc_usrreq.c), SO_PEERCRED on Linux (unix(7)).
+ */
+static inline int
+mc_os_peer_uid(int fd, uid_t *uid)
+{
+#ifdef MC_OS_DARWIN
+	gid_t	gid;
+
+	return getpeereid(fd, uid, &gid);
+#else
+	struct ucred	cred;
+	socklen_t	len = sizeof cred;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1)
+		return -1;
+	*uid = cred.uid;
+	return 0;
+#endif
+}
 
 /*
  * The listen queue of the daemon's socket: as long as the system allows.

@@ -167,3 +167,23 @@ __wrap_connect(int fd, const struct sockaddr *addr, socklen_t len)
 	errno = err;
 	return rc;
 }
+
+/*
+ * getpeereid(3): the peer's effective ids as they were at connect(2) (the
+ * connecting side's, copied to the accepted socket) or listen(2) (the
+ * listener's, copied to the connecting one): unp_connect, unp_listen and
+ * LOCAL_PEERCRED in uipc_usrreq.c.  Linux's SO_PEERCRED keeps the same.
+ */
+int
+getpeereid(int fd, uid_t *uid, gid_t *gid)
+{
+	struct ucred	cred;
+	socklen_t	len = sizeof cred;
+
+	xnu_model.getpeereid++;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1)
+		return -1;
+	*uid = cred.uid;
+	*gid = cred.gid;
+	return 0;
+}

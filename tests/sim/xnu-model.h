@@ -30,6 +30,12 @@
 #undef SOMAXCONN
 #define SOMAXCONN		128
 
+/*
+ * struct stat's change time: st_ctimespec in xnu (bsd/sys/stat.h:129,
+ * with _DARWIN_C_SOURCE), the same struct timespec Linux calls st_ctim.
+ */
+#define st_ctimespec		st_ctim
+
 /* What the model saw and what it is told to do; xnu_model_reset clears. */
 struct xnu_model {
 	int	fullfsync_refuse;	/* errno F_FULLFSYNC fails with; 0: works */
@@ -41,10 +47,14 @@ struct xnu_model {
 	int	openat_eloop;		/* opens refused for a link */
 	int	listen_backlog;		/* the queue xnu gave the last listen */
 	int	connect_full;		/* connects refused for a full queue */
+	int	getpeereid;		/* getpeereid(3) calls */
 };
 extern struct xnu_model	xnu_model;
 
 void	xnu_model_reset(void);
+
+/* libSystem's, which glibc has not. */
+int	getpeereid(int fd, uid_t *uid, gid_t *gid);
 
 int	__wrap_openat(int dirfd, const char *path, int flags, ...);
 int	__wrap_fcntl(int fd, int cmd, ...);

@@ -2,12 +2,13 @@
 /*
  * The seam between macOS and Linux (common/mc_os.h), from the product code
  * that goes through it: the shim's report (shim_report.c), the durable
- * state write (mc_plist.c) and the client's connect (mc_client.c).
+ * state write (mc_plist.c), the client's connect (mc_client.c), the peer's
+ * uid and a file's change time (mc_util.c).
  *
  * Built twice.  test_os: the Linux side.  test_os_darwin: with
  * -DMC_OS_MODEL_DARWIN the Darwin side, against tests/sim/xnu-model.c,
  * which gives xnu's constants and applies xnu's rules to openat, fcntl,
- * fsync, listen and connect (tests/sim/README.md, "The xnu model").  The
+ * fsync, listen and connect, and plays libSystem's getpeereid (tests/sim/README.md, "The xnu model").  The
  * same tests assert the same outcomes on both sides; what only one side
  * can show (what the model saw) is asserted under MC_OS_DARWIN.
  *
@@ -37,6 +38,7 @@
 #include "mc_client.h"
 #include "mc_os.h"
 #include "mc_plist.h"
+#include "mc_util.h"
 #include "shim_report.h"
 #ifdef MC_OS_MODEL_DARWIN
 #include "xnu-model.h"
@@ -427,6 +429,52 @@ test_connect_nobody(void **state)
 #endif
 }
 
+/* --- the peer's uid and a file's change time ---------------------------- */
+
+/*
+ * The uid at the other end of a unix socket is this process's own, on
+ * both sides of a connection; on the Darwin side through getpeereid(3).
+ */
+static void
+test_peer_uid(void **state)
+{
+	uid_t	uid = (uid_t)-1;
+	int	sv[2];
+
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	assert_int_equal(mc_peer_uid(sv[0], &uid), 0);
+	assert_int_equal(uid, geteuid());
+	uid = (uid_t)-1;
+	assert_int_equal(mc_peer_uid(sv[1], &uid), 0);
+	assert_int_equal(uid, geteuid());
+	close(sv[0]);
+	close(sv[1]);
+	assert_int_equal(mc_peer_uid(sv[0], &uid), -1);
+#ifdef MC_OS_DARWIN
+	assert_int_equal(xnu_model.getpeereid, 3);
+#endif
+}
+
+/*
+ * A file's stamp names its change time to the nanosecond: the same as
+ * stat(2) says, whichever field the platform keeps it in.
+ */
+static void
+test_file_stamp_ctime(void **state)
+{
+	struct stat	sb;
+	char		stamp[128], want[64];
+
+	(void)state;
+	close(open(at("stamped"), O_WRONLY | O_CREAT, 0600));
+	mc_file_stamp(at("stamped"), stamp, sizeof stamp);
+	assert_int_equal(stat(at("stamped"), &sb), 0);
+	snprintf(want, sizeof want, "changed %lld.%09ld",
+	    (long long)sb.st_ctim.tv_sec, (long)sb.st_ctim.tv_nsec);
+	assert_non_null(strstr(stamp, want));
+}
+
 int
 main(void)
 {
@@ -445,6 +493,8 @@ main(void)
 		cmocka_unit_test_setup(test_connect_waits_out_full_queue, each),
 		cmocka_unit_test_setup(test_connect_gives_up, each),
 		cmocka_unit_test_setup(test_connect_nobody, each),
+		cmocka_unit_test_setup(test_peer_uid, each),
+		cmocka_unit_test_setup(test_file_stamp_ctime, each),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
