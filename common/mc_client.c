@@ -7,15 +7,19 @@
  * given up.
  */
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "mc_client.h"
+#include "mc_os.h"
 #include "mc_util.h"
 #include "protocol.h"
 
@@ -29,11 +33,74 @@ mc_client_timeout(struct mc_client *c, long seconds)
 	setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
 }
 
+/*
+ * Connect, waiting out a full listen queue for up to MC_CLIENT_CONNECT_MS.
+ * The daemon accepts as fast as its loop turns, so a full queue is a burst
+ * (a fleet's clients all at once, issue 47) that clears in milliseconds;
+ * one that stays full for a second is a daemon stopped or stuck.  The
+ * socket is non-blocking meanwhile, so Linux answers a full queue with
+ * EAGAIN at once as macOS does with ECONNREFUSED (mc_os.h), and the waits
+ * between tries are ours: 2 ms, doubling, at most 100 ms each.  0, or -1
+ * with errno and *waited (ms).
+ */
+static int
+mc_client_connect(int fd, const struct sockaddr_un *sun, long *waited)
+{
+	struct timespec	ts;
+	struct stat	sb;
+	long		step = 2;
+	int		fl, rc, err;
+
+	*waited = 0;
+	if ((fl = fcntl(fd, F_GETFL)) == -1 ||
+	    fcntl(fd, F_SETFL, fl | O_NONBLOCK) == -1)
+		return -1;
+	for (;;) {
+		rc = connect(fd, (const struct sockaddr *)sun, sizeof *sun);
+		err = errno;
+		/* ECONNREFUSED with no socket there: nobody to wait for. */
+		if (rc == 0 || !mc_os_connect_busy(err) ||
+		    *waited >= MC_CLIENT_CONNECT_MS || (err == ECONNREFUSED &&
+		    (lstat(sun->sun_path, &sb) == -1 || !S_ISSOCK(sb.st_mode))))
+			break;
+		ts.tv_sec = 0;
+		ts.tv_nsec = step * 1000000L;
+		nanosleep(&ts, NULL);
+		*waited += step;
+		step = step * 2 > 100 ? 100 : step * 2;
+	}
+	if (fcntl(fd, F_SETFL, fl) == -1 && rc == 0)
+		return -1;
+	errno = err;
+	return rc;
+}
+
+/* Why the daemon could not be reached, after mc_client_connect. */
+static void
+mc_client_unreached(struct mc_client *c, const char *path, int err,
+    long waited)
+{
+	if (waited >= MC_CLIENT_CONNECT_MS && err == ECONNREFUSED)
+		snprintf(c->error, sizeof c->error, "cannot reach metalcapd "
+		    "at %s (is it running?): refused for %ld ms: nobody "
+		    "listens, or its queue of waiting clients stayed full",
+		    path, waited);
+	else if (waited >= MC_CLIENT_CONNECT_MS)
+		snprintf(c->error, sizeof c->error, "metalcapd at %s did not "
+		    "take the connection for %ld ms: its queue of waiting "
+		    "clients stayed full (is it stopped or stuck?)", path,
+		    waited);
+	else
+		snprintf(c->error, sizeof c->error, "cannot reach metalcapd "
+		    "at %s (is it running?): %s", path, strerror(err));
+}
+
 int
 mc_client_open(struct mc_client *c, const char *socket_path, long timeout)
 {
 	struct sockaddr_un	sun;
 	uid_t			uid;
+	long			waited = 0;
 
 	memset(c, 0, sizeof *c);
 	memset(&sun, 0, sizeof sun);
@@ -46,9 +113,8 @@ mc_client_open(struct mc_client *c, const char *socket_path, long timeout)
 		return (c->fd = -1);
 	}
 	if ((c->fd = socket(AF_UNIX, SOCK_STREAM, 0)) == -1 ||
-	    connect(c->fd, (struct sockaddr *)&sun, sizeof sun) == -1) {
-		snprintf(c->error, sizeof c->error, "cannot reach metalcapd "
-		    "at %s (is it running?): %s", socket_path, strerror(errno));
+	    mc_client_connect(c->fd, &sun, &waited) == -1) {
+		mc_client_unreached(c, socket_path, errno, waited);
 		goto fail;
 	}
 	if (mc_peer_uid(c->fd, &uid) == -1 || uid != getuid()) {

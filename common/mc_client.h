@@ -12,6 +12,9 @@
 
 #include "mc_rpc.h"
 
+/* How long a full listen queue is waited out at connect (mc_client.c). */
+#define MC_CLIENT_CONNECT_MS	1000
+
 enum mc_client_status {
 	MC_CLIENT_OK = 0,
 	MC_CLIENT_DAEMON = 1,		/* the daemon answered with an error */

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "mc_os.h"
 #include "mc_plist.h"
 #include "mc_util.h"
 
@@ -341,7 +342,8 @@ mc_write_durable(const char *path, const char *data, size_t len, mode_t mode,
 		}
 		off += (size_t)n;
 	}
-	if (fchmod(fd, mode) == -1 || fsync(fd) == -1)
+	/* To the medium, not the drive's cache: mc_os.h, mc_os_sync. */
+	if (fchmod(fd, mode) == -1 || mc_os_sync(fd) == -1)
 		goto fail_fd;
 	close(fd);
 	if (replace)
@@ -352,7 +354,7 @@ mc_write_durable(const char *path, const char *data, size_t len, mode_t mode,
 		goto fail_tmp;
 	snprintf(dir, sizeof dir, "%s", path);
 	if ((dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
-		fsync(dfd);
+		mc_os_sync(dfd);
 		close(dfd);
 	}
 	return 0;

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "mc_os.h"
 #include "mc_util.h"
 
 int
@@ -135,23 +136,11 @@ mc_text_tty(char *buf, size_t len)
 	return len;
 }
 
-/* The uid of the process at the other end of a unix socket. */
+/* The uid of the process at the other end of a unix socket (mc_os.h). */
 int
 mc_peer_uid(int fd, uid_t *uid)
 {
-#ifdef __APPLE__
-	gid_t	gid;
-
-	return getpeereid(fd, uid, &gid);
-#else
-	struct ucred	cred;
-	socklen_t	len = sizeof cred;
-
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1)
-		return -1;
-	*uid = cred.uid;
-	return 0;
-#endif
+	return mc_os_peer_uid(fd, uid);
 }
 
 /* A big-endian number of n bytes (at most 8). */
@@ -296,13 +285,8 @@ mc_file_stamp(const char *path, char *buf, size_t len)
 		snprintf(buf, len, "missing: %s", strerror(errno));
 		return;
 	}
-#ifdef __APPLE__
-	sec = (long long)sb.st_ctimespec.tv_sec;
-	nsec = (long)sb.st_ctimespec.tv_nsec;
-#else
-	sec = (long long)sb.st_ctim.tv_sec;
-	nsec = (long)sb.st_ctim.tv_nsec;
-#endif
+	sec = (long long)MC_OS_CTIME(&sb).tv_sec;
+	nsec = (long)MC_OS_CTIME(&sb).tv_nsec;
 	snprintf(buf, len, "%lld bytes, inode %llu, changed %lld.%09ld",
 	    (long long)sb.st_size, (unsigned long long)sb.st_ino, sec, nsec);
 }

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "mc_os.h"
 #include "mc_util.h"
 #include "mcd.h"
 #include "protocol.h"
@@ -524,8 +525,14 @@ server_start(struct mcd *d, char *why, size_t whylen)
 	old = umask(0177);
 	rc = uv_pipe_bind(&d->server, d->paths.socket);
 	umask(old);
+	/*
+	 * As many waiting clients as the system allows: a full queue refuses
+	 * the next one at once on macOS, where 64 was less than a fleet's
+	 * burst (issue 47); mc_client retries briefly either way.
+	 */
 	if (rc == 0)
-		rc = uv_listen((uv_stream_t *)&d->server, 64, server_accept);
+		rc = uv_listen((uv_stream_t *)&d->server, MC_OS_LISTEN_BACKLOG,
+		    server_accept);
 	if (rc != 0) {
 		snprintf(why, whylen, "cannot listen on %s: %s",
 		    d->paths.socket, uv_strerror(rc));

@@ -20,13 +20,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/mc_os.h"
 #include "probe.h"
 
-#ifdef __APPLE__
-#define PROBE_INJECT_VAR	"DYLD_INSERT_LIBRARIES"
-#else
-#define PROBE_INJECT_VAR	"LD_PRELOAD"
-#endif
+/* The loader's variable: DYLD_INSERT_LIBRARIES or LD_PRELOAD (mc_os.h). */
+#define PROBE_INJECT_VAR	MC_OS_INJECT_VAR
 /* Not METALCAP_*: the shim may remove those before main runs. */
 #define PROBE_REPORT_DIR_VAR	"MCPROBE_REPORT_DIR"
 

@@ -7,17 +7,13 @@
 
 #include <stddef.h>
 
-/* How each loader splits its list: dyld on colons only, glibc on blanks too. */
-#define SHIM_ENV_DYLD_SEPS	":"
-#define SHIM_ENV_GLIBC_SEPS	": \t"
+#include "../common/mc_os.h"
 
-#ifdef __APPLE__
-#define SHIM_ENV_INJECT_VAR	"DYLD_INSERT_LIBRARIES"
-#define SHIM_ENV_INJECT_SEPS	SHIM_ENV_DYLD_SEPS
-#else
-#define SHIM_ENV_INJECT_VAR	"LD_PRELOAD"
-#define SHIM_ENV_INJECT_SEPS	SHIM_ENV_GLIBC_SEPS
-#endif
+/* How each loader splits its list, and which one this is (mc_os.h). */
+#define SHIM_ENV_DYLD_SEPS	MC_OS_DYLD_SEPS
+#define SHIM_ENV_GLIBC_SEPS	MC_OS_GLIBC_SEPS
+#define SHIM_ENV_INJECT_VAR	MC_OS_INJECT_VAR
+#define SHIM_ENV_INJECT_SEPS	MC_OS_INJECT_SEPS
 
 void	shim_env_scrub(const char *self_path);
 size_t	shim_env_without(const char *list, const char *seps,

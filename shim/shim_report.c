@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../common/mc_os.h"
 #include "shim_report.h"
 
 #ifndef MC_VERSION
@@ -76,31 +77,26 @@ shim_report_witness_format(const char *failed, const char *call, long pid,
  * plant one in the middle (/tmp/reports -> a folder of the victim's, where
  * the line is appended to a file of the same name).
  *
- * macOS 11 and later: O_NOFOLLOW_ANY, the kernel's own walk refusing a
- * link anywhere (xnu-7195 and later, bsd/sys/fcntl.h: 0x20000000, "no
- * symlinks allowed in path"; bsd/man/man2/open.2: ELOOP when "a
- * component of the path is a symbolic link").
- * Linux has no such flag: the same walk is done here, each folder opened
- * from the one before with O_NOFOLLOW | O_DIRECTORY (O_PATH: search
- * permission is enough, as for the kernel's walk), so a link at any
- * component fails as it does on macOS.  This walk is what the tests run;
- * the rest of this file is the same on both.  On macOS /tmp and /var are
+ * The seam (common/mc_os.h) says how.  macOS 11 and later: O_NOFOLLOW_ANY
+ * alone, the kernel's own walk refusing a link anywhere, the last
+ * component too (ELOOP).  Never with O_NOFOLLOW: xnu refuses that pair
+ * with EINVAL before any lookup (bsd/vfs/vfs_vnops.c, vn_open_auth), which
+ * once left every report unwritten (issue 45).  Linux has no such flag:
+ * the same walk is done here, each folder opened from the one before with
+ * O_NOFOLLOW | O_DIRECTORY (O_PATH: search permission is enough, as for
+ * the kernel's walk), so a link at any component fails as it does on
+ * macOS.  `make test` runs both: this walk, and the Darwin side against
+ * tests/sim/xnu-model.c (test_os_darwin).  On macOS /tmp and /var are
  * links themselves (to /private/...): metalcap's own report folders are
  * named by their real paths (probe.c, ctl_run.c, render.c).
  */
-#if defined(O_NOFOLLOW_ANY)
-#define SHIM_REPORT_NOFOLLOW	(O_NOFOLLOW | O_NOFOLLOW_ANY)
-#elif defined(__APPLE__)
-#error "O_NOFOLLOW_ANY is missing: the report would follow a link"
-#else
-#define SHIM_REPORT_NOFOLLOW	O_NOFOLLOW
-#define SHIM_REPORT_WALK	1
-#endif
+#define SHIM_REPORT_NOFOLLOW	MC_OS_NOFOLLOW_PATH
 
 /*
  * Open name (relative to dirfd) for appending, only as a regular file of
  * this user's own with no other name: SHIM_REPORT_NOFOLLOW refuses a
- * symbolic link (at the last component here; above it, see there),
+ * symbolic link (at the last component here, and above it with
+ * O_NOFOLLOW_ANY; on Linux the walk refused one above),
  * O_NONBLOCK keeps a FIFO from blocking the workload (with no reader the
  * open fails, with one the fstat below refuses it), and a hard link to
  * another file (macOS has no protected_hardlinks) or another user's file
@@ -124,7 +120,7 @@ shim_report_open(int dirfd, const char *name)
 	return fd;
 }
 
-#ifdef SHIM_REPORT_WALK
+#if MC_OS_WALK
 /*
  * Open each folder of path in turn, from / or the working folder, with
  * O_NOFOLLOW: none of them may be a link.  The last component is left to
@@ -166,7 +162,7 @@ shim_report_parent(const char *path, char *buf, size_t len,
 	if ((size_t)snprintf(buf, len, "%s", path) >= len)
 		return -1;
 	*leaf = buf;
-#ifdef SHIM_REPORT_WALK
+#if MC_OS_WALK
 	return shim_report_walk(buf, leaf);
 #else
 	return AT_FDCWD;

@@ -296,6 +296,45 @@ test_500_clients(void **state)
 	    "room (idle the longest first)", o.closed);
 }
 
+/*
+ * 300 clients at once while the daemon is stopped (SIGSTOP): its listen
+ * queue holds every one (MC_OS_LISTEN_BACKLOG, SOMAXCONN: issue 47, where
+ * a queue of 64 held 65 and on macOS refused the 66th at once with
+ * ECONNREFUSED, which metalcapctl took for a daemon not running).  Once
+ * it runs again, a client is served.
+ */
+static void
+test_stopped_daemon_queue(void **state)
+{
+	struct sockaddr_un	 sun = { .sun_family = AF_UNIX };
+	static int		 fds[300];
+	struct child_result	*r;
+	int			 n, code, err = 0;
+
+	(void)state;
+	snprintf(sun.sun_path, sizeof sun.sun_path, "%s/metalcapd.sock", home);
+	assert_int_equal(kill(daemon_pid, SIGSTOP), 0);
+	for (n = 0; n < 300; n++) {
+		fds[n] = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
+		if (fds[n] == -1 || connect(fds[n], (struct sockaddr *)&sun,
+		    sizeof sun) == -1) {
+			err = errno;
+			break;
+		}
+	}
+	assert_int_equal(kill(daemon_pid, SIGCONT), 0);
+	if (n < 300)
+		fail_msg("the stopped daemon's queue took %d clients, then "
+		    "%s", n, strerror(err));
+	while (n-- > 0)
+		close(fds[n]);
+	r = ctl(&code, "status", NULL, NULL, NULL);
+	(void)r;
+	assert_int_equal(code, 0);
+	report("300 clients while the daemon was stopped: all queued, and "
+	    "served once it ran");
+}
+
 static void
 attack_stall(struct outcome *o)
 {
@@ -769,6 +808,8 @@ main(int argc, char **argv)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_500_clients, abuse_setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_stopped_daemon_queue,
+		    abuse_setup, teardown),
 		cmocka_unit_test_setup_teardown(test_trickling_clients,
 		    abuse_setup, teardown),
 		cmocka_unit_test_setup_teardown(
