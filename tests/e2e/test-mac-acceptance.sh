@@ -70,9 +70,13 @@ check "the folder's SHA256SUMS covers every file and checks" sh -c \
     "cd '$good' && sha256sum --quiet -c SHA256SUMS &&
     test \"\$(find . -type f ! -path ./SHA256SUMS | wc -l)\" -eq \
     \"\$(wc -l < SHA256SUMS)\""
-# The run's home (its own launchctl-sim state, daemon socket) is gone.
-check "nothing of the run is left running" sh -c \
-    "! pgrep -f 'mc-accept\\.[A-Za-z0-9]*/' >/dev/null"
+# The run's home (its own launchctl-sim state, daemon socket; named in
+# the health check it wrote) is gone, and nothing runs from it.
+good_home=$(grep -o '/tmp/mc-accept\.[A-Za-z0-9]*' "$good/steps.tsv" | head -n 1)
+# ([/]: the pattern does not match the sh -c that holds it.)
+check "nothing of the run is left running, its home removed" sh -c \
+    "test -n '$good_home' && test ! -e '$good_home' &&
+    ! pgrep -f '[/]${good_home#/}/' >/dev/null"
 
 # --- a shim that hooks nothing: the run must fail, naming the step ----------
 
