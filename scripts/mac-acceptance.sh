@@ -52,10 +52,14 @@ steps=$out/steps.tsv
 : >"$steps"
 
 say() { printf 'mac-acceptance: %s\n' "$*" >&2; }
-ok() { printf '%s\tok\t%s\n' "$1" "$2" >>"$steps"; say "ok   $1: $2"; }
+# steps.tsv: one line a step (name, ok or fail, what it found), the words
+# made one line: they quote programs' output.
+step() { printf '%s\t%s\t%s\n' "$1" "$2" "$(printf '%s' "$3" | tr '\t\n' '  ')" \
+    >>"$steps"; }
+ok() { step "$1" ok "$2"; say "ok   $1: $2"; }
 # A failed step ends the run, named, and is the summary's last step.
 fail() {
-	printf '%s\tfail\t%s\n' "$1" "$2" >>"$steps"
+	step "$1" fail "$2"
 	say "FAIL $1: $2"
 	exit 1
 }
@@ -224,17 +228,23 @@ ok probe-unlocked "$profile: Apple families up to $family, verdict $(field \
     "$out/probe-unlocked.json" 'd["report"]["verdict"]')"
 
 # Unlocked, with a pid: the status table's second line (NAME STATE ... PID).
-i=0 pid=
+# A state the daemon leaves only by a request (reverted, failed, error,
+# invalid) fails at once, with its reason.
+i=0 pid='' state=''
 while [ $i -lt $((wait_s * 10)) ]; do
-	pid=$(ctl status "$job" 2>/dev/null | awk 'NR == 2 && $2 == "unlocked" &&
-	    $4 != "-" { print $4 }') || true
-	[ -n "$pid" ] && break
+	line=$(ctl status "$job" 2>/dev/null | awk 'NR == 2 { print $2, $4 }') ||
+	    true
+	state=${line%% *}
+	case $state in
+	unlocked) [ "${line#* }" != - ] && pid=${line#* } && break ;;
+	reverted | failed | error | invalid) break ;;
+	esac
 	sleep 0.1
 	i=$((i + 1))
 done
 ctl --json status "$job" >"$out/status.json" 2>&1 || true
-[ -n "$pid" ] || fail job "$job is not unlocked after $wait_s s: $(ctl \
-    status "$job" 2>&1 | tail -n +2)"
+[ -n "$pid" ] || fail job "$job is ${state:-not known} (not unlocked) after \
+$((i / 10)) s: $(ctl status "$job" 2>&1 | tail -n +2)"
 ok job "$label runs unlocked under $launchctl, pid $pid"
 
 # The proof of injection is the shim's own report for that pid, not a log.

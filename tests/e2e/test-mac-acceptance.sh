@@ -117,6 +117,14 @@ check "a device computing wrong fails the run" broken_run wrong "$build" \
 check "... at the probe with the shim, the job never unlocked" summary \
     "$tmp/wrong" 'not s["passed"] and s["failed_step"] == "probe-unlocked" and s["job"] is None and s["probe_unlocked"]["verdict"]["family"] is False'
 
+# --- a job the shim cannot get into (dyld refuses it, as for an arm64e
+# --- program and an arm64 shim): the probe passes, the job does not --------
+
+check "a shim dyld cannot load into the job fails the run" broken_run arch \
+    "$build" LAUNCHCTL_SIM_DYLD_ARCH=arm64e
+check "... at the job, reverted by metalcapd with dyld's words" summary \
+    "$tmp/arch" 'not s["passed"] and s["failed_step"] == "job" and s["probe_unlocked"]["shim"]["state"] == "hooked" and s["job"]["state"] == "reverted" and s["job"]["shim_report"] is None and "could not be loaded" in s["steps"][-1]["detail"]'
+
 # --- usage -------------------------------------------------------------------
 
 check "on Linux, without --sim, it refuses and points at --sim" sh -c \
