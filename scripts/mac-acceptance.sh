@@ -43,6 +43,11 @@ while [ $# -gt 1 ]; do
 done
 [ $# -eq 1 ] || usage
 case $1 in -*) usage ;; esac
+if [ "$mode" = macos ] && [ "$(uname -s)" != Darwin ]; then
+	echo "mac-acceptance: not a Mac: on Linux run it with --sim BUILD_DIR" \
+	    "(make test does)" >&2
+	exit 2
+fi
 mkdir -p "$1"
 out=$(cd "$1" && pwd -P)
 [ -z "$(ls -A "$out")" ] || { echo "mac-acceptance: $out is not empty" >&2; exit 2; }
@@ -79,6 +84,7 @@ print(eval(sys.argv[2]))' "$1" "$2"
 # A short, link-free home: the shim writes no report through a link (on
 # macOS /tmp and /var are links), and a socket path has 104 bytes.
 home=$(cd "$(mktemp -d /tmp/mc-accept.XXXXXX)" && pwd -P)
+trap 'rm -rf "$home"' EXIT	# until finish (below) takes over
 uid=$(id -u)
 label=org.metalcap.job.$job
 if [ "$mode" = sim ]; then
@@ -99,10 +105,6 @@ if [ "$mode" = sim ]; then
 	bench_args="-p 64 -n 16 -r 2" samples=2 ppl_args="-c 128"
 	wait_s=30
 else
-	[ "$(uname -s)" = Darwin ] || {
-		say "not a Mac: on Linux run it with --sim BUILD_DIR (make test does)"
-		exit 2
-	}
 	if [ -z "$model" ] || [ ! -f "$model" ]; then
 		say "--model GGUF (or METALCAP_MODEL) is needed"
 		exit 2

@@ -129,7 +129,7 @@ check "... at the job, reverted by metalcapd with dyld's words" summary \
 
 check "on Linux, without --sim, it refuses and points at --sim" sh -c \
     "! '$script' '$tmp/plain' 2>'$tmp/plain.err' &&
-    grep -q 'with --sim BUILD_DIR' '$tmp/plain.err'"
+    grep -q 'with --sim BUILD_DIR' '$tmp/plain.err' && test ! -e '$tmp/plain'"
 check "an evidence folder that is not empty is refused" sh -c \
     "! '$script' --sim '$build' '$good' 2>'$tmp/full.err' &&
     grep -q 'is not empty' '$tmp/full.err'"
