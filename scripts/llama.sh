@@ -1,8 +1,10 @@
 #!/bin/sh
 # The real llama.cpp for the tests: its source from the npm package
 # node-llama-cpp (which ships it whole as a git bundle), pinned by the
-# tarball's SHA-256, and a CPU build of llama-server, llama-bench and
-# llama-perplexity.  Built once per clone, into the git-ignored
+# tarball's SHA-256, and a build of llama-server, llama-bench and
+# llama-perplexity: for the CPU on Linux, with Metal on macOS (the kernels
+# embedded in the binaries, as the acceptance run needs them:
+# scripts/mac-acceptance.sh).  Built once per clone, into the git-ignored
 # .deps/llama (the release tarball's test run borrows the clone's .deps,
 # scripts/dist-check.sh); nothing is downloaded again once it is there.
 # Provenance: tests/llama/PROVENANCE.md.
@@ -25,6 +27,11 @@ HOME_DIR=${METALCAP_LLAMA:-$top/.deps/llama}
 STAMP="$HOME_DIR/built-$SHA256"
 
 say() { printf 'llama: %s\n' "$*" >&2; }
+# macOS has shasum, not sha256sum.
+sha256() {
+	if command -v sha256sum >/dev/null 2>&1; then sha256sum "$@"
+	else shasum -a 256 "$@"; fi
+}
 
 built() {
 	[ -f "$STAMP" ] || return 1
@@ -39,7 +46,7 @@ fetch() {
 		say "fetching $PACKAGE from npm"
 		(cd "$HOME_DIR/npm" && npm pack --silent "$PACKAGE" >/dev/null)
 	fi
-	got=$(sha256sum "$HOME_DIR/npm/$TARBALL" | cut -d' ' -f1)
+	got=$(sha256 "$HOME_DIR/npm/$TARBALL" | cut -d' ' -f1)
 	if [ "$got" != "$SHA256" ]; then
 		say "$TARBALL has SHA-256 $got, not the pinned $SHA256: refused"
 		rm -f "$HOME_DIR/npm/$TARBALL"
@@ -61,12 +68,22 @@ unpack() {
 	: >"$HOME_DIR/src/.unpacked-$COMMIT"
 }
 
-# A CPU build with nothing fetched at build time: no prebuilt web page
-# (LLAMA_USE_PREBUILT_UI would download one), no curl, no OpenSSL.
+# A build with nothing fetched at build time: no prebuilt web page
+# (LLAMA_USE_PREBUILT_UI would download one), no curl, no OpenSSL.  On
+# macOS the Metal backend, its library embedded (ggml/CMakeLists.txt:236,
+# :239 default both on for APPLE; said here so that it never goes by a
+# default), static as on Linux, so the binaries load no libggml a shim
+# check would have to judge too.
 build() {
-	jobs=${LLAMA_JOBS:-$(nproc 2>/dev/null || echo 2)}
-	say "building $TOOLS (-j$jobs; about 15 minutes on 2 cores)"
+	jobs=${LLAMA_JOBS:-$(nproc 2>/dev/null || sysctl -n hw.ncpu 2>/dev/null ||
+	    echo 2)}
+	backend='-DGGML_METAL=OFF'
+	[ "$(uname -s)" = Darwin ] &&
+	    backend='-DGGML_METAL=ON -DGGML_METAL_EMBED_LIBRARY=ON'
+	say "building $TOOLS ($backend, -j$jobs; about 15 minutes on 2 cores)"
+	# shellcheck disable=SC2086	# $backend is one or two options
 	cmake -S "$HOME_DIR/src" -B "$HOME_DIR/build" -DCMAKE_BUILD_TYPE=Release \
+	    $backend \
 	    -DBUILD_SHARED_LIBS=OFF -DGGML_NATIVE=OFF -DGGML_OPENMP=OFF \
 	    -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
 	    -DLLAMA_BUILD_APP=OFF -DLLAMA_BUILD_UI=OFF \
