@@ -349,6 +349,58 @@ test_fa_failure_names_shape(void **state)
 	json_decref(doc);
 }
 
+/* A file of the source tree, whole (NULL-terminated, static). */
+static const char *
+read_source(const char *rel)
+{
+	static char	 buf[2][262144];
+	static int	 which;
+	char		 path[512];
+	size_t		 n;
+	FILE		*f;
+
+	snprintf(path, sizeof path, "%s/%s", MC_TEST_SOURCE, rel);
+	if ((f = fopen(path, "r")) == NULL)
+		fail_msg("cannot read %s", path);
+	which = !which;
+	n = fread(buf[which], 1, sizeof buf[which] - 1, f);
+	buf[which][n] = '\0';
+	fclose(f);
+	return buf[which];
+}
+
+/*
+ * The README and metalcap-probe(1) name every check of the catalogue and
+ * the families the probe asks, as probe_families holds them.
+ */
+static void
+test_documented(void **state)
+{
+	const char	*man = read_source("docs/metalcap-probe.1");
+	const char	*readme = read_source("README.md");
+	char		 want[96];
+	size_t		 i;
+
+	(void)state;
+	for (i = 0; i < probe_nchecks; i++) {
+		snprintf(want, sizeof want, "`%s`", probe_checks[i].name);
+		if (strstr(readme, want) == NULL)
+			fail_msg("README.md does not name %s", want);
+		snprintf(want, sizeof want, ".It Cm %s", probe_checks[i].name);
+		if (strstr(man, want) == NULL && (snprintf(want, sizeof want,
+		    ", %s\n", probe_checks[i].name), strstr(man, want) == NULL))
+			fail_msg("metalcap-probe.1 has no entry for %s",
+			    probe_checks[i].name);
+	}
+	assert_int_equal(probe_families[20], 1021);
+	assert_int_equal(probe_families[28], 3006);
+	assert_int_equal(probe_families[probe_nfamilies - 1], 5006);
+	assert_non_null(strstr(readme, "families 1001–1021, 2001–2002, "
+	    "3001–3006 and 5001–5006"));
+	assert_non_null(strstr(man, "for 1001\\(en1021, 2001\\(en2002, "
+	    "3001\\(en3006 and 5001\\(en5006"));
+}
+
 int
 main(void)
 {
@@ -360,6 +412,7 @@ main(void)
 		cmocka_unit_test(test_int_references),
 		cmocka_unit_test(test_integer_reductions),
 		cmocka_unit_test(test_fa_failure_names_shape),
+		cmocka_unit_test(test_documented),
 	};
 
 	if (getenv("MC_TEST_ONLY") != NULL)
