@@ -95,7 +95,8 @@ SHIM_LIB	:= $(O)/lib/libmetalcap.$(SHLIB)
 LLAMA_TESTS	?= $(O)/tests/test_llama_e2e
 TEST_BINS	:= $(O)/tests/test_shim_config $(O)/tests/test_shim_inject \
 		   $(O)/tests/test_objc4_model \
-		   $(O)/tests/test_probe $(O)/tests/test_daemon \
+		   $(O)/tests/test_probe $(O)/tests/test_probe_ggml \
+		   $(O)/tests/test_daemon \
 		   $(O)/tests/test_daemon_e2e $(O)/tests/test_launchctl_sim \
 		   $(O)/tests/test_faults $(O)/tests/test_io_faults \
 		   $(O)/tests/test_abuse \
@@ -196,9 +197,11 @@ $(SHIM_LIB): $(SHIM_SRC) shim/*.h common/mc_os.h VERSION $(SHIM_DEPS) | need-dep
 
 # --- simulators (Linux only: no Metal, so a simulated device) -----------
 
-$(SIM_KERNEL): tests/sim/mtlsim_kernel.c tests/sim/mtlsim.h \
-    | need-deps $(O)/tests
-	$(CC) $(CFLAGS_C) -fPIC -c $< -o $@
+# The simulated GPU: the kernel table and stages, and the ggml-shaped
+# kernels (mtlsim_ggml.c), as one relocatable object.
+$(SIM_KERNEL): tests/sim/mtlsim_kernel.c tests/sim/mtlsim_ggml.c \
+    tests/sim/mtlsim.h tests/sim/mtlsim_ggml.h | need-deps $(O)/tests
+	$(CC) $(CFLAGS_C) -fPIC -r -nostdlib $(filter %.c,$^) -o $@
 
 $(SIM_LIB): tests/sim/mtlsim.m $(SIM_KERNEL) | $(O)/tests
 	$(CC) $(CFLAGS_OBJC) -fPIC -shared $^ -o $@ -lobjc -lm $(LDFLAGS_SAN)
@@ -364,6 +367,17 @@ $(O)/tests/test_probe: tests/probe/test_probe.c tests/support/child.c \
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) \
 	    -DMC_TEST_FIXTURES='"$(abspath $(FIXTURES))"' -Itests/support \
 	    -Iprobe -Itests/sim $< tests/support/child.c probe/probe_check.c \
+	    probe/probe_kernels.c probe/probe_check_ggml.c probe/probe_run.c \
+	    probe/probe_report.c probe/probe_sim.c -o $@ -L$(O)/tests \
+	    -lmtlsim -Wl,-rpath,'$$ORIGIN' -lcmocka $(LIB_JANSSON) -lobjc -lm \
+	    $(LDFLAGS_SAN)
+
+# The ggml-shaped checks against ggml's shapes (the sim's MTLSIM_TRACE).
+$(O)/tests/test_probe_ggml: tests/probe/test_probe_ggml.c \
+    tests/support/child.c $(PROBE_SHARED) probe/probe_sim.c probe/probe.h \
+    $(PROBE) $(SHIM_LIB) $(SIM_LIB) | $(O)/tests
+	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Itests/support -Iprobe -Itests/sim \
+	    $< tests/support/child.c probe/probe_check.c \
 	    probe/probe_kernels.c probe/probe_check_ggml.c probe/probe_run.c \
 	    probe/probe_report.c probe/probe_sim.c -o $@ -L$(O)/tests \
 	    -lmtlsim -Wl,-rpath,'$$ORIGIN' -lcmocka $(LIB_JANSSON) -lobjc -lm \

@@ -20,6 +20,7 @@
 
 #define PROBE_ERROR_LEN		512
 #define PROBE_MAX_BUFFERS	4
+#define PROBE_MAX_CHECKS	32	/* room in a run for every check */
 #define PROBE_MSL_3_1		0x30001UL	/* MTLLanguageVersion3_1 */
 #define PROBE_CONTROL_TG_MEMORY	32768
 /*
@@ -95,7 +96,8 @@ extern const struct probe_backend probe_backend;
 extern const char	probe_kernels[];
 extern const char	probe_kernels_mm[];	/* half, and bfloat from MSL 3.1 */
 extern const char	probe_kernels_bf16[];
-extern const char	probe_kernels_ggml[];	/* cumsum, offsets, FA split */
+extern const char	probe_kernels_ggml[];	/* cumsum, offsets, FA, argmax */
+extern const char	probe_kernels_ggml_bf16[];	/* bfloat x bfloat, MSL 3.1 */
 
 /* The answers a device gave: the whole capability report. */
 struct probe_answers {
@@ -163,6 +165,18 @@ void	probe_ref_cumsum(const float *x, int n, int group, float *out);
 void	probe_ref_offsets(const float *cnt, int n, int width, float *out);
 void	probe_ref_attention(const float *q, const float *k, const float *v,
 	    int rows, int keys, int dim, float scale, float *out);
+void	probe_check_mm_bf16(const struct probe_context *,
+	    struct probe_result *);
+void	probe_check_argmax(const struct probe_context *,
+	    struct probe_result *);
+void	probe_check_count_equal(const struct probe_context *,
+	    struct probe_result *);
+int	probe_gpu_family(const struct probe_answers *);
+int	probe_fa_queries(const struct probe_answers *, int q[3]);
+void	probe_ref_argmax(const float *x, int rows, int n, int nth, float *out);
+void	probe_ref_count_equal(const int32_t *a, const int32_t *b, int rows,
+	    int n, float *out);
+void	probe_mm_bf16_data(float *a, float *b, int n);
 
 /* --- report (probe_report.c) --------------------------------------------- */
 

@@ -73,10 +73,20 @@ const struct probe_check probe_checks[] = {
 	{ "simd_shuffle_up", "a running sum by simd_shuffle_up, as sparse "
 	    "flash attention's index offsets (needs Apple7 or Metal3)",
 	    probe_check_shuffle_up },
-	{ "flash_attn_split", "vector flash attention, 4 queries a "
-	    "threadgroup over 32 splits of the keys merged by a reduce pass "
-	    "of 1024 threads, the path apple9's tuning takes (needs Apple7)",
-	    probe_check_fa_split },
+	{ "flash_attn_split", "vector flash attention over 32 splits of "
+	    "the keys, 1, 2 and 4 SIMD groups a split merged through "
+	    "threadgroup memory, then a reduce pass of 1024 threads; 1 query "
+	    "a threadgroup, and 2 and 4 where Apple9 is the highest family, "
+	    "as ggml (needs Apple7)", probe_check_fa_split },
+	{ "mul_mm_bf16", "bfloat x bfloat SIMD-group matrix multiply, both "
+	    "staged through threadgroup memory as ggml's bf16 mul_mm, at MSL "
+	    "3.1 (needs Apple7, and Apple6 or Metal3)", probe_check_mm_bf16 },
+	{ "argmax", "integer simd_max choosing among tied lanes and SIMD "
+	    "groups, as ggml's ARGMAX (needs Apple7 or Metal3)",
+	    probe_check_argmax },
+	{ "count_equal", "integer simd_sum of per-thread counts, as ggml's "
+	    "COUNT_EQUAL and sparse flash attention's index (needs Apple7 or "
+	    "Metal3)", probe_check_count_equal },
 	{ "threadgroup_32k", "a unique value at every address of a 32 KB "
 	    "block, 16 threadgroups (control)", probe_check_tg_control },
 	{ "threadgroup_advertised", "the same at the advertised size",
@@ -87,6 +97,9 @@ const struct probe_check probe_checks[] = {
 	    "family above the ceiling", probe_check_invariants },
 };
 const size_t probe_nchecks = sizeof probe_checks / sizeof probe_checks[0];
+/* probe.c keeps a run's results in an array of PROBE_MAX_CHECKS. */
+_Static_assert(sizeof probe_checks / sizeof probe_checks[0] <=
+    PROBE_MAX_CHECKS, "more checks than PROBE_MAX_CHECKS");
 
 const struct probe_check *
 probe_check_find(const char *name)

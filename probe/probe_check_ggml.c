@@ -3,19 +3,26 @@
  * Checks for what the ggml of the pinned llama.cpp runs that the older
  * checks do not (docs/ggml-paths.md, drawn from its source): CUMSUM's
  * prefix sums, the sparse flash-attention index kernel's simd_shuffle_up
- * scan, and vector flash attention with four queries a threadgroup and a
- * split-and-reduce pass, the path the apple9 profile opens (with family 9
- * ggml tunes the paravirtual device as an M4 Max).  Backend-free, each
- * against a CPU reference, as probe_check.c.
+ * scan, vector flash attention as ggml runs it on any Apple7 device (32
+ * splits of the keys, 1-4 SIMD groups a split merged through threadgroup
+ * memory, a reduce pass), with the 2 and 4 queries a threadgroup that
+ * family 9 adds (ggml tunes the paravirtual device as an M4 Max then),
+ * bfloat x bfloat SIMD-group matrices as mul_mm stages them, and the
+ * integer simd_max and simd_sum of ARGMAX and COUNT_EQUAL.  Backend-free,
+ * each against a CPU reference, as probe_check.c.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "probe.h"
 
+#define APPLE6		1006
 #define APPLE7		1007
+#define APPLE9		1009
+#define METAL3		5001
 #define SIMD_WIDTH	32
 
 /* --- CPU references -------------------------------------------------------- */
@@ -140,19 +147,267 @@ probe_check_shuffle_up(const struct probe_context *ctx,
 	probe_compare(r, out, want, 4 * SIMD_WIDTH);
 }
 
+/*
+ * ggml's gpu_family: the highest Apple family the device answers, asked
+ * from Apple21 down (ggml-metal-device.m:1304-1307); 0 when none.
+ */
+int
+probe_gpu_family(const struct probe_answers *answers)
+{
+	long	f;
+
+	for (f = 1021; f >= 1001; f--)
+		if (probe_answer(answers, f))
+			return (int)(f - 1000);
+	return 0;
+}
+
+/*
+ * The queries a threadgroup ggml's vector flash attention takes on this
+ * device, for a head size of 32: 1, the baseline, on every family
+ * (ggml-metal-tuning.cpp:61-63, the GENERIC device has no rows); with
+ * gpu_family 9 alone also the M4 Max rows' 2 and 4 (tun.cpp:3656-3661,
+ * 3719-3727; rows 2656-2677).  Returns how many, into q.
+ */
+int
+probe_fa_queries(const struct probe_answers *answers, int q[3])
+{
+	q[0] = 1;
+	if (probe_gpu_family(answers) != 9)
+		return 1;
+	q[1] = 2;
+	q[2] = 4;
+	return 3;
+}
+
+/* The argmax ggml's kernel finds: among the threads (i mod nth) whose
+ * first largest value is the row's maximum, the largest such index. */
+void
+probe_ref_argmax(const float *x, int rows, int n, int nth, float *out)
+{
+	int	r, t, i, first, best;
+	float	max;
+
+	for (r = 0; r < rows; r++) {
+		const float *row = x + (size_t)r * n;
+
+		for (max = -INFINITY, i = 0; i < n; i++)
+			max = row[i] > max ? row[i] : max;
+		for (best = -1, t = 0; t < nth; t++) {
+			for (first = -1, i = t; i < n && first < 0; i += nth)
+				if (row[i] == max)
+					first = i;
+			best = first > best ? first : best;
+		}
+		out[r] = (float)best;
+	}
+}
+
+/* How many of each row's n pairs are equal. */
+void
+probe_ref_count_equal(const int32_t *a, const int32_t *b, int rows, int n,
+    float *out)
+{
+	int	r, i, c;
+
+	for (r = 0; r < rows; r++) {
+		for (c = 0, i = 0; i < n; i++)
+			c += a[r * n + i] == b[r * n + i];
+		out[r] = (float)c;
+	}
+}
+
+/*
+ * The bfloat multiply's 32 x 32 operands: small integers, times 2^16 in
+ * A's rows and 2^8 in B's columns but the last of each, exact in bfloat
+ * and float and past half's largest (65504), so a device that stages
+ * bfloat as half overflows; every sum of products is exact in a float
+ * accumulator.  C's last element, of the unscaled row and column, is
+ * small: one unit off there shows.
+ */
+void
+probe_mm_bf16_data(float *a, float *b, int n)
+{
+	int	i;
+
+	for (i = 0; i < n; i++) {
+		a[i] = (float)((i * 7) % 9 - 4) * (i / 32 == 31 ? 1.0f :
+		    65536.0f);
+		b[i] = (float)((i * 5) % 7 - 3) * (i % 32 == 31 ? 1.0f :
+		    256.0f);
+	}
+}
+
+/* C = A x B, n x n, in double (probe_check.c has its own: no circle). */
+static void
+probe_ref_mm(int n, const float *a, const float *b, float *c)
+{
+	double	acc;
+	int	i, j, k;
+
+	for (i = 0; i < n; i++)
+		for (j = 0; j < n; j++) {
+			for (acc = 0, k = 0; k < n; k++)
+				acc += (double)a[i * n + k] * b[k * n + j];
+			c[i * n + j] = (float)acc;
+		}
+}
+
+void
+probe_check_mm_bf16(const struct probe_context *ctx, struct probe_result *r)
+{
+	static float		a[1024], b[1024], c[1024], want[1024];
+	struct probe_dispatch	d = {
+		.label = r->name, .source = probe_kernels_ggml_bf16,
+		.function = "probe_mul_mm_bf16",
+		.language_version = PROBE_MSL_3_1, .buffers = { a, b, c },
+		.sizes = { sizeof a, sizeof b, sizeof c }, .nbuffers = 3,
+		.output = 2, .threadgroup_memory = 2 * 1024 * 2,
+		.threadgroups = 1, .threads_per_group = 4 * SIMD_WIDTH,
+	};
+	int			i;
+
+	/* ggml's mul_mm needs has_simdgroup_mm, bfloat has_bfloat
+	 * (ggml-metal-device.m:1118, 1121-1122, 1513). */
+	if (!probe_gate(r, probe_answer(ctx->answers, APPLE7) &&
+	    (probe_answer(ctx->answers, APPLE6) ||
+	    probe_answer(ctx->answers, METAL3)),
+	    "the device does not report Apple7 with Apple6 or Metal3"))
+		return;
+	probe_mm_bf16_data(a, b, 1024);
+	for (i = 0; i < 1024; i++)
+		c[i] = -1.0f;
+	if (!probe_run(ctx, &d, r))
+		return;
+	probe_ref_mm(32, a, b, want);
+	probe_compare(r, c, want, 1024);
+}
+
+#define ARGMAX_ROWS	4
+#define ARGMAX_N	1000
+#define ARGMAX_NTH	64	/* ggml's nth for 4 rows of 1000 (ops.cpp:5122-5125) */
+
+void
+probe_check_argmax(const struct probe_context *ctx, struct probe_result *r)
+{
+	static float		x[ARGMAX_ROWS * ARGMAX_N];
+	float			out[ARGMAX_ROWS], want[ARGMAX_ROWS];
+	struct probe_dispatch	d = {
+		.label = r->name, .source = probe_kernels_ggml,
+		.function = "probe_argmax", .buffers = { x, out },
+		.sizes = { sizeof x, sizeof out }, .nbuffers = 2, .output = 1,
+		.threadgroup_memory = 32 * (sizeof(float) + sizeof(int32_t)),
+		.threadgroups = ARGMAX_ROWS, .threads_per_group = ARGMAX_NTH,
+	};
+	int			i, row;
+
+	if (!probe_gate_reduction(ctx, r))
+		return;
+	/*
+	 * Each row's maximum appears about 19 times, in several threads'
+	 * slices: the index is the largest of their first ones.  Row 0 is
+	 * all negative.  The indices differ by row and none is 0.
+	 */
+	for (row = 0; row < ARGMAX_ROWS; row++)
+		for (i = 0; i < ARGMAX_N; i++)
+			x[row * ARGMAX_N + i] = (float)((i * 37 + row * 11) %
+			    53 - (row == 0 ? 60 : 40)) / 4.0f;
+	for (i = 0; i < ARGMAX_ROWS; i++)
+		out[i] = -2.0f;
+	if (!probe_run(ctx, &d, r))
+		return;
+	probe_ref_argmax(x, ARGMAX_ROWS, ARGMAX_N, ARGMAX_NTH, want);
+	probe_compare(r, out, want, ARGMAX_ROWS);
+}
+
+#define COUNT_ROWS	8
+#define COUNT_N		200
+#define COUNT_NTH	256	/* 32 * nsg, nsg from ne00 (dev.cpp:2307-2310) */
+
+void
+probe_check_count_equal(const struct probe_context *ctx,
+    struct probe_result *r)
+{
+	static int32_t		a[COUNT_ROWS * COUNT_N], b[COUNT_ROWS * COUNT_N];
+	float			out[COUNT_ROWS], want[COUNT_ROWS];
+	struct probe_dispatch	d = {
+		.label = r->name, .source = probe_kernels_ggml,
+		.function = "probe_count_equal", .buffers = { a, b, out },
+		.sizes = { sizeof a, sizeof b, sizeof out }, .nbuffers = 3,
+		.output = 2, .threadgroup_memory = 32 * sizeof(int32_t),
+		.threadgroups = COUNT_ROWS, .threads_per_group = COUNT_NTH,
+	};
+	int			i;
+
+	if (!probe_gate_reduction(ctx, r))
+		return;
+	/* About one pair in five equal, a different count each row. */
+	for (i = 0; i < COUNT_ROWS * COUNT_N; i++) {
+		a[i] = (i * 7) % 5 - 2;
+		b[i] = (i * 3 + i / COUNT_N) % 5 - 2 + (i % 11 == 0);
+	}
+	for (i = 0; i < COUNT_ROWS; i++)
+		out[i] = -1.0f;
+	if (!probe_run(ctx, &d, r))
+		return;
+	probe_ref_count_equal(a, b, COUNT_ROWS, COUNT_N, want);
+	probe_compare(r, out, want, COUNT_ROWS);
+}
+
 /* The kernels' constants (probe_kernels_ggml). */
 #define FA_DIM		32
-#define FA_Q		4
-#define FA_SPLITS	32
-#define FA_KEYS		(FA_SPLITS * 2 * 32)
+#define FA_SPLITS	32	/* nwg, whatever the family (ops.cpp:3601-3607) */
+#define FA_KEYS		4096
 #define FA_ROWS		8
-/*
- * ggml's threadgroup memory for the M4 Max rows that take 4 queries with
- * head size 128 and 4 SIMD groups: PAD((128 + 4*32 + 2*128) * 4 * 4 * 2,
- * 16) (ggml-metal-ops.cpp:3574), the most any of them asks on this
- * device; more than this check uses, as a dispatch of ggml's would be.
- */
-#define FA_TG_MEMORY	16384
+
+/* Say which of the flash-attention dispatches went wrong. */
+static void
+probe_fa_note(struct probe_result *r, int q, int nsg)
+{
+	size_t	len = strlen(r->error);
+
+	snprintf(r->error + len, sizeof r->error - len, " (%d quer%s a "
+	    "threadgroup, %d SIMD group%s a split)", q, q == 1 ? "y" : "ies",
+	    nsg, nsg == 1 ? "" : "s");
+}
+
+/* One configuration: the split, then the reduce; false on a failure. */
+static bool
+probe_fa_run(const struct probe_context *ctx, struct probe_result *r,
+    const float *const in[3], float *tmp, size_t tmpsize, float *out,
+    int q, int nsg)
+{
+	struct probe_dispatch	split = {
+		.label = r->name, .source = probe_kernels_ggml,
+		.function = "probe_fa_split",
+		.buffers = { (void *)in[0], (void *)in[1], (void *)in[2], tmp },
+		.sizes = { FA_ROWS * FA_DIM * sizeof(float),
+		    FA_KEYS * FA_DIM * sizeof(float),
+		    FA_KEYS * FA_DIM * sizeof(float), tmpsize },
+		.nbuffers = 4, .output = 3,
+		/* ggml's FATTN_SMEM(nsg) for head size 32 (padded to 128):
+		 * PAD((128 + 4*32 + 2*128) * nsg * q * 2, 16), ops.cpp:3574;
+		 * more than the kernel uses, as a dispatch of ggml's would. */
+		.threadgroup_memory = (size_t)512 * nsg * q * 2,
+		.threadgroups = FA_ROWS / q * FA_SPLITS,
+		.threads_per_group = (unsigned long)nsg * SIMD_WIDTH,
+	}, reduce = {
+		.label = r->name, .source = probe_kernels_ggml,
+		.function = "probe_fa_reduce", .buffers = { tmp, out },
+		.sizes = { tmpsize, FA_ROWS * FA_DIM * sizeof(float) },
+		.nbuffers = 2, .output = 1, .threadgroups = FA_ROWS,
+		.threads_per_group = FA_SPLITS * SIMD_WIDTH,
+	};
+	int			i;
+
+	for (i = 0; i < FA_ROWS * FA_DIM; i++)
+		out[i] = -1.0f;
+	if (!probe_run(ctx, &split, r) || !probe_run(ctx, &reduce, r)) {
+		probe_fa_note(r, q, nsg);
+		return false;
+	}
+	return true;
+}
 
 void
 probe_check_fa_split(const struct probe_context *ctx, struct probe_result *r)
@@ -161,22 +416,10 @@ probe_check_fa_split(const struct probe_context *ctx, struct probe_result *r)
 	static float		v[FA_KEYS * FA_DIM], want[FA_ROWS * FA_DIM];
 	static float		tmp[FA_ROWS * FA_DIM * FA_SPLITS +
 	    FA_ROWS * 2 * FA_SPLITS], out[FA_ROWS * FA_DIM];
-	struct probe_dispatch	split = {
-		.label = r->name, .source = probe_kernels_ggml,
-		.function = "probe_fa_split", .buffers = { q, k, v, tmp },
-		.sizes = { sizeof q, sizeof k, sizeof v, sizeof tmp },
-		.nbuffers = 4, .output = 3, .threadgroup_memory = FA_TG_MEMORY,
-		.threadgroups = FA_ROWS / FA_Q * FA_SPLITS,
-		.threads_per_group = FA_Q * SIMD_WIDTH,
-	}, reduce = {
-		.label = r->name, .source = probe_kernels_ggml,
-		.function = "probe_fa_reduce", .buffers = { tmp, out },
-		.sizes = { sizeof tmp, sizeof out }, .nbuffers = 2,
-		.output = 1, .threadgroups = FA_ROWS,
-		.threads_per_group = FA_SPLITS * SIMD_WIDTH,
-	};
-	int			i;
+	const float *const	in[3] = { q, k, v };
+	int			queries[3], nq, iq, nsg, i;
 
+	/* FLASH_ATTN_EXT needs has_simdgroup_mm (ggml-metal-device.m:1741). */
 	if (!probe_gate(r, probe_answer(ctx->answers, APPLE7),
 	    "the device does not report Apple7"))
 		return;
@@ -185,16 +428,24 @@ probe_check_fa_split(const struct probe_context *ctx, struct probe_result *r)
 	 * far from the values' mean, and values far from zero, so that a
 	 * device writing zeros, or one percent off, cannot pass.
 	 */
-	for (i = 0; i < FA_ROWS * FA_DIM; i++) {
+	for (i = 0; i < FA_ROWS * FA_DIM; i++)
 		q[i] = (float)((i * 7) % 11 - 5) / 2.0f;
-		out[i] = -1.0f;
-	}
 	for (i = 0; i < FA_KEYS * FA_DIM; i++) {
 		k[i] = (float)((i * 13) % 17 - 8) / 4.0f;
 		v[i] = (float)((i * 5) % 9 + 4) / 4.0f;
 	}
-	if (!probe_run(ctx, &split, r) || !probe_run(ctx, &reduce, r))
-		return;
 	probe_ref_attention(q, k, v, FA_ROWS, FA_KEYS, FA_DIM, 0.125f, want);
-	probe_compare(r, out, want, FA_ROWS * FA_DIM);
+	nq = probe_fa_queries(ctx->answers, queries);
+	/* nsg 1, 2 and 4: what ggml picks as the keys grow (ops.cpp:3601-3607). */
+	for (iq = 0; iq < nq; iq++)
+		for (nsg = 1; nsg <= 4; nsg *= 2) {
+			if (!probe_fa_run(ctx, r, in, tmp, sizeof tmp, out,
+			    queries[iq], nsg))
+				return;
+			probe_compare(r, out, want, FA_ROWS * FA_DIM);
+			if (!r->correct) {
+				probe_fa_note(r, queries[iq], nsg);
+				return;
+			}
+		}
 }

@@ -150,9 +150,10 @@ const char probe_kernels_bf16[] =
 /*
  * What the ggml of the pinned llama.cpp runs beyond the checks above
  * (docs/ggml-paths.md): CUMSUM's block scan, the sparse flash-attention
- * index kernel's offsets, and vector flash attention as apple9's tuning
- * runs it, several queries a threadgroup, split over the keys and merged
- * by a reduce pass.
+ * index kernel's offsets, vector flash attention as ggml runs it from
+ * Apple7 up (1-4 SIMD groups a threadgroup merged through threadgroup
+ * memory, 32 splits of the keys merged by a reduce pass), and ARGMAX's
+ * and COUNT_EQUAL's integer simd_max and simd_sum.
  */
 const char probe_kernels_ggml[] =
     "#include <metal_stdlib>\n"
@@ -186,40 +187,72 @@ const char probe_kernels_ggml[] =
     "  }\n"
     "  out[i] = float(incl - c);\n"
     "}\n"
-    /* kernels/fa.metal:1555-1560 and :1763-1791: Q queries a
-     * threadgroup, a SIMD group each, staged in threadgroup memory; NWG
-     * splits of the keys, two chunks of C each, by online softmax; each
-     * split's O unnormalised, interleaved by split, then its S and M. */
-    "constant short D = 32, Q = 4, NWG = 32, C = 32, CHUNKS = 2;\n"
-    "constant uint NROWS = 8;\n"
+    /* kernels/fa.metal:1340-1345, 1555-1571, 1730-1791: Q queries a
+     * threadgroup (1, 2 or 4, from the grid) staged in threadgroup
+     * memory; NWG splits of the keys, each taken by 1-4 SIMD groups in
+     * chunks of C (chunk iwg*NSG + sg, then every NWG*NSG), each with its
+     * own online softmax; the SIMD groups' S, M and O merged pairwise
+     * through threadgroup memory; SIMD group 0 stores O unnormalised,
+     * interleaved by split, then S and M. */
+    "constant short D = 32, NWG = 32, C = 32;\n"
+    "constant uint NROWS = 8, KEYS = 4096, ARGMAX_N = 1000, COUNT_N = 200;\n"
     "kernel void probe_fa_split(device const float *q [[buffer(0)]],\n"
     "    device const float *k [[buffer(1)]],\n"
     "    device const float *v [[buffer(2)]],\n"
     "    device float *tmp [[buffer(3)]],\n"
-    "    threadgroup float *sq [[threadgroup(0)]],\n"
+    "    threadgroup float *shm [[threadgroup(0)]],\n"
     "    uint tg [[threadgroup_position_in_grid]],\n"
+    "    uint ntg [[threadgroups_per_grid]],\n"
     "    ushort lane [[thread_index_in_simdgroup]],\n"
-    "    ushort sg [[simdgroup_index_in_threadgroup]]) {\n"
-    "  const uint iwg = tg % NWG, row = (tg / NWG) * Q + sg;\n"
-    "  sq[sg * D + lane] = q[row * D + lane];\n"
+    "    ushort sg [[simdgroup_index_in_threadgroup]],\n"
+    "    ushort nsg [[simdgroups_per_threadgroup]]) {\n"
+    "  const short Q = NROWS * NWG / ntg;\n"
+    "  const uint iwg = tg % NWG, row0 = (tg / NWG) * Q;\n"
+    "  threadgroup float *sq = shm, *so = shm + Q * D, *ss = so + nsg * Q * D;\n"
+    "  for (short i = sg * 32 + lane; i < Q * D; i += nsg * 32) sq[i] = q[row0 * D + i];\n"
     "  threadgroup_barrier(mem_flags::mem_threadgroup);\n"
-    "  float M = -FLT_MAX / 2, S = 0, o = 0;\n"
-    "  for (short ic = 0; ic < CHUNKS; ic++) {\n"
-    "    const uint key0 = (iwg * CHUNKS + ic) * C;\n"
-    "    float s = 0;\n"
-    "    for (short d = 0; d < D; d++) s += sq[sg * D + d] * k[(key0 + lane) * D + d];\n"
-    "    s *= 0.125f;\n"
-    "    const float m = M;\n"
-    "    M = simd_max(max(M, s));\n"
-    "    const float ms = exp(m - M), vs = exp(s - M);\n"
-    "    S = S * ms + simd_sum(vs);\n"
-    "    o *= ms;\n"
-    "    for (short j = 0; j < C; j++) o += simd_shuffle(vs, j) * v[(key0 + j) * D + lane];\n"
+    "  float M[4], S[4], o[4];\n"
+    "  for (short qq = 0; qq < Q; qq++) { M[qq] = -FLT_MAX / 2; S[qq] = 0; o[qq] = 0; }\n"
+    "  for (uint ic = iwg * nsg + sg; ic < KEYS / C; ic += NWG * nsg) {\n"
+    "    const uint key0 = ic * C;\n"
+    "    for (short qq = 0; qq < Q; qq++) {\n"
+    "      float s = 0;\n"
+    "      for (short d = 0; d < D; d++) s += sq[qq * D + d] * k[(key0 + lane) * D + d];\n"
+    "      s *= 0.125f;\n"
+    "      const float m = M[qq];\n"
+    "      M[qq] = simd_max(max(M[qq], s));\n"
+    "      const float ms = exp(m - M[qq]), vs = exp(s - M[qq]);\n"
+    "      S[qq] = S[qq] * ms + simd_sum(vs);\n"
+    "      o[qq] *= ms;\n"
+    "      for (short j = 0; j < C; j++) o[qq] += simd_shuffle(vs, j) * v[(key0 + j) * D + lane];\n"
+    "    }\n"
     "  }\n"
-    "  tmp[((row * (D / 4) + lane / 4) * NWG + iwg) * 4 + lane % 4] = o;\n"
-    "  if (lane == 0) {\n"
-    "    tmp[NROWS * D * NWG + row * 2 * NWG + 2 * iwg] = S;\n"
-    "    tmp[NROWS * D * NWG + row * 2 * NWG + 2 * iwg + 1] = M;\n"
+    "  for (short qq = 0; qq < Q; qq++) {\n"
+    "    so[(sg * Q + qq) * D + lane] = o[qq];\n"
+    "    if (lane == 0) { ss[(sg * Q + qq) * 2] = S[qq]; ss[(sg * Q + qq) * 2 + 1] = M[qq]; }\n"
+    "  }\n"
+    "  threadgroup_barrier(mem_flags::mem_threadgroup);\n"
+    "  for (short r = nsg / 2; r > 0; r >>= 1) {\n"
+    "    if (sg < r) {\n"
+    "      for (short qq = 0; qq < Q; qq++) {\n"
+    "        const short a = sg * Q + qq, b = (sg + r) * Q + qq;\n"
+    "        const float S0 = ss[2 * a], S1 = ss[2 * b], M0 = ss[2 * a + 1], M1 = ss[2 * b + 1];\n"
+    "        const float Mx = max(M0, M1), ms0 = exp(M0 - Mx), ms1 = exp(M1 - Mx);\n"
+    "        simdgroup_barrier(mem_flags::mem_threadgroup);\n"
+    "        if (lane == 0) { ss[2 * a] = S0 * ms0 + S1 * ms1; ss[2 * a + 1] = Mx; }\n"
+    "        so[a * D + lane] = so[a * D + lane] * ms0 + so[b * D + lane] * ms1;\n"
+    "      }\n"
+    "    }\n"
+    "    threadgroup_barrier(mem_flags::mem_threadgroup);\n"
+    "  }\n"
+    "  if (sg != 0) return;\n"
+    "  for (short qq = 0; qq < Q; qq++) {\n"
+    "    const uint row = row0 + qq;\n"
+    "    tmp[((row * (D / 4) + lane / 4) * NWG + iwg) * 4 + lane % 4] = so[qq * D + lane];\n"
+    "    if (lane == 0) {\n"
+    "      tmp[NROWS * D * NWG + row * 2 * NWG + 2 * iwg] = ss[2 * qq];\n"
+    "      tmp[NROWS * D * NWG + row * 2 * NWG + 2 * iwg + 1] = ss[2 * qq + 1];\n"
+    "    }\n"
     "  }\n"
     "}\n"
     /* kernels/fa.metal:2256-2296: a row a threadgroup of 32 SIMD
@@ -240,4 +273,101 @@ const char probe_kernels_ggml[] =
     "    const float4 r = simd_sum(o4[i * NWG + iwg] * ms);\n"
     "    if (iwg == 0) d4[i] = r * S;\n"
     "  }\n"
+    "}\n"
+    /* kernels/misc.metal:3-58 (kernel_argmax_f32): each thread's first
+     * largest value, the SIMD group's largest index among the lanes that
+     * hold the maximum by an integer simd_max (-1 from the others), then
+     * the same across SIMD groups through threadgroup memory. */
+    "kernel void probe_argmax(device const float *x [[buffer(0)]],\n"
+    "    device float *dst [[buffer(1)]],\n"
+    "    threadgroup char *shmem [[threadgroup(0)]],\n"
+    "    uint row [[threadgroup_position_in_grid]],\n"
+    "    uint tid [[thread_position_in_threadgroup]],\n"
+    "    uint sg [[simdgroup_index_in_threadgroup]],\n"
+    "    uint lane [[thread_index_in_simdgroup]],\n"
+    "    uint ntg [[threads_per_threadgroup]]) {\n"
+    "  device const float *x_row = x + row * ARGMAX_N;\n"
+    "  float lmax = -INFINITY;\n"
+    "  int larg = -1;\n"
+    "  for (uint i = tid; i < ARGMAX_N; i += ntg)\n"
+    "    if (x_row[i] > lmax) { lmax = x_row[i]; larg = int(i); }\n"
+    "  float max_val = simd_max(lmax);\n"
+    "  int arg_val = simd_max(select(-1, larg, lmax == max_val));\n"
+    "  threadgroup float *smax = (threadgroup float *)shmem;\n"
+    "  threadgroup int *sarg = (threadgroup int *)shmem + 32;\n"
+    "  if (sg == 0) { smax[lane] = -INFINITY; sarg[lane] = -1; }\n"
+    "  threadgroup_barrier(mem_flags::mem_threadgroup);\n"
+    "  if (lane == 0) { smax[sg] = max_val; sarg[sg] = arg_val; }\n"
+    "  threadgroup_barrier(mem_flags::mem_threadgroup);\n"
+    "  max_val = smax[lane];\n"
+    "  arg_val = sarg[lane];\n"
+    "  const float m = simd_max(max_val);\n"
+    "  const int a = simd_max(select(-1, arg_val, max_val == m));\n"
+    "  if (tid == 0) dst[row] = float(a);\n"
+    "}\n"
+    /* kernels/misc.metal:292-343 (kernel_count_equal): each thread's
+     * count of equal pairs, an integer simd_sum per SIMD group, the
+     * groups' totals summed by SIMD group 0 in float; a total a row here,
+     * where ggml adds the rows' into one integer atomically. */
+    "kernel void probe_count_equal(device const int *a [[buffer(0)]],\n"
+    "    device const int *b [[buffer(1)]],\n"
+    "    device float *dst [[buffer(2)]],\n"
+    "    threadgroup int *shmem [[threadgroup(0)]],\n"
+    "    uint row [[threadgroup_position_in_grid]],\n"
+    "    ushort tid [[thread_position_in_threadgroup]],\n"
+    "    ushort sg [[simdgroup_index_in_threadgroup]],\n"
+    "    ushort lane [[thread_index_in_simdgroup]],\n"
+    "    ushort ntg [[threads_per_threadgroup]]) {\n"
+    "  int sum = 0;\n"
+    "  for (uint i = tid; i < COUNT_N; i += ntg)\n"
+    "    sum += a[row * COUNT_N + i] == b[row * COUNT_N + i];\n"
+    "  sum = simd_sum(sum);\n"
+    "  if (lane == 0) shmem[sg] = sum;\n"
+    "  threadgroup_barrier(mem_flags::mem_threadgroup);\n"
+    "  if (sg == 0) {\n"
+    "    float v = tid < ntg / 32 ? float(shmem[tid]) : 0.0f;\n"
+    "    const float total = simd_sum(v);\n"
+    "    if (tid == 0) dst[row] = total;\n"
+    "  }\n"
+    "}\n";
+
+/*
+ * ggml's kernel_mul_mm_bf16_f32 (kernels/mul_mm.metal:742) stages A and
+ * B both as bfloat (its S0 and S1 types) and multiplies
+ * simdgroup_bfloat8x8 by simdgroup_bfloat8x8 into float; flash
+ * attention's bfloat types are the same (kernels/fa.metal:906-912).  Here
+ * C = A x B, 32 x 32, 128 threads, each SIMD group a 16 x 16 quarter, as
+ * probe_mul_mm_half; compiled at MSL 3.1, asked for by name.
+ */
+const char probe_kernels_ggml_bf16[] =
+    "#include <metal_stdlib>\n"
+    "using namespace metal;\n"
+    "kernel void probe_mul_mm_bf16(device const float *a [[buffer(0)]],\n"
+    "    device const float *b [[buffer(1)]], device float *c [[buffer(2)]],\n"
+    "    threadgroup char *shm [[threadgroup(0)]],\n"
+    "    ushort tid [[thread_index_in_threadgroup]],\n"
+    "    ushort sg [[simdgroup_index_in_threadgroup]]) {\n"
+    "  threadgroup bfloat *sa = (threadgroup bfloat *)shm;\n"
+    "  threadgroup bfloat *sb = sa + 1024;\n"
+    "  for (ushort i = tid; i < 1024; i += 128) {\n"
+    "    ushort r = i / 32, k = i % 32;\n"
+    "    sa[((r / 8) * 4 + k / 8) * 64 + (r % 8) * 8 + k % 8] = bfloat(a[i]);\n"
+    "    sb[((r / 8) * 4 + k / 8) * 64 + (r % 8) * 8 + k % 8] = bfloat(b[i]);\n"
+    "  }\n"
+    "  threadgroup_barrier(mem_flags::mem_threadgroup);\n"
+    "  simdgroup_bfloat8x8 ma[2], mb[2];\n"
+    "  simdgroup_float8x8 mc[4];\n"
+    "  for (short i = 0; i < 4; i++)\n"
+    "    mc[i] = make_filled_simdgroup_matrix<float, 8, 8>(0.0f);\n"
+    "  ushort br = (sg / 2) * 2, bc = (sg % 2) * 2;\n"
+    "  for (ushort bk = 0; bk < 4; bk++) {\n"
+    "    for (short i = 0; i < 2; i++) {\n"
+    "      simdgroup_load(ma[i], sa + ((br + i) * 4 + bk) * 64, 8);\n"
+    "      simdgroup_load(mb[i], sb + (bk * 4 + bc + i) * 64, 8);\n"
+    "    }\n"
+    "    for (short i = 0; i < 4; i++)\n"
+    "      simdgroup_multiply_accumulate(mc[i], ma[i / 2], mb[i % 2], mc[i]);\n"
+    "  }\n"
+    "  for (short i = 0; i < 4; i++)\n"
+    "    simdgroup_store(mc[i], c + (br + i / 2) * 8 * 32 + (bc + i % 2) * 8, 32);\n"
     "}\n";

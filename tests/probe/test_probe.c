@@ -202,7 +202,7 @@ test_report_fields_with_shim(void **state)
 	assert_string_equal(json_string_value(json_object_get(shim, "class")),
 	    "AppleParavirtDevice");
 	assert_true(json_is_null(json_object_get(shim, "reason")));
-	assert_int_equal(json_array_size(json_object_get(doc, "checks")), 16);
+	assert_int_equal(json_array_size(json_object_get(doc, "checks")), 19);
 	json_array_foreach(json_object_get(doc, "checks"), i, c) {
 		assert_true(json_is_string(json_object_get(c, "name")));
 		assert_true(json_is_boolean(json_object_get(c, "compiled")));
@@ -213,12 +213,13 @@ test_report_fields_with_shim(void **state)
 		v = json_object_get(c, "error");
 		assert_true(json_is_null(v) || json_is_string(v));
 	}
-	for (i = 0; i < 14; i++) {
+	for (i = 0; i < 17; i++) {
 		static const char *const run[] = { "simd_sum",
 		    "simdgroup_matrix", "bfloat", "simd_reduction",
 		    "mul_mm_half", "mul_mm_bfloat", "simdgroup_load_transposed",
 		    "simd_shuffle", "simd_half", "prefix_sum",
-		    "simd_shuffle_up", "flash_attn_split", "threadgroup_32k",
+		    "simd_shuffle_up", "flash_attn_split", "mul_mm_bf16",
+		    "argmax", "count_equal", "threadgroup_32k",
 		    "threadgroup_advertised" };
 
 		c = check_named(doc, run[i]);
@@ -279,6 +280,7 @@ test_failure_switches(void **state)
 	    "bfloat", "simd_reduction", "mul_mm_half", "mul_mm_bfloat",
 	    "simdgroup_load_transposed", "simd_shuffle", "simd_half",
 	    "prefix_sum", "simd_shuffle_up", "flash_attn_split",
+	    "mul_mm_bf16", "argmax", "count_equal",
 	    "threadgroup_32k", "threadgroup_advertised" };
 	static const struct { const char *mode, *error; } modes[] = {
 		{ "compile", "Error Domain=MTLLibraryErrorDomain" },
@@ -498,7 +500,7 @@ test_usage_and_no_device(void **state)
 	assert_int_equal(strncmp(c.out, "simd_sum ", 9), 0);
 	for (i = 0, p = c.out; (p = strchr(p, '\n')) != NULL; i++, p++)
 		;
-	assert_int_equal(i, 16);
+	assert_int_equal(i, 19);
 	run_probe(&r, no_device, NULL);
 	assert_int_equal(r.exit_code, 3);
 	assert_string_equal(json_string_value(json_object_get(r.doc,
@@ -625,7 +627,7 @@ test_human_report(void **state)
 	for (p = strstr(c.out, "\ncheck "); p != NULL && (p = strchr(p + 1,
 	    '\n')) != NULL && p[1] != '\n'; )
 		rows++;
-	assert_int_equal(rows, 16);
+	assert_int_equal(rows, 19);
 	assert_null(strstr(c.out, "(null)"));
 	assert_non_null(strstr(c.out, "\nverdict: family override safe, "
 	    "threadgroup override safe\n"));
@@ -781,6 +783,7 @@ test_slightly_off(void **state)
 	    "bfloat", "simd_reduction", "mul_mm_half", "mul_mm_bfloat",
 	    "simdgroup_load_transposed", "simd_shuffle", "simd_half",
 	    "prefix_sum", "simd_shuffle_up", "flash_attn_split",
+	    "mul_mm_bf16", "argmax", "count_equal",
 	    "threadgroup_32k", "threadgroup_advertised" };
 	struct probe_run_result	 r;
 	const char		*error;
@@ -810,7 +813,8 @@ test_last_element(void **state)
 		{ "mul_mm_bfloat", 1023 }, { "simdgroup_load_transposed", 63 },
 		{ "simd_shuffle", 127 }, { "simd_half", 3 },
 		{ "prefix_sum", 511 }, { "simd_shuffle_up", 127 },
-		{ "flash_attn_split", 255 } };
+		{ "flash_attn_split", 255 }, { "mul_mm_bf16", 1023 },
+		{ "argmax", 3 }, { "count_equal", 7 } };
 	struct probe_run_result	 r;
 	const char		*error;
 	char			 want[64];
@@ -840,7 +844,8 @@ test_not_a_number(void **state)
 	static const char *const checks[] = { "simd_sum", "simdgroup_matrix",
 	    "bfloat", "simd_reduction", "mul_mm_half", "mul_mm_bfloat",
 	    "simdgroup_load_transposed", "simd_shuffle", "simd_half",
-	    "prefix_sum", "simd_shuffle_up", "flash_attn_split" };
+	    "prefix_sum", "simd_shuffle_up", "flash_attn_split",
+	    "mul_mm_bf16", "argmax", "count_equal" };
 	static const char *const modes[] = { "nan", "inf" };
 	struct probe_run_result	 r;
 	const char		*error;

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "mtlsim.h"
+#include "mtlsim_ggml.h"
 
 #define MSL_3_1		0x30001UL
 
@@ -58,10 +59,6 @@ static void	mtlsim_mul_mm_bfloat(const struct mtlsim_dispatch *);
 static void	mtlsim_load_transposed(const struct mtlsim_dispatch *);
 static void	mtlsim_simd_shuffle(const struct mtlsim_dispatch *);
 static void	mtlsim_simd_half(const struct mtlsim_dispatch *);
-static void	mtlsim_cumsum(const struct mtlsim_dispatch *);
-static void	mtlsim_shuffle_up(const struct mtlsim_dispatch *);
-static void	mtlsim_fa_split(const struct mtlsim_dispatch *);
-static void	mtlsim_fa_reduce(const struct mtlsim_dispatch *);
 
 static const struct {
 	const char		*name;
@@ -85,6 +82,9 @@ static const struct {
 	{ "probe_shuffle_up", mtlsim_shuffle_up, 0, 2 },
 	{ "probe_fa_split", mtlsim_fa_split, 0, 4 },
 	{ "probe_fa_reduce", mtlsim_fa_reduce, 0, 2 },
+	{ "probe_mul_mm_bf16", mtlsim_mul_mm_bf16, MSL_3_1, 3 },
+	{ "probe_argmax", mtlsim_argmax, 0, 2 },
+	{ "probe_count_equal", mtlsim_count_equal, 0, 3 },
 };
 
 /* The failure mode MTLSIM_FAIL sets for this label, or NULL. */
@@ -200,8 +200,8 @@ mtlsim_simd_reduce(const struct mtlsim_dispatch *d)
 	}
 }
 
-/* Round to nearest even, keeping bits significant bits of the fraction. */
-static float
+/* Round to nearest even, dropping drop bits of the fraction. */
+float
 mtlsim_round(float f, int drop)
 {
 	uint32_t	bits;
@@ -499,6 +499,26 @@ mtlsim_stage_pipeline(const struct mtlsim_dispatch *d, char *error,
 	return 0;
 }
 
+/*
+ * MTLSIM_TRACE=path: a line for each dispatch that reaches the GPU (label,
+ * function, language version, threadgroups, threads a threadgroup,
+ * threadgroup memory), appended, so that a test can see the grids a
+ * check asks for, as Metal's frame capture would show them.
+ */
+static void
+mtlsim_trace(const struct mtlsim_dispatch *d)
+{
+	const char	*path = mtlsim_getenv("MTLSIM_TRACE");
+	FILE		*f;
+
+	if (path == NULL || (f = fopen(path, "a")) == NULL)
+		return;
+	fprintf(f, "%s %s %#lx %lu %lu %zu\n", d->label, d->function,
+	    d->language_version, d->threadgroups, d->threads_per_group,
+	    d->threadgroup_memory);
+	fclose(f);
+}
+
 /* The command buffer's work: -1 is MTLCommandBufferStatusError. */
 int
 mtlsim_stage_run(const struct mtlsim_dispatch *d, char *error,
@@ -521,6 +541,7 @@ mtlsim_stage_run(const struct mtlsim_dispatch *d, char *error,
 		    "Code=1 \"Internal Error (0000000e:Internal Error)\"");
 		return -1;
 	}
+	mtlsim_trace(d);
 	if (fail != NULL && strcmp(fail, "hang") == 0)
 		for (;;)
 			pause();
@@ -538,151 +559,6 @@ mtlsim_stage_run(const struct mtlsim_dispatch *d, char *error,
 	if (fail != NULL && strcmp(fail, "last") == 0)
 		mtlsim_last_wrong(d);
 	return 0;
-}
-
-/*
- * probe_cumsum, SIMD group by group: each lane's inclusive running sum in
- * its group, lane 31's total into threadgroup memory, group 0 turning
- * those totals into their exclusive running sum, each lane adding its
- * group's.  The block is the dispatch's: too small a one is refused at
- * the pipeline stage, as on the device.
- */
-static void
-mtlsim_cumsum(const struct mtlsim_dispatch *d)
-{
-	const float	*x = d->buffers[0];
-	float		*out = d->buffers[1], shm[MTLSIM_SIMD_WIDTH] = { 0 };
-	float		 incl[MTLSIM_SIMD_WIDTH], acc;
-	unsigned long	 nth = d->threads_per_group, g, sg, lane, base;
-	unsigned long	 nsg = nth / MTLSIM_SIMD_WIDTH;
-
-	for (g = 0; g < d->threadgroups; g++) {
-		for (sg = 0; sg < nsg; sg++) {
-			base = g * nth + sg * MTLSIM_SIMD_WIDTH;
-			for (acc = 0, lane = 0; lane < MTLSIM_SIMD_WIDTH; lane++)
-				out[base + lane] = acc += x[base + lane];
-			shm[sg] = acc;
-		}
-		/* simd_prefix_exclusive_sum over group 0's lanes. */
-		for (acc = 0, lane = 0; lane < MTLSIM_SIMD_WIDTH; lane++) {
-			incl[lane] = acc;
-			acc += shm[lane];
-		}
-		for (sg = 0; sg < nsg; sg++)
-			for (lane = 0; lane < MTLSIM_SIMD_WIDTH; lane++)
-				out[g * nth + sg * MTLSIM_SIMD_WIDTH + lane] +=
-				    incl[sg];
-	}
-}
-
-/* probe_shuffle_up: the Hillis-Steele scan, step by step over lanes. */
-static void
-mtlsim_shuffle_up(const struct mtlsim_dispatch *d)
-{
-	const float	*cnt = d->buffers[0];
-	float		*out = d->buffers[1];
-	int		 incl[MTLSIM_SIMD_WIDTH], was[MTLSIM_SIMD_WIDTH];
-	unsigned long	 n = d->threadgroups * d->threads_per_group, base;
-	unsigned	 lane, step;
-
-	for (base = 0; base + MTLSIM_SIMD_WIDTH <= n;
-	    base += MTLSIM_SIMD_WIDTH) {
-		for (lane = 0; lane < MTLSIM_SIMD_WIDTH; lane++)
-			incl[lane] = (int)cnt[base + lane];
-		for (step = 1; step < MTLSIM_SIMD_WIDTH; step <<= 1) {
-			memcpy(was, incl, sizeof was);
-			for (lane = step; lane < MTLSIM_SIMD_WIDTH; lane++)
-				incl[lane] += was[lane - step];
-		}
-		for (lane = 0; lane < MTLSIM_SIMD_WIDTH; lane++)
-			out[base + lane] = (float)(incl[lane] -
-			    (int)cnt[base + lane]);
-	}
-}
-
-/* probe_kernels_ggml's constants. */
-#define FA_D		32
-#define FA_Q		4
-#define FA_NWG		32
-#define FA_C		32
-#define FA_CHUNKS	2
-#define FA_ROWS		8
-
-/*
- * probe_fa_split: each threadgroup's SIMD groups, a query each, over the
- * two chunks of its split: the lanes' scores, their max and exp, the
- * online update of S and O; O stored interleaved by split, then S and M.
- */
-static void
-mtlsim_fa_split(const struct mtlsim_dispatch *d)
-{
-	const float	*q = d->buffers[0], *k = d->buffers[1];
-	const float	*v = d->buffers[2];
-	float		*tmp = d->buffers[3];
-	float		 s[FA_C], vs[FA_C], o[FA_D], m, mnew, ms, sum, acc;
-	unsigned long	 tg, iwg, row, key0, ic, lane, j, dd;
-
-	for (tg = 0; tg < d->threadgroups; tg++)
-		for (row = tg / FA_NWG * FA_Q; row < tg / FA_NWG * FA_Q + FA_Q;
-		    row++) {
-			iwg = tg % FA_NWG;
-			m = -FLT_MAX / 2;
-			sum = 0;
-			memset(o, 0, sizeof o);
-			for (ic = 0; ic < FA_CHUNKS; ic++) {
-				key0 = (iwg * FA_CHUNKS + ic) * FA_C;
-				mnew = m;
-				for (lane = 0; lane < FA_C; lane++) {
-					for (acc = 0, dd = 0; dd < FA_D; dd++)
-						acc += q[row * FA_D + dd] *
-						    k[(key0 + lane) * FA_D + dd];
-					s[lane] = acc * 0.125f;
-					mnew = fmaxf(mnew, s[lane]);
-				}
-				ms = expf(m - mnew);
-				for (acc = 0, lane = 0; lane < FA_C; lane++)
-					acc += vs[lane] = expf(s[lane] - mnew);
-				sum = sum * ms + acc;
-				for (lane = 0; lane < FA_D; lane++) {
-					o[lane] *= ms;
-					for (j = 0; j < FA_C; j++)
-						o[lane] += vs[j] *
-						    v[(key0 + j) * FA_D + lane];
-				}
-				m = mnew;
-			}
-			for (lane = 0; lane < FA_D; lane++)
-				tmp[((row * (FA_D / 4) + lane / 4) * FA_NWG +
-				    iwg) * 4 + lane % 4] = o[lane];
-			tmp[FA_ROWS * FA_D * FA_NWG + row * 2 * FA_NWG +
-			    2 * iwg] = sum;
-			tmp[FA_ROWS * FA_D * FA_NWG + row * 2 * FA_NWG +
-			    2 * iwg + 1] = m;
-		}
-}
-
-/* probe_fa_reduce: a row a threadgroup, a split a lane. */
-static void
-mtlsim_fa_reduce(const struct mtlsim_dispatch *d)
-{
-	const float	*tmp = d->buffers[0], *ss;
-	float		*dst = d->buffers[1], ms[FA_NWG], m, sum, acc;
-	unsigned long	 row, w, i;
-
-	for (row = 0; row < d->threadgroups; row++) {
-		ss = tmp + FA_ROWS * FA_D * FA_NWG + row * 2 * FA_NWG;
-		for (m = ss[1], w = 0; w < FA_NWG; w++)
-			m = fmaxf(m, ss[2 * w + 1]);
-		for (sum = 0, w = 0; w < FA_NWG; w++)
-			sum += ss[2 * w] * (ms[w] = expf(ss[2 * w + 1] - m));
-		sum = sum == 0.0f ? 0.0f : 1.0f / sum;
-		for (i = 0; i < FA_D; i++) {
-			for (acc = 0, w = 0; w < FA_NWG; w++)
-				acc += tmp[((row * (FA_D / 4) + i / 4) *
-				    FA_NWG + w) * 4 + i % 4] * ms[w];
-			dst[row * FA_D + i] = acc * sum;
-		}
-	}
 }
 
 /*
