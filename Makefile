@@ -110,7 +110,18 @@ TEST_BINS	:= $(O)/tests/test_shim_config $(O)/tests/test_shim_inject \
 SIM_LIB		:= $(O)/tests/libmtlsim.so
 SIM_OVERBROAD	:= $(O)/tests/overbroad/libmtlsim.so
 SIM_RENAMED	:= $(O)/tests/renamed/libmtlsim.so
-SIM_KERNEL	:= $(O)/tests/mtlsim_kernel.o
+SIM_KERNEL	:= $(O)/tests/mtlsim_kernel.o $(O)/tests/mtlsim_platform.o
+# The macOS the programs are built for: the one place it is set.  The
+# macOS links give it to -platform_version (MACOS_LINK), and Metal picks a
+# compile's default language version from it; the Linux probe carries it
+# in an ELF note (BUILD_NOTE) so the simulated device answers the same
+# (tests/sim/README.md).  11.7.1 is the oldest zig 0.11 builds for.
+MACOS_MIN	:= 11.7.1
+MACOS_MIN_HEX	:= $(shell echo $(MACOS_MIN) | \
+		   awk -F. '{ printf "0x%04x%02x%02x", $$1, $$2, $$3 }')
+BUILD_NOTE	:= tests/sim/mtlsim_build_note.c \
+		   -DMTLSIM_BUILD_MINOS=$(MACOS_MIN_HEX) \
+		   -DMTLSIM_BUILD_SDK=$(MACOS_MIN_HEX)
 OBJC4_MODEL	:= $(O)/tests/objc4-model-check
 SIM_TOOLS	:= $(O)/tests/mtlsim-query $(O)/tests/fake-llama \
 		   $(O)/tests/launchctl-sim $(O)/tests/late-metal \
@@ -192,7 +203,7 @@ $(SHIM_LIB): $(SHIM_SRC) shim/*.h VERSION $(SHIM_DEPS) | need-deps $(O)/lib
 
 # --- simulators (Linux only: no Metal, so a simulated device) -----------
 
-$(SIM_KERNEL): tests/sim/mtlsim_kernel.c tests/sim/mtlsim.h \
+$(O)/tests/mtlsim_%.o: tests/sim/mtlsim_%.c tests/sim/mtlsim.h \
     | need-deps $(O)/tests
 	$(CC) $(CFLAGS_C) -fPIC -c $< -o $@
 
@@ -266,8 +277,10 @@ $(PROBE): $(PROBE_SHARED) probe/probe_metal.c probe/probe.h VERSION \
 	    -framework Foundation -lobjc -lm $(LDFLAGS_SAN)
 else
 $(PROBE): $(PROBE_SHARED) probe/probe_sim.c probe/probe.h $(SIM_LIB) VERSION \
+    tests/sim/mtlsim_build_note.c \
     | need-deps $(O)/bin
 	$(CC) $(CFLAGS_C) -Iprobe -Itests/sim $(PROBE_SHARED) probe/probe_sim.c \
+	    $(BUILD_NOTE) \
 	    -o $@ -L$(O)/tests -lmtlsim -Wl,-rpath,'$$ORIGIN/../tests' \
 	    $(LIB_JANSSON) -lobjc -lpthread -lm $(LDFLAGS_SAN)
 endif
@@ -352,12 +365,13 @@ $(O)/tests/test_shim_inject: tests/inject/test_shim_inject.c \
 # Links the probe's shared code and sim backend to test the references.
 $(O)/tests/test_probe: tests/probe/test_probe.c tests/support/child.c \
     $(PROBE_SHARED) probe/probe_sim.c probe/probe.h $(PROBE) $(SHIM_LIB) \
+    tests/sim/mtlsim_build_note.c \
     $(SIM_TOOLS) $(SIM_OVERBROAD) | $(O)/tests
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) \
 	    -DMC_TEST_FIXTURES='"$(abspath $(FIXTURES))"' -Itests/support \
 	    -Iprobe -Itests/sim $< tests/support/child.c probe/probe_check.c \
 	    probe/probe_kernels.c probe/probe_check_ggml.c probe/probe_run.c \
-	    probe/probe_report.c probe/probe_sim.c -o $@ -L$(O)/tests \
+	    probe/probe_report.c probe/probe_sim.c $(BUILD_NOTE) -o $@ -L$(O)/tests \
 	    -lmtlsim -Wl,-rpath,'$$ORIGIN' -lcmocka $(LIB_JANSSON) -lobjc -lm \
 	    $(LDFLAGS_SAN)
 
@@ -705,8 +719,7 @@ demo: $(SHIM_LIB) $(SIM_TOOLS) $(DAEMON) $(CLIENT) $(TEMPLATE) $(PROBE)
 
 MACOS		:= build/macos
 MACOS_ARCHS	:= arm64 x86_64
-# The minimum macOS zig 0.11 builds for.
-MACOS_MIN	:= 11.7.1
+# MACOS_MIN: at the top, with the Linux probe's copy of it.
 ifeq ($(UNAME),Darwin)
 macos_cc	= xcrun clang -arch $(1) -mmacosx-version-min=$(MACOS_MIN)
 LD64		:= xcrun ld

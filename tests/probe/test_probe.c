@@ -19,6 +19,7 @@
 #include <jansson.h>
 
 #include "child.h"
+#include "mtlsim.h"
 #include "probe.h"
 
 #define BUILD		MC_TEST_BUILD
@@ -932,6 +933,68 @@ test_timeout_fits_real_compiles(void **state)
 	assert_true(PROBE_DEFAULT_TIMEOUT >= 2 * slowest * 1000);
 }
 
+/*
+ * Metal's default language version follows the main executable's build
+ * version; this program carries the probe's (the Makefile's MACOS_MIN,
+ * 11.7.1) in its ELF note, as the macOS probe in LC_BUILD_VERSION.  At
+ * MSL 2.3 the bfloat kernel's `#if __METAL_VERSION__ >= 310` leaves it
+ * out, so mul_mm_bfloat must set 3.1 itself (issue 45).
+ */
+static void
+test_default_language_follows_build(void **state)
+{
+	const struct probe_check	*mm = probe_check_find("mul_mm_bfloat");
+	struct probe_answers		 answers;
+	struct probe_context		 ctx = { 0 };
+	struct probe_result		 r = { .name = "mul_mm_bfloat" };
+	struct probe_dispatch		 d = {
+		.label = "default", .source = probe_kernels_mm,
+		.function = "probe_mul_mm_bfloat", .nbuffers = 3,
+		.threadgroups = 1, .threads_per_group = 128,
+		.threadgroup_memory = 6144,
+	};
+	struct probe_outcome		 o = { 0 };
+	static float			 a[1024], b[1024], c[1024];
+	uint32_t			 minos, sdk;
+
+	(void)state;
+	assert_int_equal(mtlsim_build_version(&minos, &sdk), 0);
+	assert_int_equal(minos, MTLSIM_BUILD_MINOS);
+	assert_int_equal(sdk, MTLSIM_BUILD_SDK);
+	assert_int_equal(mtlsim_language_for(0x000b0701), 0x20003);
+	assert_int_equal(mtlsim_language_for(0x000d0600), 0x30000);
+	assert_int_equal(mtlsim_language_for(0x000e0000), 0x30001);
+	assert_int_equal(mtlsim_language_for(0x000f0700), 0x30002);
+	assert_int_equal(mtlsim_language_for(0x001a0000), 0x40000);
+	assert_int_equal(mtlsim_default_language(),
+	    mtlsim_language_for(MTLSIM_BUILD_SDK));
+	assert_false(mtlsim_source_keeps(probe_kernels_mm,
+	    "probe_mul_mm_bfloat", 0x20003));
+	assert_true(mtlsim_source_keeps(probe_kernels_mm,
+	    "probe_mul_mm_bfloat", 0x30001));
+	assert_true(mtlsim_source_keeps(probe_kernels_mm,
+	    "probe_mul_mm_half", 0x20003));
+
+	/* On a Mac's GPU, which has bfloat: gone at the default ... */
+	setenv("MTLSIM_DEVICE", "bare-metal", 1);
+	ctx.device = probe_backend.open();
+	assert_non_null(ctx.device);
+	d.buffers[0] = a, d.buffers[1] = b, d.buffers[2] = c;
+	d.sizes[0] = d.sizes[1] = d.sizes[2] = sizeof a;
+	d.output = 2;
+	probe_backend.dispatch(ctx.device, &d, &o);
+	assert_false(o.compiled && o.ran);
+	assert_non_null(strstr(o.error, "probe_mul_mm_bfloat was not found"));
+	/* ... and the check, which sets 3.1, passes. */
+	probe_answers_read(ctx.device, &answers);
+	ctx.answers = &answers;
+	mm->run(&ctx, &r);
+	probe_backend.close(ctx.device);
+	unsetenv("MTLSIM_DEVICE");
+	assert_true(r.correct);
+	assert_string_equal(r.error, "");
+}
+
 int
 main(void)
 {
@@ -953,6 +1016,7 @@ main(void)
 		cmocka_unit_test(test_slightly_off),
 		cmocka_unit_test(test_last_element),
 		cmocka_unit_test(test_not_a_number),
+		cmocka_unit_test(test_default_language_follows_build),
 	};
 
 	/* MC_TEST_ONLY=pattern runs the matching tests (make mutate). */
