@@ -170,6 +170,7 @@ CLIENT_PORTABLE	:= client/metalcapctl.c client/ctl_conn.c client/ctl_jobs.c \
 CLIENT_SRC	:= $(CLIENT_PORTABLE) $(POLICY_SRC)
 TEMPLATE	:= $(O)/share/metalcap/job.plist
 PROBE_SHARED	:= probe/probe.c probe/probe_check.c probe/probe_kernels.c \
+		   probe/probe_check_mmap.c \
 		   probe/probe_report.c probe/probe_check_ggml.c probe/probe_run.c
 BENCH_BINS	:= $(O)/bench/bench_shim
 
@@ -371,6 +372,7 @@ $(O)/tests/test_probe: tests/probe/test_probe.c tests/support/child.c \
 	    -DMC_TEST_FIXTURES='"$(abspath $(FIXTURES))"' -Itests/support \
 	    -Iprobe -Itests/sim $< tests/support/child.c probe/probe_check.c \
 	    probe/probe_kernels.c probe/probe_check_ggml.c probe/probe_run.c \
+	    probe/probe_check_mmap.c \
 	    probe/probe_report.c probe/probe_sim.c $(BUILD_NOTE) -o $@ -L$(O)/tests \
 	    -lmtlsim -Wl,-rpath,'$$ORIGIN' -lcmocka $(LIB_JANSSON) -lobjc -lm \
 	    $(LDFLAGS_SAN)

@@ -36,7 +36,7 @@ struct probe_options {
 	bool		 json;
 	bool		 stock_pass;
 	long		 timeout_ms;
-	bool		 selected[16];		/* by probe_checks index */
+	bool		 selected[PROBE_MAX_CHECKS];	/* by probe_checks index */
 };
 
 /* Shared between the worker and the supervising main thread. */
@@ -57,7 +57,7 @@ struct probe_run {
 	char			 stock_error[PROBE_ERROR_LEN];
 	bool			 have_stock;
 	json_t			*shim;
-	struct probe_result	 results[16];
+	struct probe_result	 results[PROBE_MAX_CHECKS];
 	size_t			 nresults;
 };
 
@@ -408,7 +408,7 @@ probe_run_check(struct probe_run *run, const struct probe_check *check,
 	check->run(ctx, &r);
 	r.ms = (double)(probe_now_ns() - start) / 1e6;
 	pthread_mutex_lock(&run->lock);
-	if (!run->abandoned)
+	if (!run->abandoned && run->nresults < PROBE_MAX_CHECKS)
 		run->results[run->nresults++] = r;
 	pthread_mutex_unlock(&run->lock);
 }
@@ -490,7 +490,7 @@ probe_supervise(struct probe_run *run)
 			run->abandoned = true;
 			if (run->child > 0)
 				kill(run->child, SIGKILL);
-			if (run->nresults < 16 && probe_check_find(run->stage)) {
+			if (run->nresults < PROBE_MAX_CHECKS && probe_check_find(run->stage)) {
 				struct probe_result *r =
 				    &run->results[run->nresults++];
 

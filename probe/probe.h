@@ -20,6 +20,7 @@
 
 #define PROBE_ERROR_LEN		512
 #define PROBE_MAX_BUFFERS	4
+#define PROBE_MAX_CHECKS	32	/* room for the catalogue's results */
 #define PROBE_MSL_3_1		0x30001UL	/* MTLLanguageVersion3_1 */
 #define PROBE_CONTROL_TG_MEMORY	32768
 /*
@@ -59,6 +60,11 @@ struct probe_dispatch {
 	size_t		 threadgroup_memory;	/* dynamic block at index 0 */
 	unsigned long	 threadgroups;
 	unsigned long	 threads_per_group;
+	/* Bit i: buffer i is made with newBufferWithBytesNoCopy over the
+	 * caller's pages (page-aligned, a whole number of pages). */
+	unsigned	 nocopy;
+	void		(*prepare)(void *);	/* once the buffers exist */
+	void		*prepare_arg;
 };
 
 /* How far a dispatch got; error says why it stopped. */
@@ -163,6 +169,10 @@ void	probe_ref_cumsum(const float *x, int n, int group, float *out);
 void	probe_ref_offsets(const float *cnt, int n, int width, float *out);
 void	probe_ref_attention(const float *q, const float *k, const float *v,
 	    int rows, int keys, int dim, float scale, float *out);
+
+/* A no-copy buffer over a file mapping (probe_check_mmap.c). */
+void	probe_check_nocopy_mmap(const struct probe_context *,
+	    struct probe_result *);
 
 /* --- report (probe_report.c) --------------------------------------------- */
 

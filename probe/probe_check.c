@@ -83,6 +83,10 @@ const struct probe_check probe_checks[] = {
 	    probe_check_tg_advertised },
 	{ "residency_set", "a residency set can be made (when Metal3 is "
 	    "reported)", probe_check_residency },
+	{ "nocopy_mmap", "a buffer made with newBufferWithBytesNoCopy over "
+	    "a file mapping, as llama.cpp's mmapped weights, sees the file's "
+	    "bytes and later writes through the mapping (stale on macOS 14 "
+	    "guests: --no-mmap)", probe_check_nocopy_mmap },
 	{ "invariants", "Common, Mac and Metal answers as stock; no Apple "
 	    "family above the ceiling", probe_check_invariants },
 };
