@@ -115,7 +115,18 @@ TEST_BINS	:= $(O)/tests/test_shim_config $(O)/tests/test_shim_inject \
 SIM_LIB		:= $(O)/tests/libmtlsim.so
 SIM_OVERBROAD	:= $(O)/tests/overbroad/libmtlsim.so
 SIM_RENAMED	:= $(O)/tests/renamed/libmtlsim.so
-SIM_KERNEL	:= $(O)/tests/mtlsim_kernel.o
+SIM_KERNEL	:= $(O)/tests/mtlsim_kernel.o $(O)/tests/mtlsim_platform.o
+# The macOS the programs are built for: the one place it is set.  The
+# macOS links give it to -platform_version (MACOS_LINK), and Metal picks a
+# compile's default language version from it; the Linux probe carries it
+# in an ELF note (BUILD_NOTE) so the simulated device answers the same
+# (tests/sim/README.md).  11.7.1 is the oldest zig 0.11 builds for.
+MACOS_MIN	:= 11.7.1
+MACOS_MIN_HEX	:= $(shell echo $(MACOS_MIN) | \
+		   awk -F. '{ printf "0x%04x%02x%02x", $$1, $$2, $$3 }')
+BUILD_NOTE	:= tests/sim/mtlsim_build_note.c \
+		   -DMTLSIM_BUILD_MINOS=$(MACOS_MIN_HEX) \
+		   -DMTLSIM_BUILD_SDK=$(MACOS_MIN_HEX)
 OBJC4_MODEL	:= $(O)/tests/objc4-model-check
 SIM_TOOLS	:= $(O)/tests/mtlsim-query $(O)/tests/fake-llama \
 		   $(O)/tests/launchctl-sim $(O)/tests/late-metal \
@@ -164,6 +175,7 @@ CLIENT_PORTABLE	:= client/metalcapctl.c client/ctl_conn.c client/ctl_jobs.c \
 CLIENT_SRC	:= $(CLIENT_PORTABLE) $(POLICY_SRC)
 TEMPLATE	:= $(O)/share/metalcap/job.plist
 PROBE_SHARED	:= probe/probe.c probe/probe_check.c probe/probe_kernels.c \
+		   probe/probe_check_mmap.c \
 		   probe/probe_report.c probe/probe_check_ggml.c probe/probe_run.c
 BENCH_BINS	:= $(O)/bench/bench_shim
 
@@ -198,10 +210,14 @@ $(SHIM_LIB): $(SHIM_SRC) shim/*.h common/mc_os.h VERSION $(SHIM_DEPS) | need-dep
 # --- simulators (Linux only: no Metal, so a simulated device) -----------
 
 # The simulated GPU: the kernel table and stages, and the ggml-shaped
-# kernels (mtlsim_ggml.c), as one relocatable object.
-$(SIM_KERNEL): tests/sim/mtlsim_kernel.c tests/sim/mtlsim_ggml.c \
+# kernels (mtlsim_ggml.c), as one relocatable object; the platform's
+# answers (mtlsim_platform.c) beside it.
+$(O)/tests/mtlsim_kernel.o: tests/sim/mtlsim_kernel.c tests/sim/mtlsim_ggml.c \
     tests/sim/mtlsim.h tests/sim/mtlsim_ggml.h | need-deps $(O)/tests
 	$(CC) $(CFLAGS_C) -fPIC -r -nostdlib $(filter %.c,$^) -o $@
+$(O)/tests/mtlsim_platform.o: tests/sim/mtlsim_platform.c tests/sim/mtlsim.h \
+    | need-deps $(O)/tests
+	$(CC) $(CFLAGS_C) -fPIC -c $< -o $@
 
 $(SIM_LIB): tests/sim/mtlsim.m $(SIM_KERNEL) | $(O)/tests
 	$(CC) $(CFLAGS_OBJC) -fPIC -shared $^ -o $@ -lobjc -lm $(LDFLAGS_SAN)
@@ -275,9 +291,10 @@ $(PROBE): $(PROBE_SHARED) probe/probe_metal.c probe/probe.h common/mc_os.h \
 	    -framework Foundation -lobjc -lm $(LDFLAGS_SAN)
 else
 $(PROBE): $(PROBE_SHARED) probe/probe_sim.c probe/probe.h common/mc_os.h \
-    $(SIM_LIB) VERSION \
+    $(SIM_LIB) VERSION tests/sim/mtlsim_build_note.c \
     | need-deps $(O)/bin
 	$(CC) $(CFLAGS_C) -Iprobe -Itests/sim $(PROBE_SHARED) probe/probe_sim.c \
+	    $(BUILD_NOTE) \
 	    -o $@ -L$(O)/tests -lmtlsim -Wl,-rpath,'$$ORIGIN/../tests' \
 	    $(LIB_JANSSON) -lobjc -lpthread -lm $(LDFLAGS_SAN)
 endif
@@ -363,12 +380,14 @@ $(O)/tests/test_shim_inject: tests/inject/test_shim_inject.c \
 # Links the probe's shared code and sim backend to test the references.
 $(O)/tests/test_probe: tests/probe/test_probe.c tests/support/child.c \
     $(PROBE_SHARED) probe/probe_sim.c probe/probe.h $(PROBE) $(SHIM_LIB) \
+    tests/sim/mtlsim_build_note.c \
     $(SIM_TOOLS) $(SIM_OVERBROAD) | $(O)/tests
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) \
 	    -DMC_TEST_FIXTURES='"$(abspath $(FIXTURES))"' -Itests/support \
 	    -Iprobe -Itests/sim $< tests/support/child.c probe/probe_check.c \
 	    probe/probe_kernels.c probe/probe_check_ggml.c probe/probe_run.c \
-	    probe/probe_report.c probe/probe_sim.c -o $@ -L$(O)/tests \
+	    probe/probe_check_mmap.c \
+	    probe/probe_report.c probe/probe_sim.c $(BUILD_NOTE) -o $@ -L$(O)/tests \
 	    -lmtlsim -Wl,-rpath,'$$ORIGIN' -lcmocka $(LIB_JANSSON) -lobjc -lm \
 	    $(LDFLAGS_SAN)
 
@@ -379,7 +398,8 @@ $(O)/tests/test_probe_ggml: tests/probe/test_probe_ggml.c \
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Itests/support -Iprobe -Itests/sim \
 	    $< tests/support/child.c probe/probe_check.c \
 	    probe/probe_kernels.c probe/probe_check_ggml.c probe/probe_run.c \
-	    probe/probe_report.c probe/probe_sim.c -o $@ -L$(O)/tests \
+	    probe/probe_check_mmap.c probe/probe_report.c probe/probe_sim.c \
+	    $(BUILD_NOTE) -o $@ -L$(O)/tests \
 	    -lmtlsim -Wl,-rpath,'$$ORIGIN' -lcmocka $(LIB_JANSSON) -lobjc -lm \
 	    $(LDFLAGS_SAN)
 
@@ -781,8 +801,7 @@ demo: $(SHIM_LIB) $(SIM_TOOLS) $(DAEMON) $(CLIENT) $(TEMPLATE) $(PROBE)
 
 MACOS		:= build/macos
 MACOS_ARCHS	:= arm64 x86_64
-# The minimum macOS zig 0.11 builds for.
-MACOS_MIN	:= 11.7.1
+# MACOS_MIN: at the top, with the Linux probe's copy of it.
 ifeq ($(UNAME),Darwin)
 macos_cc	= xcrun clang -arch $(1) -mmacosx-version-min=$(MACOS_MIN)
 LD64		:= xcrun ld

@@ -459,8 +459,11 @@ ctl_unlock_probe(struct ctl *c, struct ctl_unlock *u, bool probe_here)
 			return -1;
 		}
 	}
-	if (strcmp(u->verdict, "pass") == 0)
+	if (strcmp(u->verdict, "pass") == 0) {
+		if (u->why[0] != '\0')	/* a pass's hazard: nocopy_mmap */
+			fprintf(stderr, "metalcapctl: warning: %s\n", u->why);
 		return 0;
+	}
 	memcpy(reason, u->why, sizeof reason);
 	mc_fmt(u->why, sizeof u->why, "profile %s did not pass the probe on "
 	    "this device (%s%s%s)", u->profile->name, u->verdict,

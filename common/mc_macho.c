@@ -28,12 +28,15 @@
 #define MH_MAGIC_64		0xfeedfacfU
 #define MH_MAGIC		0xfeedfaceU
 #define LC_CODE_SIGNATURE	0x1dU
+#define LC_VERSION_MIN_MACOSX	0x24U
+#define LC_BUILD_VERSION	0x32U
 #define CSMAGIC_EMBEDDED	0xfade0cc0U
 #define CSMAGIC_CODEDIRECTORY	0xfade0c02U
 #define CSMAGIC_ENTITLEMENTS	0xfade7171U
 #define CS_ADHOC		0x0002U
 #define CS_REQUIRE_LV		0x2000U
 #define CS_RUNTIME		0x10000U
+#define PLATFORM_MACOS		1U
 #define CPU_TYPE_X86_64		0x01000007U
 #define CPU_TYPE_ARM64		0x0100000cU
 #define CPU_SUBTYPE_MASK	0x00ffffffU
@@ -174,6 +177,51 @@ macho_signature(struct mc_macho_slice *s, const uint8_t *sig, size_t len)
 	}
 }
 
+/*
+ * The versions a slice was built for (mach-o/loader.h): LC_BUILD_VERSION's
+ * platform, minos, sdk at 8, 12, 16; LC_VERSION_MIN_MACOSX's version, sdk
+ * at 8, 12.  The first LC_BUILD_VERSION wins over the older command.
+ */
+static void
+macho_build_version(struct mc_macho_slice *s, uint32_t cmd, const uint8_t *lc)
+{
+	if (cmd == LC_BUILD_VERSION && macho_le32(lc + 8) == PLATFORM_MACOS &&
+	    !s->build_version) {
+		s->minos = macho_le32(lc + 12);
+		s->sdk = macho_le32(lc + 16);
+		s->build_version = true;
+	} else if (cmd == LC_VERSION_MIN_MACOSX && !s->build_version &&
+	    s->minos == 0) {
+		s->minos = macho_le32(lc + 8);
+		s->sdk = macho_le32(lc + 12);
+	}
+}
+
+/*
+ * The MTLLanguageVersion Metal gives a compile that sets none, for a main
+ * executable built with this SDK (LC_BUILD_VERSION's sdk; 0: unknown, 0):
+ * 11 -> 2.3, 12 -> 2.4, 13 -> 3.0, 14 -> 3.1, 15 -> 3.2, 26 -> 4.0, the
+ * releases each enumerator came with.  Field reports: xorbitsai/xllamacpp
+ * PR #174, hybridgroup/yzma#226, lmstudio-bug-tracker#2040; that the SDK
+ * field rather than minos decides is inferred (tests/sim/README.md).
+ */
+unsigned long
+mc_macho_default_msl(uint32_t sdk)
+{
+	static const uint32_t	os[] = { 0x1a0000, 0x0f0000, 0x0e0000,
+	    0x0d0000, 0x0c0000, 0x0b0000 };
+	static const unsigned long msl[] = { 0x40000, 0x30002, 0x30001,
+	    0x30000, 0x20004, 0x20003 };
+	size_t			i;
+
+	if (sdk == 0)
+		return 0;
+	for (i = 0; i < sizeof os / sizeof os[0]; i++)
+		if (sdk >= os[i])
+			return msl[i];
+	return 0x20002;		/* 10.15 and before: 2.2 at most */
+}
+
 /* One thin Mach-O at off (size bytes): its type and its signature. */
 static const char *
 macho_slice(int fd, uint64_t fsize, uint64_t off, uint64_t size,
@@ -182,6 +230,7 @@ macho_slice(int fd, uint64_t fsize, uint64_t off, uint64_t size,
 	uint8_t		 hdr[32], *cmds = NULL, *sig;
 	uint32_t	 ncmds, sizeofcmds, i, cmd, cmdsize, dataoff, datasize;
 	size_t		 at;
+	int		 sig_seen = 0;
 
 	if (macho_pread(fd, fsize, off, hdr, sizeof hdr) == -1)
 		return "a slice past the end of the file";
@@ -211,7 +260,12 @@ macho_slice(int fd, uint64_t fsize, uint64_t off, uint64_t size,
 		cmdsize = macho_le32(cmds + at + 4);
 		if (cmdsize < 8 || cmdsize > sizeofcmds - at)
 			break;
-		if (cmd != LC_CODE_SIGNATURE || cmdsize < 16)
+		if ((cmd == LC_BUILD_VERSION && cmdsize >= 24) ||
+		    (cmd == LC_VERSION_MIN_MACOSX && cmdsize >= 16)) {
+			macho_build_version(s, cmd, cmds + at);
+			continue;
+		}
+		if (cmd != LC_CODE_SIGNATURE || cmdsize < 16 || sig_seen++)
 			continue;
 		dataoff = macho_le32(cmds + at + 8);
 		datasize = macho_le32(cmds + at + 12);
@@ -222,7 +276,6 @@ macho_slice(int fd, uint64_t fsize, uint64_t off, uint64_t size,
 		    macho_pread(fd, fsize, off + dataoff, sig, datasize) == 0)
 			macho_signature(s, sig, datasize);
 		free(sig);
-		break;
 	}
 	free(cmds);
 	return NULL;

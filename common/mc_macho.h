@@ -31,6 +31,11 @@ struct mc_macho_slice {
 	uint32_t	cs_flags;
 	char		team[32];	/* "" when none */
 	char		ident[128];	/* the CodeDirectory's identifier, cut */
+	/* LC_BUILD_VERSION's, else LC_VERSION_MIN_MACOSX's: xxxx.yy.zz in
+	 * nibbles; 0 when the slice has neither. */
+	uint32_t	minos;
+	uint32_t	sdk;
+	bool		build_version;	/* from LC_BUILD_VERSION */
 };
 
 struct mc_macho {
@@ -41,6 +46,7 @@ struct mc_macho {
 int		 mc_macho_read(const char *path, struct mc_macho *,
 		    char *why, size_t whylen);
 const char	*mc_macho_arch_name(uint32_t cputype, uint32_t cpusubtype);
+unsigned long	 mc_macho_default_msl(uint32_t sdk);
 
 /* The judgement: what stands in the way of the injection, if anything. */
 enum mc_inject_level {

@@ -94,6 +94,32 @@ gate_failed_check(json_t *report, const char *only, char *buf, size_t len)
 	return false;
 }
 
+/*
+ * Whether every failed check is one the overrides do not cause, whose cure
+ * is the workload's: nocopy_mmap (stale no-copy buffers over a file
+ * mapping on macOS 14 guests; llama.cpp's --no-mmap).  The probe's
+ * verdict leaves it out; the gate passes and keeps its words as the reason.
+ */
+static bool
+gate_only_hazards(json_t *report)
+{
+	json_t		*c;
+	size_t		 i;
+	const char	*name;
+	bool		 any = false;
+
+	json_array_foreach(json_object_get(report, "checks"), i, c) {
+		name = json_string_value(json_object_get(c, "name"));
+		if (json_is_true(json_object_get(c, "skipped")) ||
+		    json_is_true(json_object_get(c, "correct")))
+			continue;
+		if (name == NULL || strcmp(name, "nocopy_mmap") != 0)
+			return false;
+		any = true;
+	}
+	return any;
+}
+
 /* Turn the probe's exit and report into a verdict (the fuzzers call it). */
 void
 gate_judge(struct gate_entry *e, bool injected,
@@ -145,6 +171,12 @@ gate_judge(struct gate_entry *e, bool injected,
 	if (family && tg && r->code == 0) {
 		e->status = GATE_PASS;
 		e->reason[0] = '\0';
+	} else if (family && tg && r->code == 1 &&
+	    gate_only_hazards(e->report)) {
+		/* Passed, with the hazard named: the reason says --no-mmap. */
+		e->status = GATE_PASS;
+		gate_failed_check(e->report, NULL, e->reason,
+		    sizeof e->reason);
 	} else if (family && !tg) {
 		char	why[400] = "threadgroup_advertised failed";
 

@@ -406,7 +406,7 @@ probe_run_check(struct probe_run *run, const struct probe_check *check,
 	check->run(ctx, &r);
 	r.ms = (double)(probe_now_ns() - start) / 1e6;
 	pthread_mutex_lock(&run->lock);
-	if (!run->abandoned)
+	if (!run->abandoned && run->nresults < PROBE_MAX_CHECKS)
 		run->results[run->nresults++] = r;
 	pthread_mutex_unlock(&run->lock);
 }

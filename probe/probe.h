@@ -60,6 +60,11 @@ struct probe_dispatch {
 	size_t		 threadgroup_memory;	/* dynamic block at index 0 */
 	unsigned long	 threadgroups;
 	unsigned long	 threads_per_group;
+	/* Bit i: buffer i is made with newBufferWithBytesNoCopy over the
+	 * caller's pages (page-aligned, a whole number of pages). */
+	unsigned	 nocopy;
+	void		(*prepare)(void *);	/* once the buffers exist */
+	void		*prepare_arg;
 };
 
 /* How far a dispatch got; error says why it stopped. */
@@ -177,6 +182,10 @@ void	probe_ref_argmax(const float *x, int rows, int n, int nth, float *out);
 void	probe_ref_count_equal(const int32_t *a, const int32_t *b, int rows,
 	    int n, float *out);
 void	probe_mm_bf16_data(float *a, float *b, int n);
+
+/* A no-copy buffer over a file mapping (probe_check_mmap.c). */
+void	probe_check_nocopy_mmap(const struct probe_context *,
+	    struct probe_result *);
 
 /* --- report (probe_report.c) --------------------------------------------- */
 

@@ -96,9 +96,9 @@ const char probe_kernels[] =
  * Shaped like ggml's kernel_mul_mm: 128 threads in 4 SIMD groups stage
  * A as half or bfloat and B as float through threadgroup memory in
  * fragment-major 8x8 blocks, then multiply-accumulate 8x8 fragments into
- * float; here C = A x B, 32 x 32, each group a 16 x 16 quarter.  Compiled
- * as ggml compiles its library: at the default language version, bfloat
- * only where it is 3.1 or later.
+ * float; here C = A x B, 32 x 32, each group a 16 x 16 quarter.  The half
+ * kernel is compiled at the default language version, as ggml's library;
+ * the bfloat one, guarded as ggml's kernels/common.h guards bf16, at 3.1.
  */
 #define PROBE_MUL_MM(NAME, T)						\
     "kernel void " NAME "(device const float *a [[buffer(0)]],\n"	\

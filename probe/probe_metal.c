@@ -42,6 +42,9 @@ void	objc_autoreleasePoolPop(void *);
 #define SEND3(R, obj, name, T1, a, T2, b, T3, c) \
 	((R (*)(id, SEL, T1, T2, T3))objc_msgSend)((obj), \
 	    sel_registerName(name), (a), (b), (c))
+#define SEND4(R, obj, name, T1, a, T2, b, T3, c, T4, e) \
+	((R (*)(id, SEL, T1, T2, T3, T4))objc_msgSend)((obj), \
+	    sel_registerName(name), (a), (b), (c), (e))
 #define CLASS(name)	((id)objc_getClass(name))
 
 struct probe_device {
@@ -225,6 +228,26 @@ metal_run(struct probe_device *d, const struct probe_dispatch *p,
 	return false;
 }
 
+/*
+ * A copy of the caller's bytes, or, where the dispatch asks, a buffer over
+ * its pages themselves, as ggml wraps mmapped weights
+ * (ggml-metal-device.m, ggml_metal_buffer_map): shared storage, no
+ * deallocator (the caller unmaps).
+ */
+static id
+metal_buffer(struct probe_device *d, const struct probe_dispatch *p,
+    unsigned i)
+{
+	if (p->nocopy & (1U << i))
+		return SEND4(id, d->device,
+		    "newBufferWithBytesNoCopy:length:options:deallocator:",
+		    void *, p->buffers[i], unsigned long, p->sizes[i],
+		    unsigned long, (unsigned long)MTL_STORAGE_SHARED, id, nil);
+	return SEND3(id, d->device, "newBufferWithBytes:length:options:",
+	    const void *, p->buffers[i], unsigned long, p->sizes[i],
+	    unsigned long, (unsigned long)MTL_STORAGE_SHARED);
+}
+
 static void
 metal_dispatch(struct probe_device *d, const struct probe_dispatch *p,
     struct probe_outcome *o)
@@ -232,26 +255,29 @@ metal_dispatch(struct probe_device *d, const struct probe_dispatch *p,
 	void		*pool = objc_autoreleasePoolPush();
 	id		 pipeline, buffers[PROBE_MAX_BUFFERS] = { nil };
 	unsigned	 i;
+	void		*out;
 
 	if ((pipeline = metal_pipeline(d, p, o)) == nil)
 		goto out;
 	for (i = 0; i < p->nbuffers; i++)
-		buffers[i] = SEND3(id, d->device,
-		    "newBufferWithBytes:length:options:", const void *,
-		    p->buffers[i], unsigned long, p->sizes[i], unsigned long,
-		    (unsigned long)MTL_STORAGE_SHARED);
+		buffers[i] = metal_buffer(d, p, i);
 	/* A buffer the device would not make: nothing to run, or to copy. */
 	for (i = 0; i < p->nbuffers; i++)
 		if (buffers[i] == nil) {
 			snprintf(o->error, sizeof o->error, "the device made no "
-			    "buffer %u of %zu bytes (newBufferWithBytes "
-			    "returned nil)", i, p->sizes[i]);
+			    "buffer %u of %zu bytes (newBufferWithBytes%s "
+			    "returned nil)", i, p->sizes[i],
+			    p->nocopy & (1U << i) ? "NoCopy" : "");
 			goto release;
 		}
+	if (p->prepare != NULL)
+		p->prepare(p->prepare_arg);
 	if (metal_run(d, p, pipeline, buffers, o)) {
 		o->ran = true;
-		memcpy(p->buffers[p->output], SEND0(void *,
-		    buffers[p->output], "contents"), p->sizes[p->output]);
+		out = SEND0(void *, buffers[p->output], "contents");
+		if (out != p->buffers[p->output])	/* not a no-copy one */
+			memcpy(p->buffers[p->output], out,
+			    p->sizes[p->output]);
 	}
 release:
 	for (i = 0; i < p->nbuffers; i++)

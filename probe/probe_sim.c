@@ -97,6 +97,8 @@ sim_dispatch(struct probe_device *d, const struct probe_dispatch *p,
 		.threadgroup_memory = p->threadgroup_memory,
 		.threadgroups = p->threadgroups,
 		.threads_per_group = p->threads_per_group,
+		.nocopy = p->nocopy, .prepare = p->prepare,
+		.prepare_arg = p->prepare_arg,
 	};
 	enum mtlsim_stage	stage;
 

@@ -1395,6 +1395,31 @@ test_partial_verdict(void **state)
 	assert_true(environ_has(pid, "METALCAP_MAX_THREADGROUP_MEMORY=0"));
 }
 
+/*
+ * A macOS 14 guest's stale no-copy reads (MTLSIM_NOCOPY=stale): the profile
+ * still passes (the overrides do not cause it), the daemon logs the reason,
+ * and doctor names the check and --no-mmap after each probe's verdict.
+ */
+static void
+test_doctor_names_stale_nocopy(void **state)
+{
+	struct child_result	*r;
+	int			 code;
+
+	(void)state;
+	set_device("MTLSIM_NOCOPY=stale");
+	put_job("llama", "");
+	wait_state("llama", "unlocked", 0, 3.0);
+	assert_true(daemon_log_has("probe of profile apple9: pass: check "
+	    "nocopy_mmap failed: stale data"));
+	r = ctl(&code, "doctor", NULL, NULL, NULL);
+	assert_int_equal(code, 0);
+	if (strstr(r->out, "apple9   pass: check nocopy_mmap failed: stale "
+	    "data") == NULL || strstr(r->out, "--no-mmap") == NULL)
+		fail_msg("doctor: %s", r->out);
+	set_device(NULL);
+}
+
 static void
 test_probe_and_doctor(void **state)
 {
@@ -1560,6 +1585,8 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_probe_and_doctor, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_doctor_names_stale_nocopy,
+		    setup, teardown),
 	};
 
 	/* MC_TEST_ONLY=pattern runs the matching tests (make mutate). */

@@ -473,6 +473,80 @@ test_metalcapctl_check(void **state)
 	assert_non_null(strstr(r.err, "--sip maybe: expected off or on"));
 }
 
+/* The file offset of LC_BUILD_VERSION's sdk field in a thin Mach-O. */
+static long
+sdk_offset(const char *file)
+{
+	size_t		 len, at = 32;
+	uint8_t		*b = fx_slurp(file, &len);
+	uint32_t	 i, ncmds = b[16] | b[17] << 8 | b[18] << 16 |
+	    (uint32_t)b[19] << 24, cmd, size;
+	long		 off = -1;
+
+	for (i = 0; i < ncmds && at + 8 <= len; i++, at += size) {
+		cmd = b[at] | b[at + 1] << 8 | b[at + 2] << 16;
+		size = b[at + 4] | b[at + 5] << 8 | b[at + 6] << 16;
+		if (cmd == 0x32) {	/* LC_BUILD_VERSION */
+			off = (long)at + 16;
+			break;
+		}
+	}
+	free(b);
+	return off;
+}
+
+/*
+ * check reads the build version the running slice carries, and warns
+ * where Metal's default language would be below 3.1 (ggml then leaves its
+ * bf16 kernels out under a profile that sets has_bfloat).  deno from npm:
+ * LC_BUILD_VERSION minimum 12, SDK 14.5, no warning; the same file with
+ * its SDK field made 11.7.1 (the probe's own), the warning.  sentry-cli's
+ * x86_64 slice has only LC_VERSION_MIN_MACOSX (10.12, SDK 26.5).
+ */
+static void
+test_check_bf16_default(void **state)
+{
+	static const uint8_t	 old_sdk[4] = { 0x01, 0x07, 0x0b, 0x00 };
+	char			 old[128];
+	const char		*real[] = { CTL, "check", FX_BINS "/deno",
+	    NULL };
+	const char		*built_old[] = { CTL, "check", old, NULL };
+	char			*env[CHILD_ENV_MAX], why[256];
+	struct child_result	 r;
+	struct mc_macho		 m;
+	long			 off;
+
+	(void)state;
+	assert_int_equal(mc_macho_read(FX_BINS "/deno", &m, why, sizeof why),
+	    0);
+	assert_true(m.slices[0].build_version);
+	assert_int_equal(m.slices[0].minos, 0x000c0000);
+	assert_int_equal(m.slices[0].sdk, 0x000e0500);
+	assert_int_equal(mc_macho_default_msl(m.slices[0].sdk), 0x30001);
+	assert_int_equal(mc_macho_default_msl(0x000b0701), 0x20003);
+	assert_int_equal(mc_macho_read(FX_BINS "/sentry-cli", &m, why,
+	    sizeof why), 0);
+	assert_int_equal(m.slices[0].cputype, FX_X86_64);
+	assert_false(m.slices[0].build_version);
+	assert_int_equal(m.slices[0].minos, 0x000a0c00);
+	assert_int_equal(m.slices[0].sdk, 0x001a0500);
+
+	child_env(env, NULL);
+	assert_int_equal(child_run(real, env, &r), 0);
+	assert_int_equal(WEXITSTATUS(r.status), 0);
+	assert_null(strstr(r.out, "MSL"));
+	snprintf(old, sizeof old, "%s/deno-sdk11", fx_tmpdir);
+	assert_true((off = sdk_offset(FX_BINS "/deno")) > 0);
+	fx_derive(FX_BINS "/deno", old, 0755, off, old_sdk, sizeof old_sdk);
+	assert_int_equal(child_run(built_old, env, &r), 0);
+	assert_int_equal(WEXITSTATUS(r.status), 0);
+	if (strstr(r.out, "built with the macOS 11.7.1 SDK (minimum 12.0): "
+	    "Metal's default MSL is 2.3, so ggml drops its bf16 kernels") ==
+	    NULL || strstr(r.out, "GGML_METAL_BF16_DISABLE=1") ==
+	    NULL)
+		fail_msg("check says:\n%s", r.out);
+}
+
 int
 main(void)
 {
@@ -486,6 +560,7 @@ main(void)
 		cmocka_unit_test(test_sip_locations),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_metalcapctl_check),
+		cmocka_unit_test(test_check_bf16_default),
 	};
 
 	/* MC_TEST_ONLY=pattern runs the matching tests (make mutate). */

@@ -19,6 +19,7 @@
 #include <jansson.h>
 
 #include "child.h"
+#include "mtlsim.h"
 #include "probe.h"
 
 #define BUILD		MC_TEST_BUILD
@@ -202,7 +203,8 @@ test_report_fields_with_shim(void **state)
 	assert_string_equal(json_string_value(json_object_get(shim, "class")),
 	    "AppleParavirtDevice");
 	assert_true(json_is_null(json_object_get(shim, "reason")));
-	assert_int_equal(json_array_size(json_object_get(doc, "checks")), 19);
+	assert_int_equal(json_array_size(json_object_get(doc, "checks")),
+	    probe_nchecks);
 	json_array_foreach(json_object_get(doc, "checks"), i, c) {
 		assert_true(json_is_string(json_object_get(c, "name")));
 		assert_true(json_is_boolean(json_object_get(c, "compiled")));
@@ -500,7 +502,7 @@ test_usage_and_no_device(void **state)
 	assert_int_equal(strncmp(c.out, "simd_sum ", 9), 0);
 	for (i = 0, p = c.out; (p = strchr(p, '\n')) != NULL; i++, p++)
 		;
-	assert_int_equal(i, 19);
+	assert_int_equal(i, probe_nchecks);
 	run_probe(&r, no_device, NULL);
 	assert_int_equal(r.exit_code, 3);
 	assert_string_equal(json_string_value(json_object_get(r.doc,
@@ -627,7 +629,7 @@ test_human_report(void **state)
 	for (p = strstr(c.out, "\ncheck "); p != NULL && (p = strchr(p + 1,
 	    '\n')) != NULL && p[1] != '\n'; )
 		rows++;
-	assert_int_equal(rows, 19);
+	assert_int_equal(rows, probe_nchecks);
 	assert_null(strstr(c.out, "(null)"));
 	assert_non_null(strstr(c.out, "\nverdict: family override safe, "
 	    "threadgroup override safe\n"));
@@ -937,6 +939,132 @@ test_timeout_fits_real_compiles(void **state)
 	assert_true(PROBE_DEFAULT_TIMEOUT >= 2 * slowest * 1000);
 }
 
+/*
+ * Metal's default language version follows the main executable's build
+ * version; this program carries the probe's (the Makefile's MACOS_MIN,
+ * 11.7.1) in its ELF note, as the macOS probe in LC_BUILD_VERSION.  At
+ * MSL 2.3 the bfloat kernel's `#if __METAL_VERSION__ >= 310` leaves it
+ * out, so mul_mm_bfloat must set 3.1 itself (issue 45).
+ */
+static void
+test_default_language_follows_build(void **state)
+{
+	const struct probe_check	*mm = probe_check_find("mul_mm_bfloat");
+	struct probe_answers		 answers;
+	struct probe_context		 ctx = { 0 };
+	struct probe_result		 r = { .name = "mul_mm_bfloat" };
+	struct probe_dispatch		 d = {
+		.label = "default", .source = probe_kernels_mm,
+		.function = "probe_mul_mm_bfloat", .nbuffers = 3,
+		.threadgroups = 1, .threads_per_group = 128,
+		.threadgroup_memory = 6144,
+	};
+	struct probe_outcome		 o = { 0 };
+	static float			 a[1024], b[1024], c[1024];
+	uint32_t			 minos, sdk;
+
+	(void)state;
+	assert_int_equal(mtlsim_build_version(&minos, &sdk), 0);
+	assert_int_equal(minos, MTLSIM_BUILD_MINOS);
+	assert_int_equal(sdk, MTLSIM_BUILD_SDK);
+	assert_int_equal(mtlsim_language_for(0x000b0701), 0x20003);
+	assert_int_equal(mtlsim_language_for(0x000d0600), 0x30000);
+	assert_int_equal(mtlsim_language_for(0x000e0000), 0x30001);
+	assert_int_equal(mtlsim_language_for(0x000f0700), 0x30002);
+	assert_int_equal(mtlsim_language_for(0x001a0000), 0x40000);
+	assert_int_equal(mtlsim_default_language(),
+	    mtlsim_language_for(MTLSIM_BUILD_SDK));
+	assert_false(mtlsim_source_keeps(probe_kernels_mm,
+	    "probe_mul_mm_bfloat", 0x20003));
+	assert_true(mtlsim_source_keeps(probe_kernels_mm,
+	    "probe_mul_mm_bfloat", 0x30001));
+	assert_true(mtlsim_source_keeps(probe_kernels_mm,
+	    "probe_mul_mm_half", 0x20003));
+
+	/* On a Mac's GPU, which has bfloat: gone at the default ... */
+	setenv("MTLSIM_DEVICE", "bare-metal", 1);
+	ctx.device = probe_backend.open();
+	assert_non_null(ctx.device);
+	d.buffers[0] = a, d.buffers[1] = b, d.buffers[2] = c;
+	d.sizes[0] = d.sizes[1] = d.sizes[2] = sizeof a;
+	d.output = 2;
+	probe_backend.dispatch(ctx.device, &d, &o);
+	assert_false(o.compiled && o.ran);
+	assert_non_null(strstr(o.error, "probe_mul_mm_bfloat was not found"));
+	/* ... and the check, which sets 3.1, passes. */
+	probe_answers_read(ctx.device, &answers);
+	ctx.answers = &answers;
+	mm->run(&ctx, &r);
+	probe_backend.close(ctx.device);
+	unsetenv("MTLSIM_DEVICE");
+	assert_true(r.correct);
+	assert_string_equal(r.error, "");
+}
+
+/* The no-copy read writes y = x + 1 after the rewrite, for the test below. */
+static void
+nocopy_bump(void *arg)
+{
+	((float *)arg)[0] = 41.0f;
+}
+
+/*
+ * nocopy_mmap: right on a device whose no-copy buffers are the caller's
+ * pages; on the macOS 14 guest's (MTLSIM_NOCOPY=stale), the GPU misses a
+ * write through the file mapping and the check fails naming --no-mmap,
+ * without calling the overrides unsafe.  Anonymous memory is not stale.
+ */
+static void
+test_nocopy_mmap(void **state)
+{
+	static const char *const stale[] = { "MTLSIM_NOCOPY=stale", NULL };
+	static const char *const host[] = { "MTLSIM_NOCOPY=stale",
+	    "MTLSIM_DEVICE=bare-metal", NULL };
+	static const char *const only[] = { "--checks", "nocopy_mmap", NULL };
+	struct probe_run_result	 r;
+	struct probe_context	 ctx = { 0 };
+	static float		 x[1024] __attribute__((aligned(4096)));
+	float			 y[1024];
+	struct probe_dispatch	 d = {
+		.label = "anon", .source = "kernel void probe_nocopy_read(",
+		.function = "probe_nocopy_read", .buffers = { x, y },
+		.sizes = { sizeof x, sizeof y }, .nbuffers = 2, .output = 1,
+		.nocopy = 1, .threadgroups = 16, .threads_per_group = 64,
+		.prepare = nocopy_bump, .prepare_arg = x,
+	};
+	struct probe_outcome	 o = { 0 };
+
+	(void)state;
+	run_probe(&r, NULL, only);
+	assert_int_equal(r.exit_code, 0);
+	assert_string_equal(check_status(r.doc, "nocopy_mmap"), "pass");
+	json_decref(r.doc);
+
+	run_probe(&r, stale, only);
+	assert_int_equal(r.exit_code, 1);
+	assert_string_equal(check_status(r.doc, "nocopy_mmap"), "fail");
+	assert_non_null(strstr(json_string_value(json_object_get(check_named(
+	    r.doc, "nocopy_mmap"), "error")), "stale data"));
+	assert_non_null(strstr(json_string_value(json_object_get(check_named(
+	    r.doc, "nocopy_mmap"), "error")), "--no-mmap"));
+	assert_true(field_true(json_object_get(r.doc, "verdict"), "family"));
+	json_decref(r.doc);
+
+	run_probe(&r, host, only);
+	assert_string_equal(check_status(r.doc, "nocopy_mmap"), "pass");
+	json_decref(r.doc);
+
+	/* Stale is a file mapping's trouble: anonymous pages read fresh. */
+	setenv("MTLSIM_NOCOPY", "stale", 1);
+	ctx.device = probe_backend.open();
+	assert_non_null(ctx.device);
+	probe_backend.dispatch(ctx.device, &d, &o);
+	probe_backend.close(ctx.device);
+	unsetenv("MTLSIM_NOCOPY");
+	assert_true(o.ran);
+	assert_true(y[0] == 42.0f);
+}
+
 int
 main(void)
 {
@@ -958,6 +1086,8 @@ main(void)
 		cmocka_unit_test(test_slightly_off),
 		cmocka_unit_test(test_last_element),
 		cmocka_unit_test(test_not_a_number),
+		cmocka_unit_test(test_default_language_follows_build),
+		cmocka_unit_test(test_nocopy_mmap),
 	};
 
 	/* MC_TEST_ONLY=pattern runs the matching tests (make mutate). */

@@ -24,6 +24,11 @@
  *                                 (each result 1 % off), nan (every
  *                                 float NaN), inf (every float
  *                                 infinite)
+ *   MTLSIM_NOCOPY=stale           newBufferWithBytesNoCopy over a file
+ *                                 mapping reads the bytes as they were
+ *                                 when the buffer was made, as the
+ *                                 macOS 14 guest's device (anonymous
+ *                                 memory is unaffected)
  *   MTLSIM_RESIDENCY=nil|nil-error  newResidencySet returns nil, without or
  *                                 with an error
  *   MTLSIM_HW_THREADGROUP_MEMORY=N  the largest dynamic threadgroup block a
@@ -54,6 +59,8 @@
 #define MTLSIM_H
 
 #include <objc/objc.h>
+#include <stdbool.h>
+#include <stdint.h>
 
 #define MTLSIM_DEVICE_NAME		"Apple Paravirtual device"
 #define MTLSIM_STOCK_APPLE_FAMILY	5
@@ -85,6 +92,10 @@ struct mtlsim_dispatch {
 	size_t		 threadgroup_memory;	/* dynamic block, index 0 */
 	unsigned long	 threadgroups;
 	unsigned long	 threads_per_group;
+	unsigned	 nocopy;		/* bit i: buffer i over the
+						 * caller's pages, no copy */
+	void		(*prepare)(void *);	/* once the buffers exist */
+	void		*prepare_arg;
 };
 
 enum mtlsim_stage {
@@ -120,5 +131,24 @@ int	mtlsim_stage_compile(const struct mtlsim_dispatch *, char *, size_t);
 int	mtlsim_stage_pipeline(const struct mtlsim_dispatch *, char *, size_t);
 int	mtlsim_stage_run(const struct mtlsim_dispatch *, char *, size_t);
 int	mtlsim_stage_residency(char *, size_t);
+
+/*
+ * The platform around the kernels (mtlsim_platform.c): Metal's default
+ * language version follows the main executable's build version, which a
+ * Linux program carries in an ELF note (mtlsim_build_note.c).
+ */
+#define MTLSIM_NOTE_NAME		"metalcap"
+#define MTLSIM_NOTE_BUILD_VERSION	1
+/* A program without the note: built with the Tahoe guest's own SDK. */
+#define MTLSIM_GUEST_LANGUAGE		0x40000UL	/* MSL 4.0 */
+
+unsigned long	mtlsim_language_for(uint32_t os);
+int		mtlsim_build_version(uint32_t *minos, uint32_t *sdk);
+unsigned long	mtlsim_default_language(void);
+bool		mtlsim_source_keeps(const char *source, const char *function,
+		    unsigned long language);
+bool		mtlsim_file_backed(const void *addr);
+/* probe_nocopy_read: y[i] = x[i] + 1, x read through a no-copy buffer. */
+void		mtlsim_nocopy_read(const struct mtlsim_dispatch *);
 
 #endif

@@ -45,6 +45,8 @@
 - (id)newComputePipelineStateWithFunction:(id)function error:(id *)error;
 - (id)newCommandQueue;
 - (id)newResidencySetWithDescriptor:(id)descriptor error:(id *)error;
+- (id)newBufferWithBytesNoCopy:(void *)bytes length:(unsigned long)length
+    options:(unsigned long)options deallocator:(id)deallocator;
 @end
 
 /*
@@ -65,6 +67,17 @@
 @end
 
 @interface MTLSimError : MTLSimObject
+@end
+
+/* A buffer over the caller's pages, or over a copy of them (stale). */
+@interface MTLSimBuffer : MTLSimObject
+{
+@public
+	void		*bytes;
+	void		*copy;
+	unsigned long	 length;
+}
+- (void *)contents;
 @end
 
 @interface MTLSimLibrary : MTLSimObject
@@ -253,6 +266,30 @@ mtlsim_error(const char *text)
 	*error = text[0] != '\0' ? mtlsim_error(text) : nil;
 	return nil;
 }
+
+/*
+ * No copy: the buffer is the caller's pages, so a later write through them
+ * is what the GPU reads.  MTLSIM_NOCOPY=stale plays the macOS 14 guest's
+ * paravirtual device (unslothai/llama.cpp PR #37): over a file mapping,
+ * the GPU reads the bytes as they were when the buffer was made.  A Mac's
+ * own GPU is not affected.
+ */
+- (id)newBufferWithBytesNoCopy:(void *)bytes length:(unsigned long)length
+    options:(unsigned long)options deallocator:(id)deallocator
+{
+	MTLSimBuffer	*buf = [MTLSimBuffer alloc];
+	const char	*mode = mtlsim_getenv("MTLSIM_NOCOPY");
+
+	(void)options;
+	(void)deallocator;
+	buf->bytes = bytes;
+	buf->length = length;
+	if (mode != NULL && strcmp(mode, "stale") == 0 &&
+	    strncmp(class_getName(object_getClass(self)), "AGX", 3) != 0 &&
+	    mtlsim_file_backed(bytes) && (buf->copy = malloc(length)) != NULL)
+		memcpy(buf->copy, bytes, length);
+	return buf;
+}
 @end
 
 @implementation MTLSimObject
@@ -263,6 +300,13 @@ mtlsim_error(const char *text)
 @end
 
 @implementation MTLSimError
+@end
+
+@implementation MTLSimBuffer
+- (void *)contents
+{
+	return copy != NULL ? copy : bytes;
+}
 @end
 
 @implementation MTLSimLibrary
@@ -391,6 +435,39 @@ mtlsim_take_error(id error, char *buf, size_t len)
 }
 
 /*
+ * The buffers the dispatch asks to be made without a copy, through the
+ * device's newBufferWithBytesNoCopy:length:options:deallocator: (as ggml
+ * wraps mmapped weights, ggml-metal-device.m ggml_metal_buffer_map); the
+ * kernel reads what each buffer's contents are.
+ */
+static void
+mtlsim_nocopy_buffers(_MTLDevice *dev, const struct mtlsim_dispatch *d,
+    struct mtlsim_dispatch *run, MTLSimBuffer **nocopy)
+{
+	unsigned	i;
+
+	for (i = 0; i < d->nbuffers && i < 4; i++) {
+		if ((d->nocopy & (1U << i)) == 0)
+			continue;
+		nocopy[i] = [dev newBufferWithBytesNoCopy:d->buffers[i]
+		    length:d->sizes[i] options:0 deallocator:nil];
+		run->buffers[i] = [nocopy[i] contents];
+	}
+}
+
+static void
+mtlsim_nocopy_free(MTLSimBuffer **nocopy)
+{
+	unsigned	i;
+
+	for (i = 0; i < 4; i++)
+		if (nocopy[i] != nil) {
+			free(nocopy[i]->copy);
+			object_dispose(nocopy[i]);
+		}
+}
+
+/*
  * Dispatch one kernel and wait for it, through the calls ggml makes
  * (ggml-metal-device.m: newLibraryWithSource:options:error:,
  * newFunctionWithName:, newComputePipelineStateWithFunction:error:;
@@ -408,6 +485,8 @@ mtlsim_dispatch(id device, const struct mtlsim_dispatch *d, char *error,
 	MTLSimCommandBuffer	*cb;
 	id			 pipe, err = nil;
 	enum mtlsim_stage	 stage = MTLSIM_COMPLETED;
+	struct mtlsim_dispatch	 run = *d;
+	MTLSimBuffer		*nocopy[4] = { nil, nil, nil, nil };
 
 	if ((lib = [dev newLibraryWithSource:(id)(void *)d options:nil
 	    error:&err]) == nil) {
@@ -428,9 +507,12 @@ mtlsim_dispatch(id device, const struct mtlsim_dispatch *d, char *error,
 		return MTLSIM_PIPELINE_FAILED;
 	}
 	object_dispose(pipe);
+	mtlsim_nocopy_buffers(dev, d, &run, nocopy);
+	if (d->prepare != NULL)
+		d->prepare(d->prepare_arg);
 	queue = [dev newCommandQueue];
 	cb = [queue commandBuffer];
-	cb->dispatch = d;
+	cb->dispatch = &run;
 	[cb commit];
 	[cb waitUntilCompleted];
 	if ([cb status] != MTLSIM_STATUS_COMPLETED) {
@@ -439,6 +521,7 @@ mtlsim_dispatch(id device, const struct mtlsim_dispatch *d, char *error,
 	}
 	object_dispose(cb);
 	object_dispose(queue);
+	mtlsim_nocopy_free(nocopy);
 	return stage;
 }
 

@@ -71,8 +71,8 @@ static const struct {
 	{ "probe_tg_mem", mtlsim_tg_mem, 0, 2 },
 	{ "probe_bf16", mtlsim_bf16, MSL_3_1, 2 },
 	{ "probe_simd_reduce", mtlsim_simd_reduce, 0, 2 },
-	/* Compiled at the default language version, as ggml's library:
-	 * the device's default is 3.1 or later (bfloat compiles). */
+	/* In a `#if __METAL_VERSION__ >= 310` block: at a lower language
+	 * version, explicit or the default, the function is not there. */
 	{ "probe_mul_mm_half", mtlsim_mul_mm_half, 0, 3 },
 	{ "probe_mul_mm_bfloat", mtlsim_mul_mm_bfloat, 0, 3 },
 	{ "probe_simdgroup_load_t", mtlsim_load_transposed, 0, 3 },
@@ -85,6 +85,7 @@ static const struct {
 	{ "probe_mul_mm_bf16", mtlsim_mul_mm_bf16, MSL_3_1, 3 },
 	{ "probe_argmax", mtlsim_argmax, 0, 2 },
 	{ "probe_count_equal", mtlsim_count_equal, 0, 3 },
+	{ "probe_nocopy_read", mtlsim_nocopy_read, 0, 2 },
 };
 
 /* The failure mode MTLSIM_FAIL sets for this label, or NULL. */
@@ -424,7 +425,15 @@ mtlsim_kernel_index(const struct mtlsim_dispatch *d)
 	return i;
 }
 
-/* The whole source compiles: bfloat needs MSL 3.1. */
+/* The language version the compile runs at: set, or the default. */
+static unsigned long
+mtlsim_language(const struct mtlsim_dispatch *d)
+{
+	return d->language_version != 0 ? d->language_version :
+	    mtlsim_default_language();
+}
+
+/* The whole source compiles: unguarded bfloat needs MSL 3.1. */
 int
 mtlsim_stage_compile(const struct mtlsim_dispatch *d, char *error,
     size_t errorlen)
@@ -432,7 +441,7 @@ mtlsim_stage_compile(const struct mtlsim_dispatch *d, char *error,
 	size_t	i = mtlsim_kernel_index(d);
 
 	if (i < sizeof mtlsim_kernels / sizeof mtlsim_kernels[0] &&
-	    d->language_version < mtlsim_kernels[i].min_language) {
+	    mtlsim_language(d) < mtlsim_kernels[i].min_language) {
 		snprintf(error, errorlen, "Error Domain=MTLLibraryErrorDomain "
 		    "Code=3 \"program_source:3:5: error: unknown type name "
 		    "'bfloat'\"");
@@ -455,7 +464,8 @@ mtlsim_stage_function(const struct mtlsim_dispatch *d, char *error,
 
 	snprintf(decl, sizeof decl, "kernel void %s(", d->function);
 	if (mtlsim_kernel_index(d) == sizeof mtlsim_kernels /
-	    sizeof mtlsim_kernels[0] || strstr(d->source, decl) == NULL) {
+	    sizeof mtlsim_kernels[0] || strstr(d->source, decl) == NULL ||
+	    !mtlsim_source_keeps(d->source, d->function, mtlsim_language(d))) {
 		snprintf(error, errorlen, "Function %s was not found in the "
 		    "library", d->function);
 		return -1;

@@ -406,6 +406,40 @@ test_probe_garbage_quoted(void **state)
 		fail_msg("reason: %s", e.reason);
 }
 
+/*
+ * A probe whose only failed check is nocopy_mmap (stale no-copy buffers
+ * over a file mapping, a macOS 14 guest's): the overrides pass, and the
+ * reason names the check and --no-mmap; with any other failure beside it,
+ * the gate fails.
+ */
+static void
+test_probe_nocopy_hazard(void **state)
+{
+	static struct launchctl_result	r;
+	struct gate_entry		e;
+	static const char		*doc = "{\"shim\": {}, \"verdict\": "
+	    "{\"family\": true, \"threadgroup\": true}, \"checks\": ["
+	    "{\"name\": \"simd_sum\", \"skipped\": false, \"correct\": "
+	    "%s, \"error\": \"wrong result\"}, {\"name\": "
+	    "\"nocopy_mmap\", \"skipped\": false, \"correct\": false, "
+	    "\"error\": \"stale data: run it with --no-mmap\"}]}";
+
+	(void)state;
+	memset(&e, 0, sizeof e);
+	r.code = 1;
+	snprintf(r.out, sizeof r.out, doc, "true");
+	gate_judge(&e, true, &r);
+	assert_int_equal(e.status, GATE_PASS);
+	assert_string_equal(e.reason, "check nocopy_mmap failed: stale data: "
+	    "run it with --no-mmap");
+	json_decref(e.report);
+	memset(&e, 0, sizeof e);
+	snprintf(r.out, sizeof r.out, doc, "false");
+	gate_judge(&e, true, &r);
+	assert_int_equal(e.status, GATE_FAIL);
+	json_decref(e.report);
+}
+
 /* Patterns within the budget compile and match. */
 static void
 test_signature_budget(void **state)
@@ -1516,6 +1550,7 @@ main(void)
 		cmocka_unit_test(test_marker_report),
 		cmocka_unit_test(test_signature_budget),
 		cmocka_unit_test(test_probe_garbage_quoted),
+		cmocka_unit_test(test_probe_nocopy_hazard),
 		cmocka_unit_test(test_template_background),
 		cmocka_unit_test(test_make_dirs),
 		cmocka_unit_test(test_verified_records),
