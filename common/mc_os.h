@@ -128,6 +128,9 @@ mc_os_sync(int fd)
 #ifdef MC_OS_DARWIN
 	if (fcntl(fd, F_FULLFSYNC) == 0)
 		return 0;
+	/* Only a refusal falls back: an I/O error is the answer. */
+	if (errno != ENOTTY && errno != ENOTSUP && errno != EINVAL)
+		return -1;
 #endif
 	return fsync(fd);
 }

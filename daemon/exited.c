@@ -97,7 +97,7 @@ exited_report(struct mcd *d, struct job *j, const struct launchd_seen *seen,
 	j->own_stops -= ours;
 	if ((ev.count -= ours) == 0) {
 		if (count > 0)
-			witness_exited(j, false, 0, NULL);
+			watch_exited(j, false, 0, NULL);
 		return;
 	}
 	/*
@@ -107,7 +107,7 @@ exited_report(struct mcd *d, struct job *j, const struct launchd_seen *seen,
 	 */
 	why = exited_reclaim(seen->exit_reason);
 	if (why != NULL && *why == '\0') {
-		witness_exited(j, false, 0, NULL);
+		watch_exited(j, false, 0, NULL);
 		return;
 	}
 	/*
@@ -145,14 +145,14 @@ exited_report(struct mcd *d, struct job *j, const struct launchd_seen *seen,
 	    strcmp(seen->last_exit, "(never exited)") != 0)
 		ev.type = LC_EV_EXIT_CODE;
 	else {
-		witness_exited(j, false, 0, NULL);
+		watch_exited(j, false, 0, NULL);
 		return;
 	}
 	/* Its log had nowhere to go: the exit is likely the disk's doing. */
 	if (watch_disk_full(d, j, false, full, sizeof full))
 		watch_note_env(j, "a full disk", full);
 	/* A failure line it died of counts before the exit does. */
-	witness_exited(j, ev.type == LC_EV_EXIT_SIGNAL ||
+	watch_exited(j, ev.type == LC_EV_EXIT_SIGNAL ||
 	    ev.type == LC_EV_EXIT_CODE, seen->signal,
 	    exited_how(seen, how, sizeof how));
 	d->emit(d, &ev);

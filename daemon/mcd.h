@@ -286,6 +286,7 @@ struct job {
 	/* ggml's abort, while it is the last the process said (witness.c) */
 	struct witness_abort	 abort;
 	struct witness_abort	 died;		/* as it stood at the end */
+	bool			 died_seen;	/* died is the ended one's */
 	char			 recent[256];	/* the last failure line */
 	const char		*recent_what;
 	long			 recent_seq;	/* its number in lines */
@@ -529,7 +530,8 @@ void	witness_said(struct job *, const char *what, const char *line);
 void	witness_line(struct job *, const char *what, const char *line);
 void	witness_report(struct job *, tail_line_fn read_line);
 void	witness_gone(struct job *, tail_line_fn read_line);
-void	witness_exited(struct job *, bool abnormal, int sig, const char *how);
+void	witness_exited(struct job *, bool abnormal, int sig, const char *how,
+	    tail_line_fn read_line);
 void	witness_reset(struct job *);
 void	witness_stop(struct job *);
 bool	watch_spawn_fixed(struct mcd *, const struct job *,
@@ -537,6 +539,7 @@ bool	watch_spawn_fixed(struct mcd *, const struct job *,
 void	watch_spawn_cause(struct mcd *, const struct job *, char *buf,
 	    size_t len);
 void	watch_unwatch_pid(struct job *);
+void	watch_exited(struct job *, bool abnormal, int sig, const char *how);
 void	watch_reports_changed(struct mcd *);
 bool	watch_disk_full(struct mcd *, const struct job *, bool, char *,
 	    size_t);

@@ -425,6 +425,17 @@ watch_marker_timeout(uv_timer_t *t)
 	watch_emit(j->daemon, j, LC_EV_SHIM_ABSENT, NULL, NULL, 0, reason);
 }
 
+/*
+ * launchd told how the job's last process ended: what the log holds is
+ * read first (the process may have ended before its end was heard), then
+ * the end is judged with its last words.
+ */
+void
+watch_exited(struct job *j, bool abnormal, int sig, const char *how)
+{
+	witness_exited(j, abnormal, sig, how, watch_log_line);
+}
+
 void
 watch_reports_changed(struct mcd *d)
 {

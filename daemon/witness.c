@@ -137,7 +137,7 @@ witness_act(struct job *j, const struct shim_seen *seen)
 	    line ? 2 : 1);
 	j->unconfirmed[0] = '\0';
 	/* This process's failure is told: its abort tells it no more. */
-	j->abort.line[0] = j->died.line[0] = '\0';
+	j->abort.line[0] = '\0';
 }
 
 /*
@@ -308,6 +308,7 @@ witness_gone(struct job *j, tail_line_fn read_line)
 	witness_judge(j, read_line, false);
 	/* Its last word, kept for launchd's telling of how it ended. */
 	j->died = j->abort;
+	j->died_seen = true;
 	j->abort.line[0] = '\0';
 }
 
@@ -315,17 +316,24 @@ witness_gone(struct job *j, tail_line_fn read_line)
  * launchd says how the last process ended: by SIGABRT with ggml's abort as
  * the last it said, that abort is the evidence (and the failure line right
  * before it names what failed).  Any other end after a failure line is
- * not the line's doing.  Either way the lines are spent.
+ * not the line's doing.  Its end seen (witness_gone), its last words were
+ * kept apart from the next process's; else it ended before that was heard
+ * and what the log holds now is read first, and is its own.  Either way
+ * its lines are spent, and only its.
  */
 void
-witness_exited(struct job *j, bool abnormal, int sig, const char *how)
+witness_exited(struct job *j, bool abnormal, int sig, const char *how,
+    tail_line_fn read_line)
 {
-	const struct witness_abort	*a = j->died.line[0] != '\0' ?
-					    &j->died : &j->abort;
-	char				 died[WATCH_EVIDENCE_LEN];
-	const char			*evidence[3];
-	int				 n = 0;
+	struct witness_abort	*a = &j->died;
+	char			 died[WATCH_EVIDENCE_LEN];
+	const char		*evidence[3];
+	int			 n = 0;
 
+	if (!j->died_seen) {
+		witness_drain(j, read_line);
+		a = &j->abort;
+	}
 	if (abnormal && sig == SIGABRT && a->line[0] != '\0') {
 		snprintf(died, sizeof died, "then the process ended: %s", how);
 		if (a->cause[0] != '\0')
@@ -340,7 +348,8 @@ witness_exited(struct job *j, bool abnormal, int sig, const char *how)
 		    "by ggml's abort right after it: not the line's doing",
 		    j->name, how);
 	j->unconfirmed[0] = '\0';
-	j->died.line[0] = j->abort.line[0] = '\0';
+	a->line[0] = '\0';
+	j->died_seen = false;
 }
 
 /*

@@ -86,11 +86,13 @@ static const struct scan_text scan_builtin[] = {
 	    "size \\([0-9]+\\) exceeds the maximum threadgroup memory allowed "
 	    "\\([0-9]+\\)" },
 	/*
-	 * ggml_abort writes its file and line straight to stderr; an abort
+	 * ggml_abort writes its file and line straight to stderr, the path
+	 * first (__FILE__: no colon in it, a log line's "func: " has one,
+	 * so a client's text inside a server's WARN line is no abort); an abort
 	 * or GGML_ASSERT elsewhere in ggml (a context too small, a bad
 	 * view) is no Metal failure, and a client can bring some about.
 	 */
-	{ SCAN_METAL_ABORT, "^(.*/)?ggml-metal[a-z-]*\\.(m|cpp|c|h):[0-9]+: " },
+	{ SCAN_METAL_ABORT, "^([^:]*/)?ggml-metal[a-z-]*\\.(m|cpp|c|h):[0-9]+: " },
 	{ "command buffer failure", SCAN_FUNCTION ".*(command buffer [0-9]+ "
 	    "failed with status [0-9]+|backend is in error state)" },
 	{ "command queue failure", SCAN_FUNCTION "error: failed to create "

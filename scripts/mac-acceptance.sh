@@ -131,6 +131,8 @@ daemon=
 # then the summary and the checksums written.
 finish() {
 	rc=$?
+	# Everything below runs, whatever one step says: the evidence first.
+	set +e
 	trap - EXIT INT TERM
 	if [ -n "$daemon" ]; then
 		ctl remove "$job" >/dev/null 2>&1 || true
@@ -139,7 +141,8 @@ finish() {
 			sleep 0.1
 			gone=$((gone + 1))
 		done
-		kill "$daemon" 2>/dev/null && wait "$daemon" 2>/dev/null
+		kill "$daemon" 2>/dev/null
+		wait "$daemon" 2>/dev/null
 	fi
 	"$launchctl" bootout "gui/$uid/$label" >/dev/null 2>&1 || true
 	cp "$home/logs/metalcapd.log" "$out/metalcapd.log" 2>/dev/null || true

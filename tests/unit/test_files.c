@@ -227,6 +227,11 @@ test_scan_client_text(void **state)
 	    "compile pipeline",
 	    " ggml_metal_init: error: load pipeline error",
 	    "x GGML_ASSERT(buf) failed",
+	    /* a completion id a client chose, in llama-server's WARN line
+	     * (server-context.cpp, the control endpoint) */
+	    "0.12.345.678 W srv  process_single_task: control reasoning_end "
+	    "on unknown completion id=a/ggml-metal.m:1: x, no live slot",
+	    "srv  process_single_task: id=/x/ggml-metal-device.m:852: y",
 	    /* ggml's own asserts outside Metal: a client can reach some. */
 	    "/src/ggml/src/ggml.c:1554: GGML_ASSERT(view_src == NULL || "
 	    "data_size == 0 || data_size + view_offs <= ggml_nbytes(view_src)) "

@@ -288,6 +288,14 @@ test_durable_write_fullfsync_refused(void **state)
 	    sizeof why), 0);
 	assert_string_equal(slurp(at("nfs.plist")), "e\n");
 	assert_int_equal(xnu_model.fsyncs, 4);
+	/* An I/O error is no refusal: nothing falls back, nothing is
+	 * renamed into place, the old state stays. */
+	xnu_model.fullfsync_refuse = EIO;
+	assert_int_equal(mc_write_atomic(at("smb.plist"), "f\n", 2, 0600,
+	    why, sizeof why), -1);
+	assert_string_equal(slurp(at("smb.plist")), "d\n");
+	assert_int_equal(xnu_model.fsyncs, 4);
+	assert_non_null(strstr(why, "Input/output error"));
 }
 #endif
 
