@@ -125,21 +125,6 @@ probe_ref_simd_sum(unsigned width)
 	return (float)width * (float)(width + 1) / 2.0f;
 }
 
-/* C = A x B for n x n matrices (row-major), summed in double. */
-void
-probe_ref_matmul(int n, const float *a, const float *b, float *c)
-{
-	int	i, j, k;
-	double	acc;
-
-	for (i = 0; i < n; i++)
-		for (j = 0; j < n; j++) {
-			for (acc = 0, k = 0; k < n; k++)
-				acc += (double)a[i * n + k] * b[k * n + j];
-			c[i * n + j] = (float)acc;
-		}
-}
-
 /*
  * What probe_simd_shuffle writes for n values in SIMD groups of width:
  * each lane's group total (broadcast from lane 0), then the value of its

@@ -238,21 +238,6 @@ probe_mm_bf16_data(float *a, float *b, int n)
 	}
 }
 
-/* C = A x B, n x n, in double (probe_check.c has its own: no circle). */
-static void
-probe_ref_mm(int n, const float *a, const float *b, float *c)
-{
-	double	acc;
-	int	i, j, k;
-
-	for (i = 0; i < n; i++)
-		for (j = 0; j < n; j++) {
-			for (acc = 0, k = 0; k < n; k++)
-				acc += (double)a[i * n + k] * b[k * n + j];
-			c[i * n + j] = (float)acc;
-		}
-}
-
 void
 probe_check_mm_bf16(const struct probe_context *ctx, struct probe_result *r)
 {
@@ -279,7 +264,7 @@ probe_check_mm_bf16(const struct probe_context *ctx, struct probe_result *r)
 		c[i] = -1.0f;
 	if (!probe_run(ctx, &d, r))
 		return;
-	probe_ref_mm(32, a, b, want);
+	probe_ref_matmul(32, a, b, want);
 	probe_compare(r, c, want, 1024);
 }
 

@@ -130,3 +130,17 @@ probe_compare(struct probe_result *r, const float *got, const float *want,
 	r->correct = true;
 }
 
+/* C = A x B for n x n matrices (row-major), summed in double. */
+void
+probe_ref_matmul(int n, const float *a, const float *b, float *c)
+{
+	int	i, j, k;
+	double	acc;
+
+	for (i = 0; i < n; i++)
+		for (j = 0; j < n; j++) {
+			for (acc = 0, k = 0; k < n; k++)
+				acc += (double)a[i * n + k] * b[k * n + j];
+			c[i * n + j] = (float)acc;
+		}
+}
