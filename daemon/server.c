@@ -41,6 +41,7 @@ struct write_req {
 
 static void	server_read(uv_stream_t *, ssize_t, const uv_buf_t *);
 static void	conn_dispatch(struct conn *);
+static void	server_shed(struct mcd *);
 
 /*
  * After a crowd of clients has come and gone, hand the memory back: the
@@ -329,6 +330,7 @@ server_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 	}
 	free(buf->base);
 	conn_dispatch(c);
+	server_shed(c->daemon);
 }
 
 /*
@@ -377,6 +379,27 @@ server_idlest(struct mcd *d, struct conn *except)
 	return best;
 }
 
+/*
+ * Over MC_MAX_CLIENTS, with no one idle at the accept, a connection is held
+ * in one of SERVER_RESERVE places more until reads tell who gives way:
+ * one whose bytes waited unread may hold a whole request (a well-behaved
+ * client's, come with a burst) or the next byte of a trickle, and only
+ * reading it tells the two apart.  After each read, the table sheds back
+ * down to MC_MAX_CLIENTS, the idlest first.
+ */
+#define SERVER_RESERVE	16
+
+static void
+server_shed(struct mcd *d)
+{
+	struct conn	*idle;
+
+	while (d->nconns > MC_MAX_CLIENTS &&
+	    (idle = server_idlest(d, NULL)) != NULL)
+		conn_close(idle, "too many clients: closed the one idle the "
+		    "longest");
+}
+
 static void
 server_accept(uv_stream_t *server, int status)
 {
@@ -410,12 +433,13 @@ server_accept(uv_stream_t *server, int status)
 	if (d->nconns > MC_MAX_CLIENTS) {
 		struct conn *idle = server_idlest(d, c);
 
-		if (idle == NULL) {
+		if (idle != NULL)
+			conn_close(idle, "too many clients: closed the one "
+			    "idle the longest");
+		else if (d->nconns > MC_MAX_CLIENTS + SERVER_RESERVE) {
 			conn_close(c, "too many clients, none of them idle");
 			return;
 		}
-		conn_close(idle, "too many clients: closed the one idle the "
-		    "longest");
 	}
 	conn_resume(c);
 }
