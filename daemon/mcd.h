@@ -297,6 +297,10 @@ struct job {
 	const char		*unconfirmed_what;
 	uint64_t		 unconfirmed_ms;	/* loop time it was held */
 	bool			 witness_acted;	/* this pid's witness counted */
+	/* Its process group's other reports (InheritShim): the first
+	 * hooked child, or the first one that witnessed a failure. */
+	struct shim_seen	 group_seen;
+	bool			 machine_told;	/* a GPU fault of the machine's */
 	uv_timer_t		*witness_timer;	/* a witness waits for its line */
 	/* its health check (health.c), for the process being watched */
 	uint64_t		 health_start;	/* loop ms the process came */
@@ -533,6 +537,7 @@ void	witness_gone(struct job *, tail_line_fn read_line);
 void	witness_exited(struct job *, bool abnormal, int sig, const char *how,
 	    tail_line_fn read_line);
 void	witness_reset(struct job *);
+bool	witness_read(struct job *, struct shim_seen *);
 void	witness_stop(struct job *);
 bool	watch_spawn_fixed(struct mcd *, const struct job *,
 	    const char *cause);

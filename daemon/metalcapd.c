@@ -351,7 +351,7 @@ main(int argc, char **argv)
 	mc_fmt(logfile, sizeof logfile, "%s/metalcapd.log", d->paths.logs);
 	log_open(logfile, foreground);
 	mc_fmt(reports, sizeof reports, "%s/reports", d->paths.state);
-	marker_sweep(reports);
+	marker_sweep(reports, NULL, NULL);
 	if (load_template(d) == -1)
 		return 1;
 	if (state_load(&d->state, d->paths.state, why, sizeof why) == -1)

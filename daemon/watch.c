@@ -101,6 +101,8 @@ watch_forget_report(struct mcd *d, struct job *j)
 		return;
 	mc_fmt(dir, sizeof dir, "%s/reports", d->paths.state);
 	marker_forget(dir, j->report_pid);
+	/* Its children's (InheritShim): read into the job already. */
+	marker_forget_group(dir, j->report_pid);
 	j->report_pid = 0;
 }
 
@@ -365,7 +367,10 @@ watch_begin_tail(struct mcd *d, struct job *j)
 
 /* --- proof of injection ------------------------------------------------------- */
 
-/* Look for the shim's report from the job's pid; true when found. */
+/*
+ * Look for the shim's report from the job's pid, or (InheritShim) from a
+ * hooked process of its group; true when found.
+ */
 static bool
 watch_check_marker(struct mcd *d, struct job *j)
 {
@@ -375,7 +380,7 @@ watch_check_marker(struct mcd *d, struct job *j)
 	if (j->pid <= 0)
 		return false;
 	mc_fmt(dir, sizeof dir, "%s/reports", d->paths.state);
-	if (!marker_read(dir, j->pid, &seen))
+	if (!witness_read(j, &seen) && !marker_read(dir, j->pid, &seen))
 		return false;
 	if (j->shim == NULL)
 		j->shim = malloc(sizeof *j->shim);
@@ -388,7 +393,7 @@ watch_check_marker(struct mcd *d, struct job *j)
 		return true;
 	}
 	snprintf(line, sizeof line, "the shim loaded into pid %ld but stayed "
-	    "stock: %s", j->pid, j->shim->reason);
+	    "stock: %s", seen.pid, j->shim->reason);
 	watch_emit(d, j, LC_EV_SHIM_STOCK, NULL, NULL, 0, line);
 	return true;
 }
@@ -436,19 +441,44 @@ watch_exited(struct job *j, bool abnormal, int sig, const char *how)
 	witness_exited(j, abnormal, sig, how, watch_log_line);
 }
 
+/* A job's process's report stays until the end of that process is heard. */
+static bool
+watch_keep_report(long pid, void *arg)
+{
+	struct mcd	*d = arg;
+	size_t		 i;
+
+	for (i = 0; i < d->njobs; i++)
+		if (d->jobs[i]->pid == pid || d->jobs[i]->report_pid == pid)
+			return true;
+	return false;
+}
+
+/*
+ * A report came or changed: each job's is judged (its children's too,
+ * read into the job), then the reports no process owns go, so the ones
+ * of a job's children do not pile up, nor pass for a later process's.
+ */
 void
 watch_reports_changed(struct mcd *d)
 {
+	char	dir[PATH_MAX];
 	size_t	i;
 
 	for (i = 0; i < d->njobs; i++) {
 		struct job *j = d->jobs[i];
 
-		if (j->pid > 0 && job_runs_unlocked(j) && j->shim == NULL)
+		/* Where the shim is inherited, a child's report may be the
+		 * first hooked one of the group. */
+		if (j->pid > 0 && job_runs_unlocked(j) && (j->shim == NULL ||
+		    (j->spec != NULL && j->spec->inherit_shim &&
+		    strcmp(j->shim->state, "hooked") != 0)))
 			watch_check_marker(d, j);
 		else if (j->pid > 0 && j->shim != NULL)
 			witness_report(j, watch_log_line);
 	}
+	mc_fmt(dir, sizeof dir, "%s/reports", d->paths.state);
+	marker_sweep(dir, watch_keep_report, d);
 }
 
 /* --- exits ------------------------------------------------------------------ */

@@ -68,17 +68,59 @@ witness_emit(struct job *j, const char *trigger, const char *const *evidence,
 	j->daemon->emit(j->daemon, &ev);
 }
 
-/* The shim's report of the job's process, read again; false: none. */
-static bool
+/*
+ * A report of another process of the job's group (InheritShim: the shim
+ * goes on into its children, and a child may be the one that does the
+ * Metal work, as Ollama's runner and mlx_lm's workers do).  The first
+ * hooked one stands for the group, and gives way to the first that saw
+ * a failure; kept, so a child swept after its end still counts.
+ */
+static void
+witness_child(long pid, const struct shim_seen *child, void *arg)
+{
+	struct job	*j = arg;
+
+	(void)pid;
+	if (strcmp(child->state, "hooked") != 0)
+		return;
+	if (!j->group_seen.present || (j->group_seen.witnessed == 0 &&
+	    child->witnessed > 0) || (j->group_seen.machine_faults == 0 &&
+	    j->group_seen.witnessed == 0 && child->machine_faults > 0))
+		j->group_seen = *child;
+}
+
+/*
+ * The shim's report of the job's process, read again, with its group's
+ * where the shim is inherited; false: none hooked.  The process's own
+ * witness first; else a child's.
+ */
+bool
 witness_read(struct job *j, struct shim_seen *seen)
 {
 	char	dir[PATH_MAX];
+	bool	own;
 
 	if (j->pid <= 0)
 		return false;
 	mc_fmt(dir, sizeof dir, "%s/reports", j->daemon->paths.state);
-	return marker_read(dir, j->pid, seen) &&
+	own = marker_read(dir, j->pid, seen) &&
 	    strcmp(seen->state, "hooked") == 0;
+	if (j->spec == NULL || !j->spec->inherit_shim)
+		return own;
+	marker_group(dir, j->pid, witness_child, j);
+	if (!j->group_seen.present)
+		return own;
+	if (!own)
+		*seen = j->group_seen;
+	else if (seen->witnessed == 0 && j->group_seen.witnessed > 0) {
+		seen->witnessed = j->group_seen.witnessed;
+		seen->failed_code = j->group_seen.failed_code;
+		seen->pid = j->group_seen.pid;
+		memcpy(seen->failed, j->group_seen.failed, sizeof seen->failed);
+		memcpy(seen->failed_call, j->group_seen.failed_call,
+		    sizeof seen->failed_call);
+	}
+	return true;
 }
 
 static const char *
@@ -116,28 +158,67 @@ witness_pairs(const struct shim_seen *seen, const char *what)
 	return witness_alone(seen) || strstr(what, "library") != NULL;
 }
 
+/* What the shim saw, in words: the call, its code's name, the pid. */
+static void
+witness_words(const struct shim_seen *seen, char *buf, size_t len)
+{
+	const struct marker_code	*c = marker_code(seen->failed_code);
+	char				 code[64] = "";
+
+	if (c != NULL)
+		snprintf(code, sizeof code, " with %s (%ld)", c->name,
+		    c->code);
+	else if (seen->failed_code >= 0)
+		snprintf(code, sizeof code, " with code %ld",
+		    seen->failed_code);
+	snprintf(buf, len, "the shim saw %s fail%s in pid %ld",
+	    seen->failed_call, code, seen->pid);
+}
+
 /*
  * The shim saw a Metal call fail: the job goes back to stock once, with
- * the witness and the failure line that went with it, if one came.
+ * the witness and the failure line that went with it, if one came.  The
+ * shim's words come first: they are what the verdict rests on, and the
+ * reason status shows.  The line is text a client may have written (a
+ * kernel's name of its choosing), so it follows, said to be the log's.
  */
 static void
 witness_act(struct job *j, const struct shim_seen *seen)
 {
-	char		 said[WATCH_EVIDENCE_LEN];
-	const char	*evidence[2] = { j->unconfirmed, said };
-	bool		 line = j->unconfirmed[0] != '\0';
+	char		 said[WATCH_EVIDENCE_LEN], line[WATCH_EVIDENCE_LEN];
+	const char	*evidence[2] = { said, line };
 
 	j->witness_acted = true;
 	job_timer_stop(j->witness_timer);
-	snprintf(said, sizeof said, "the shim saw %s fail in pid %ld",
-	    seen->failed_call, j->pid);
+	witness_words(seen, said, sizeof said);
+	/* Cut to fit: the evidence holds WATCH_EVIDENCE_LEN bytes. */
+	snprintf(line, sizeof line, "its log said: %.*s",
+	    (int)(sizeof line - sizeof "its log said: "), j->unconfirmed);
 	log_warnx("job %s: %s", j->name, said);
-	/* The line first when one came: it says the most to a person. */
-	witness_emit(j, witness_trigger(seen), line ? evidence : evidence + 1,
-	    line ? 2 : 1);
+	witness_emit(j, witness_trigger(seen), evidence,
+	    j->unconfirmed[0] != '\0' ? 2 : 1);
 	j->unconfirmed[0] = '\0';
 	/* This process's failure is told: its abort tells it no more. */
 	j->abort.line[0] = '\0';
+}
+
+/*
+ * The GPU failed a command buffer for a reason of the machine's (out of
+ * memory, a timeout, a device removed): said once, judged against no
+ * profile.
+ */
+static void
+witness_machine(struct job *j, const struct shim_seen *seen)
+{
+	const struct marker_code	*c = marker_code(seen->machine_code);
+
+	if (j->machine_told || seen->machine_faults == 0)
+		return;
+	j->machine_told = true;
+	log_warnx("job %s: the GPU failed a command buffer with %s (%ld) in "
+	    "pid %ld: the machine's state, not a kernel's, so no profile is "
+	    "judged on it", j->name, c != NULL ? c->name : "?",
+	    seen->machine_code, seen->pid);
 }
 
 /*
@@ -199,9 +280,10 @@ witness_line(struct job *j, const char *what, const char *line)
 		witness_act(j, &seen);
 		return;
 	}
+	/* The line just read, with its own kind: the held one may differ. */
 	log_info("job %s: its log shows a %s, but the shim saw no Metal call "
 	    "fail: not acted on unless the process dies of it (%s)", j->name,
-	    what, j->unconfirmed);
+	    what, line);
 }
 
 /* A profile that claims more than any Apple GPU has. */
@@ -213,7 +295,7 @@ witness_overbroad(struct job *j, const struct shim_seen *seen)
 
 	snprintf(said, sizeof said, "the shim answers Apple families up to "
 	    "%ld in pid %ld: no Apple GPU has one above %d", seen->family_max,
-	    j->pid, WITNESS_APPLE_LAST);
+	    seen->pid, WITNESS_APPLE_LAST);
 	j->witness_acted = true;
 	witness_emit(j, "over-broad profile", evidence, 1);
 }
@@ -263,6 +345,7 @@ witness_judge(struct job *j, tail_line_fn read_line, bool wait)
 		witness_overbroad(j, &seen);
 		return;
 	}
+	witness_machine(j, &seen);
 	if (seen.witnessed == 0)
 		return;
 	witness_drain(j, read_line);
@@ -361,5 +444,7 @@ witness_reset(struct job *j)
 {
 	j->recent_what = NULL;
 	j->witness_acted = false;
+	j->machine_told = false;
+	memset(&j->group_seen, 0, sizeof j->group_seen);
 	job_timer_stop(j->witness_timer);
 }

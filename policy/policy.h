@@ -294,15 +294,34 @@ struct shim_seen {
 	long	family_max;
 	long	threadgroup_memory;
 	char	reason[256];
+	long	pid;			/* whose report it is */
+	long	pgid;			/* its process group; 0: not said */
 	/* The shim's witness lines: the first Metal call it saw fail. */
 	int	witnessed;
 	char	failed[32];		/* "pipeline", "library", ... */
 	char	failed_call[64];	/* the selector */
+	long	failed_code;		/* its error's code; -1: none said */
+	/* Command buffers the machine failed (out of memory...): counted
+	 * apart, with the first one's code. */
+	int	machine_faults;
+	long	machine_code;
 };
 
+/* A command buffer's error code (MTLCommandBufferError), as data. */
+struct marker_code {
+	long		 code;
+	const char	*name;
+	bool		 machine;	/* the machine's doing, never a kernel's */
+};
+
+const struct marker_code *marker_code(long code);
 void	marker_parse(struct shim_seen *, const char *line);
 bool	marker_read(const char *dir, long pid, struct shim_seen *);
 void	marker_forget(const char *dir, long pid);
-void	marker_sweep(const char *dir);
+void	marker_forget_group(const char *dir, long pgid);
+void	marker_sweep(const char *dir, bool (*keep)(long pid, void *arg),
+	    void *arg);
+int	marker_group(const char *dir, long pgid, void (*fn)(long pid,
+	    const struct shim_seen *, void *arg), void *arg);
 
 #endif

@@ -95,7 +95,8 @@ shim_report(const char *state, const char *device_class, const char *hooked,
 	char			line[SHIM_REPORT_LINE_MAX];
 	size_t			len;
 
-	len = shim_report_format(&report, (long)getpid(), line, sizeof line);
+	len = shim_report_format(&report, (long)getpid(), (long)getpgrp(),
+	    line, sizeof line);
 	shim_report_write(shim_report_path, line, len, (long)getpid());
 }
 

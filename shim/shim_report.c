@@ -24,17 +24,17 @@
  * runs to the end of the line because it may contain blanks.
  */
 size_t
-shim_report_format(const struct shim_report *report, long pid, char *line,
-    size_t linelen)
+shim_report_format(const struct shim_report *report, long pid, long pgid,
+    char *line, size_t linelen)
 {
 	const struct shim_config *c = report->config;
 	int			  n;
 
 	n = snprintf(line, linelen,
-	    "metalcap pid=%ld version=%s state=%s family_max=%llu "
+	    "metalcap pid=%ld pgid=%ld version=%s state=%s family_max=%llu "
 	    "threadgroup_memory=%llu working_set=%llu inherit=%d source=%s "
 	    "class=%s hooked=%s watched=%s ctor_ns=%llu reason=%s\n",
-	    pid, MC_VERSION, report->state,
+	    pid, pgid, MC_VERSION, report->state,
 	    c ? (unsigned long long)c->family_max : 0ULL,
 	    c ? (unsigned long long)c->threadgroup_memory : 0ULL,
 	    c ? (unsigned long long)c->working_set : 0ULL,
@@ -57,17 +57,24 @@ shim_report_format(const struct shim_report *report, long pid, char *line,
 
 /*
  * A witness line: a Metal call of this process failed (libmetalcap(7),
- * REPORT FORMAT).  The two words come from the shim itself, never from
- * the workload's data, so nothing a client sends can fill one in.
+ * REPORT FORMAT).  The words come from the shim itself, never from the
+ * workload's data, so nothing a client sends can fill one in.  code is
+ * the NSError's code where the call's error has one that says what kind
+ * of failure it was (a command buffer's: out of memory and a page fault
+ * are not alike), else -1 and no field.  pgid is the process's group:
+ * launchd makes each job its own, so a child's report names its job.
  */
 size_t
-shim_report_witness_format(const char *failed, const char *call, long pid,
-    char *line, size_t linelen)
+shim_report_witness_format(const char *failed, const char *call, long code,
+    long pid, long pgid, char *line, size_t linelen)
 {
+	char	field[32] = "";
 	int	n;
 
-	n = snprintf(line, linelen, "metalcap witness pid=%ld failed=%s "
-	    "call=%s\n", pid, failed, call);
+	if (code >= 0)
+		snprintf(field, sizeof field, " code=%ld", code);
+	n = snprintf(line, linelen, "metalcap witness pid=%ld pgid=%ld "
+	    "failed=%s%s call=%s\n", pid, pgid, failed, field, call);
 	return n < 0 || (size_t)n >= linelen ? 0 : (size_t)n;
 }
 

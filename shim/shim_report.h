@@ -25,9 +25,9 @@ struct shim_report {
 };
 
 size_t	shim_report_format(const struct shim_report *report, long pid,
-	    char *line, size_t linelen);
+	    long pgid, char *line, size_t linelen);
 size_t	shim_report_witness_format(const char *failed, const char *call,
-	    long pid, char *line, size_t linelen);
+	    long code, long pid, long pgid, char *line, size_t linelen);
 void	shim_report_write(const char *destination, const char *line,
 	    size_t len, long pid);
 

@@ -38,6 +38,7 @@ typedef id		(*shim_name_fn)(id, SEL, id);
 typedef id		(*shim_error_fn)(id, SEL, id, id *);
 typedef id		(*shim_make_fn)(id, SEL);
 typedef unsigned long	(*shim_status_fn)(id, SEL);
+typedef long		(*shim_code_fn)(id, SEL);
 
 enum shim_witness_kind {
 	SHIM_WITNESS_LIBRARY,
@@ -61,6 +62,13 @@ static const char *const shim_witness_names[SHIM_WITNESS_COUNT] = {
 static const char		*shim_witness_path;
 /* One line per kind: a server failing every request writes one. */
 static atomic_bool		 shim_witness_said[SHIM_WITNESS_COUNT];
+/*
+ * A command buffer's, one per code (MTLCommandBufferError, 0 to 12 in
+ * Metal's MTLCommandBuffer.h; the last slot takes any other): running
+ * out of memory first must not hide a page fault that comes later.
+ */
+#define SHIM_CODES	14
+static atomic_bool		 shim_buffer_said[SHIM_CODES];
 static pthread_mutex_t		 shim_witness_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_bool		 shim_library_hooked, shim_queue_hooked;
 static atomic_bool		 shim_buffer_hooked;
@@ -77,17 +85,62 @@ static _Atomic(IMP)	shim_orig_command_buffer_unretained;
 static _Atomic(IMP)	shim_orig_status;
 
 static void
-shim_witness(enum shim_witness_kind kind, const char *call)
+shim_witness_code(enum shim_witness_kind kind, const char *call, long code)
 {
-	char	line[SHIM_REPORT_LINE_MAX];
-	size_t	len;
+	char		 line[SHIM_REPORT_LINE_MAX];
+	size_t		 len;
+	atomic_bool	*said = &shim_witness_said[kind];
 
-	if (atomic_exchange(&shim_witness_said[kind], true))
+	if (kind == SHIM_WITNESS_COMMAND_BUFFER)
+		said = &shim_buffer_said[code >= 0 && code < SHIM_CODES - 1 ?
+		    code : SHIM_CODES - 1];
+	if (atomic_exchange(said, true))
 		return;
-	len = shim_report_witness_format(shim_witness_names[kind], call,
-	    (long)getpid(), line, sizeof line);
+	len = shim_report_witness_format(shim_witness_names[kind], call, code,
+	    (long)getpid(), (long)getpgrp(), line, sizeof line);
 	if (len > 0)
 		shim_report_write(shim_witness_path, line, len, (long)getpid());
+}
+
+static void
+shim_witness(enum shim_witness_kind kind, const char *call)
+{
+	shim_witness_code(kind, call, -1);
+}
+
+/*
+ * An instance method's implementation, or NULL when the object's class
+ * has none: called through the IMP, never messaged, so a class without
+ * it cannot raise (Apple's runtime forwards an unknown selector and
+ * NSObject's forwarding throws).
+ */
+static IMP
+shim_method(id obj, const char *name)
+{
+	Method	m;
+
+	if (obj == nil || (m = class_getInstanceMethod(object_getClass(obj),
+	    sel_registerName(name))) == NULL)
+		return NULL;
+	return method_getImplementation(m);
+}
+
+/*
+ * The code of a failed command buffer's error (NSError's -code, an
+ * MTLCommandBufferError), or -1 when it has none to give.
+ */
+static long
+shim_buffer_code(id buffer)
+{
+	IMP	get = shim_method(buffer, "error"), code;
+	id	error;
+
+	if (get == NULL || (error = SHIM_FROM_IMP(shim_make_fn, get)(buffer,
+	    sel_registerName("error"))) == nil ||
+	    (code = shim_method(error, "code")) == NULL)
+		return -1;
+	return SHIM_FROM_IMP(shim_code_fn, code)(error,
+	    sel_registerName("code"));
 }
 
 /* A kernel's function: nil is ggml's "failed to compile pipeline". */
@@ -197,7 +250,8 @@ shim_status(id self, SEL cmd)
 	    shim_original(&shim_orig_status))(self, cmd);
 
 	if (status == SHIM_STATUS_ERROR)
-		shim_witness(SHIM_WITNESS_COMMAND_BUFFER, "status");
+		shim_witness_code(SHIM_WITNESS_COMMAND_BUFFER, "status",
+		    shim_buffer_code(self));
 	return status;
 }
 

@@ -228,7 +228,8 @@ test_hidden_failure_witnessed(void **state)
 	kill((pid_t)pid, SIGUSR1);
 	wait_state("llama", "reverted", 0, 5.0);
 	assert_field_has("llama", "reason", "command buffer failure: the "
-	    "shim saw status fail in pid");
+	    "shim saw status fail with MTLCommandBufferErrorInternal (1) in "
+	    "pid");
 }
 
 /* Does pid's report (in this home) hold text? */
@@ -277,8 +278,157 @@ test_witness_then_quick_death(void **state)
 	kill((pid_t)pid, SIGKILL);
 	wait_revert_record("quick");
 	assert_true(revert_evidence_has("quick", 0, "the shim saw status fail "
-	    "in pid"));
+	    "with MTLCommandBufferErrorInternal (1) in pid"));
 	assert_field_has("quick", "reason", "command buffer failure: ");
+}
+
+/*
+ * A command buffer the GPU fails for want of memory (its error's code,
+ * MTLCommandBufferErrorOutOfMemory) is the machine's state, not the
+ * kernel's: said, never judged; a kernel's fault after it still is, and
+ * the verdict names its code.  Kills: a command buffer's witness judged
+ * whatever its code, or its code lost.
+ */
+static void
+test_machine_fault_not_judged(void **state)
+{
+	char	said[64], buf[32];
+	long	pid;
+
+	(void)state;
+	set_device(NULL);
+	put_job("oom", "");
+	pid = wait_state("oom", "unlocked", 0, 5.0);
+	set_device("MTLSIM_FAIL=simdgroup_matrix:oom");
+	kill((pid_t)pid, SIGUSR1);
+	snprintf(said, sizeof said, "MTLCommandBufferErrorOutOfMemory (8) in "
+	    "pid %ld", pid);
+	wait_daemon_log(said, 1);
+	assert_string_equal(status_string("oom", NULL, "state", buf,
+	    sizeof buf), "unlocked");
+	set_device("MTLSIM_FAIL=simdgroup_matrix:error");
+	kill((pid_t)pid, SIGUSR1);
+	wait_state("oom", "reverted", 0, 5.0);
+	assert_field_has("oom", "reason", "the shim saw status fail with "
+	    "MTLCommandBufferErrorInternal (1)");
+}
+
+/* The pid a file holds once it is written whole; waits for it. */
+static long
+wait_pid_file(const char *path)
+{
+	double	 start = now_s();
+	long	 pid = 0;
+	FILE	*f;
+
+	for (;; sleep_ms(10)) {
+		if ((f = fopen(path, "r")) != NULL) {
+			if (fscanf(f, "%ld\n", &pid) != 1 || !feof(f))
+				pid = 0;
+			fclose(f);
+		}
+		if (pid > 0)
+			return pid;
+		if (now_s() - start > 5 * time_scale())
+			fail_msg("no pid in %s", path);
+	}
+}
+
+/*
+ * InheritShim: the job's process is a shell, and its child does the Metal
+ * work (as Ollama's runner does).  The child's hooked report proves the
+ * injection, its witness sends the job back, and its report goes once it
+ * has ended.  Kills: only the job's own pid's report read (the job stays
+ * "blocked: the injection was dropped" and a child's failure is never
+ * acted on); a child's report left behind.
+ */
+static void
+test_inherit_child_witnessed(void **state)
+{
+	char	args[1024], pidfile[256];
+	long	child;
+	double	start;
+
+	(void)state;
+	set_device(NULL);
+	snprintf(pidfile, sizeof pidfile, "%s/child.pid", home);
+	snprintf(args, sizeof args, "<key>InheritShim</key><true/>"
+	    "<key>ProgramArguments</key><array><string>/bin/sh</string>"
+	    "<string>-c</string><string>" FAKE_LLAMA " &amp; echo $! "
+	    "&gt;%s.tmp; mv %s.tmp %s; wait</string></array>", pidfile,
+	    pidfile, pidfile);
+	put_job("family", args);
+	child = wait_pid_file(pidfile);
+	wait_state("family", "unlocked", 0, 8.0);
+	set_device("MTLSIM_FAIL=simdgroup_matrix:error");
+	kill((pid_t)child, SIGUSR1);
+	wait_revert_record("family");
+	assert_field_has("family", "reason", "command buffer failure: the "
+	    "shim saw status fail with MTLCommandBufferErrorInternal (1) in "
+	    "pid");
+	assert_true(revert_evidence_has("family", 0, "in pid"));
+	/* Its group ended with the revert: the child's report goes. */
+	for (start = now_s(); marker_exists(child) || kill((pid_t)child, 0) ==
+	    0; sleep_ms(20))
+		if (now_s() - start > 10 * time_scale())
+			fail_msg("pid %ld's report is still there", child);
+}
+
+/*
+ * A report left under a pid that a new process of a job now has, written
+ * by another process group (a child of another job, ended): not the new
+ * process's, which proves nothing yet; it is swept.  Kills: a stale
+ * report read as the new process's own ("hooked" from a process long
+ * gone), or kept.
+ */
+static void
+test_stale_report_not_its_own(void **state)
+{
+	char	path[256], line[512];
+	long	pid;
+	double	start;
+
+	(void)state;
+	put_job("idle", "<key>ProgramArguments</key><array><string>/bin/sleep"
+	    "</string><string>1000</string></array>");
+	pid = wait_state("idle", "blocked", 0, 8.0);
+	snprintf(path, sizeof path, "%s/state/reports/metalcap.%ld.report",
+	    home, pid);
+	snprintf(line, sizeof line, "metalcap pid=%ld pgid=1 version=0.1.0 "
+	    "state=hooked family_max=1009 threadgroup_memory=65536 "
+	    "working_set=0 inherit=1 source=- class=AppleParavirtDevice "
+	    "hooked=supportsFamily: watched=- ctor_ns=1 reason=-\n", pid);
+	write_file(path, "w", line);
+	for (start = now_s(); marker_exists(pid); sleep_ms(20))
+		if (now_s() - start > 5 * time_scale())
+			fail_msg("the stale report of pid %ld stays", pid);
+	assert_string_equal(status_string("idle", NULL, "state", line,
+	    sizeof line), "blocked");
+}
+
+/*
+ * A FIFO where a report would be: the daemon opens nothing that could
+ * block its one thread, and goes on answering.  Kills: a report opened
+ * with a plain fopen (it waits for a writer for ever).
+ */
+static void
+test_report_fifo(void **state)
+{
+	char	path[256];
+	long	pid;
+
+	(void)state;
+	put_job("idle", "<key>ProgramArguments</key><array><string>/bin/sleep"
+	    "</string><string>1000</string></array>");
+	pid = wait_state("idle", "blocked", 0, 8.0);
+	snprintf(path, sizeof path, "%s/state/reports/metalcap.%ld.report",
+	    home, pid);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	/* Another report's change makes it read every job's. */
+	put_job("llama", "");
+	wait_state("llama", "unlocked", 0, 8.0);
+	assert_string_equal(status_string("idle", NULL, "state", path,
+	    sizeof path), "blocked");
 }
 
 /*
@@ -335,12 +485,17 @@ test_every_log_form(void **state)
 		for (i = 0; i < n; i++) {
 			snprintf(job, sizeof job, "%s%zu", fails[k].mode, i);
 			wait_state(job, "reverted", -1, 8.0);
-			/* The line as ggml wrote it, without colours. */
-			if (!revert_evidence_has(job, 0, line) ||
-			    revert_evidence_has(job, 0, "\033") ||
-			    !revert_evidence_has(job, 1, call))
+			/*
+			 * The shim's words first, the verdict's ground; then
+			 * the line as ggml wrote it, without colours, said to
+			 * be the log's (a client may have written it).
+			 */
+			if (!revert_evidence_has(job, 0, call) ||
+			    !revert_evidence_has(job, 1, "its log said: ") ||
+			    !revert_evidence_has(job, 1, line) ||
+			    revert_evidence_has(job, 1, "\033"))
 				fail_msg("%s: its evidence is not %s, then %s",
-				    job, line, call);
+				    job, call, line);
 		}
 	}
 }
@@ -404,9 +559,9 @@ test_residency_every_form(void **state)
 	for (i = 0; i < sizeof forms / sizeof forms[0]; i++) {
 		snprintf(job, sizeof job, "rset%zu", i);
 		wait_revert_record(job);
-		if (!revert_evidence_has(job, 0, "ggml_metal_buffer_rset_init: "
+		if (!revert_evidence_has(job, 1, "ggml_metal_buffer_rset_init: "
 		    "error: MTLResidencySetErrorDomain") ||
-		    !revert_evidence_has(job, 1, "the shim saw "
+		    !revert_evidence_has(job, 0, "the shim saw "
 		    "newResidencySetWithDescriptor:error: fail in pid"))
 			fail_msg("%s: not reverted for its residency set", job);
 	}
@@ -525,6 +680,14 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_residency_every_form,
 		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_machine_fault_not_judged,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inherit_child_witnessed,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stale_report_not_its_own,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_report_fifo, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_overbroad_from_shim, setup,
 		    teardown),
 	};

@@ -703,7 +703,7 @@ witnessed(const char *device, const char *report_dir, char *report,
 /*
  * The shim's witness: each Metal call of the workload that comes back
  * failed gives one line after the activation line, naming its kind and
- * call, whatever the workload prints; a healthy run, or a device that is
+ * call (and a command buffer's error code), whatever the workload prints; a healthy run, or a device that is
  * not the guest's (nothing hooked, nothing watched), gives none.
  */
 static void
@@ -717,15 +717,20 @@ test_witness_lines(void **state)
 	    { "MTLSIM_FAIL=simdgroup_matrix:pipeline", "failed=pipeline "
 	      "call=newComputePipelineStateWithFunction:error:\n" },
 	    { "MTLSIM_FAIL=simdgroup_matrix:error", "failed=command-buffer "
-	      "call=status\n" },
+	      "code=1 call=status\n" },
+	    /* The error's code, read from the buffer's own error. */
+	    { "MTLSIM_FAIL=simdgroup_matrix:oom", "failed=command-buffer "
+	      "code=8 call=status\n" },
 	    { "MTLSIM_RESIDENCY=nil-error", "failed=residency-set "
 	      "call=newResidencySetWithDescriptor:error:\n" },
 	};
-	char	 dir[64], report[4096];
+	char	 dir[64], report[4096], group[32];
 	char	*w;
 	size_t	 i;
 
 	(void)state;
+	/* The child's group is this one's: each line names it. */
+	snprintf(group, sizeof group, " pgid=%ld ", (long)getpgrp());
 	snprintf(dir, sizeof dir, "/tmp/mc-witness.XXXXXX");
 	assert_non_null(mkdtemp(dir));
 	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -737,6 +742,8 @@ test_witness_lines(void **state)
 		/* One line for the kind, the last of the file. */
 		assert_string_equal(strstr(w, " failed=") + 1, cases[i].line);
 		assert_non_null(strstr(report, " state=hooked "));
+		assert_non_null(strstr(w, group));
+		assert_non_null(strstr(report, group));
 	}
 	/* No MTLSIM_RESIDENCY error: nil alone is no failure to ggml. */
 	witnessed("MTLSIM_RESIDENCY=nil", dir, report, sizeof report);

@@ -129,7 +129,8 @@ int			mtlsim_new_residency_set(id device, char *error,
 int	mtlsim_stage_function(const struct mtlsim_dispatch *, char *, size_t);
 int	mtlsim_stage_compile(const struct mtlsim_dispatch *, char *, size_t);
 int	mtlsim_stage_pipeline(const struct mtlsim_dispatch *, char *, size_t);
-int	mtlsim_stage_run(const struct mtlsim_dispatch *, char *, size_t);
+int	mtlsim_stage_run(const struct mtlsim_dispatch *, char *, size_t,
+	    long *);
 int	mtlsim_stage_residency(char *, size_t);
 
 /*

@@ -66,7 +66,9 @@
 + (id)alloc;
 @end
 
+/* An NSError: its text, and its code (status holds it) for -code. */
 @interface MTLSimError : MTLSimObject
+- (long)code;
 @end
 
 /* A buffer over the caller's pages, or over a copy of them (stale). */
@@ -95,7 +97,16 @@
 - (id)commandBufferWithUnretainedReferences;
 @end
 
+/*
+ * Its error is its own, as Metal's error property is the buffer's (not
+ * handed over): whoever asks for it, the shim too, frees nothing.
+ */
 @interface MTLSimCommandBuffer : MTLSimObject
+{
+@public
+	id	 error_obj;
+	long	 code;
+}
 - (void)commit;
 - (void)waitUntilCompleted;
 - (unsigned long)status;
@@ -300,6 +311,10 @@ mtlsim_error(const char *text)
 @end
 
 @implementation MTLSimError
+- (long)code
+{
+	return (long)status;
+}
 @end
 
 @implementation MTLSimBuffer
@@ -344,7 +359,7 @@ mtlsim_error(const char *text)
 @implementation MTLSimCommandBuffer
 - (void)commit
 {
-	status = mtlsim_stage_run(dispatch, text, sizeof text) == 0 ?
+	status = mtlsim_stage_run(dispatch, text, sizeof text, &code) == 0 ?
 	    MTLSIM_STATUS_COMPLETED : MTLSIM_STATUS_ERROR;
 }
 
@@ -359,7 +374,13 @@ mtlsim_error(const char *text)
 
 - (id)error
 {
-	return status == MTLSIM_STATUS_ERROR ? mtlsim_error(text) : nil;
+	if (status != MTLSIM_STATUS_ERROR)
+		return nil;
+	if (error_obj == nil) {
+		error_obj = mtlsim_error(text);
+		((MTLSimError *)error_obj)->status = (unsigned long)code;
+	}
+	return error_obj;
 }
 @end
 
@@ -516,9 +537,12 @@ mtlsim_dispatch(id device, const struct mtlsim_dispatch *d, char *error,
 	[cb commit];
 	[cb waitUntilCompleted];
 	if ([cb status] != MTLSIM_STATUS_COMPLETED) {
-		mtlsim_take_error([cb error], error, errorlen);
+		snprintf(error, errorlen, "%s", [cb error] != nil ?
+		    ((MTLSimError *)[cb error])->text : "(no error)");
 		stage = MTLSIM_RUN_FAILED;
 	}
+	if (cb->error_obj != nil)
+		object_dispose(cb->error_obj);
 	object_dispose(cb);
 	object_dispose(queue);
 	mtlsim_nocopy_free(nocopy);

@@ -532,12 +532,13 @@ mtlsim_trace(const struct mtlsim_dispatch *d)
 /* The command buffer's work: -1 is MTLCommandBufferStatusError. */
 int
 mtlsim_stage_run(const struct mtlsim_dispatch *d, char *error,
-    size_t errorlen)
+    size_t errorlen, long *code)
 {
 	char		 mode[32];
 	const char	*fail = mtlsim_failure(d->label, mode, sizeof mode);
 	size_t		 i = mtlsim_kernel_index(d);
 
+	*code = 1;	/* MTLCommandBufferErrorInternal */
 	/* Metal's validation layer: every bound index must have a buffer. */
 	if (d->nbuffers < mtlsim_kernels[i].nbuffers) {
 		snprintf(error, errorlen, "Error Domain=MTLCommandBufferErrorDomain "
@@ -549,6 +550,20 @@ mtlsim_stage_run(const struct mtlsim_dispatch *d, char *error,
 	if (fail != NULL && strcmp(fail, "error") == 0) {
 		snprintf(error, errorlen, "Error Domain=MTLCommandBufferErrorDomain "
 		    "Code=1 \"Internal Error (0000000e:Internal Error)\"");
+		return -1;
+	}
+	/*
+	 * The GPU ran out of memory for it (MTLCommandBufferErrorOutOfMemory,
+	 * 8): a failure of the machine's, not of the kernel.  The text is
+	 * the one llama.cpp's users report (ggml-org/llama.cpp#9701,
+	 * ollama/ollama#6257: "Insufficient Memory (00000008:kIOGPUCommand
+	 * BufferCallbackErrorOutOfMemory)").
+	 */
+	if (fail != NULL && strcmp(fail, "oom") == 0) {
+		*code = 8;
+		snprintf(error, errorlen, "Error Domain=MTLCommandBufferErrorDomain "
+		    "Code=8 \"Insufficient Memory (00000008:kIOGPUCommandBuffer"
+		    "CallbackErrorOutOfMemory)\"");
 		return -1;
 	}
 	mtlsim_trace(d);

@@ -356,13 +356,13 @@ test_report_cut_stays_a_line(void **state)
 	(void)state;
 	memset(reason, 'x', sizeof reason - 1);
 	reason[sizeof reason - 1] = '\0';
-	n = shim_report_format(&r, 4242, line, sizeof line);
+	n = shim_report_format(&r, 4242, 4242, line, sizeof line);
 	assert_int_equal(n, sizeof line - 1);
 	assert_int_equal(line[n - 1], '\n');
 	assert_null(memchr(line, '\n', n - 1));
 	assert_memory_equal(line, "metalcap pid=4242 ", 18);
 	r.reason = "short";
-	n = shim_report_format(&r, 4242, line, sizeof line);
+	n = shim_report_format(&r, 4242, 4242, line, sizeof line);
 	assert_int_equal(line[n - 1], '\n');
 	assert_int_equal(n, strlen(line));
 }
