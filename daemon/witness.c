@@ -97,8 +97,11 @@ witness_trigger(const struct shim_seen *seen)
  * May this witness act without a line?  A library that would not load is
  * fatal to ggml only with its error line (an optional one, the tensor
  * API's, it does without: ggml-metal-device.m), so it waits for one; the
- * others stand alone (a failed command buffer's line is INFO, hidden by
- * default).
+ * others stand alone.  A failed command buffer's ERROR line comes only
+ * when something waits for the graph (ggml_metal_synchronize,
+ * ggml-metal-context.m:268-298; at INFO on the capture path alone), and
+ * the backend stays in error state after it (L459-462), so the witness
+ * need not wait for the line.
  */
 static bool
 witness_alone(const struct shim_seen *seen)
