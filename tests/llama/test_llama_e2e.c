@@ -662,6 +662,47 @@ test_bench_sim_keys(void **state)
 	json_decref(sim);
 }
 
+/* program --version: its exit status, stderr and stdout's first lines. */
+static int
+first_lines(const char *program, char *err, char *out, size_t len)
+{
+	const char *const		 argv[] = { program, "--version", NULL };
+	char				*env[CHILD_ENV_MAX];
+	static struct child_result	 r;
+
+	child_env(env, NULL);
+	assert_int_equal(child_run(argv, env, &r), 0);
+	snprintf(err, len, "%.*s", (int)strcspn(r.err, "\n"), r.err);
+	snprintf(out, len, "%.*s", (int)strcspn(r.out, "\n"), r.out);
+	return WIFEXITED(r.status) ? WEXITSTATUS(r.status) : -1;
+}
+
+/*
+ * llama-bench has no --version (it parses its own options, not
+ * common/arg.cpp's): the real one refuses it, and so does
+ * llama-bench-sim, in the same words, its usage on stdout, exit 1.
+ * Kills: a stand-in that answers what the real program refuses.
+ */
+static void
+test_bench_sim_no_version(void **state)
+{
+	char	real_err[768], real_out[768], sim_err[768], sim_out[768];
+	char	want[800];
+
+	(void)state;
+	assert_int_equal(first_lines(BENCH, real_err, real_out,
+	    sizeof real_err), 1);
+	assert_string_equal(real_err, "error: invalid parameter for argument: "
+	    "--version");
+	snprintf(want, sizeof want, "usage: %s [options]", BENCH);
+	assert_string_equal(real_out, want);
+	assert_int_equal(first_lines(BUILD "/tests/llama-bench-sim", sim_err,
+	    sim_out, sizeof sim_err), 1);
+	assert_string_equal(sim_err, real_err);
+	assert_string_equal(sim_out, "usage: " BUILD "/tests/llama-bench-sim "
+	    "[options]");
+}
+
 /*
  * A line's shape: each run of digits one N, so that a timestamp, a port
  * or a size compares by its form, and the escapes of colours kept.
@@ -1201,6 +1242,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_bench_real, setup,
 		    llama_teardown),
 		cmocka_unit_test_setup_teardown(test_bench_sim_keys, setup,
+		    llama_teardown),
+		cmocka_unit_test_setup_teardown(test_bench_sim_no_version, setup,
 		    llama_teardown),
 		cmocka_unit_test_setup_teardown(test_perplexity_sim_shapes,
 		    setup, llama_teardown),
