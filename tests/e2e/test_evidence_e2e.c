@@ -258,7 +258,8 @@ report_has(long pid, const char *text)
  * A witness, then the process killed at once (a command buffer failed:
  * ggml's ERROR line may or may not have been read by then, and alone it
  * is text, held): the report is read as the process ends, whether or not
- * its change was heard yet.  Kills: a witness read only on the report folder's event,
+ * its change was heard yet.  Kills: a witness read only on the report
+ * folder's event,
  * lost when the pid's report goes with it.  (A process that dies before
  * metalcapd learns its pid leaves a report it cannot tie to the job:
  * then a crash loop is what shows; metalcapd(8), CAVEATS.)

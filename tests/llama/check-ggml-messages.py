@@ -45,8 +45,8 @@ COLOUR = {"E": "\033[31m", "W": "\033[35m", "I": "\033[32m",
 # A function's definition: its name at the start of a line, then "(".
 DEFINITION = re.compile(r"^(?:static\s+|inline\s+)*[A-Za-z_][\w\s\*:<>,]*?"
                         r"\b([A-Za-z_]\w*)\s*\([^;]*$", re.M)
-CONVERSION = re.compile(
-    r"%([-+ #0]*(?:\d+|\*)?(?:\.\d+)?)(hh|h|ll|l|z|j|t|L)?([diouxXeEfgGscp@%])")
+CONVERSION = re.compile(r"%([-+ #0]*(?:\d+|\*)?(?:\.\d+)?)"
+                        r"(hh|h|ll|l|z|j|t|L)?([diouxXeEfgGscp@%])")
 PRI = {"PRIu64": "lu", "PRId64": "ld", "PRIi64": "li", "PRIx64": "lx",
        "PRIu32": "u", "PRId32": "d"}
 ABORT_PATHS = (

@@ -53,7 +53,7 @@
  * MC_TEST_LLAMA_BIN (a test knob: test_standin_refused points a run of
  * this program at a stand-in, which the provenance checks must refuse).
  */
-static char	SERVER[512], BENCH[512], PERPLEXITY[512];
+static char	server_prog[512], bench_prog[512], perplexity_prog[512];
 static int	port;
 static pid_t	direct_pid;	/* a server this test runs itself */
 
@@ -92,7 +92,7 @@ put_server_job_keys(const char *more_args, const char *keys)
 	    "<string>" CURL "</string><string>-sf</string><string>"
 	    "http://127.0.0.1:%d/health</string></array>"
 	    "<key>StartDelaySeconds</key><integer>0</integer></dict>%s",
-	    SERVER, port, more_args, port, keys);
+	    server_prog, port, more_args, port, keys);
 	put_job("llama", extra);
 }
 
@@ -143,7 +143,8 @@ wait_ready(void)
 	const char	*knob = getenv("MC_TEST_LLAMA_READY_S");
 	char		 u[128], out[256];
 	double		 start = now_s();
-	double		 limit = (knob != NULL ? atof(knob) : 60) * time_scale();
+	double		 limit = (knob != NULL ? atof(knob) : 60) *
+			    time_scale();
 
 	url(u, sizeof u, "/health");
 	while (curl(out, sizeof out, "-f", u, NULL) != 0) {
@@ -338,7 +339,7 @@ server_provenance(const char *program, long pid)
 static void
 assert_pinned_server(long pid)
 {
-	const char	*why = server_provenance(SERVER, pid);
+	const char	*why = server_provenance(server_prog, pid);
 
 	if (*why != '\0')
 		fail_msg("not the pinned llama-server: %s", why);
@@ -509,8 +510,8 @@ static void
 test_bench_real(void **state)
 {
 	const char *const	 args[] = { "bench", "--out", "bench", "--",
-	    BENCH, "-m", MODEL, "-p", "16", "-n", "4", "-r", "1", "-o", "json",
-	    NULL };
+	    bench_prog, "-m", MODEL, "-p", "16", "-n", "4", "-r", "1", "-o",
+	    "json", NULL };
 	struct child_result	*r;
 	char			*md, want[64];
 	int			 code;
@@ -569,14 +570,14 @@ static void
 test_verify_real(void **state)
 {
 	const char *const	 args[] = { "verify", "--out", "verify", "--",
-	    PERPLEXITY, "-m", MODEL, "-f", "text.txt", "-c", "128",
+	    perplexity_prog, "-m", MODEL, "-f", "text.txt", "-c", "128",
 	    "--chunks", "4", NULL };
 	struct child_result	*r;
 	char			*md, *sum;
 	int			 code;
 
 	(void)state;
-	assert_pinned_program(PERPLEXITY);
+	assert_pinned_program(perplexity_prog);
 	put_text();
 	assert_int_equal(chdir(home), 0);
 	r = ctlv(&code, args);
@@ -629,7 +630,7 @@ test_bench_sim_keys(void **state)
 
 	(void)state;
 	put_sim_model(sim_model, sizeof sim_model);
-	real = bench_json(BENCH, MODEL);
+	real = bench_json(bench_prog, MODEL);
 	sim = bench_json(BUILD "/tests/llama-bench-sim", sim_model);
 	for (i = 0; i < 2; i++) {
 		json_t	*r = json_array_get(real, i), *m = json_array_get(sim, i);
@@ -666,7 +667,8 @@ test_bench_sim_keys(void **state)
 static int
 first_lines(const char *program, char *err, char *out, size_t len)
 {
-	const char *const		 argv[] = { program, "--version", NULL };
+	const char *const		 argv[] = { program, "--version",
+	    NULL };
 	char				*env[CHILD_ENV_MAX];
 	static struct child_result	 r;
 
@@ -693,11 +695,11 @@ test_bench_sim_no_version(void **state)
 	/* A folder that is there (an earlier test's home is gone): ggml
 	 * reads the current one for its backends. */
 	assert_int_equal(chdir(home), 0);
-	assert_int_equal(first_lines(BENCH, real_err, real_out,
+	assert_int_equal(first_lines(bench_prog, real_err, real_out,
 	    sizeof real_err), 1);
 	assert_string_equal(real_err, "error: invalid parameter for argument: "
 	    "--version");
-	snprintf(want, sizeof want, "usage: %s [options]", BENCH);
+	snprintf(want, sizeof want, "usage: %s [options]", bench_prog);
 	assert_string_equal(real_out, want);
 	assert_int_equal(first_lines(BUILD "/tests/llama-bench-sim", sim_err,
 	    sim_out, sizeof sim_err), 1);
@@ -759,7 +761,8 @@ static void
 real_server_stderr(const char *const *flags, char *err, size_t len)
 {
 	char		 log[256], p[16], u[128], out[512];
-	const char	*argv[24] = { SERVER, "-m", MODEL, "--host", "127.0.0.1",
+	const char	*argv[24] = { server_prog, "-m", MODEL, "--host",
+	    "127.0.0.1",
 	    "--port", p, "-c", "256", "-np", "1", "-t", "1" };
 	double		 start;
 	pid_t		 pid;
@@ -776,7 +779,7 @@ real_server_stderr(const char *const *flags, char *err, size_t len)
 	if ((pid = fork()) == 0) {
 		fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		dup2(fd, 2);
-		execv(SERVER, (char *const *)argv);
+		execv(server_prog, (char *const *)argv);
 		_exit(127);
 	}
 	/* Ended by the teardown if the test fails before it ends it. */
@@ -878,7 +881,7 @@ test_standin_shapes(void **state)
 		assert_string_equal(b, a);
 	}
 	/* --version: which metalcapd and verify read a build from. */
-	version_shape(SERVER, a, sizeof a);
+	version_shape(server_prog, a, sizeof a);
 	version_shape(FAKE_LLAMA, b, sizeof b);
 	assert_string_equal(b, a);
 	version_shape(BUILD "/tests/llama-perplexity-sim", b, sizeof b);
@@ -917,11 +920,12 @@ metal_source(const char *name)
 static void
 test_fake_command_buffer(void **state)
 {
-	static const char *const	 sync_fmt = "GGML_LOG_ERROR(\"%s: error: "
-	    "command buffer %d failed with status %d\\n\", __func__, cb_idx";
-	static const char *const	 state_fmt = "GGML_LOG_ERROR(\"%s: backend "
-	    "is in error state from a previous command buffer failure - "
-	    "recreate the backend to recover\\n\", __func__);";
+	static const char *const	 sync_fmt = "GGML_LOG_ERROR(\"%s: "
+	    "error: command buffer %d failed with status %d\\n\", __func__, "
+	    "cb_idx";
+	static const char *const	 state_fmt = "GGML_LOG_ERROR(\"%s: "
+	    "backend is in error state from a previous command buffer "
+	    "failure - recreate the backend to recover\\n\", __func__);";
 	const char *const		 argv[] = { FAKE_LLAMA, "--once",
 	    "--requests", "2", NULL };
 	const char *const		 device[] = {
@@ -1026,11 +1030,11 @@ test_perplexity_sim_shapes(void **state)
 	int		 i, mode;
 
 	(void)state;
-	assert_pinned_program(PERPLEXITY);
+	assert_pinned_program(perplexity_prog);
 	put_text();
 	put_sim_model(sim_model, sizeof sim_model);
 	for (mode = 0; mode < 2; mode++) {
-		perplexity_run(PERPLEXITY, MODEL, mode == 1, &real);
+		perplexity_run(perplexity_prog, MODEL, mode == 1, &real);
 		perplexity_run(BUILD "/tests/llama-perplexity-sim", sim_model,
 		    mode == 1, &sim);
 		numbers_out(real.out, a, sizeof a);
@@ -1246,8 +1250,8 @@ main(void)
 		    llama_teardown),
 		cmocka_unit_test_setup_teardown(test_bench_sim_keys, setup,
 		    llama_teardown),
-		cmocka_unit_test_setup_teardown(test_bench_sim_no_version, setup,
-		    llama_teardown),
+		cmocka_unit_test_setup_teardown(test_bench_sim_no_version,
+		    setup, llama_teardown),
 		cmocka_unit_test_setup_teardown(test_perplexity_sim_shapes,
 		    setup, llama_teardown),
 		cmocka_unit_test_setup_teardown(test_verify_real, setup,
@@ -1258,9 +1262,10 @@ main(void)
 
 	if (bin == NULL)
 		bin = MC_TEST_LLAMA;
-	snprintf(SERVER, sizeof SERVER, "%s/llama-server", bin);
-	snprintf(BENCH, sizeof BENCH, "%s/llama-bench", bin);
-	snprintf(PERPLEXITY, sizeof PERPLEXITY, "%s/llama-perplexity", bin);
+	snprintf(server_prog, sizeof server_prog, "%s/llama-server", bin);
+	snprintf(bench_prog, sizeof bench_prog, "%s/llama-bench", bin);
+	snprintf(perplexity_prog, sizeof perplexity_prog,
+	    "%s/llama-perplexity", bin);
 	if (getenv("MC_TEST_ONLY") != NULL)
 		cmocka_set_test_filter(getenv("MC_TEST_ONLY"));
 	return cmocka_run_group_tests_name("llama_e2e", tests, NULL, NULL);

@@ -257,9 +257,9 @@ ggmlsim_graph(GgmlSimDevice *dev)
 	 * (ggml-metal-context.m:459-462): the server goes on, its requests
 	 * fail. */
 	if (ggmlsim_backend_error) {
-		GLOG_ERROR("ggml_metal_graph_compute: backend is in error state "
-		    "from a previous command buffer failure - recreate the "
-		    "backend to recover\n");
+		GLOG_ERROR("ggml_metal_graph_compute: backend is in error "
+		    "state from a previous command buffer failure - recreate "
+		    "the backend to recover\n");
 		return 1;
 	}
 	ggmlsim_caps(dev, &c);
