@@ -179,7 +179,7 @@ PROBE_SHARED	:= probe/probe.c probe/probe_check.c probe/probe_kernels.c \
 		   probe/probe_report.c probe/probe_check_ggml.c probe/probe_run.c
 BENCH_BINS	:= $(O)/bench/bench_shim
 
-.PHONY: install uninstall dist llama
+.PHONY: install uninstall dist llama FORCE
 .PHONY: all test lint check-asan check-compat compat-run check-valgrind mutate macos pkg-root pkg fuzz faults deps stress \
 	mutate-sample mutate-cover \
 	need-deps need-zig mac-test mac-check \
@@ -343,17 +343,6 @@ llama:
 	@if [ "$(DEPS)" = none ]; then scripts/llama.sh build; \
 	else scripts/deps.sh llama; fi
 
-# A tiny model made by llama.cpp's own gguf-py, the same bytes each time.
-$(O)/tests/tiny-llama.gguf: tests/llama/make-tiny-model.py | llama $(O)/tests
-	/usr/bin/python3 $< $(LLAMA_DIR)/src $@.tmp && mv $@.tmp $@
-
-$(O)/tests/test_llama_e2e: tests/llama/test_llama_e2e.c $(HARNESS_DEPS) \
-    $(O)/tests/tiny-llama.gguf | llama $(O)/tests
-	$(CC) $(CFLAGS_C) $(TEST_DEFS) \
-	    -DMC_TEST_LLAMA='"$(LLAMA_DIR)/build/bin"' -Itests/support \
-	    -Icommon $< $(HARNESS) common/mc_rpc.c common/mc_util.c -o $@ \
-	    -lcmocka $(LIB_JANSSON) $(LIB_MSGPACK) $(LDFLAGS_SAN)
-
 # The product's scanner on lines from stdin, for check-ggml-messages.py.
 $(O)/tests/scan-lines: tests/llama/scan-lines.c policy/scan.c policy/policy.h \
     | need-deps $(O)/tests
@@ -421,6 +410,37 @@ HARNESS		:= tests/support/harness.c tests/support/child.c \
 		   tests/support/proc.c common/mc_client.c
 HARNESS_DEPS	:= $(HARNESS) tests/support/*.h $(DAEMON) $(CLIENT) \
 		   $(TEMPLATE) $(SHIM_LIB) $(SIM_TOOLS) $(PROBE)
+
+# The real programs are prerequisites, not an order-only "llama": a test
+# is relinked when llama.cpp is rebuilt, and after HARNESS_DEPS is set
+# (make expands a rule's prerequisites as it reads it).  The folder
+# compiled into the test (METALCAP_LLAMA may move it) is kept in
+# llama-where, rewritten only when it changes, so a test never runs the
+# programs of a folder it was not built for.
+LLAMA_BIN	:= $(LLAMA_DIR)/build/bin
+LLAMA_PROGRAMS	:= $(LLAMA_BIN)/llama-server $(LLAMA_BIN)/llama-bench \
+		   $(LLAMA_BIN)/llama-perplexity
+# A pattern rule's targets are made by one run of its recipe: one build.
+%/llama-server %/llama-bench %/llama-perplexity:
+	@$(MAKE) --no-print-directory llama
+$(O)/tests/llama-where: FORCE | $(O)/tests
+	@echo '$(LLAMA_DIR)' | cmp -s - $@ || echo '$(LLAMA_DIR)' >$@
+FORCE:
+
+# A tiny model made by llama.cpp's own gguf-py, the same bytes each time.
+$(O)/tests/tiny-llama.gguf: tests/llama/make-tiny-model.py $(LLAMA_PROGRAMS) \
+    | $(O)/tests
+	/usr/bin/python3 $< $(LLAMA_DIR)/src $@.tmp && mv $@.tmp $@
+
+$(O)/tests/test_llama_e2e: tests/llama/test_llama_e2e.c $(HARNESS_DEPS) \
+    $(O)/tests/tiny-llama.gguf $(LLAMA_PROGRAMS) $(O)/tests/llama-where \
+    scripts/llama.sh | $(O)/tests
+	$(CC) $(CFLAGS_C) $(TEST_DEFS) \
+	    -DMC_TEST_LLAMA='"$(LLAMA_BIN)"' \
+	    -DMC_TEST_LLAMA_COMMIT='"$(shell scripts/llama.sh commit)"' \
+	    -Itests/support \
+	    -Icommon $< $(HARNESS) common/mc_rpc.c common/mc_util.c -o $@ \
+	    -lcmocka $(LIB_JANSSON) $(LIB_MSGPACK) $(LDFLAGS_SAN)
 
 $(O)/tests/test_daemon_e2e $(O)/tests/test_fleet_e2e \
     $(O)/tests/test_invalid_e2e $(O)/tests/test_removed_e2e \

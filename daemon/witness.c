@@ -139,8 +139,11 @@ witness_trigger(const struct shim_seen *seen)
  * May this witness act without a line?  A library that would not load is
  * fatal to ggml only with its error line (an optional one, the tensor
  * API's, it does without: ggml-metal-device.m), so it waits for one; the
- * others stand alone (a failed command buffer's line is INFO, hidden by
- * default).
+ * others stand alone.  A failed command buffer's ERROR line comes only
+ * when something waits for the graph (ggml_metal_synchronize,
+ * ggml-metal-context.m:268-298; at INFO on the capture path alone), and
+ * the backend stays in error state after it (L459-462), so the witness
+ * need not wait for the line.
  */
 static bool
 witness_alone(const struct shim_seen *seen)
@@ -275,15 +278,17 @@ witness_line(struct job *j, const char *what, const char *line)
 		j->unconfirmed_what = what;
 		j->unconfirmed_ms = now;
 	}
-	if (witness_read(j, &seen) && seen.witnessed > 0 &&
-	    witness_pairs(&seen, what)) {
+	if (!witness_read(j, &seen))
+		memset(&seen, 0, sizeof seen);
+	if (seen.witnessed > 0 && witness_pairs(&seen, what)) {
 		witness_act(j, &seen);
 		return;
 	}
 	/* The line just read, with its own kind: the held one may differ. */
-	log_info("job %s: its log shows a %s, but the shim saw no Metal call "
-	    "fail: not acted on unless the process dies of it (%s)", j->name,
-	    what, line);
+	log_info("job %s: its log shows a %s, but the shim saw %s: not acted "
+	    "on unless the process dies of it (%s)", j->name, what,
+	    seen.machine_faults > 0 ? "only the machine's fault" :
+	    "no Metal call fail", line);
 }
 
 /* A profile that claims more than any Apple GPU has. */

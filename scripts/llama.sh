@@ -12,6 +12,8 @@
 #   scripts/llama.sh build    fetch, check, unpack and build (the default)
 #   scripts/llama.sh check    exit 0 when the build is there, 1 when not
 #   scripts/llama.sh where    print the folder the tests read
+#   scripts/llama.sh commit   print the pinned commit (the tests check the
+#                             programs they run name it)
 #
 # The first build takes about 15 minutes on 2 cores; later runs return at
 # once.  LLAMA_JOBS sets make's -j (default: the number of cores).
@@ -121,5 +123,6 @@ build)
 	;;
 check)	built ;;
 where)	printf '%s\n' "$HOME_DIR" ;;
-*)	say "usage: scripts/llama.sh [build|check|where]"; exit 2 ;;
+commit)	printf '%s\n' "$COMMIT" ;;
+*)	say "usage: scripts/llama.sh [build|check|where|commit]"; exit 2 ;;
 esac

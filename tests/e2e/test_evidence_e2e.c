@@ -210,13 +210,15 @@ test_abort_death_reverts(void **state)
 }
 
 /*
- * A command buffer that fails on the device: ggml logs it at INFO, which
- * llama-server hides by default, and the server goes on.  The shim's
- * witness alone sends the job back.  Kills: a witness never read, or
- * read only with a log line.
+ * A command buffer that fails on the device: ggml_metal_synchronize logs
+ * it at ERROR and the backend stays in error state while the server goes
+ * on (ggml-metal-context.m:268-298, 459-462; tests/sim/README.md).  The
+ * line is text a client could have planted; the shim's witness sends the
+ * job back, with the line as its first evidence.  Kills: a witness never
+ * read (the line alone is held, never acted on).
  */
 static void
-test_hidden_failure_witnessed(void **state)
+test_command_buffer_witnessed(void **state)
 {
 	long	pid;
 
@@ -230,6 +232,10 @@ test_hidden_failure_witnessed(void **state)
 	assert_field_has("llama", "reason", "command buffer failure: the "
 	    "shim saw status fail with MTLCommandBufferErrorInternal (1) in "
 	    "pid");
+	assert_true(revert_evidence_has("llama", 0, "the shim saw status fail "
+	    "with MTLCommandBufferErrorInternal (1) in pid"));
+	assert_true(revert_evidence_has("llama", 1, "E ggml_metal_synchronize: "
+	    "error: command buffer 0 failed with status 5"));
 }
 
 /* Does pid's report (in this home) hold text? */
@@ -251,10 +257,11 @@ report_has(long pid, const char *text)
 }
 
 /*
- * A witness, then the process killed at once with no line the scanner
- * knows (a command buffer failed: ggml's line is INFO, hidden): the
- * report is read as the process ends, whether or not its change was
- * heard yet.  Kills: a witness read only on the report folder's event,
+ * A witness, then the process killed at once (a command buffer failed:
+ * ggml's ERROR line may or may not have been read by then, and alone it
+ * is text, held): the report is read as the process ends, whether or not
+ * its change was heard yet.  Kills: a witness read only on the report
+ * folder's event,
  * lost when the pid's report goes with it.  (A process that dies before
  * metalcapd learns its pid leaves a report it cannot tie to the job:
  * then a crash loop is what shows; metalcapd(8), CAVEATS.)
@@ -294,6 +301,7 @@ test_machine_fault_not_judged(void **state)
 {
 	char	said[64], buf[32];
 	long	pid;
+	int	code;
 
 	(void)state;
 	set_device(NULL);
@@ -306,6 +314,15 @@ test_machine_fault_not_judged(void **state)
 	wait_daemon_log(said, 1);
 	assert_string_equal(status_string("oom", NULL, "state", buf,
 	    sizeof buf), "unlocked");
+	/*
+	 * ggml's backend stays in error state after any failed command
+	 * buffer (ggml-metal-context.m:459-462): a new process, and the
+	 * same job still judges a kernel's failure.
+	 */
+	set_device(NULL);
+	ctl(&code, "restart", "oom", NULL, NULL);
+	assert_int_equal(code, 0);
+	pid = wait_state("oom", "unlocked", pid, 10.0);
 	set_device("MTLSIM_FAIL=simdgroup_matrix:error");
 	kill((pid_t)pid, SIGUSR1);
 	wait_state("oom", "reverted", 0, 5.0);
@@ -672,7 +689,7 @@ main(void)
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_text_then_clean_exit,
 		    setup, teardown),
-		cmocka_unit_test_setup_teardown(test_hidden_failure_witnessed,
+		cmocka_unit_test_setup_teardown(test_command_buffer_witnessed,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_witness_then_quick_death,
 		    setup, teardown),

@@ -8,6 +8,9 @@
  * witness here: what these tests hold is that text a client makes the
  * server print never moves the job, and that the job's life (health,
  * stop, start, restart, a SIGTERM) is what launchd and the server make it.
+ * Each test first shows it ran the pinned build, loaded the tiny model and
+ * generated tokens (server_provenance), so that a stand-in fails them
+ * (test_standin_refused).
  */
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -33,11 +36,26 @@
 #include "child.h"
 #include "harness.h"
 
-#define SERVER		MC_TEST_LLAMA "/llama-server"
+#include <sys/stat.h>
+
 #define MODEL		BUILD "/tests/tiny-llama.gguf"
 #define CURL		"/usr/bin/curl"
+/* The commit scripts/llama.sh pins (its COMMIT, the one place it is
+ * written; the Makefile asks `scripts/llama.sh commit`). */
+#define PINNED		MC_TEST_LLAMA_COMMIT
+/* What make-tiny-model.py makes: its vocabulary, width and context. */
+#define TINY_VOCAB	32000
+#define TINY_EMBD	64
+#define TINY_CTX_TRAIN	512
 
+/*
+ * The folder of the llama.cpp programs: the pinned build's, or
+ * MC_TEST_LLAMA_BIN (a test knob: test_standin_refused points a run of
+ * this program at a stand-in, which the provenance checks must refuse).
+ */
+static char	server_prog[512], bench_prog[512], perplexity_prog[512];
 static int	port;
+static pid_t	direct_pid;	/* a server this test runs itself */
 
 /* A port on the loopback that nothing holds now. */
 static int
@@ -65,7 +83,7 @@ put_server_job_keys(const char *more_args, const char *keys)
 
 	port = free_port();
 	snprintf(extra, sizeof extra, "<key>ProgramArguments</key><array>"
-	    "<string>" SERVER "</string><string>-m</string><string>" MODEL
+	    "<string>%s</string><string>-m</string><string>" MODEL
 	    "</string><string>--host</string><string>127.0.0.1</string>"
 	    "<string>--port</string><string>%d</string><string>-c</string>"
 	    "<string>256</string><string>-np</string><string>1</string>"
@@ -74,7 +92,7 @@ put_server_job_keys(const char *more_args, const char *keys)
 	    "<string>" CURL "</string><string>-sf</string><string>"
 	    "http://127.0.0.1:%d/health</string></array>"
 	    "<key>StartDelaySeconds</key><integer>0</integer></dict>%s",
-	    port, more_args, port, keys);
+	    server_prog, port, more_args, port, keys);
 	put_job("llama", extra);
 }
 
@@ -117,20 +135,227 @@ url(char *buf, size_t len, const char *path)
 	snprintf(buf, len, "http://127.0.0.1:%d%s", port, path);
 }
 
-/* The server answers /health with 200: it has loaded its model. */
+/* The server answers /health with 200: it has loaded its model.
+ * MC_TEST_LLAMA_READY_S (a test knob) shortens the wait of 60 s. */
 static void
 wait_ready(void)
 {
-	char	u[128], out[256];
-	double	start = now_s();
+	const char	*knob = getenv("MC_TEST_LLAMA_READY_S");
+	char		 u[128], out[256];
+	double		 start = now_s();
+	double		 limit = (knob != NULL ? atof(knob) : 60) *
+			    time_scale();
 
 	url(u, sizeof u, "/health");
 	while (curl(out, sizeof out, "-f", u, NULL) != 0) {
-		if (now_s() - start > 60 * time_scale())
+		if (now_s() - start > limit)
 			fail_msg("llama-server never became ready");
 		sleep_ms(100);
 	}
 	assert_non_null(strstr(out, "\"ok\""));
+}
+
+/* Why a program or server is not the pinned build, each reason once. */
+struct prov {
+	char	why[2048];
+	size_t	len;
+};
+
+static void
+prov_fail(struct prov *p, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void
+prov_fail(struct prov *p, const char *fmt, ...)
+{
+	va_list	ap;
+	int	n;
+
+	if (p->len + 3 >= sizeof p->why)
+		return;
+	if (p->len > 0) {
+		memcpy(p->why + p->len, "; ", 3);
+		p->len += 2;
+	}
+	va_start(ap, fmt);
+	n = vsnprintf(p->why + p->len, sizeof p->why - p->len, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		p->len += (size_t)n < sizeof p->why - p->len ? (size_t)n :
+		    sizeof p->why - p->len - 1;
+}
+
+/* Is commit (as a program prints it: 7 or more hex digits) the pinned
+ * one?  Either may be the longer. */
+static bool
+commit_pinned(const char *commit)
+{
+	size_t	n = strlen(commit) < strlen(PINNED) ? strlen(commit) :
+		    strlen(PINNED);
+
+	return n >= 7 && strspn(commit, "0123456789abcdef") ==
+	    strlen(commit) && strncmp(commit, PINNED, n) == 0;
+}
+
+/*
+ * program --version names the pinned commit (llama.cpp's
+ * "version: V (build N, commit C)" on stderr, build-info.cpp.in:33):
+ * its build number and commit in build and commit, or why not in p.
+ */
+static bool
+version_pinned(const char *program, long long *build, char *commit,
+    struct prov *p)
+{
+	const char		*argv[] = { program, "--version", NULL };
+	char			*env[CHILD_ENV_MAX], ver[64];
+	static struct child_result r;
+
+	child_env(env, NULL);
+	if (child_run(argv, env, &r) != 0 || !WIFEXITED(r.status) ||
+	    WEXITSTATUS(r.status) != 0 || sscanf(r.err, "version: %63s "
+	    "(build %lld, commit %40[0-9a-f])", ver, build, commit) != 3) {
+		prov_fail(p, "%s --version says no build: %.200s", program,
+		    r.err);
+		return false;
+	}
+	if (!commit_pinned(commit)) {
+		prov_fail(p, "%s --version names commit %s, not the pinned %s "
+		    "(scripts/llama.sh)", program, commit, PINNED);
+		return false;
+	}
+	return true;
+}
+
+/* The JSON a GET (body NULL) or POST of path answers, or NULL. */
+static json_t *
+get_json(const char *path, const char *body)
+{
+	static char	out[CHILD_OUTPUT_MAX];
+	char		u[256];
+
+	url(u, sizeof u, path);
+	if (body != NULL)
+		curl(out, sizeof out, "-d", body, u, NULL);
+	else
+		curl(out, sizeof out, u, NULL);
+	return json_loads(out, 0, NULL);
+}
+
+/* Is pid's program the file program (the same inode)? */
+static void
+exe_is(long pid, const char *program, struct prov *p)
+{
+	char		link[64], exe[512];
+	struct stat	a, b;
+	ssize_t		n;
+
+	snprintf(link, sizeof link, "/proc/%ld/exe", pid);
+	if (stat(link, &a) == 0 && stat(program, &b) == 0 &&
+	    a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+		return;
+	n = readlink(link, exe, sizeof exe - 1);
+	exe[n > 0 ? n : 0] = '\0';
+	prov_fail(p, "pid %ld runs %s, not %s", pid, exe, program);
+}
+
+/* The server at port says it is the pinned build and loaded MODEL. */
+static void
+props_pinned(long long build, const char *commit, struct prov *p)
+{
+	json_t		*j = get_json("/props", NULL), *m, *meta;
+	const char	*info = json_string_value(json_object_get(j,
+			    "build_info"));
+	const char	*path = json_string_value(json_object_get(j,
+			    "model_path"));
+	char		 want[96], got[48];
+	long long	 n;
+
+	snprintf(want, sizeof want, "b%lld-%s", build, commit);
+	if (info == NULL || sscanf(info, "b%lld-%47[0-9a-f]", &n, got) != 2 ||
+	    !commit_pinned(got) || (commit[0] != '\0' && strcmp(info, want)
+	    != 0))
+		prov_fail(p, "/props: build_info %s, not the pinned %s's",
+		    info ? info : "(none)", PINNED);
+	if (path == NULL || strcmp(path, MODEL) != 0)
+		prov_fail(p, "/props: model_path %s, not %s", path ? path :
+		    "(none)", MODEL);
+	json_decref(j);
+	/* The model's own figures, as llama.cpp read them from its file. */
+	m = get_json("/v1/models", NULL);
+	meta = json_object_get(json_array_get(json_object_get(m, "data"), 0),
+	    "meta");
+	if (json_integer_value(json_object_get(meta, "n_vocab")) !=
+	    TINY_VOCAB || json_integer_value(json_object_get(meta, "n_embd"))
+	    != TINY_EMBD || json_integer_value(json_object_get(meta,
+	    "n_ctx_train")) != TINY_CTX_TRAIN)
+		prov_fail(p, "/v1/models: not the tiny model's n_vocab %d, "
+		    "n_embd %d, n_ctx_train %d", TINY_VOCAB, TINY_EMBD,
+		    TINY_CTX_TRAIN);
+	json_decref(m);
+}
+
+/* Four tokens are generated, and timed (ignore_eos: all four). */
+static void
+tokens_generated(struct prov *p)
+{
+	json_t	*j = get_json("/completion", "{\"prompt\": \"hi\", "
+		    "\"n_predict\": 4, \"ignore_eos\": true, "
+		    "\"temperature\": 0}");
+	json_t	*t = json_object_get(j, "timings");
+
+	if (json_integer_value(json_object_get(j, "tokens_predicted")) != 4 ||
+	    json_integer_value(json_object_get(t, "predicted_n")) != 4 ||
+	    json_number_value(json_object_get(t, "predicted_ms")) <= 0)
+		prov_fail(p, "/completion of 4 tokens: tokens_predicted %lld, "
+		    "timings.predicted_n %lld",
+		    (long long)json_integer_value(json_object_get(j,
+		    "tokens_predicted")), (long long)json_integer_value(
+		    json_object_get(t, "predicted_n")));
+	json_decref(j);
+}
+
+/*
+ * The server pid, listening at port, is the pinned build: its program's
+ * --version names the pinned commit, the process runs that file, its
+ * /props names the same build and the tiny model, whose figures it read,
+ * and it generates tokens.  Every reason it is not, or "".
+ */
+static const char *
+server_provenance(const char *program, long pid)
+{
+	static struct prov	p;
+	long long		build = 0;
+	char			commit[48] = "";
+
+	memset(&p, 0, sizeof p);
+	if (!version_pinned(program, &build, commit, &p))
+		commit[0] = '\0';
+	exe_is(pid, program, &p);
+	props_pinned(build, commit, &p);
+	tokens_generated(&p);
+	return p.why;
+}
+
+static void
+assert_pinned_server(long pid)
+{
+	const char	*why = server_provenance(server_prog, pid);
+
+	if (*why != '\0')
+		fail_msg("not the pinned llama-server: %s", why);
+}
+
+/* A program that prints its build (llama-perplexity) is the pinned one. */
+static void
+assert_pinned_program(const char *program)
+{
+	struct prov	p;
+	long long	build;
+	char		commit[48];
+
+	memset(&p, 0, sizeof p);
+	if (!version_pinned(program, &build, commit, &p))
+		fail_msg("not the pinned build: %s", p.why);
 }
 
 /*
@@ -228,6 +453,7 @@ test_server_life(void **state)
 	put_server_job("");
 	pid = wait_state("llama", "blocked", 0, 20.0);
 	wait_ready();
+	assert_pinned_server(pid);
 	ctl(&code, "stop", "llama", NULL, NULL);
 	assert_int_equal(code, 0);
 	wait_state("llama", "stopped", -1, 10.0);
@@ -241,10 +467,12 @@ test_server_life(void **state)
 	assert_int_equal(code, 0);
 	pid = wait_state("llama", "blocked", pid, 20.0);
 	wait_ready();
+	assert_pinned_server(pid);
 	assert_int_equal(kill((pid_t)pid, SIGTERM), 0);
 	next = wait_state("llama", "blocked", pid, 30.0);
 	assert_true(next != pid);
 	wait_ready();
+	assert_pinned_server(next);
 	j = job_status("llama");
 	assert_string_equal(str_of(j, "last_exit"), "0");
 	assert_true(json_is_null(json_object_get(j, "reverted")));
@@ -252,8 +480,6 @@ test_server_life(void **state)
 	assert_false(daemon_log_has("exited abnormally"));
 }
 
-#define BENCH		MC_TEST_LLAMA "/llama-bench"
-#define PERPLEXITY	MC_TEST_LLAMA "/llama-perplexity"
 
 /* The contents of home/NAME, or fails. */
 static char *
@@ -284,10 +510,10 @@ static void
 test_bench_real(void **state)
 {
 	const char *const	 args[] = { "bench", "--out", "bench", "--",
-	    BENCH, "-m", MODEL, "-p", "16", "-n", "4", "-r", "1", "-o", "json",
-	    NULL };
+	    bench_prog, "-m", MODEL, "-p", "16", "-n", "4", "-r", "1", "-o",
+	    "json", NULL };
 	struct child_result	*r;
-	char			*md;
+	char			*md, want[64];
 	int			 code;
 
 	(void)state;
@@ -301,7 +527,9 @@ test_bench_real(void **state)
 	assert_non_null(strstr(r->err, "but the process stayed stock: no "
 	    "Metal device was created"));
 	md = slurp("bench/metadata.md");
-	assert_non_null(strstr(md, "- llama.cpp build: `80fb11a`"));
+	/* The pinned build's commit, as llama-bench shortens it. */
+	snprintf(want, sizeof want, "- llama.cpp build: `%.7s`", PINNED);
+	assert_non_null(strstr(md, want));
 	assert_non_null(strstr(md, "- GPU as llama-bench reports it: (none: "
 	    "its gpu_info is empty, as a CPU build's is)"));
 }
@@ -342,13 +570,14 @@ static void
 test_verify_real(void **state)
 {
 	const char *const	 args[] = { "verify", "--out", "verify", "--",
-	    PERPLEXITY, "-m", MODEL, "-f", "text.txt", "-c", "128",
+	    perplexity_prog, "-m", MODEL, "-f", "text.txt", "-c", "128",
 	    "--chunks", "4", NULL };
 	struct child_result	*r;
 	char			*md, *sum;
 	int			 code;
 
 	(void)state;
+	assert_pinned_program(perplexity_prog);
 	put_text();
 	assert_int_equal(chdir(home), 0);
 	r = ctlv(&code, args);
@@ -401,10 +630,21 @@ test_bench_sim_keys(void **state)
 
 	(void)state;
 	put_sim_model(sim_model, sizeof sim_model);
-	real = bench_json(BENCH, MODEL);
+	real = bench_json(bench_prog, MODEL);
 	sim = bench_json(BUILD "/tests/llama-bench-sim", sim_model);
 	for (i = 0; i < 2; i++) {
 		json_t	*r = json_array_get(real, i), *m = json_array_get(sim, i);
+		const char *commit = json_string_value(json_object_get(r,
+		    "build_commit"));
+
+		/* The pinned build ran the tiny model and measured it. */
+		if (commit == NULL || !commit_pinned(commit))
+			fail_msg("llama-bench's build_commit is %s, not the "
+			    "pinned %s", commit ? commit : "(none)", PINNED);
+		assert_string_equal(json_string_value(json_object_get(r,
+		    "model_filename")), MODEL);
+		assert_true(json_number_value(json_object_get(r, "avg_ts")) >
+		    0);
 
 		assert_int_equal(json_integer_value(json_object_get(m,
 		    "n_prompt")) > 0, json_integer_value(json_object_get(r,
@@ -421,6 +661,51 @@ test_bench_sim_keys(void **state)
 	}
 	json_decref(real);
 	json_decref(sim);
+}
+
+/* program --version: its exit status, stderr and stdout's first lines. */
+static int
+first_lines(const char *program, char *err, char *out, size_t len)
+{
+	const char *const		 argv[] = { program, "--version",
+	    NULL };
+	char				*env[CHILD_ENV_MAX];
+	static struct child_result	 r;
+
+	child_env(env, NULL);
+	assert_int_equal(child_run(argv, env, &r), 0);
+	snprintf(err, len, "%.*s", (int)strcspn(r.err, "\n"), r.err);
+	snprintf(out, len, "%.*s", (int)strcspn(r.out, "\n"), r.out);
+	return WIFEXITED(r.status) ? WEXITSTATUS(r.status) : -1;
+}
+
+/*
+ * llama-bench has no --version (it parses its own options, not
+ * common/arg.cpp's): the real one refuses it, and so does
+ * llama-bench-sim, in the same words, its usage on stdout, exit 1.
+ * Kills: a stand-in that answers what the real program refuses.
+ */
+static void
+test_bench_sim_no_version(void **state)
+{
+	char	real_err[768], real_out[768], sim_err[768], sim_out[768];
+	char	want[800];
+
+	(void)state;
+	/* A folder that is there (an earlier test's home is gone): ggml
+	 * reads the current one for its backends. */
+	assert_int_equal(chdir(home), 0);
+	assert_int_equal(first_lines(bench_prog, real_err, real_out,
+	    sizeof real_err), 1);
+	assert_string_equal(real_err, "error: invalid parameter for argument: "
+	    "--version");
+	snprintf(want, sizeof want, "usage: %s [options]", bench_prog);
+	assert_string_equal(real_out, want);
+	assert_int_equal(first_lines(BUILD "/tests/llama-bench-sim", sim_err,
+	    sim_out, sizeof sim_err), 1);
+	assert_string_equal(sim_err, real_err);
+	assert_string_equal(sim_out, "usage: " BUILD "/tests/llama-bench-sim "
+	    "[options]");
 }
 
 /*
@@ -476,7 +761,8 @@ static void
 real_server_stderr(const char *const *flags, char *err, size_t len)
 {
 	char		 log[256], p[16], u[128], out[512];
-	const char	*argv[24] = { SERVER, "-m", MODEL, "--host", "127.0.0.1",
+	const char	*argv[24] = { server_prog, "-m", MODEL, "--host",
+	    "127.0.0.1",
 	    "--port", p, "-c", "256", "-np", "1", "-t", "1" };
 	double		 start;
 	pid_t		 pid;
@@ -493,15 +779,19 @@ real_server_stderr(const char *const *flags, char *err, size_t len)
 	if ((pid = fork()) == 0) {
 		fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		dup2(fd, 2);
-		execv(SERVER, (char *const *)argv);
+		execv(server_prog, (char *const *)argv);
 		_exit(127);
 	}
+	/* Ended by the teardown if the test fails before it ends it. */
+	direct_pid = pid;
 	wait_ready();
+	assert_pinned_server(pid);
 	url(u, sizeof u, "/completion");
 	curl(out, sizeof out, "-d", "{\"prompt\": \"x\", \"grammar\": "
 	    "\"x\"}", u, NULL);
 	kill(pid, SIGTERM);
 	waitpid(pid, NULL, 0);
+	direct_pid = 0;
 	for (start = now_s(); (f = fopen(log, "r")) == NULL; sleep_ms(10))
 		if (now_s() - start > 5)
 			fail_msg("no %s", log);
@@ -591,11 +881,81 @@ test_standin_shapes(void **state)
 		assert_string_equal(b, a);
 	}
 	/* --version: which metalcapd and verify read a build from. */
-	version_shape(SERVER, a, sizeof a);
+	version_shape(server_prog, a, sizeof a);
 	version_shape(FAKE_LLAMA, b, sizeof b);
 	assert_string_equal(b, a);
 	version_shape(BUILD "/tests/llama-perplexity-sim", b, sizeof b);
 	assert_string_equal(b, a);
+}
+
+/* The pinned source's file under ggml/src/ggml-metal, or fails. */
+static char *
+metal_source(const char *name)
+{
+	static char	text[1 << 20];
+	char		path[768];
+	size_t		got;
+	FILE		*f;
+
+	snprintf(path, sizeof path, "%s/../../src/ggml/src/ggml-metal/%s",
+	    MC_TEST_LLAMA, name);
+	if ((f = fopen(path, "r")) == NULL)
+		fail_msg("no %s", path);
+	got = fread(text, 1, sizeof text - 1, f);
+	text[got] = '\0';
+	fclose(f);
+	return text;
+}
+
+/*
+ * fake-llama's failed command buffer is the pinned ggml's (a CPU build
+ * has no device to fail, so the source is the reference): the wait for
+ * the graph, ggml_metal_synchronize, logs it at ERROR with the NSError's
+ * localizedDescription (ggml-metal-context.m:270-272); the server goes on
+ * listening; every later graph fails with "backend is in error state"
+ * (L459-462).  The lines fake-llama writes are the source's formats.
+ * Kills: the failure at INFO (hidden by default: the capture path,
+ * L586), a backend that recovers by itself.
+ */
+static void
+test_fake_command_buffer(void **state)
+{
+	static const char *const	 sync_fmt = "GGML_LOG_ERROR(\"%s: "
+	    "error: command buffer %d failed with status %d\\n\", __func__, "
+	    "cb_idx";
+	static const char *const	 state_fmt = "GGML_LOG_ERROR(\"%s: "
+	    "backend is in error state from a previous command buffer "
+	    "failure - recreate the backend to recover\\n\", __func__);";
+	const char *const		 argv[] = { FAKE_LLAMA, "--once",
+	    "--requests", "2", NULL };
+	const char *const		 device[] = {
+	    "MTLSIM_FAIL=threadgroup_32k:error", NULL };
+	static struct child_result	 r;
+	char				*env[CHILD_ENV_MAX], *src;
+	const char			*p;
+	int				 i;
+
+	(void)state;
+	src = metal_source("ggml-metal-context.m");
+	assert_non_null(strstr(src, sync_fmt));
+	assert_non_null(strstr(src, "GGML_LOG_ERROR(\"error: %s\\n\", "
+	    "[[cmd_buf error].localizedDescription UTF8String]);"));
+	assert_non_null(strstr(src, state_fmt));
+	child_env(env, device);
+	assert_int_equal(child_run(argv, env, &r), 0);
+	assert_true(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
+	p = strstr(r.err, " E ggml_metal_synchronize: error: command buffer 0 "
+	    "failed with status 5\n");
+	if (p == NULL || (p = strstr(p, " E error: Internal Error (0000000e:"
+	    "Internal Error)\n")) == NULL ||
+	    (p = strstr(p, "llama_server: listening on")) == NULL)
+		fail_msg("not ggml's failed command buffer:\n%s", r.err);
+	for (i = 0; i < 2; i++, p++)
+		if ((p = strstr(p, " E ggml_metal_graph_compute: backend is in "
+		    "error state from a previous command buffer failure - "
+		    "recreate the backend to recover\n")) == NULL)
+			fail_msg("graph %d after the failure not refused:\n%s",
+			    i + 1, r.err);
 }
 
 /* How long the piece of a number at in is (nan and inf are numbers). */
@@ -670,10 +1030,11 @@ test_perplexity_sim_shapes(void **state)
 	int		 i, mode;
 
 	(void)state;
+	assert_pinned_program(perplexity_prog);
 	put_text();
 	put_sim_model(sim_model, sizeof sim_model);
 	for (mode = 0; mode < 2; mode++) {
-		perplexity_run(PERPLEXITY, MODEL, mode == 1, &real);
+		perplexity_run(perplexity_prog, MODEL, mode == 1, &real);
 		perplexity_run(BUILD "/tests/llama-perplexity-sim", sim_model,
 		    mode == 1, &sim);
 		numbers_out(real.out, a, sizeof a);
@@ -700,14 +1061,24 @@ test_perplexity_sim_shapes(void **state)
 static void
 test_auto_measured_real(void **state)
 {
-	json_t		*all, *e, *opts, *o;
+	json_t		*all, *e, *opts, *o, *j;
 	const char	*name, *choice, *reason, *at;
 	char		 path[256], want[64];
-	double		 ratio;
+	double		 ratio, start;
+	long		 pid;
 
 	(void)state;
 	put_server_job_keys("", "<key>Profile</key><string>auto</string>");
 	wait_ready();
+	/* metalcapd may learn the pid after the server answers. */
+	for (start = now_s(); (pid = pid_of(j = job_status("llama"))) == 0;
+	    sleep_ms(20)) {
+		json_decref(j);
+		if (now_s() - start > 10 * time_scale())
+			fail_msg("metalcapd never named the server's pid");
+	}
+	json_decref(j);
+	assert_pinned_server(pid);
 	snprintf(path, sizeof path, "%s/state/measured.json", home);
 	assert_non_null(all = json_load_file(path, 0, NULL));
 	assert_non_null(e = json_object_get(all, "llama"));
@@ -720,8 +1091,9 @@ test_auto_measured_real(void **state)
 			fail_msg("%s: %s", name, json_dumps(o, 0));
 	}
 	/* llama-bench's own JSON, of the pinned build (its short commit). */
+	snprintf(want, sizeof want, "\"build_commit\": \"%.7s\"", PINNED);
 	assert_non_null(strstr(slurp("state/measured/llama/stock.json"),
-	    "\"build_commit\": \"80fb11a"));
+	    want));
 	choice = json_string_value(json_object_get(e, "choice"));
 	reason = json_string_value(json_object_get(e, "reason"));
 	assert_non_null(choice);
@@ -737,28 +1109,163 @@ test_auto_measured_real(void **state)
 	json_decref(all);
 }
 
+/*
+ * What a test left running itself (real_server_stderr's server, when the
+ * test failed before it ended it, say a server never ready): ended, and
+ * waited for, then the harness's teardown.
+ */
+static int
+llama_teardown(void **state)
+{
+	if (direct_pid > 0) {
+		kill(direct_pid, SIGKILL);
+		waitpid(direct_pid, NULL, 0);
+		direct_pid = 0;
+	}
+	return teardown(state);
+}
+
+/* This program run again for one test, the llama folder at dir, and
+ * more variables of its environment (NULL-ended, up to 4). */
+static void
+rerun(const char *only, const char *dir, const char *const *more,
+    struct child_result *r)
+{
+	char		 self[512], o[96], bin[512];
+	const char	*argv[] = { self, NULL };
+	const char	*extra[8] = { o, bin };
+	char		*env[CHILD_ENV_MAX];
+	ssize_t		 n;
+	size_t		 i;
+
+	for (i = 0; more[i] != NULL && i < 4; i++)
+		extra[i + 2] = more[i];
+
+	assert_true((n = readlink("/proc/self/exe", self, sizeof self - 1)) >
+	    0);
+	self[n] = '\0';
+	snprintf(o, sizeof o, "MC_TEST_ONLY=%s", only);
+	snprintf(bin, sizeof bin, "MC_TEST_LLAMA_BIN=%s", dir);
+	child_env(env, extra);
+	assert_int_equal(child_run(argv, env, r), 0);
+}
+
+/* Did the run say text, on either stream? */
+static void
+said(const struct child_result *r, const char *text)
+{
+	if (strstr(r->out, text) == NULL && strstr(r->err, text) == NULL)
+		fail_msg("no '%s' in:\n%s\n%s", text, r->out, r->err);
+}
+
+/* Is any pid listed in file alive (and not a zombie)? Kills it. */
+static bool
+any_alive(const char *file)
+{
+	char	 line[32], path[64], st[256];
+	bool	 alive = false;
+	FILE	*f, *g;
+	long	 pid;
+
+	if ((f = fopen(file, "r")) == NULL)
+		fail_msg("the stand-in never ran (no %s)", file);
+	while (fgets(line, sizeof line, f) != NULL) {
+		pid = atol(line);
+		snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+		if ((g = fopen(path, "r")) == NULL)
+			continue;
+		if (fgets(st, sizeof st, g) != NULL && strstr(st, ") Z ") ==
+		    NULL) {
+			alive = true;
+			kill((pid_t)pid, SIGKILL);
+		}
+		fclose(g);
+	}
+	fclose(f);
+	return alive;
+}
+
+/*
+ * The tests know the pinned llama-server from a stand-in: with
+ * tests/llama/standin-server.py as llama-server (the audit's stand-in:
+ * it answers /health, /props, /v1/models and /completion and reports
+ * another build), test_server_life fails, and says why: its --version,
+ * the program the process runs, its build_info, its model and its
+ * tokens.  And a server that never becomes ready (the stand-in's 503)
+ * fails test_standin_shapes and is not left running.  Kills: a
+ * provenance check that is skipped or always passes; a direct server
+ * not ended when its test fails.
+ */
+static void
+test_standin_refused(void **state)
+{
+	static struct child_result	r;
+	char				dir[300], link[400], pids[300];
+	char				pidvar[320], want[512];
+
+	(void)state;
+	snprintf(dir, sizeof dir, "%s/standin", home);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	snprintf(link, sizeof link, "%s/llama-server", dir);
+	assert_int_equal(symlink(MC_TEST_SOURCE
+	    "/tests/llama/standin-server.py", link), 0);
+	snprintf(pids, sizeof pids, "%s/standin.pids", home);
+	snprintf(pidvar, sizeof pidvar, "STANDIN_PIDS=%s", pids);
+
+	rerun("test_server_life", dir, (const char *const[]){ NULL }, &r);
+	assert_false(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
+	said(&r, "not the pinned llama-server: ");
+	said(&r, "llama-server --version names commit 5e1f0c3a, not the "
+	    "pinned " PINNED " (scripts/llama.sh)");
+	snprintf(want, sizeof want, ", not %s; ", link);
+	said(&r, want);
+	said(&r, "/props: build_info b10167-5e1f0c3a, not the pinned");
+	said(&r, "/v1/models: not the tiny model's n_vocab");
+	said(&r, "/completion of 4 tokens: tokens_predicted 0");
+
+	/* A server never ready: the test fails, and ends it. */
+	rerun("test_standin_shapes", dir, (const char *const[]){ pidvar,
+	    "STANDIN_UNREADY=1", "MC_TEST_LLAMA_READY_S=2", NULL }, &r);
+	assert_false(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
+	said(&r, "llama-server never became ready");
+	assert_false(any_alive(pids));
+}
+
 int
 main(void)
 {
+	const char		*bin = getenv("MC_TEST_LLAMA_BIN");
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_client_text_moves_nothing,
-		    setup, teardown),
+		    setup, llama_teardown),
 		cmocka_unit_test_setup_teardown(test_server_life, setup,
-		    teardown),
+		    llama_teardown),
 		cmocka_unit_test_setup_teardown(test_standin_shapes, setup,
-		    teardown),
+		    llama_teardown),
+		cmocka_unit_test_setup_teardown(test_standin_refused, setup,
+		    llama_teardown),
+		cmocka_unit_test_setup_teardown(test_fake_command_buffer, setup,
+		    llama_teardown),
 		cmocka_unit_test_setup_teardown(test_bench_real, setup,
-		    teardown),
+		    llama_teardown),
 		cmocka_unit_test_setup_teardown(test_bench_sim_keys, setup,
-		    teardown),
+		    llama_teardown),
+		cmocka_unit_test_setup_teardown(test_bench_sim_no_version,
+		    setup, llama_teardown),
 		cmocka_unit_test_setup_teardown(test_perplexity_sim_shapes,
-		    setup, teardown),
+		    setup, llama_teardown),
 		cmocka_unit_test_setup_teardown(test_verify_real, setup,
-		    teardown),
+		    llama_teardown),
 		cmocka_unit_test_setup_teardown(test_auto_measured_real, setup,
-		    teardown),
+		    llama_teardown),
 	};
 
+	if (bin == NULL)
+		bin = MC_TEST_LLAMA;
+	snprintf(server_prog, sizeof server_prog, "%s/llama-server", bin);
+	snprintf(bench_prog, sizeof bench_prog, "%s/llama-bench", bin);
+	snprintf(perplexity_prog, sizeof perplexity_prog,
+	    "%s/llama-perplexity", bin);
 	if (getenv("MC_TEST_ONLY") != NULL)
 		cmocka_set_test_filter(getenv("MC_TEST_ONLY"));
 	return cmocka_run_group_tests_name("llama_e2e", tests, NULL, NULL);

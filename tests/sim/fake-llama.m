@@ -7,9 +7,11 @@
  * prints ggml's failure lines and exits or aborts as llama.cpp would.
  * Pipelines compile lazily, on a graph's first use: one warm-up graph at
  * start, as llama-server does, and one more per request (SIGUSR1).
- * Otherwise it serves (sleeps) until SIGTERM or SIGINT.  A request whose
- * graph fails on the device fails alone: the server goes on, as
- * llama-server does when llama_decode fails.
+ * Otherwise it serves (sleeps) until SIGTERM or SIGINT.  A command buffer
+ * that fails on the device is logged at ERROR by ggml_metal_synchronize
+ * and leaves the backend in error state: the server goes on, and each
+ * later graph fails with ggml's "backend is in error state" line, as
+ * llama-server does (ggml-metal-context.m:268-298, 459-462).
  *
  * It logs as llama-server's common log does (common/log.cpp, ggmlsim.h):
  * "M.SS.mmm.uuu E func: ..." by default, ggml's INFO lines only from
@@ -17,7 +19,7 @@
  *
  *   fake-llama [--once] [--exit-after MS CODE] [--term-delay MS]
  *              [--crash-runs N FILE] [--say LINE]... [--die-once FILE MS SIG]
- *              [--abort-once FILE] [--start-when FILE]
+ *              [--abort-once FILE] [--start-when FILE] [--requests N]
  *              [--log-prefix | --no-log-prefix]
  *              [--log-timestamps | --no-log-timestamps]
  *              [--log-colors on|off] [-lv N]
@@ -37,6 +39,8 @@
  *     --start-when   with its device made (the shim has reported), wait
  *                    for FILE to exist before ggml's init: a test holds
  *                    the start back until metalcapd knows the pid
+ *     --requests     N requests' graphs right after it listens, as if N
+ *                    requests came at once (with --once: then it ends)
  */
 #include <sys/stat.h>
 
@@ -121,7 +125,7 @@ main(int argc, char **argv)
 	const char	*say[8];	/* lines of the server's, say a model
 					   it cannot open, or a client's */
 	const char	*start_when = NULL;
-	int		 i, k, nsay = 0, die_sig = 0;
+	int		 i, k, nsay = 0, die_sig = 0, nrequests = 0;
 
 	ggmlsim_version(argc, argv);
 	/* llama-server's defaults (common/log.cpp, common/arg.cpp). */
@@ -150,6 +154,8 @@ main(int argc, char **argv)
 		else if (strcmp(argv[i], "--abort-once") == 0 &&
 		    i + 1 < argc)
 			aborts = fake_first_run(argv[++i]);
+		else if (strcmp(argv[i], "--requests") == 0 && i + 1 < argc)
+			nrequests = atoi(argv[++i]);
 		/* llama-server's model, either form; what it loads is not
 		 * simulated (--say gives its error). */
 		else if (strncmp(argv[i], "--model=", 8) == 0)
@@ -179,6 +185,7 @@ main(int argc, char **argv)
 			    "[--exit-after MS CODE] [--term-delay MS] "
 			    "[--say LINE]... [--die-once FILE MS SIG] "
 			    "[--abort-once FILE] [--start-when FILE] "
+			    "[--requests N] "
 			    "[-m|--model[=]PATH] "
 			    "[--crash-runs N FILE] "
 			    "[--[no-]log-prefix] [--[no-]log-timestamps] "
@@ -197,8 +204,14 @@ main(int argc, char **argv)
 	while (start_when != NULL && access(start_when, F_OK) != 0 &&
 	    !fake_stop)
 		usleep(10000);
-	if (ggmlsim_init(dev) != 0)
+	/*
+	 * The warm-up graph: llama.cpp's common_init_from_params ignores
+	 * what its llama_decode returns (common.cpp:1539), so a failed
+	 * command buffer leaves a server that listens, in error state.
+	 */
+	if (ggmlsim_setup(dev) != 0)
 		return 1;
+	(void)ggmlsim_graph(dev);
 	/* What a client had it print (a grammar, a prompt): raw. */
 	for (k = 0; k < nsay; k++)
 		LOG("%s\n", say[k]);
@@ -206,6 +219,9 @@ main(int argc, char **argv)
 		ggmlsim_abort_trace();
 	LLAMA_INFO("srv  llama_server: listening on "
 	    "http://127.0.0.1:8080\n");
+	/* A request whose graph fails fails alone: the server goes on. */
+	for (k = 0; k < nrequests; k++)
+		(void)ggmlsim_graph(dev);
 	if (die_ms >= 0) {
 		usleep((useconds_t)die_ms * 1000);
 		fake_die(die_sig != 0 ? die_sig : SIGSEGV);

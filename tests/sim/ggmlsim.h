@@ -58,6 +58,7 @@ struct ggmlsim_caps {
 
 void	ggmlsim_caps(GgmlSimDevice *, struct ggmlsim_caps *);
 void	ggmlsim_version(int argc, char **argv);
+int	ggmlsim_setup(GgmlSimDevice *);
 int	ggmlsim_init(GgmlSimDevice *);
 int	ggmlsim_graph(GgmlSimDevice *);
 void	ggmlsim_abort_trace(void) __attribute__((noreturn));

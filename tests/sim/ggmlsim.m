@@ -16,6 +16,10 @@
 
 struct ggmlsim_log	ggmlsim_log_style = { .verbosity = 4 };
 
+/* A command buffer failed: ggml's has_error, until the backend is made
+ * again (ggml-metal-context.m:274, 297, 459-462). */
+static bool	ggmlsim_backend_error;
+
 static int64_t
 ggmlsim_now_us(void)
 {
@@ -168,12 +172,27 @@ ggmlsim_nil_pipeline(void)
 	ggmlsim_abort_trace();
 }
 
+/*
+ * An NSError's localizedDescription, from the simulator's description
+ * ("Error Domain=D Code=N \"text\""): the quoted text, or all of it.
+ */
+static void
+ggmlsim_localized(const char *error, char *out, size_t len)
+{
+	const char	*a = strchr(error, '"'), *b = strrchr(error, '"');
+
+	if (a != NULL && b > a)
+		snprintf(out, len, "%.*s", (int)(b - a - 1), a + 1);
+	else
+		snprintf(out, len, "%s", error);
+}
+
 /* Dispatch one of the kernels a graph would use, as ggml's lazy pipelines. */
 static int
 ggmlsim_kernel(GgmlSimDevice *dev, const char *label, const char *ggml_name,
     const char *function)
 {
-	char			error[512], source[256];
+	char			error[512], source[256], said[512];
 	float			in[256] = { 0 }, in2[256] = { 0 }, out[256];
 	unsigned		count = 1024;
 	struct mtlsim_dispatch	d = {
@@ -208,14 +227,19 @@ ggmlsim_kernel(GgmlSimDevice *dev, const char *label, const char *ggml_name,
 		ggmlsim_nil_pipeline();
 		break;
 	/*
-	 * ggml_metal_graph_compute logs a failed command buffer at INFO
-	 * (hidden by default) and returns GGML_STATUS_FAILED: the request
-	 * fails, the server goes on.
+	 * ggml_metal_graph_compute commits the graph and returns; the wait
+	 * that reads its results, ggml_metal_synchronize, finds the command
+	 * buffer in error (MTLCommandBufferStatusError, 5), logs it at
+	 * ERROR with the NSError's localizedDescription and leaves the
+	 * backend in error state (ggml-metal-context.m:268-275).  Its INFO
+	 * lines (L586-L603) are the GGML_METAL_CAPTURE_COMPUTE path alone.
 	 */
 	case MTLSIM_RUN_FAILED:
-		GLOG_INFO("ggml_metal_graph_compute: command buffer 0 failed "
-		    "with status 5\n");
-		GLOG_INFO("error: %s\n", error);
+		ggmlsim_localized(error, said, sizeof said);
+		GLOG_ERROR("ggml_metal_synchronize: error: command buffer 0 "
+		    "failed with status 5\n");
+		GLOG_ERROR("error: %s\n", said);
+		ggmlsim_backend_error = true;
 		return 1;
 	case MTLSIM_COMPLETED:
 		break;
@@ -229,6 +253,15 @@ ggmlsim_graph(GgmlSimDevice *dev)
 {
 	struct ggmlsim_caps	c;
 
+	/* Every graph after a failed command buffer fails at once
+	 * (ggml-metal-context.m:459-462): the server goes on, its requests
+	 * fail. */
+	if (ggmlsim_backend_error) {
+		GLOG_ERROR("ggml_metal_graph_compute: backend is in error "
+		    "state from a previous command buffer failure - recreate "
+		    "the backend to recover\n");
+		return 1;
+	}
 	ggmlsim_caps(dev, &c);
 	if (c.reduction && ggmlsim_kernel(dev, "simd_sum",
 	    "kernel_rms_norm_f32", "probe_simd_sum"))
@@ -253,8 +286,9 @@ ggmlsim_graph(GgmlSimDevice *dev)
 	    "probe_tg_mem");
 }
 
+/* ggml's init lines and its residency set: 0, or 1 when ggml fails. */
 int
-ggmlsim_init(GgmlSimDevice *dev)
+ggmlsim_setup(GgmlSimDevice *dev)
 {
 	struct ggmlsim_caps	c;
 	char			error[512];
@@ -293,7 +327,13 @@ ggmlsim_init(GgmlSimDevice *dev)
 		    "initialize residency set\n");
 		return 1;
 	}
-	/* The warm-up graph. */
-	return ggmlsim_graph(dev);
+	return 0;
+}
+
+/* Set up, then the warm-up graph, whose failure fails the program. */
+int
+ggmlsim_init(GgmlSimDevice *dev)
+{
+	return ggmlsim_setup(dev) != 0 ? 1 : ggmlsim_graph(dev);
 }
 

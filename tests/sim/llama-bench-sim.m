@@ -68,10 +68,19 @@ struct bench_model {
 	long long	 size, params;
 };
 
+static const char	*bench_program = "llama-bench";
+
+/*
+ * llama-bench's answer to an option it does not take (--version among
+ * them: it has none, unlike the tools built on common/arg.cpp): the
+ * error on stderr, its usage on stdout, exit 1 (llama-bench.cpp
+ * parse_cmd_params, L1114-L1118; print_usage's first line, L425-L427).
+ */
 static int
 bench_usage(const char *arg)
 {
 	fprintf(stderr, "error: invalid parameter for argument: %s\n", arg);
+	printf("usage: %s [options]\n", bench_program);
 	return 1;
 }
 
@@ -312,7 +321,7 @@ main(int argc, char **argv)
 	json_t			*tests;
 	const char		*build;
 
-	ggmlsim_version(argc, argv);
+	bench_program = argv[0];
 	if (bench_parse(argc, argv, &o) != 0)
 		return 1;
 	if (o.model == NULL || o.reps < 1 || o.threads < 1) {
