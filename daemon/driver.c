@@ -103,6 +103,8 @@ driver_facts(struct mcd *d, const struct job *j, const struct gate_entry *v,
 	f->stopped = (o != NULL && o->stopped) || console_holds(d, j);
 	f->failed = o != NULL && o->failed.set;
 	f->reverted = o != NULL && o->reverted.set;
+	f->crashing = j->crashing.set;
+	/* launchd's or the kernel's word only: a log line never decides. */
 	f->env_fault = watch_env_fault(j);
 	f->wants_unlocked = j->unlocked;
 	f->managed = j->stock_note[0] != '\0';
@@ -169,11 +171,6 @@ driver_incident_set(struct incident *in, const char *trigger,
 		    evidence[i]);
 }
 
-/* The trigger of a crash loop without the shim (driver_step). */
-static const char	DRIVER_STOCK_LOOP[] = "crash loop in stock";
-/* ... and of one its log or launchd names the environment of. */
-static const char	DRIVER_ENV[] = "its environment: ";
-
 /*
  * The stock run of a job its health check reverted fails the check too:
  * the revert is withdrawn (withdraw.c) and saved, and the event becomes a
@@ -210,14 +207,6 @@ driver_record(struct mcd *d, struct job *j, enum job_state next,
 	struct override	*o = state_get(&d->state, j->name, true);
 	const char	*unsaved = "", *trigger = ev->trigger;
 
-	/* Failing stock, for its environment or not, withdraws a revert. */
-	if (next == JOB_FAILED && ev->trigger != NULL &&
-	    (strcmp(ev->trigger, DRIVER_STOCK_LOOP) == 0 ||
-	    strncmp(ev->trigger, DRIVER_ENV, strlen(DRIVER_ENV)) == 0) &&
-	    (withdraw_revert(j, o, "crash loop") ||
-	    withdraw_revert(j, o, "health check")) &&
-	    strcmp(ev->trigger, DRIVER_STOCK_LOOP) == 0)
-		trigger = "crash loop in stock too: not the profile";
 	driver_incident_set(next == JOB_FAILED ? &o->failed : &o->reverted,
 	    trigger, ev->evidence, ev->nevidence);
 	if (next != JOB_FAILED)
@@ -236,6 +225,107 @@ driver_record(struct mcd *d, struct job *j, enum job_state next,
 		    ev->trigger, ev->nevidence > 0 ? ev->evidence[0] : "",
 		    unsaved, *unsaved ? why : "");
 	return 0;
+}
+
+/*
+ * "crashing: N abnormal exits since T, last: ...", then a likely cause:
+ * launchd's or the kernel's word, or, only as a likely one, what a line
+ * of its log named (a client can write that line), and that launchd
+ * starts it again.
+ */
+static const char *
+driver_crashing_text(const struct job *j, char *buf, size_t len)
+{
+	char		when[32];
+	time_t		t = (time_t)j->crashing.since;
+	struct tm	tm;
+
+	strftime(when, sizeof when, "%H:%M:%S", localtime_r(&t, &tm));
+	snprintf(buf, len, "crashing: %ld abnormal exits since %s, last: "
+	    "%s%s%s; launchd starts it again within %llu s (ThrottleInterval)",
+	    j->crashing.exits, when, j->crashing.last,
+	    j->crashing.cause[0] ? "; " : "", j->crashing.cause,
+	    (unsigned long long)j->throttle_s);
+	return buf;
+}
+
+/*
+ * A crash loop without the shim, or one more exit of a crashing job: the
+ * job stays loaded and launchd restarts it (never booted out: a client's
+ * request can crash a server, and giving it up would be an outage of our
+ * making).  A revert for a crash loop or a health check was a hypothesis
+ * its stock run now tests: crashing stock too, it is withdrawn and saved.
+ * n: the exits of the loop, 0 for one more.
+ */
+static void
+driver_crashed(struct mcd *d, struct job *j, const struct mcd_event *ev,
+    int n, const char *last)
+{
+	struct override	*o = state_get(&d->state, j->name, false);
+	const char	*said = watch_env_said(j);
+	struct job_crashing *c = &j->crashing;
+	char		 why[256];
+	bool		 begun = !c->set;
+
+	if (begun) {
+		memset(c, 0, sizeof *c);
+		c->set = true;
+		c->since = (long)time(NULL);
+	}
+	c->exits += n > 0 && begun ? n : ev->count;
+	mc_text(c->last, sizeof c->last, last);
+	if (watch_env_fault(j))
+		mc_fmt(c->cause, sizeof c->cause, "macOS: %s", j->env_fault);
+	else if (said != NULL)
+		mc_fmt(c->cause, sizeof c->cause, "its log names a likely "
+		    "cause: %s", said);
+	if (o != NULL && n > 0 && (withdraw_revert(j, o, "crash loop") ||
+	    withdraw_revert(j, o, "health check"))) {
+		snprintf(c->cause + strlen(c->cause), sizeof c->cause -
+		    strlen(c->cause), "%sit crashes stock too: its revert is "
+		    "withdrawn", c->cause[0] ? "; " : "");
+		if (driver_save(d, why, sizeof why) == -1)
+			log_warnx("job %s: its withdrawn revert is not saved "
+			    "yet: %s", j->name, why);
+	}
+	if (begun)
+		log_warnx("job %s: crashing (%d abnormal exits within %llu "
+		    "s, last: %s%s%s): kept loaded, stock, launchd restarts "
+		    "it; clear once a run lasts %llu s", j->name, n,
+		    (unsigned long long)job_crash_window_s(j), last,
+		    c->cause[0] ? "; " : "", c->cause,
+		    (unsigned long long)job_crash_window_s(j));
+	/* Stock from now on (job_effective), until steady again. */
+	job_effective(d, j);
+	watch_steady_arm(j);
+}
+
+/*
+ * A crashing job's process ran a crash window steadily, or someone
+ * changed its settings (a request, its file): it is judged afresh.
+ */
+static void
+driver_crash_clear(struct job *j, const struct mcd_event *ev)
+{
+	switch (ev->type) {
+	case LC_EV_STEADY:
+	case LC_EV_FILE_CHANGED:
+	case LC_EV_ENABLE:
+	case LC_EV_DISABLE:
+	case LC_EV_PROFILE:
+	case LC_EV_START:
+	case LC_EV_STOP:
+		break;
+	default:
+		return;
+	}
+	if (!j->crashing.set)
+		return;
+	log_info("job %s: no longer crashing (%s)", j->name,
+	    ev->type == LC_EV_STEADY ? "a run lasted its crash window" :
+	    lifecycle_event_name(ev->type));
+	memset(&j->crashing, 0, sizeof j->crashing);
+	job_timer_stop(j->steady_timer);
 }
 
 /* The words for a new state. */
@@ -273,6 +363,8 @@ driver_reason(struct mcd *d, struct job *j, const struct lifecycle_step *st,
 		    "invalid job file";
 	case LC_WHY_EVENT:
 		return ev->reason != NULL ? ev->reason : "";
+	case LC_WHY_CRASHING:
+		return driver_crashing_text(j, buf, len);
 	case LC_WHY_NONE:
 		break;
 	}
@@ -283,8 +375,10 @@ driver_reason(struct mcd *d, struct job *j, const struct lifecycle_step *st,
 static void
 driver_absorb(struct mcd *d, struct job *j, const struct gate_entry *v,
     struct mcd_event *ev, struct lifecycle_facts *f,
-    char evidence[2][WATCH_EVIDENCE_LEN], const char *evp[2])
+    char evidence[3][WATCH_EVIDENCE_LEN], const char *evp[3], int *loop_n)
 {
+	const char	*said;
+
 	switch (ev->type) {
 	case LC_EV_GONE:
 		j->pid = 0;
@@ -305,13 +399,20 @@ driver_absorb(struct mcd *d, struct job *j, const struct gate_entry *v,
 	case LC_EV_EXIT_CODE:
 	case LC_EV_EXIT_SIGNAL:
 	case LC_EV_EXIT_JETSAM:
-		f->crash_loop = watch_count_exits(j, ev->last_exit, ev->signal,
+		*loop_n = watch_count_exits(j, ev->last_exit, ev->signal,
 		    ev->count, evidence);
+		f->crash_loop = *loop_n > 0;
 		evp[0] = evidence[0];
 		evp[1] = evidence[1];
 		ev->evidence = evp;
 		ev->nevidence = 2;
-		/* Revert or failure, the row decides: see driver_step. */
+		/* A line of its log may describe, as a likely cause only. */
+		if ((said = watch_env_said(j)) != NULL) {
+			mc_fmt(evidence[2], WATCH_EVIDENCE_LEN, "its log names "
+			    "a likely cause (%s): %s", said, j->env_said_line);
+			evp[ev->nevidence++] = evidence[2];
+		}
+		/* Revert or crashing, the row decides: see driver_step. */
 		ev->trigger = "crash loop";
 		break;
 	case LC_EV_SPAWN_FAILED:
@@ -487,24 +588,22 @@ driver_step(struct mcd *d, struct job *j, const struct mcd_event *event,
 	struct mcd_event	 ev = *event;
 	struct lifecycle_facts	 f;
 	struct lifecycle_step	 st;
-	char			 evidence[2][WATCH_EVIDENCE_LEN], trigger[64];
-	const char		*evp[2];
+	char			 evidence[3][WATCH_EVIDENCE_LEN];
+	const char		*evp[3];
 	const struct gate_entry	*v;
+	int			 loop_n = 0;
 
 	driver_health_fails_stock(d, j, &ev);
+	driver_crash_clear(j, &ev);
 	job_effective(d, j);
 	v = driver_verdict(d, j);
 	driver_facts(d, j, v, &f);
-	driver_absorb(d, j, v, &ev, &f, evidence, evp);
+	driver_absorb(d, j, v, &ev, &f, evidence, evp, &loop_n);
 	lifecycle_step(j->state, ev.type, &f, &st);
-	if (f.crash_loop && f.env_fault && st.next == JOB_FAILED) {
-		/* Its environment, by its own log: no profile to blame. */
-		snprintf(trigger, sizeof trigger, "%s%s", DRIVER_ENV,
-		    j->env_fault);
-		ev.trigger = trigger;
-		mc_text(evidence[1], sizeof evidence[1], j->env_line);
-	} else if (f.crash_loop && st.next == JOB_FAILED)
-		ev.trigger = DRIVER_STOCK_LOOP;
+	/* The evidence's second line is "last: ..." (watch_count_exits). */
+	if (st.next == JOB_CRASHING && (ev.type == LC_EV_EXIT_CODE ||
+	    ev.type == LC_EV_EXIT_SIGNAL || ev.type == LC_EV_EXIT_JETSAM))
+		driver_crashed(d, j, &ev, loop_n, evidence[1] + 6);
 	log_debug("job %s: %s: %s -> %s", j->name,
 	    lifecycle_event_name(ev.type), job_state_name(j->state),
 	    job_state_name(st.next));

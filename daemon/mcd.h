@@ -188,6 +188,7 @@ enum job_state {
 	JOB_INVALID,
 	JOB_ERROR,
 	JOB_STOPPED,
+	JOB_CRASHING,	/* crash-looping without the shim: kept served */
 };
 
 struct job;
@@ -268,10 +269,26 @@ struct job {
 	bool			 kick_again;	/* a restart asked for meanwhile */
 	bool			 start_wanted;	/* start asked: run it if launchd
 						   does not */
-	/* the last fault of its environment its log named (scan.c) */
+	/* the last fault of its environment launchd or the kernel named
+	   (exited.c, a full disk) */
 	const char		*env_fault;	/* NULL: none */
 	char			 env_line[256];
 	uint64_t		 env_ms;	/* loop time it was seen */
+	/* ... and the last one a line of its log named (scan.c): a client
+	   can write such a line, so it only describes, never decides */
+	const char		*env_said;	/* NULL: none */
+	char			 env_said_line[256];
+	uint64_t		 env_said_ms;
+	/* crash-looping without the shim (driver.c): kept served while
+	   launchd restarts it, until it runs a crash window steadily */
+	struct job_crashing {
+		bool		 set;
+		long		 since;		/* time(NULL) it began */
+		long		 exits;		/* abnormal exits since */
+		char		 last[64];	/* the last, in words */
+		char		 cause[256];	/* a likely cause, or "" */
+	}			 crashing;
+	uv_timer_t		*steady_timer;	/* its process has run steadily */
 	long			 stopped_pid;	/* the last pid our kickstart killed */
 	uint64_t		 gone_by;	/* loop ms a bootout must be done by */
 	char			 domain[32];	/* where it is loaded; "": not yet */
@@ -346,6 +363,8 @@ enum lifecycle_event {
 	LC_EV_LOGIN,		/* metalcapd starts: launchd loads only its
 				   own agent at login, and it brings each job
 				   to its kept state */
+	LC_EV_STEADY,		/* a crashing job's process ran a crash
+				   window without an abnormal exit */
 	LC_EV_COUNT,
 	/* Not a job's: the driver turns them into the events above. */
 	LC_EV_RESCAN = LC_EV_COUNT,	/* a watched folder changed */
@@ -384,7 +403,9 @@ struct lifecycle_facts {
 	bool	blocked;		/* its process dropped the shim */
 	bool	carries_shim;		/* its process may have the shim */
 	bool	crash_loop;		/* this exit completes a crash loop */
-	bool	env_fault;		/* its log named its environment */
+	bool	crashing;		/* crash-looping stock: supervised */
+	bool	env_fault;		/* launchd or the kernel named its
+					   environment (never a log line) */
 	bool	background_ok;		/* the template allows user/UID */
 };
 
@@ -401,6 +422,7 @@ enum lifecycle_why {
 	LC_WHY_PARTIAL,		/* unlocked: a partial verdict's note, if any */
 	LC_WHY_INVALID,		/* the file's first error */
 	LC_WHY_EVENT,		/* the event's own words (launchctl, shim) */
+	LC_WHY_CRASHING,	/* its crashes: count, last exit, cause */
 };
 
 #define LC_SAME		(-1)	/* a row's next: the state it is in */
@@ -513,9 +535,12 @@ void	watch_begin_tail(struct mcd *, struct job *);
 int	watch_started(struct mcd *, struct job *);
 void	watch_stop(struct job *);
 void	watch_note_env(struct job *, const char *what, const char *evidence);
+void	watch_note_said(struct job *, const char *what, const char *line);
+const char *watch_env_said(const struct job *);
+void	watch_steady_arm(struct job *);
 
 bool	watch_env_fault(const struct job *);
-bool	watch_count_exits(struct job *, const char *last_exit, int signal,
+int	watch_count_exits(struct job *, const char *last_exit, int signal,
 	    long count, char evidence[2][WATCH_EVIDENCE_LEN]);
 
 /* --- health.c: the job file's HealthCheck ----------------------------------- */

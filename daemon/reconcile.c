@@ -492,6 +492,7 @@ reconcile_bootstrap(struct mcd *d, struct job *j)
 	j->own_stops = 0;
 	j->kick_again = false;	/* the new registration's run is newer */
 	j->env_fault = NULL;	/* its runs will say so again */
+	j->env_said = NULL;
 	held_clear(d, j);
 	if (job_runs_unlocked(j))
 		watch_begin_tail(d, j);
