@@ -92,7 +92,7 @@ SHIM_LIB	:= $(O)/lib/libmetalcap.$(SHLIB)
 # not built with the sanitizers, and a shim built with them cannot load
 # into a program built without (AddressSanitizer's runtime must come
 # first).
-LLAMA_TESTS	?= $(O)/tests/test_llama_e2e
+LLAMA_TESTS	?= $(O)/tests/test_llama_e2e $(O)/tests/test_llama_hostile
 TEST_BINS	:= $(O)/tests/test_shim_config $(O)/tests/test_shim_inject \
 		   $(O)/tests/test_objc4_model \
 		   $(O)/tests/test_probe $(O)/tests/test_probe_ggml \
@@ -347,7 +347,8 @@ llama:
 $(O)/tests/tiny-llama.gguf: tests/llama/make-tiny-model.py | llama $(O)/tests
 	/usr/bin/python3 $< $(LLAMA_DIR)/src $@.tmp && mv $@.tmp $@
 
-$(O)/tests/test_llama_e2e: tests/llama/test_llama_e2e.c $(HARNESS_DEPS) \
+$(O)/tests/test_llama_e2e $(O)/tests/test_llama_hostile: \
+    $(O)/tests/test_llama_%: tests/llama/test_llama_%.c $(HARNESS_DEPS) \
     $(O)/tests/tiny-llama.gguf | llama $(O)/tests
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) \
 	    -DMC_TEST_LLAMA='"$(LLAMA_DIR)/build/bin"' -Itests/support \
