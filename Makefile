@@ -157,7 +157,8 @@ DAEMON_SRC	:= daemon/metalcapd.c daemon/render.c \
 		   daemon/tail.c daemon/gate.c daemon/watch.c daemon/witness.c \
 		   daemon/health.c daemon/withdraw.c \
 		   daemon/fleet.c daemon/dirwatch.c \
-		   daemon/lifecycle.c daemon/driver.c daemon/seams.c \
+		   daemon/lifecycle.c daemon/driver.c daemon/crashing.c \
+		   daemon/seams.c \
 		   daemon/console.c \
 		   daemon/restart.c daemon/respawn.c daemon/held.c \
 		   daemon/measure.c daemon/measure_run.c daemon/ident.c \

@@ -105,7 +105,7 @@ driver_facts(struct mcd *d, const struct job *j, const struct gate_entry *v,
 	f->reverted = o != NULL && o->reverted.set;
 	f->crashing = j->crashing.set;
 	/* launchd's or the kernel's word only: a log line never decides. */
-	f->env_fault = watch_env_fault(j);
+	f->env_fault = crashing_env_fault(j);
 	f->wants_unlocked = j->unlocked;
 	f->managed = j->stock_note[0] != '\0';
 	f->profile_exists = j->profile != NULL;
@@ -227,107 +227,6 @@ driver_record(struct mcd *d, struct job *j, enum job_state next,
 	return 0;
 }
 
-/*
- * "crashing: N abnormal exits since T, last: ...", then a likely cause:
- * launchd's or the kernel's word, or, only as a likely one, what a line
- * of its log named (a client can write that line), and that launchd
- * starts it again.
- */
-static const char *
-driver_crashing_text(const struct job *j, char *buf, size_t len)
-{
-	char		when[32];
-	time_t		t = (time_t)j->crashing.since;
-	struct tm	tm;
-
-	strftime(when, sizeof when, "%H:%M:%S", localtime_r(&t, &tm));
-	snprintf(buf, len, "crashing: %ld abnormal exits since %s, last: "
-	    "%s%s%s; launchd starts it again within %llu s (ThrottleInterval)",
-	    j->crashing.exits, when, j->crashing.last,
-	    j->crashing.cause[0] ? "; " : "", j->crashing.cause,
-	    (unsigned long long)j->throttle_s);
-	return buf;
-}
-
-/*
- * A crash loop without the shim, or one more exit of a crashing job: the
- * job stays loaded and launchd restarts it (never booted out: a client's
- * request can crash a server, and giving it up would be an outage of our
- * making).  A revert for a crash loop or a health check was a hypothesis
- * its stock run now tests: crashing stock too, it is withdrawn and saved.
- * n: the exits of the loop, 0 for one more.
- */
-static void
-driver_crashed(struct mcd *d, struct job *j, const struct mcd_event *ev,
-    int n, const char *last)
-{
-	struct override	*o = state_get(&d->state, j->name, false);
-	const char	*said = watch_env_said(j);
-	struct job_crashing *c = &j->crashing;
-	char		 why[256];
-	bool		 begun = !c->set;
-
-	if (begun) {
-		memset(c, 0, sizeof *c);
-		c->set = true;
-		c->since = (long)time(NULL);
-	}
-	c->exits += n > 0 && begun ? n : ev->count;
-	mc_text(c->last, sizeof c->last, last);
-	if (watch_env_fault(j))
-		mc_fmt(c->cause, sizeof c->cause, "macOS: %s", j->env_fault);
-	else if (said != NULL)
-		mc_fmt(c->cause, sizeof c->cause, "its log names a likely "
-		    "cause: %s", said);
-	if (o != NULL && n > 0 && (withdraw_revert(j, o, "crash loop") ||
-	    withdraw_revert(j, o, "health check"))) {
-		snprintf(c->cause + strlen(c->cause), sizeof c->cause -
-		    strlen(c->cause), "%sit crashes stock too: its revert is "
-		    "withdrawn", c->cause[0] ? "; " : "");
-		if (driver_save(d, why, sizeof why) == -1)
-			log_warnx("job %s: its withdrawn revert is not saved "
-			    "yet: %s", j->name, why);
-	}
-	if (begun)
-		log_warnx("job %s: crashing (%d abnormal exits within %llu "
-		    "s, last: %s%s%s): kept loaded, stock, launchd restarts "
-		    "it; clear once a run lasts %llu s", j->name, n,
-		    (unsigned long long)job_crash_window_s(j), last,
-		    c->cause[0] ? "; " : "", c->cause,
-		    (unsigned long long)job_crash_window_s(j));
-	/* Stock from now on (job_effective), until steady again. */
-	job_effective(d, j);
-	watch_steady_arm(j);
-}
-
-/*
- * A crashing job's process ran a crash window steadily, or someone
- * changed its settings (a request, its file): it is judged afresh.
- */
-static void
-driver_crash_clear(struct job *j, const struct mcd_event *ev)
-{
-	switch (ev->type) {
-	case LC_EV_STEADY:
-	case LC_EV_FILE_CHANGED:
-	case LC_EV_ENABLE:
-	case LC_EV_DISABLE:
-	case LC_EV_PROFILE:
-	case LC_EV_START:
-	case LC_EV_STOP:
-		break;
-	default:
-		return;
-	}
-	if (!j->crashing.set)
-		return;
-	log_info("job %s: no longer crashing (%s)", j->name,
-	    ev->type == LC_EV_STEADY ? "a run lasted its crash window" :
-	    lifecycle_event_name(ev->type));
-	memset(&j->crashing, 0, sizeof j->crashing);
-	job_timer_stop(j->steady_timer);
-}
-
 /* The words for a new state. */
 static const char *
 driver_reason(struct mcd *d, struct job *j, const struct lifecycle_step *st,
@@ -364,7 +263,7 @@ driver_reason(struct mcd *d, struct job *j, const struct lifecycle_step *st,
 	case LC_WHY_EVENT:
 		return ev->reason != NULL ? ev->reason : "";
 	case LC_WHY_CRASHING:
-		return driver_crashing_text(j, buf, len);
+		return crashing_text(j, buf, len);
 	case LC_WHY_NONE:
 		break;
 	}
@@ -407,9 +306,9 @@ driver_absorb(struct mcd *d, struct job *j, const struct gate_entry *v,
 		ev->evidence = evp;
 		ev->nevidence = 2;
 		/* A line of its log may describe, as a likely cause only. */
-		if ((said = watch_env_said(j)) != NULL) {
+		if ((said = crashing_said(j)) != NULL) {
 			mc_fmt(evidence[2], WATCH_EVIDENCE_LEN, "its log names "
-			    "a likely cause (%s): %s", said, j->env_said_line);
+			    "a likely cause (%s): %s", said, j->said.line);
 			evp[ev->nevidence++] = evidence[2];
 		}
 		/* Revert or crashing, the row decides: see driver_step. */
@@ -594,7 +493,7 @@ driver_step(struct mcd *d, struct job *j, const struct mcd_event *event,
 	int			 loop_n = 0;
 
 	driver_health_fails_stock(d, j, &ev);
-	driver_crash_clear(j, &ev);
+	crashing_clear(j, &ev);
 	job_effective(d, j);
 	v = driver_verdict(d, j);
 	driver_facts(d, j, v, &f);
@@ -603,7 +502,7 @@ driver_step(struct mcd *d, struct job *j, const struct mcd_event *event,
 	/* The evidence's second line is "last: ..." (watch_count_exits). */
 	if (st.next == JOB_CRASHING && (ev.type == LC_EV_EXIT_CODE ||
 	    ev.type == LC_EV_EXIT_SIGNAL || ev.type == LC_EV_EXIT_JETSAM))
-		driver_crashed(d, j, &ev, loop_n, evidence[1] + 6);
+		crashing_exit(d, j, &ev, loop_n, evidence[1] + 6);
 	log_debug("job %s: %s: %s -> %s", j->name,
 	    lifecycle_event_name(ev.type), job_state_name(j->state),
 	    job_state_name(st.next));

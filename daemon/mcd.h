@@ -20,6 +20,7 @@
 
 #include "mc_rpc.h"
 #include "policy.h"
+#include "crashing.h"
 
 struct mcd;
 struct job;
@@ -269,26 +270,9 @@ struct job {
 	bool			 kick_again;	/* a restart asked for meanwhile */
 	bool			 start_wanted;	/* start asked: run it if launchd
 						   does not */
-	/* the last fault of its environment launchd or the kernel named
-	   (exited.c, a full disk) */
-	const char		*env_fault;	/* NULL: none */
-	char			 env_line[256];
-	uint64_t		 env_ms;	/* loop time it was seen */
-	/* ... and the last one a line of its log named (scan.c): a client
-	   can write such a line, so it only describes, never decides */
-	const char		*env_said;	/* NULL: none */
-	char			 env_said_line[256];
-	uint64_t		 env_said_ms;
-	/* crash-looping without the shim (driver.c): kept served while
-	   launchd restarts it, until it runs a crash window steadily */
-	struct job_crashing {
-		bool		 set;
-		long		 since;		/* time(NULL) it began */
-		long		 exits;		/* abnormal exits since */
-		char		 last[64];	/* the last, in words */
-		char		 cause[256];	/* a likely cause, or "" */
-	}			 crashing;
-	uv_timer_t		*steady_timer;	/* its process has run steadily */
+	/* its environment, named by launchd or the kernel, or its log */
+	struct env_named	 env, said;
+	struct crashing		 crashing;
 	long			 stopped_pid;	/* the last pid our kickstart killed */
 	uint64_t		 gone_by;	/* loop ms a bootout must be done by */
 	char			 domain[32];	/* where it is loaded; "": not yet */
@@ -363,8 +347,7 @@ enum lifecycle_event {
 	LC_EV_LOGIN,		/* metalcapd starts: launchd loads only its
 				   own agent at login, and it brings each job
 				   to its kept state */
-	LC_EV_STEADY,		/* a crashing job's process ran a crash
-				   window without an abnormal exit */
+	LC_EV_STEADY,		/* a crashing job ran a window steadily */
 	LC_EV_COUNT,
 	/* Not a job's: the driver turns them into the events above. */
 	LC_EV_RESCAN = LC_EV_COUNT,	/* a watched folder changed */
@@ -404,8 +387,7 @@ struct lifecycle_facts {
 	bool	carries_shim;		/* its process may have the shim */
 	bool	crash_loop;		/* this exit completes a crash loop */
 	bool	crashing;		/* crash-looping stock: supervised */
-	bool	env_fault;		/* launchd or the kernel named its
-					   environment (never a log line) */
+	bool	env_fault;		/* launchd, the kernel: its environment */
 	bool	background_ok;		/* the template allows user/UID */
 };
 
@@ -534,12 +516,6 @@ struct job_watch;
 void	watch_begin_tail(struct mcd *, struct job *);
 int	watch_started(struct mcd *, struct job *);
 void	watch_stop(struct job *);
-void	watch_note_env(struct job *, const char *what, const char *evidence);
-void	watch_note_said(struct job *, const char *what, const char *line);
-const char *watch_env_said(const struct job *);
-void	watch_steady_arm(struct job *);
-
-bool	watch_env_fault(const struct job *);
 int	watch_count_exits(struct job *, const char *last_exit, int signal,
 	    long count, char evidence[2][WATCH_EVIDENCE_LEN]);
 

@@ -125,7 +125,7 @@ watch_unwatch_pid(struct job *j)
 		uv_timer_stop(&j->watch->marker_timer);
 	}
 	health_cancel(j);
-	job_timer_stop(j->steady_timer);
+	job_timer_stop(j->crashing.steady);
 	j->watched_pid = 0;
 }
 
@@ -145,7 +145,7 @@ watch_stop(struct job *j)
 	j->scan = NULL;
 	witness_stop(j);
 	health_stop(j);
-	job_timer_close(&j->steady_timer);
+	job_timer_close(&j->crashing.steady);
 	if (w == NULL)
 		return;
 	j->watch = NULL;
@@ -186,10 +186,10 @@ watch_log_line(void *arg, const char *text)
 		return;
 	if ((what = scan_environment(line)) != NULL) {
 		witness_said(j, NULL, line);
-		if (j->env_said == NULL)
+		if (j->said.what == NULL)
 			log_info("job %s: its log names its environment: %s",
 			    j->name, what);
-		watch_note_said(j, what, line);
+		crashing_note_said(j, what, line);
 		return;
 	}
 	what = j->scan != NULL ? scan_line(j->scan, line) : NULL;
@@ -471,7 +471,7 @@ watch_pid_gone(struct pid_watch *p)
 		return;
 	}
 	log_debug("job %s: pid %ld exited", j->name, j->pid);
-	job_timer_stop(j->steady_timer);
+	job_timer_stop(j->crashing.steady);
 	witness_gone(j, watch_log_line);
 	if (w->job == NULL || j->pid != j->watched_pid)
 		return;		/* what it wrote last sent the job elsewhere */
@@ -524,76 +524,6 @@ watch_pid(struct mcd *d, struct job_watch *w, long pid)
 		    PID_POLL_MS);
 	}
 	return 0;
-}
-
-/* A fault of the job's environment, seen now (its log, launchd's words). */
-void
-watch_note_env(struct job *j, const char *what, const char *evidence)
-{
-	j->env_fault = what;
-	mc_text(j->env_line, sizeof j->env_line, evidence);
-	j->env_ms = uv_now(j->daemon->loop);
-}
-
-/*
- * A fault of the job's environment a line of its log named.  Anyone the
- * process echoes can write that line (a client's grammar, a request
- * body), so it is kept apart from watch_note_env's: it may name a likely
- * cause in the words of an incident, never choose one.
- */
-void
-watch_note_said(struct job *j, const char *what, const char *line)
-{
-	j->env_said = what;
-	mc_text(j->env_said_line, sizeof j->env_said_line, line);
-	j->env_said_ms = uv_now(j->daemon->loop);
-}
-
-/*
- * Was a fault of its environment seen by launchd or the kernel within
- * the crash window?  Only that decides a verdict (lifecycle.c).
- */
-bool
-watch_env_fault(const struct job *j)
-{
-	return j->env_fault != NULL && uv_now(j->daemon->loop) - j->env_ms <=
-	    job_crash_window_s(j) * 1000;
-}
-
-/* What its log named of its environment within the window, or NULL. */
-const char *
-watch_env_said(const struct job *j)
-{
-	return j->env_said != NULL && uv_now(j->daemon->loop) -
-	    j->env_said_ms <= job_crash_window_s(j) * 1000 ? j->env_said : NULL;
-}
-
-static void
-watch_steady_fired(uv_timer_t *t)
-{
-	struct job	*j = t->data;
-
-	/* Still the process the timer was armed for, still running. */
-	if (!j->crashing.set || j->pid <= 0 || j->pid != j->watched_pid ||
-	    kill((pid_t)j->pid, 0) != 0)
-		return;
-	watch_emit(j->daemon, j, LC_EV_STEADY, NULL, NULL, 0, NULL);
-}
-
-/*
- * A crashing job's watched process: once it has run a whole crash window
- * (job_crash_window_s) without an abnormal exit, the driver hears
- * LC_EV_STEADY and the job is no longer crashing.  Any exit or stop of
- * ours stops the timer; the next process arms it again.
- */
-void
-watch_steady_arm(struct job *j)
-{
-	if (!j->crashing.set || j->watched_pid <= 0 ||
-	    j->watched_pid != j->pid)
-		return;
-	job_timer_start(j, &j->steady_timer, watch_steady_fired,
-	    job_crash_window_s(j) * 1000);
 }
 
 /*
@@ -662,7 +592,7 @@ watch_started(struct mcd *d, struct job *j)
 	witness_reset(j);
 	if (watch_pid(d, w, j->pid) == -1)
 		return -1;
-	watch_steady_arm(j);
+	crashing_arm(j);
 	/* Only a process started with the shim owes a report. */
 	if (job_runs_unlocked(j) && !watch_check_marker(d, j))
 		uv_timer_start(&w->marker_timer, watch_marker_timeout,

@@ -688,6 +688,34 @@ test_start_after_failure(void **state)
 }
 
 /*
+ * A crashing job whose process then runs a whole crash window (here 3 s)
+ * is no longer crashing: it settles stock again, by itself (issue 46,
+ * finding 3: it used to stay failed and booted out until someone came).
+ */
+static void
+test_crashing_clears_when_steady(void **state)
+{
+	char	flag[256], extra[1024];
+
+	(void)state;
+	snprintf(flag, sizeof flag, "%s/model-fixed", home);
+	snprintf(extra, sizeof extra, "<key>ProgramArguments</key><array>"
+	    "<string>/bin/sh</string><string>-c</string><string>test -e %s "
+	    "&amp;&amp; exec sleep 1000; exit 3</string></array><key>Unlocked"
+	    "</key><false/><key>CrashLoop</key><dict><key>MaxExits</key>"
+	    "<integer>2</integer><key>WindowSeconds</key><integer>3"
+	    "</integer></dict>", flag);
+	put_job("srv", extra);
+	wait_state("srv", "crashing", -1, 10.0);
+	assert_true(loaded_in_gui("srv"));
+	/* The cause goes: launchd's next run lasts. */
+	write_file(flag, "w", "");
+	wait_state("srv", "stock", 0, 15.0);
+	assert_true(daemon_log_has("no longer crashing (a run lasted its "
+	    "crash window)"));
+}
+
+/*
  * restart on a failed job (launchd could not start it) starts it, as
  * kickstart -k starts a service that is not running, and says so; it
  * used to answer "restart accepted" and leave the job failed and out of
@@ -1630,6 +1658,8 @@ main(void)
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_restart_burst_hides_no_crashes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_crashing_clears_when_steady,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restart_after_failure,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_start_runs_job_left_down,
