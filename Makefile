@@ -92,7 +92,7 @@ SHIM_LIB	:= $(O)/lib/libmetalcap.$(SHLIB)
 # not built with the sanitizers, and a shim built with them cannot load
 # into a program built without (AddressSanitizer's runtime must come
 # first).
-LLAMA_TESTS	?= $(O)/tests/test_llama_e2e
+LLAMA_TESTS	?= $(O)/tests/test_llama_e2e $(O)/tests/test_llama_hostile
 TEST_BINS	:= $(O)/tests/test_shim_config $(O)/tests/test_shim_inject \
 		   $(O)/tests/test_objc4_model \
 		   $(O)/tests/test_probe $(O)/tests/test_probe_ggml \
@@ -157,7 +157,8 @@ DAEMON_SRC	:= daemon/metalcapd.c daemon/render.c \
 		   daemon/tail.c daemon/gate.c daemon/watch.c daemon/witness.c \
 		   daemon/health.c daemon/withdraw.c \
 		   daemon/fleet.c daemon/dirwatch.c \
-		   daemon/lifecycle.c daemon/driver.c daemon/seams.c \
+		   daemon/lifecycle.c daemon/driver.c daemon/crashing.c \
+		   daemon/seams.c \
 		   daemon/console.c \
 		   daemon/restart.c daemon/respawn.c daemon/held.c \
 		   daemon/measure.c daemon/measure_run.c daemon/ident.c \
@@ -432,7 +433,8 @@ $(O)/tests/tiny-llama.gguf: tests/llama/make-tiny-model.py $(LLAMA_PROGRAMS) \
     | $(O)/tests
 	/usr/bin/python3 $< $(LLAMA_DIR)/src $@.tmp && mv $@.tmp $@
 
-$(O)/tests/test_llama_e2e: tests/llama/test_llama_e2e.c $(HARNESS_DEPS) \
+$(O)/tests/test_llama_e2e $(O)/tests/test_llama_hostile: \
+    $(O)/tests/test_llama_%: tests/llama/test_llama_%.c $(HARNESS_DEPS) \
     $(O)/tests/tiny-llama.gguf $(LLAMA_PROGRAMS) $(O)/tests/llama-where \
     scripts/llama.sh | $(O)/tests
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) \

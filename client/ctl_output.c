@@ -157,7 +157,7 @@ bool
 ctl_unhealthy(const char *state)
 {
 	static const char *const bad[] = { "invalid", "error", "failed",
-	    "reverted", "blocked" };
+	    "reverted", "blocked", "crashing" };
 	size_t	i;
 
 	for (i = 0; i < sizeof bad / sizeof bad[0]; i++)

@@ -190,7 +190,7 @@ ctl_report_file(const char *path, const char *home, bool as_json)
 {
 	static const char *const states[] = { "unlocked", "stock", "pending",
 	    "probing", "stopped", "reverted", "blocked", "failed", "invalid",
-	    "error" };
+	    "error", "crashing" };
 	json_t		*doc, *jobs, *job, *bad, *counts, *held, *out;
 	size_t		 i, k, n[sizeof states / sizeof states[0]] = { 0 };
 	const char	*state;

@@ -103,7 +103,9 @@ driver_facts(struct mcd *d, const struct job *j, const struct gate_entry *v,
 	f->stopped = (o != NULL && o->stopped) || console_holds(d, j);
 	f->failed = o != NULL && o->failed.set;
 	f->reverted = o != NULL && o->reverted.set;
-	f->env_fault = watch_env_fault(j);
+	f->crashing = j->crashing.set;
+	/* launchd's or the kernel's word only: a log line never decides. */
+	f->env_fault = crashing_env_fault(j);
 	f->wants_unlocked = j->unlocked;
 	f->managed = j->stock_note[0] != '\0';
 	f->profile_exists = j->profile != NULL;
@@ -169,11 +171,6 @@ driver_incident_set(struct incident *in, const char *trigger,
 		    evidence[i]);
 }
 
-/* The trigger of a crash loop without the shim (driver_step). */
-static const char	DRIVER_STOCK_LOOP[] = "crash loop in stock";
-/* ... and of one its log or launchd names the environment of. */
-static const char	DRIVER_ENV[] = "its environment: ";
-
 /*
  * The stock run of a job its health check reverted fails the check too:
  * the revert is withdrawn (withdraw.c) and saved, and the event becomes a
@@ -210,14 +207,6 @@ driver_record(struct mcd *d, struct job *j, enum job_state next,
 	struct override	*o = state_get(&d->state, j->name, true);
 	const char	*unsaved = "", *trigger = ev->trigger;
 
-	/* Failing stock, for its environment or not, withdraws a revert. */
-	if (next == JOB_FAILED && ev->trigger != NULL &&
-	    (strcmp(ev->trigger, DRIVER_STOCK_LOOP) == 0 ||
-	    strncmp(ev->trigger, DRIVER_ENV, strlen(DRIVER_ENV)) == 0) &&
-	    (withdraw_revert(j, o, "crash loop") ||
-	    withdraw_revert(j, o, "health check")) &&
-	    strcmp(ev->trigger, DRIVER_STOCK_LOOP) == 0)
-		trigger = "crash loop in stock too: not the profile";
 	driver_incident_set(next == JOB_FAILED ? &o->failed : &o->reverted,
 	    trigger, ev->evidence, ev->nevidence);
 	if (next != JOB_FAILED)
@@ -273,6 +262,8 @@ driver_reason(struct mcd *d, struct job *j, const struct lifecycle_step *st,
 		    "invalid job file";
 	case LC_WHY_EVENT:
 		return ev->reason != NULL ? ev->reason : "";
+	case LC_WHY_CRASHING:
+		return crashing_text(j, buf, len);
 	case LC_WHY_NONE:
 		break;
 	}
@@ -283,8 +274,10 @@ driver_reason(struct mcd *d, struct job *j, const struct lifecycle_step *st,
 static void
 driver_absorb(struct mcd *d, struct job *j, const struct gate_entry *v,
     struct mcd_event *ev, struct lifecycle_facts *f,
-    char evidence[2][WATCH_EVIDENCE_LEN], const char *evp[2])
+    char evidence[3][WATCH_EVIDENCE_LEN], const char *evp[3], int *loop_n)
 {
+	const char	*said;
+
 	switch (ev->type) {
 	case LC_EV_GONE:
 		j->pid = 0;
@@ -305,13 +298,20 @@ driver_absorb(struct mcd *d, struct job *j, const struct gate_entry *v,
 	case LC_EV_EXIT_CODE:
 	case LC_EV_EXIT_SIGNAL:
 	case LC_EV_EXIT_JETSAM:
-		f->crash_loop = watch_count_exits(j, ev->last_exit, ev->signal,
+		*loop_n = watch_count_exits(j, ev->last_exit, ev->signal,
 		    ev->count, evidence);
+		f->crash_loop = *loop_n > 0;
 		evp[0] = evidence[0];
 		evp[1] = evidence[1];
 		ev->evidence = evp;
 		ev->nevidence = 2;
-		/* Revert or failure, the row decides: see driver_step. */
+		/* A line of its log may describe, as a likely cause only. */
+		if ((said = crashing_said(j)) != NULL) {
+			mc_fmt(evidence[2], WATCH_EVIDENCE_LEN, "its log names "
+			    "a likely cause (%s): %s", said, j->said.line);
+			evp[ev->nevidence++] = evidence[2];
+		}
+		/* Revert or crashing, the row decides: see driver_step. */
 		ev->trigger = "crash loop";
 		break;
 	case LC_EV_SPAWN_FAILED:
@@ -487,24 +487,22 @@ driver_step(struct mcd *d, struct job *j, const struct mcd_event *event,
 	struct mcd_event	 ev = *event;
 	struct lifecycle_facts	 f;
 	struct lifecycle_step	 st;
-	char			 evidence[2][WATCH_EVIDENCE_LEN], trigger[64];
-	const char		*evp[2];
+	char			 evidence[3][WATCH_EVIDENCE_LEN];
+	const char		*evp[3];
 	const struct gate_entry	*v;
+	int			 loop_n = 0;
 
 	driver_health_fails_stock(d, j, &ev);
+	crashing_clear(j, &ev);
 	job_effective(d, j);
 	v = driver_verdict(d, j);
 	driver_facts(d, j, v, &f);
-	driver_absorb(d, j, v, &ev, &f, evidence, evp);
+	driver_absorb(d, j, v, &ev, &f, evidence, evp, &loop_n);
 	lifecycle_step(j->state, ev.type, &f, &st);
-	if (f.crash_loop && f.env_fault && st.next == JOB_FAILED) {
-		/* Its environment, by its own log: no profile to blame. */
-		snprintf(trigger, sizeof trigger, "%s%s", DRIVER_ENV,
-		    j->env_fault);
-		ev.trigger = trigger;
-		mc_text(evidence[1], sizeof evidence[1], j->env_line);
-	} else if (f.crash_loop && st.next == JOB_FAILED)
-		ev.trigger = DRIVER_STOCK_LOOP;
+	/* The evidence's second line is "last: ..." (watch_count_exits). */
+	if (st.next == JOB_CRASHING && (ev.type == LC_EV_EXIT_CODE ||
+	    ev.type == LC_EV_EXIT_SIGNAL || ev.type == LC_EV_EXIT_JETSAM))
+		crashing_exit(d, j, &ev, loop_n, evidence[1] + 6);
 	log_debug("job %s: %s: %s -> %s", j->name,
 	    lifecycle_event_name(ev.type), job_state_name(j->state),
 	    job_state_name(st.next));

@@ -73,7 +73,7 @@ exited_note_reason(struct job *j, const char *what,
 
 	snprintf(line, sizeof line, "last exit reason = %s",
 	    seen->exit_reason);
-	watch_note_env(j, what, line);
+	crashing_note_env(j, what, line);
 }
 
 /*
@@ -150,7 +150,7 @@ exited_report(struct mcd *d, struct job *j, const struct launchd_seen *seen,
 	}
 	/* Its log had nowhere to go: the exit is likely the disk's doing. */
 	if (watch_disk_full(d, j, false, full, sizeof full))
-		watch_note_env(j, "a full disk", full);
+		crashing_note_env(j, "a full disk", full);
 	/* A failure line it died of counts before the exit does. */
 	watch_exited(j, ev.type == LC_EV_EXIT_SIGNAL ||
 	    ev.type == LC_EV_EXIT_CODE, seen->signal,

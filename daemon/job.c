@@ -141,8 +141,10 @@ job_effective(struct mcd *d, struct job *j)
 		j->unlocked = o->unlocked == 1;
 	if (o != NULL && o->profile[0] != '\0')
 		name = o->profile;
-	/* Reverted or failed: stock until enable proves the profile again. */
-	if (o != NULL && (o->reverted.set || o->failed.set))
+	/* Reverted or failed: stock until enable proves the profile again.
+	 * Crashing: stock until it runs steadily (driver.c). */
+	if ((o != NULL && (o->reverted.set || o->failed.set)) ||
+	    j->crashing.set)
 		j->unlocked = false;
 	j->auto_profile = strcmp(name, PROFILE_AUTO) == 0;
 	j->auto_asked = j->auto_profile && j->unlocked;

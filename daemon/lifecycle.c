@@ -14,7 +14,9 @@
  *
  *   file invalid                              invalid
  *   stopped by request                        stopped
- *   failed (crash loop in stock)              failed
+ *   failed (launchd cannot start it)          failed
+ *   crashing (a crash loop without the shim)  crashing (runs stock, kept
+ *                                                     served)
  *   reverted (probe, log, crash, health)      reverted
  *   not set to run with a usable profile      stock  (why: no profile, a
  *                                                     bad one, managed)
@@ -40,6 +42,7 @@ static const char *const lifecycle_names[] = {
 	[JOB_INVALID] = "invalid",
 	[JOB_ERROR] = "error",
 	[JOB_STOPPED] = "stopped",
+	[JOB_CRASHING] = "crashing",
 };
 
 static const char *const lifecycle_event_names[] = {
@@ -73,6 +76,7 @@ static const char *const lifecycle_event_names[] = {
 	[LC_EV_REFUSED] = "refused",
 	[LC_EV_LOGOUT] = "logout",
 	[LC_EV_LOGIN] = "login",
+	[LC_EV_STEADY] = "steady",
 };
 
 static const char *const lifecycle_action_names[LC_ACTION_BITS] = {
@@ -93,6 +97,7 @@ enum lifecycle_guard {
 	LG_LOOP_WITH_SHIM,
 	LG_LOOP,
 	LG_RUNS_UNLOCKED,
+	LG_CRASHING,
 	LG_NOT_FAILED,
 	LG_BACKGROUND,
 	LG_COUNT,
@@ -106,10 +111,12 @@ static const char *const lifecycle_guard_texts[LG_COUNT] = {
 	[LG_NEEDS_PROBE] = "would unlock, no verdict",
 	[LG_PROBE_FAILS] = "would unlock, verdict fails",
 	[LG_SHIM_AT_RISK] = "may carry the shim, no incident",
-	[LG_LOOP_ENV] = "crash loop, its log names its environment",
+	[LG_LOOP_ENV] = "crash loop, launchd or the kernel names its "
+	    "environment",
 	[LG_LOOP_WITH_SHIM] = "crash loop, may carry the shim",
 	[LG_LOOP] = "crash loop, not failed",
 	[LG_RUNS_UNLOCKED] = "its agent carries the shim",
+	[LG_CRASHING] = "crashing",
 	[LG_NOT_FAILED] = "not failed",
 	[LG_BACKGROUND] = "the template allows Background",
 };
@@ -120,7 +127,7 @@ static const char *const lifecycle_guard_texts[LG_COUNT] = {
 #define REQUESTS	(EV(LC_EV_ENABLE) | EV(LC_EV_DISABLE) | \
 			 EV(LC_EV_PROFILE) | EV(LC_EV_START) | EV(LC_EV_STOP))
 #define CONVERGE	(EV(LC_EV_FILE_CHANGED) | EV(LC_EV_MANAGED) | \
-			 EV(LC_EV_LOGIN) | \
+			 EV(LC_EV_LOGIN) | EV(LC_EV_STEADY) | \
 			 EV(LC_EV_PROBE_PASS) | EV(LC_EV_PROBE_PARTIAL) | \
 			 EV(LC_EV_PROBE_FAIL))
 #define EXITS		(EV(LC_EV_EXIT_CODE) | EV(LC_EV_EXIT_SIGNAL) | \
@@ -137,7 +144,10 @@ static const char *const lifecycle_guard_texts[LG_COUNT] = {
  * daemon carries it out again); an unlocked
  * profile never runs before the gate passed it; evidence of a failed
  * Metal pipeline reverts only a process that may carry the shim; a crash
- * loop in stock, or a program launchd cannot start, gives the job up.
+ * loop without the shim is supervised (crashing: run stock, kept loaded,
+ * restarted by launchd every ThrottleInterval) and never given up, for a
+ * client's request can crash a server; a program launchd cannot start
+ * gives the job up (no process ran, so no client was served).
  */
 static const struct lifecycle_row lifecycle_table[] = {
 	/* events          states  guard  next  actions  why */
@@ -169,13 +179,19 @@ static const struct lifecycle_row lifecycle_table[] = {
 	    LC_WHY_NONE },
 	{ EV(LC_EV_STARTED), ALL, LG_ANY, LC_SAME, LC_NOTIFY, LC_WHY_NONE },
 	{ EV(LC_EV_GONE), ALL, LG_ANY, LC_SAME, LC_BOOTSTRAP, LC_WHY_NONE },
-	/* A model it cannot open, a protected folder: not the profile. */
-	{ EXITS, ALL, LG_LOOP_ENV, JOB_FAILED, INCIDENT | LC_BOOTOUT,
-	    LC_WHY_INCIDENT },
+	/*
+	 * Killed for memory the whole Mac lacked, for its code signature, or
+	 * its log's disk full (launchd's and the kernel's word, never a log
+	 * line): not the profile.  Crashing, not reverted.
+	 */
+	{ EXITS, ALL, LG_LOOP_ENV, JOB_CRASHING, LC_NOTIFY | UP,
+	    LC_WHY_CRASHING },
 	{ EXITS, ALL, LG_LOOP_WITH_SHIM, JOB_REVERTED, INCIDENT | UP,
 	    LC_WHY_INCIDENT },
-	{ EXITS, ALL, LG_LOOP, JOB_FAILED, INCIDENT | LC_BOOTOUT,
-	    LC_WHY_INCIDENT },
+	/* Without the shim: launchd keeps restarting it, and we watch. */
+	{ EXITS, ALL, LG_LOOP, JOB_CRASHING, LC_NOTIFY | UP,
+	    LC_WHY_CRASHING },
+	{ EXITS, ALL, LG_CRASHING, JOB_CRASHING, LC_NOTIFY, LC_WHY_CRASHING },
 	{ EXITS, ALL, LG_ANY, LC_SAME, 0, LC_WHY_NONE },
 	/* launchd could not start it: no profile is to blame. */
 	{ EV(LC_EV_SPAWN_FAILED), ALL, LG_NOT_FAILED, JOB_FAILED,
@@ -258,6 +274,8 @@ lifecycle_settle(const struct lifecycle_facts *f, enum lifecycle_why *why)
 		return (*why = LC_WHY_STOPPED, JOB_STOPPED);
 	if (f->failed)
 		return (*why = LC_WHY_INCIDENT, JOB_FAILED);
+	if (f->crashing)
+		return (*why = LC_WHY_CRASHING, JOB_CRASHING);
 	if (f->reverted)
 		return (*why = LC_WHY_INCIDENT, JOB_REVERTED);
 	if (f->wants_unlocked && !f->profile_exists)
@@ -302,6 +320,8 @@ lifecycle_guard_holds(int guard, const struct lifecycle_facts *f)
 		return f->crash_loop && f->carries_shim && open;
 	case LG_LOOP:
 		return f->crash_loop && !f->failed;
+	case LG_CRASHING:
+		return lifecycle_settle(f, &why) == JOB_CRASHING;
 	case LG_NOT_FAILED:
 		return !f->failed;
 	case LG_BACKGROUND:

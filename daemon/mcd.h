@@ -20,6 +20,7 @@
 
 #include "mc_rpc.h"
 #include "policy.h"
+#include "crashing.h"
 
 struct mcd;
 struct job;
@@ -188,6 +189,7 @@ enum job_state {
 	JOB_INVALID,
 	JOB_ERROR,
 	JOB_STOPPED,
+	JOB_CRASHING,	/* crash-looping without the shim: kept served */
 };
 
 struct job;
@@ -268,10 +270,9 @@ struct job {
 	bool			 kick_again;	/* a restart asked for meanwhile */
 	bool			 start_wanted;	/* start asked: run it if launchd
 						   does not */
-	/* the last fault of its environment its log named (scan.c) */
-	const char		*env_fault;	/* NULL: none */
-	char			 env_line[256];
-	uint64_t		 env_ms;	/* loop time it was seen */
+	/* its environment, named by launchd or the kernel, or its log */
+	struct env_named	 env, said;
+	struct crashing		 crashing;
 	long			 stopped_pid;	/* the last pid our kickstart killed */
 	uint64_t		 gone_by;	/* loop ms a bootout must be done by */
 	char			 domain[32];	/* where it is loaded; "": not yet */
@@ -350,6 +351,7 @@ enum lifecycle_event {
 	LC_EV_LOGIN,		/* metalcapd starts: launchd loads only its
 				   own agent at login, and it brings each job
 				   to its kept state */
+	LC_EV_STEADY,		/* a crashing job ran a window steadily */
 	LC_EV_COUNT,
 	/* Not a job's: the driver turns them into the events above. */
 	LC_EV_RESCAN = LC_EV_COUNT,	/* a watched folder changed */
@@ -388,7 +390,8 @@ struct lifecycle_facts {
 	bool	blocked;		/* its process dropped the shim */
 	bool	carries_shim;		/* its process may have the shim */
 	bool	crash_loop;		/* this exit completes a crash loop */
-	bool	env_fault;		/* its log named its environment */
+	bool	crashing;		/* crash-looping stock: supervised */
+	bool	env_fault;		/* launchd, the kernel: its environment */
 	bool	background_ok;		/* the template allows user/UID */
 };
 
@@ -405,6 +408,7 @@ enum lifecycle_why {
 	LC_WHY_PARTIAL,		/* unlocked: a partial verdict's note, if any */
 	LC_WHY_INVALID,		/* the file's first error */
 	LC_WHY_EVENT,		/* the event's own words (launchctl, shim) */
+	LC_WHY_CRASHING,	/* its crashes: count, last exit, cause */
 };
 
 #define LC_SAME		(-1)	/* a row's next: the state it is in */
@@ -516,10 +520,7 @@ struct job_watch;
 void	watch_begin_tail(struct mcd *, struct job *);
 int	watch_started(struct mcd *, struct job *);
 void	watch_stop(struct job *);
-void	watch_note_env(struct job *, const char *what, const char *evidence);
-
-bool	watch_env_fault(const struct job *);
-bool	watch_count_exits(struct job *, const char *last_exit, int signal,
+int	watch_count_exits(struct job *, const char *last_exit, int signal,
 	    long count, char evidence[2][WATCH_EVIDENCE_LEN]);
 
 /* --- health.c: the job file's HealthCheck ----------------------------------- */

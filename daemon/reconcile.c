@@ -491,7 +491,8 @@ reconcile_bootstrap(struct mcd *d, struct job *j)
 	j->runs_counted = 0;	/* a new registration counts from zero */
 	j->own_stops = 0;
 	j->kick_again = false;	/* the new registration's run is newer */
-	j->env_fault = NULL;	/* its runs will say so again */
+	j->env.what = NULL;	/* its runs will say so again */
+	j->said.what = NULL;
 	held_clear(d, j);
 	if (job_runs_unlocked(j))
 		watch_begin_tail(d, j);

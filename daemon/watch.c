@@ -5,7 +5,8 @@
  * its exits counted for a crash loop, and its health check.  What they
  * find goes to the driver as events (struct mcd's emit); the lifecycle
  * table decides what follows: a failed Metal pipeline in an unlocked job
- * sends it back to stock, a crash loop in stock gives it up.
+ * sends it back to stock, a crash loop in stock is supervised (crashing)
+ * until its process runs a crash window steadily.
  */
 #include <sys/stat.h>
 
@@ -126,6 +127,7 @@ watch_unwatch_pid(struct job *j)
 		uv_timer_stop(&j->watch->marker_timer);
 	}
 	health_cancel(j);
+	job_timer_stop(j->crashing.steady);
 	j->watched_pid = 0;
 }
 
@@ -145,6 +147,7 @@ watch_stop(struct job *j)
 	j->scan = NULL;
 	witness_stop(j);
 	health_stop(j);
+	job_timer_close(&j->crashing.steady);
 	if (w == NULL)
 		return;
 	j->watch = NULL;
@@ -185,10 +188,10 @@ watch_log_line(void *arg, const char *text)
 		return;
 	if ((what = scan_environment(line)) != NULL) {
 		witness_said(j, NULL, line);
-		if (j->env_fault == NULL)
+		if (j->said.what == NULL)
 			log_info("job %s: its log names its environment: %s",
 			    j->name, what);
-		watch_note_env(j, what, line);
+		crashing_note_said(j, what, line);
 		return;
 	}
 	what = j->scan != NULL ? scan_line(j->scan, line) : NULL;
@@ -498,6 +501,7 @@ watch_pid_gone(struct pid_watch *p)
 		return;
 	}
 	log_debug("job %s: pid %ld exited", j->name, j->pid);
+	job_timer_stop(j->crashing.steady);
 	witness_gone(j, watch_log_line);
 	if (w->job == NULL || j->pid != j->watched_pid)
 		return;		/* what it wrote last sent the job elsewhere */
@@ -552,29 +556,12 @@ watch_pid(struct mcd *d, struct job_watch *w, long pid)
 	return 0;
 }
 
-/* A fault of the job's environment, seen now (its log, launchd's words). */
-void
-watch_note_env(struct job *j, const char *what, const char *evidence)
-{
-	j->env_fault = what;
-	mc_text(j->env_line, sizeof j->env_line, evidence);
-	j->env_ms = uv_now(j->daemon->loop);
-}
-
-/* Was a fault of its environment seen within the crash window? */
-bool
-watch_env_fault(const struct job *j)
-{
-	return j->env_fault != NULL && uv_now(j->daemon->loop) - j->env_ms <=
-	    job_crash_window_s(j) * 1000;
-}
-
 /*
- * Count count abnormal exits, the last one as launchd told it; true when
- * they make a crash loop (the job file's CrashLoop, or 3 in 60 s).  The
- * evidence says so, for the incident.
+ * Count count abnormal exits, the last one as launchd told it; when they
+ * make a crash loop (the job file's CrashLoop, or 3 in 60 s), how many
+ * came within the window, else 0.  The evidence says so, for the incident.
  */
-bool
+int
 watch_count_exits(struct job *j, const char *last_exit, int sig, long count,
     char ev[2][WATCH_EVIDENCE_LEN])
 {
@@ -606,9 +593,9 @@ watch_count_exits(struct job *j, const char *last_exit, int sig, long count,
 	log_info("job %s: exited abnormally (%s), %d in %llu s", j->name,
 	    ev[1] + 6, n, (unsigned long long)window);
 	if (n < (int)max)
-		return false;
+		return 0;
 	j->nexits = 0;
-	return true;
+	return n;
 }
 
 /*
@@ -635,6 +622,7 @@ watch_started(struct mcd *d, struct job *j)
 	witness_reset(j);
 	if (watch_pid(d, w, j->pid) == -1)
 		return -1;
+	crashing_arm(j);
 	/* Only a process started with the shim owes a report. */
 	if (job_runs_unlocked(j) && !watch_check_marker(d, j))
 		uv_timer_start(&w->marker_timer, watch_marker_timeout,

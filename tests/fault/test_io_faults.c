@@ -695,8 +695,8 @@ test_log_faults(void **state)
  * The disk holding the shim's reports full: the shim cannot write one,
  * and the job is shown blocked for that, not for an injection dropped
  * by a hardened runtime, SIP or a wrapper script, as it used to be.  With
- * the disk of its log full too, its crash loop is its environment's, and
- * blames no profile; on the reports' disk alone it would be the profile's.
+ * the disk of its log full too (statfs says so, not a line), its crash
+ * loop is its environment's, crashing, and blames no profile; on the reports' disk alone it would be the profile's.
  */
 static void
 test_reports_disk_full(void **state)
@@ -734,10 +734,10 @@ test_reports_disk_full(void **state)
 		pid = next;
 		assert_int_equal(kill((pid_t)pid, SIGSEGV), 0);
 	}
-	wait_state("j0", "failed", -1, 10.0);
+	wait_state("j0", "crashing", -1, 10.0);
 	assert_field_has("j0", "reason", "its environment: a full disk");
 	report("reports' disk full: the job blocked for it, and its crash "
-	    "loop failed it as its environment's");
+	    "loop made it crashing as its environment's");
 }
 
 

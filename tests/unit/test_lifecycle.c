@@ -2,11 +2,11 @@
 /*
  * The job lifecycle (daemon/lifecycle.c).
  *
- * Where a job settles, for every combination of the twelve facts it
+ * Where a job settles, for every combination of the thirteen facts it
  * depends on, checked against the rules written out here a second way.
  *
  * The transition table: every state by every event by every combination
- * of the fourteen facts, held to the promises the daemon makes (an
+ * of the sixteen facts (and, for an exit, the seventeenth), held to the promises the daemon makes (an
  * unlocked profile never runs unproved, a request is saved first, an
  * incident is saved and told, ...); the whole row, state by event, for
  * three kinds of job written out by hand; and metalcapd(8)'s copy of the
@@ -24,7 +24,7 @@
 
 #include "mcd.h"
 
-#define NFACTS	12
+#define NFACTS	13
 
 static void
 facts_from_bits(unsigned bits, struct lifecycle_facts *f)
@@ -32,7 +32,7 @@ facts_from_bits(unsigned bits, struct lifecycle_facts *f)
 	bool	*b[NFACTS] = { &f->valid, &f->stopped, &f->failed,
 	    &f->reverted, &f->wants_unlocked, &f->managed, &f->profile_exists,
 	    &f->profile_ok, &f->profile_unlocks, &f->verdict_known,
-	    &f->verdict_fails, &f->blocked };
+	    &f->verdict_fails, &f->blocked, &f->crashing };
 	int	 i;
 
 	for (i = 0; i < NFACTS; i++)
@@ -51,6 +51,9 @@ expected(const struct lifecycle_facts *f)
 		return JOB_INVALID;
 	if (f->stopped)
 		return JOB_STOPPED;
+	/* Crashing runs stock, shown before a revert it may also have. */
+	if (f->crashing && !f->failed)
+		return JOB_CRASHING;
 	if (open && (f->reverted || (runs && f->verdict_known &&
 	    f->verdict_fails)))
 		return f->failed ? JOB_FAILED : JOB_REVERTED;
@@ -90,6 +93,9 @@ test_every_combination(void **state)
 		case JOB_PROBING:
 			assert_int_equal(why, LC_WHY_PROBING);
 			break;
+		case JOB_CRASHING:
+			assert_int_equal(why, LC_WHY_CRASHING);
+			break;
 		case JOB_BLOCKED:
 			assert_int_equal(why, LC_WHY_BLOCKED);
 			break;
@@ -116,16 +122,16 @@ test_every_combination(void **state)
 
 /* --- the transition table ------------------------------------------------ */
 
-#define NSTEPFACTS	15
-#define NSTATES		(JOB_STOPPED + 1)
+#define NSTEPFACTS	16
+#define NSTATES		(JOB_CRASHING + 1)
 
 static void
 step_facts_from_bits(unsigned bits, struct lifecycle_facts *f)
 {
 	facts_from_bits(bits, f);
-	f->carries_shim = (bits >> 12) & 1;
-	f->crash_loop = (bits >> 13) & 1;
-	f->background_ok = (bits >> 14) & 1;
+	f->carries_shim = (bits >> 13) & 1;
+	f->crash_loop = (bits >> 14) & 1;
+	f->background_ok = (bits >> 15) & 1;
 }
 
 static bool
@@ -141,7 +147,8 @@ is_converge(enum lifecycle_event e)
 {
 	return is_request(e) || e == LC_EV_FILE_CHANGED ||
 	    e == LC_EV_MANAGED || e == LC_EV_LOGIN || e == LC_EV_PROBE_PASS ||
-	    e == LC_EV_PROBE_PARTIAL || e == LC_EV_PROBE_FAIL;
+	    e == LC_EV_PROBE_PARTIAL || e == LC_EV_PROBE_FAIL ||
+	    e == LC_EV_STEADY;
 }
 
 static bool
@@ -177,10 +184,13 @@ check_step(enum job_state s, enum lifecycle_event e,
 	PROMISE(!((st.actions & LC_BOOTSTRAP) && (st.actions & LC_BOOTOUT)));
 	/*
 	 * An unlocked agent is never rendered before the gate passed it (a
-	 * row that reverts saves the revert first: it renders stock).
+	 * row that reverts saves the revert first, one that makes it
+	 * crashing marks it so first: either renders stock, as a job
+	 * reverted or crashing does).
 	 */
 	PROMISE(!(st.actions & LC_RENDER) || !runs || held || f->reverted ||
-	    (st.next == JOB_REVERTED && (st.actions & LC_PERSIST)) ||
+	    f->crashing || (st.next == JOB_REVERTED && (st.actions & LC_PERSIST)) ||
+	    st.next == JOB_CRASHING ||
 	    (f->verdict_known && !f->verdict_fails));
 	/* Unlocked only from a passed verdict, or the shim reporting in. */
 	if (st.next == JOB_UNLOCKED && s != JOB_UNLOCKED)
@@ -217,15 +227,32 @@ check_step(enum job_state s, enum lifecycle_event e,
 	if (e == LC_EV_FAILURE_LINE || e == LC_EV_HEALTH_FAIL)
 		PROMISE(f->carries_shim && open ? st.next == JOB_REVERTED :
 		    st.next == s && st.actions == 0);
+	/*
+	 * No exit gives a job up or boots it out: a client's request can
+	 * crash a server.  A crash loop of a process that may carry the
+	 * shim reverts it, unless launchd or the kernel named its
+	 * environment; any other is supervised, crashing, kept loaded.
+	 */
 	if (is_exit(e)) {
-		if (!f->crash_loop || f->failed)
-			PROMISE(st.next == s && st.actions == 0);
-		else if (f->carries_shim && !f->reverted)
+		PROMISE((st.next != JOB_FAILED || s == JOB_FAILED) &&
+		    !(st.actions & LC_BOOTOUT));
+		if (f->crash_loop && !f->failed && f->env_fault)
+			PROMISE(st.next == JOB_CRASHING &&
+			    !(st.actions & LC_PERSIST) &&
+			    (st.actions & LC_BOOTSTRAP));
+		else if (f->crash_loop && !f->failed && f->carries_shim &&
+		    !f->reverted)
 			PROMISE(st.next == JOB_REVERTED &&
 			    (st.actions & LC_RENDER));
+		else if (f->crash_loop && !f->failed)
+			PROMISE(st.next == JOB_CRASHING &&
+			    !(st.actions & LC_PERSIST) &&
+			    (st.actions & LC_BOOTSTRAP));
+		else if (settles == JOB_CRASHING)
+			PROMISE(st.next == JOB_CRASHING &&
+			    st.actions == LC_NOTIFY);
 		else
-			PROMISE(st.next == JOB_FAILED &&
-			    (st.actions & LC_BOOTOUT));
+			PROMISE(st.next == s && st.actions == 0);
 	}
 	/* A program launchd cannot start is given up, never reverted. */
 	if (e == LC_EV_SPAWN_FAILED)
@@ -259,6 +286,11 @@ test_every_state_by_every_event(void **state)
 			for (bits = 0; bits < 1u << NSTEPFACTS; bits++) {
 				step_facts_from_bits(bits, &f);
 				check_step(s, e, &f, bits);
+				/* Only an exit asks what launchd named. */
+				if (!is_exit(e))
+					continue;
+				f.env_fault = true;
+				check_step(s, e, &f, bits | 1u << NSTEPFACTS);
 			}
 }
 
@@ -269,7 +301,8 @@ test_every_state_by_every_event(void **state)
  *
  *   running unlocked: set unlocked, its profile passed, its process
  *     carries the shim, and this exit would complete a crash loop;
- *   looping stock: set stock, crash-looping: given up, never reverted;
+ *   looping stock: set stock, crash-looping: crashing, kept loaded and
+ *     restarted, never given up and never reverted;
  *   awaiting a verdict: set unlocked, its profile not probed yet:
  *     nothing is rendered unproved.
  */
@@ -339,15 +372,15 @@ static const struct expect expected_steps[LC_EV_COUNT] = {
 	    { "=",		"bootstrap" } } },
 	{ LC_EV_EXIT_CODE, {
 	    { "reverted",	"persist notify render bootstrap" },
-	    { "failed",	"persist notify bootout" },
+	    { "crashing",	"notify render bootstrap" },
 	    { "=",		"" } } },
 	{ LC_EV_EXIT_SIGNAL, {
 	    { "reverted",	"persist notify render bootstrap" },
-	    { "failed",	"persist notify bootout" },
+	    { "crashing",	"notify render bootstrap" },
 	    { "=",		"" } } },
 	{ LC_EV_EXIT_JETSAM, {
 	    { "reverted",	"persist notify render bootstrap" },
-	    { "failed",	"persist notify bootout" },
+	    { "crashing",	"notify render bootstrap" },
 	    { "=",		"" } } },
 	{ LC_EV_SPAWN_FAILED, {
 	    { "failed",		"persist notify bootout" },
@@ -402,6 +435,10 @@ static const struct expect expected_steps[LC_EV_COUNT] = {
 	    { "error",		"notify" },
 	    { "error",		"notify" } } },
 	{ LC_EV_LOGIN, {
+	    { "=",		"render bootstrap" },
+	    { "=",		"render bootstrap" },
+	    { "probing",	"notify probe" } } },
+	{ LC_EV_STEADY, {
 	    { "=",		"render bootstrap" },
 	    { "=",		"render bootstrap" },
 	    { "probing",	"notify probe" } } },
@@ -504,6 +541,64 @@ test_signal_during_probe(void **state)
 	assert_int_equal(st.next, JOB_REVERTED);
 	lifecycle_step(JOB_REVERTED, LC_EV_LAUNCHD_OK, &f, &st);
 	assert_int_equal(st.next, JOB_REVERTED);
+}
+
+/*
+ * Issue 46, finding 3: six requests that crash a server took it down for
+ * good (reverted, then "crash loop in stock too", failed and booted out).
+ * A crash loop without the shim now leaves the job loaded, crashing, for
+ * launchd to restart; more exits keep it so, and a steady run, or any
+ * request, lets it settle again.  Only a program launchd cannot start is
+ * still given up: no process ran, so no client did it.
+ */
+static void
+test_crash_loop_kept_served(void **state)
+{
+	struct lifecycle_facts	f = { .valid = true, .wants_unlocked = true,
+	    .profile_exists = true, .profile_ok = true,
+	    .profile_unlocks = true, .verdict_known = true, .reverted = true,
+	    .crash_loop = true };
+	struct lifecycle_step	st;
+	enum lifecycle_why	why;
+
+	(void)state;
+	/* Reverted on a crash loop, its stock run loops too. */
+	lifecycle_step(JOB_REVERTED, LC_EV_EXIT_SIGNAL, &f, &st);
+	assert_int_equal(st.next, JOB_CRASHING);
+	assert_int_equal(st.why, LC_WHY_CRASHING);
+	assert_int_equal(st.actions, LC_NOTIFY | LC_RENDER | LC_BOOTSTRAP);
+	/* A stock job's loop, and one launchd named the environment of. */
+	memset(&f, 0, sizeof f);
+	f.valid = true;
+	f.crash_loop = true;
+	lifecycle_step(JOB_STOCK, LC_EV_EXIT_CODE, &f, &st);
+	assert_int_equal(st.next, JOB_CRASHING);
+	assert_false(st.actions & LC_BOOTOUT);
+	f.env_fault = true;
+	f.carries_shim = true;
+	lifecycle_step(JOB_UNLOCKED, LC_EV_EXIT_JETSAM, &f, &st);
+	assert_int_equal(st.next, JOB_CRASHING);
+	assert_false(st.actions & (LC_BOOTOUT | LC_PERSIST));
+	/* Crashing: each exit keeps it so, told; launchd keeps it. */
+	memset(&f, 0, sizeof f);
+	f.valid = true;
+	f.crashing = true;
+	lifecycle_step(JOB_CRASHING, LC_EV_EXIT_SIGNAL, &f, &st);
+	assert_int_equal(st.next, JOB_CRASHING);
+	assert_int_equal(st.actions, LC_NOTIFY);
+	lifecycle_step(JOB_CRASHING, LC_EV_LAUNCHD_OK, &f, &st);
+	assert_int_equal(st.next, JOB_CRASHING);
+	assert_int_equal(lifecycle_settle(&f, &why), JOB_CRASHING);
+	/* Steady again (the driver clears the fact first): it settles. */
+	f.crashing = false;
+	lifecycle_step(JOB_CRASHING, LC_EV_STEADY, &f, &st);
+	assert_int_equal(st.actions, LC_RENDER | LC_BOOTSTRAP);
+	lifecycle_step(JOB_CRASHING, LC_EV_LAUNCHD_OK, &f, &st);
+	assert_int_equal(st.next, JOB_STOCK);
+	/* launchd cannot start it: given up, as before. */
+	lifecycle_step(JOB_STOCK, LC_EV_SPAWN_FAILED, &f, &st);
+	assert_int_equal(st.next, JOB_FAILED);
+	assert_true(st.actions & LC_BOOTOUT);
 }
 
 /* --- metalcapd(8)'s copy -------------------------------------------------- */
@@ -609,6 +704,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_every_state_by_every_event),
 		cmocka_unit_test(test_three_kinds_of_job),
 		cmocka_unit_test(test_signal_during_probe),
+		cmocka_unit_test(test_crash_loop_kept_served),
 		cmocka_unit_test(test_manual_matches_table),
 	};
 
