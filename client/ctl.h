@@ -192,6 +192,7 @@ void	 ctl_print_json(const msgpack_object *);
 const char *ctl_field(const msgpack_object *map, const char *key, char *buf,
 	    size_t len);
 bool	 ctl_unhealthy(const char *state);
+bool	 ctl_print_health(const msgpack_object *job, bool print);
 int	 ctl_print_jobs(const msgpack_object *jobs);
 int	 ctl_job_reply(struct ctl *, int rc, const char *verb,
 	    const struct mc_rpc_message *);

@@ -40,7 +40,8 @@ cmd_status(struct ctl *c, const struct ctl_command *cmd, int argc,
 	ctl_print_json(&m.result);
 	for (i = 0; i < m.result.via.array.size; i++)
 		if (ctl_unhealthy(ctl_field(&m.result.via.array.ptr[i], "state",
-		    state, sizeof state)))
+		    state, sizeof state)) ||
+		    ctl_print_health(&m.result.via.array.ptr[i], false))
 			rc = EXIT_UNHEALTHY;
 	return rc;
 }

@@ -167,6 +167,61 @@ ctl_unhealthy(const char *state)
 }
 
 /*
+ * Its HealthCheck, when it has one and it is not healthy, or it was
+ * restarted for it: "    health: STATE, ..." and its last answer.
+ * True when it is unhealthy, which status exits 4 for.
+ */
+bool
+ctl_print_health(const msgpack_object *job, bool print)
+{
+	const msgpack_object	*h = mc_rpc_map_get(job, "health"), *last;
+	const msgpack_object	*v;
+	char			 state[32], answer[200], output[200], when[64];
+	char			 pid[32];
+	time_t			 tt;
+	long			 failures = 0, restarts = 0;
+	bool			 passed;
+
+	if (h == NULL || h->type != MSGPACK_OBJECT_MAP)
+		return false;
+	ctl_field(h, "state", state, sizeof state);
+	if ((v = mc_rpc_map_get(h, "failures")) != NULL &&
+	    v->type == MSGPACK_OBJECT_POSITIVE_INTEGER)
+		failures = (long)v->via.u64;
+	if ((v = mc_rpc_map_get(h, "restarts")) != NULL &&
+	    v->type == MSGPACK_OBJECT_POSITIVE_INTEGER)
+		restarts = (long)v->via.u64;
+	v = mc_rpc_map_get(h, "passed");
+	passed = v != NULL && v->type == MSGPACK_OBJECT_BOOLEAN && v->via.boolean;
+	if (print && (strcmp(state, "healthy") != 0 || restarts > 0)) {
+		printf("    health: %s", state);
+		if (strcmp(state, "unhealthy") == 0 && !passed)
+			printf(", it never passed");
+		else if (failures > 0)
+			printf(", %ld failed in a row", failures);
+		if (restarts > 0)
+			printf(", restarted %ld time%s for it", restarts,
+			    restarts == 1 ? "" : "s");
+		printf("\n");
+		last = mc_rpc_map_get(h, "last");
+		if (last != NULL && last->type == MSGPACK_OBJECT_MAP) {
+			v = mc_rpc_map_get(last, "time");
+			tt = v && v->type == MSGPACK_OBJECT_POSITIVE_INTEGER ?
+			    (time_t)v->via.u64 : 0;
+			strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S",
+			    localtime(&tt));
+			printf("    last check at %s (pid %s): %s\n", when,
+			    ctl_field(last, "pid", pid, sizeof pid),
+			    ctl_field(last, "answer", answer, sizeof answer));
+			if (strcmp(ctl_field(last, "output", output,
+			    sizeof output), "-") != 0)
+				printf("      | %s\n", output);
+		}
+	}
+	return strcmp(state, "unhealthy") == 0;
+}
+
+/*
  * A job's list of strings, one "    what: text" line each.  They quote its
  * file (a key, a path): no escape reaches a terminal.
  */
@@ -216,6 +271,9 @@ ctl_print_jobs(const msgpack_object *jobs)
 			printf("    held: %s\n", reason);
 			rc = EXIT_UNHEALTHY;
 		}
+		/* A check that fails or never passed: not healthy either. */
+		if (ctl_print_health(j, true))
+			rc = EXIT_UNHEALTHY;
 		if (ctl_unhealthy(state))
 			rc = EXIT_UNHEALTHY;
 	}

@@ -464,8 +464,13 @@ driver_act(struct mcd *d, struct job *j, const struct gate_entry *v,
 		gate_verdict(d, j->profile);
 		ident_start(d, j);
 	}
-	if (st->actions & LC_KICKSTART)
+	if (st->actions & LC_KICKSTART) {
+		if (ev->type == LC_EV_HEALTH_LAPSED)
+			log_warnx("job %s: restarting it: its health check "
+			    "passed, then failed: %s", j->name,
+			    ev->nevidence > 0 ? ev->evidence[0] : "");
 		driver_kickstart(d, j);
+	}
 	if (st->actions & (LC_RENDER | LC_BOOTSTRAP | LC_BOOTOUT)) {
 		j->probing = false;
 		if (st->next == JOB_FAILED)

@@ -66,6 +66,7 @@ static const char *const lifecycle_event_names[] = {
 	[LC_EV_FAILURE_LINE] = "failure-line",
 	[LC_EV_HEALTH_OK] = "health-ok",
 	[LC_EV_HEALTH_FAIL] = "health-fail",
+	[LC_EV_HEALTH_LAPSED] = "health-lapsed",
 	[LC_EV_SHIM_HOOKED] = "shim-hooked",
 	[LC_EV_SHIM_STOCK] = "shim-stock",
 	[LC_EV_SHIM_ABSENT] = "shim-absent",
@@ -201,6 +202,15 @@ static const struct lifecycle_row lifecycle_table[] = {
 	    LC_WHY_INCIDENT },
 	{ EVIDENCE | EV(LC_EV_HEALTH_OK), ALL, LG_ANY, LC_SAME, 0,
 	    LC_WHY_NONE },
+	/*
+	 * Its check passed, then failed FailuresBeforeAction times in a
+	 * row: a hung server, or one its clients keep busy, which says
+	 * nothing of a profile.  It is restarted, as launchd's KeepAlive or
+	 * systemd's WatchdogSec would; never reverted or given up.
+	 */
+	{ EV(LC_EV_HEALTH_LAPSED), ALL, LG_HELD, LC_SAME, 0, LC_WHY_NONE },
+	{ EV(LC_EV_HEALTH_LAPSED), ALL, LG_ANY, LC_SAME, LC_NOTIFY |
+	    LC_KICKSTART, LC_WHY_NONE },
 	{ EV(LC_EV_SHIM_HOOKED), ST(JOB_BLOCKED), LG_ANY, JOB_UNLOCKED,
 	    LC_NOTIFY, LC_WHY_PARTIAL },
 	{ EV(LC_EV_SHIM_HOOKED), ALL, LG_ANY, LC_SAME, LC_NOTIFY,

@@ -18,6 +18,7 @@
 #include <plist/plist.h>
 #include <uv.h>
 
+#include "health.h"
 #include "mc_rpc.h"
 #include "policy.h"
 #include "crashing.h"
@@ -307,6 +308,10 @@ struct job {
 	uint64_t		 health_start;	/* loop ms the process came */
 	bool			 health_passed;	/* it has passed once */
 	bool			 health_blind;	/* it fails stock too */
+	bool			 health_told;	/* its failure was counted */
+	/* in a row: failed, passed, restarted for failing */
+	int			 health_failures, health_passes, health_lapses;
+	struct health_answer	 health_last;	/* its last answer */
 	uint64_t		 throttle_s;	/* launchd's ThrottleInterval */
 	uv_timer_t		*health_timer;	/* its next check */
 };
@@ -339,6 +344,7 @@ enum lifecycle_event {
 	LC_EV_FAILURE_LINE,	/* its stderr matched a failure signature */
 	LC_EV_HEALTH_OK,
 	LC_EV_HEALTH_FAIL,
+	LC_EV_HEALTH_LAPSED,	/* passed, then failed: hung or held busy */
 	LC_EV_SHIM_HOOKED,	/* the shim's report: overrides in place */
 	LC_EV_SHIM_STOCK,	/* ... loaded but stayed stock */
 	LC_EV_SHIM_ABSENT,	/* no report in time: injection dropped */
@@ -523,11 +529,6 @@ void	watch_stop(struct job *);
 int	watch_count_exits(struct job *, const char *last_exit, int signal,
 	    long count, char evidence[2][WATCH_EVIDENCE_LEN]);
 
-/* --- health.c: the job file's HealthCheck ----------------------------------- */
-
-void	health_begin(struct job *);
-void	health_cancel(struct job *);
-void	health_stop(struct job *);
 
 /* --- witness.c: what counts as evidence of a failed pipeline ---------------- */
 

@@ -77,6 +77,46 @@ rpc_pack_shim(msgpack_packer *pk, const struct job *j)
 	rpc_pack_kv(pk, "reason", strcmp(s->reason, "-") ? s->reason : NULL);
 }
 
+/*
+ * Its HealthCheck, or nil without one: what status calls it
+ * (health_state), its failures in a row, its restarts for it in a row,
+ * and its last answer (when, for which pid, passed, words, first line).
+ */
+static void
+rpc_pack_health(msgpack_packer *pk, const struct job *j)
+{
+	const struct health_answer	*a = &j->health_last;
+	const char			*state = health_state(j);
+
+	mc_rpc_pack_str(pk, "health");
+	if (state == NULL) {
+		msgpack_pack_nil(pk);
+		return;
+	}
+	msgpack_pack_map(pk, 5);
+	rpc_pack_kv(pk, "state", state);
+	mc_rpc_pack_str(pk, "passed");
+	j->health_passed ? msgpack_pack_true(pk) : msgpack_pack_false(pk);
+	mc_rpc_pack_str(pk, "failures");
+	msgpack_pack_int64(pk, j->health_failures);
+	mc_rpc_pack_str(pk, "restarts");
+	msgpack_pack_int64(pk, j->health_lapses);
+	mc_rpc_pack_str(pk, "last");
+	if (a->time == 0) {
+		msgpack_pack_nil(pk);
+		return;
+	}
+	msgpack_pack_map(pk, 5);
+	mc_rpc_pack_str(pk, "time");
+	msgpack_pack_int64(pk, a->time);
+	mc_rpc_pack_str(pk, "pid");
+	msgpack_pack_int64(pk, a->pid);
+	mc_rpc_pack_str(pk, "passed");
+	a->passed ? msgpack_pack_true(pk) : msgpack_pack_false(pk);
+	rpc_pack_kv(pk, "answer", a->words);
+	rpc_pack_kv(pk, "output", a->output);
+}
+
 /* A profile's three values, as three pairs of the map being packed. */
 static void
 rpc_pack_values(msgpack_packer *pk, const struct profile *p)
@@ -99,7 +139,7 @@ rpc_pack_job(msgpack_packer *pk, const struct job *j, const char *action)
 	json_t			*verdict;
 	char			 due[sizeof j->measure_due];
 
-	msgpack_pack_map(pk, action != NULL ? 23 : 22);
+	msgpack_pack_map(pk, action != NULL ? 24 : 23);
 	/* start and restart say what they did. */
 	if (action != NULL)
 		rpc_pack_kv(pk, "action", action);
@@ -157,6 +197,7 @@ rpc_pack_job(msgpack_packer *pk, const struct job *j, const char *action)
 	else
 		msgpack_pack_nil(pk);
 	rpc_pack_shim(pk, j);
+	rpc_pack_health(pk, j);
 	mc_rpc_pack_str(pk, "stderr_path");
 	if (j->spec != NULL && j->spec->stderr_path != NULL)
 		mc_rpc_pack_str(pk, j->spec->stderr_path);

@@ -276,6 +276,11 @@ jobfile_safety(plist_t root, const char *file, struct job_spec *spec,
 		{ "TimeoutSeconds", 1, 3600 },
 		{ "StartDelaySeconds", 0, 86400 },
 		{ "LoadSeconds", 0, 86400 },
+		/* After a pass: how often, and how many failures in a row
+		 * before the driver acts (health.c); 0: no check after a
+		 * pass. */
+		{ "IntervalSeconds", 0, 86400 },
+		{ "FailuresBeforeAction", 1, 100 },
 		{ NULL, 0, 0 } };
 	/* The daemon remembers the last 16 abnormal exits of a job. */
 	static const struct jobfile_int crash[] = {

@@ -212,6 +212,17 @@ test_job_wrong_types(void **state)
 		    "<integer>4294967296</integer></dict>", "t.plist:"
 		    "HealthCheck.TimeoutSeconds: 4294967296 is out of range "
 		    "(1 to 3600)" },
+		/* A liveness check needs at least one failure to act on. */
+		{ "<key>HealthCheck</key><dict><key>FailuresBeforeAction"
+		    "</key><integer>0</integer></dict>", "t.plist:HealthCheck."
+		    "FailuresBeforeAction: 0 is out of range (1 to 100)" },
+		{ "<key>HealthCheck</key><dict><key>IntervalSeconds</key>"
+		    "<integer>86401</integer></dict>", "t.plist:HealthCheck."
+		    "IntervalSeconds: 86401 is out of range (0 to 86400)" },
+		{ "<key>HealthCheck</key><dict><key>IntervalSeconds</key>"
+		    "<real>0.5</real></dict>", "t.plist:HealthCheck."
+		    "IntervalSeconds: expected an integer, found a real "
+		    "number" },
 		/* Matching stays cheap whatever a job says. */
 		{ "<key>FailureSignatures</key><array><string>(.*)(.*)(.*)"
 		    "\\3\\2\\1x</string></array>", "t.plist:FailureSignatures"

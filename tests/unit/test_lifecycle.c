@@ -271,6 +271,11 @@ check_step(enum job_state s, enum lifecycle_event e,
 		PROMISE(runs ? st.next == JOB_BLOCKED : st.next == s);
 	if (e == LC_EV_RESTART)
 		PROMISE(held ? st.actions == 0 : st.actions == LC_KICKSTART);
+	/* A hung server is restarted, never reverted nor given up: a
+	 * client can keep a server too busy to answer its check. */
+	if (e == LC_EV_HEALTH_LAPSED)
+		PROMISE(st.next == s && (held ? st.actions == 0 :
+		    st.actions == (LC_NOTIFY | LC_KICKSTART)));
 #undef PROMISE
 }
 
@@ -398,6 +403,10 @@ static const struct expect expected_steps[LC_EV_COUNT] = {
 	    { "reverted",	"persist notify render bootstrap" },
 	    { "=",		"" },
 	    { "reverted",	"persist notify render bootstrap" } } },
+	{ LC_EV_HEALTH_LAPSED, {
+	    { "=",		"notify kickstart" },
+	    { "=",		"notify kickstart" },
+	    { "=",		"notify kickstart" } } },
 	{ LC_EV_SHIM_HOOKED, {
 	    { "=",		"notify" },
 	    { "=",		"notify" },
