@@ -199,9 +199,9 @@ witness_line(struct job *j, const char *what, const char *line)
 		witness_act(j, &seen);
 		return;
 	}
-	log_info("job %s: its log shows a %s, but the shim saw no Metal call "
-	    "fail: not acted on unless the process dies of it (%s)", j->name,
-	    what, j->unconfirmed);
+	log_limited(j->name, "held", "job %s: its log shows a %s, but the "
+	    "shim saw no Metal call fail: not acted on unless the process "
+	    "dies of it (%s)", j->name, what, j->unconfirmed);
 }
 
 /* A profile that claims more than any Apple GPU has. */

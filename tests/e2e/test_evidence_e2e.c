@@ -503,6 +503,32 @@ test_text_then_clean_exit(void **state)
 	assert_false(daemon_log_has("job clean: reverted"));
 }
 
+/*
+ * One large request llama-server echoes line by line: 15,000 failure
+ * lines in the job's stderr, then a line of its environment (read in
+ * order, so when that is logged every line before it was read).  The
+ * daemon logs the first LOG_BURST (10) held lines, one line saying the
+ * rest are counted, and no more.  Kills: a line in metalcapd's log for
+ * every line a client has the server print (issue 46, finding 10:
+ * 15,000 lines, 4.6 MB).
+ */
+static void
+test_flood_logged_bounded(void **state)
+{
+	(void)state;
+	put_args_job("flood", "<string>--flood</string><string>15000</string>"
+	    "<string>" PIPELINE_LINE "</string><string>--say</string>"
+	    "<string>gguf_init_from_file: failed to open GGUF file "
+	    "'/nowhere/m.gguf' (No such file or directory)</string>");
+	wait_state("flood", "unlocked", 0, 5.0);
+	wait_daemon_log("job flood: its log names its environment", 1);
+	assert_int_equal(daemon_log_count("job flood: its log shows a "), 10);
+	assert_int_equal(daemon_log_count("job flood: more lines of the kind "
+	    "\"held\" this minute are counted, not logged"), 1);
+	/* And its start: probing, bootstrap, unlocked. */
+	assert_true(daemon_log_count("job flood:") <= 16);
+}
+
 int
 main(void)
 {
@@ -527,6 +553,8 @@ main(void)
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_overbroad_from_shim, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_flood_logged_bounded,
+		    setup, teardown),
 	};
 
 	if (getenv("MC_TEST_ONLY") != NULL)

@@ -17,7 +17,7 @@
  *
  *   fake-llama [--once] [--exit-after MS CODE] [--term-delay MS]
  *              [--crash-runs N FILE] [--say LINE]... [--die-once FILE MS SIG]
- *              [--abort-once FILE] [--start-when FILE]
+ *              [--abort-once FILE] [--start-when FILE] [--flood N LINE]
  *              [--log-prefix | --no-log-prefix]
  *              [--log-timestamps | --no-log-timestamps]
  *              [--log-colors on|off] [-lv N]
@@ -37,6 +37,8 @@
  *     --start-when   with its device made (the shim has reported), wait
  *                    for FILE to exist before ggml's init: a test holds
  *                    the start back until metalcapd knows the pid
+ *     --flood        print LINE N times before the --say lines, as
+ *                    llama-server echoes one large request line by line
  */
 #include <sys/stat.h>
 
@@ -120,7 +122,8 @@ main(int argc, char **argv)
 	long		 exit_ms = -1, exit_code = 0, term_ms = 0, die_ms = -1;
 	const char	*say[8];	/* lines of the server's, say a model
 					   it cannot open, or a client's */
-	const char	*start_when = NULL;
+	const char	*start_when = NULL, *flood = NULL;
+	long		 nflood = 0, f;
 	int		 i, k, nsay = 0, die_sig = 0;
 
 	ggmlsim_version(argc, argv);
@@ -150,6 +153,10 @@ main(int argc, char **argv)
 		else if (strcmp(argv[i], "--abort-once") == 0 &&
 		    i + 1 < argc)
 			aborts = fake_first_run(argv[++i]);
+		else if (strcmp(argv[i], "--flood") == 0 && i + 2 < argc) {
+			nflood = atol(argv[++i]);
+			flood = argv[++i];
+		}
 		/* llama-server's model, either form; what it loads is not
 		 * simulated (--say gives its error). */
 		else if (strncmp(argv[i], "--model=", 8) == 0)
@@ -179,6 +186,7 @@ main(int argc, char **argv)
 			    "[--exit-after MS CODE] [--term-delay MS] "
 			    "[--say LINE]... [--die-once FILE MS SIG] "
 			    "[--abort-once FILE] [--start-when FILE] "
+			    "[--flood N LINE] "
 			    "[-m|--model[=]PATH] "
 			    "[--crash-runs N FILE] "
 			    "[--[no-]log-prefix] [--[no-]log-timestamps] "
@@ -200,6 +208,8 @@ main(int argc, char **argv)
 	if (ggmlsim_init(dev) != 0)
 		return 1;
 	/* What a client had it print (a grammar, a prompt): raw. */
+	for (f = 0; f < nflood; f++)
+		LOG("%s\n", flood);
 	for (k = 0; k < nsay; k++)
 		LOG("%s\n", say[k]);
 	if (aborts)
