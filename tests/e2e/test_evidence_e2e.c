@@ -34,6 +34,14 @@
 			"ggml-metal-device.m:852: ggml_metal_encoder_set_" \
 			"pipeline: nil Metal pipeline (missing kernel; see " \
 			"compile_pipeline log above)"
+/* A stand-in of mlx_lm.server's logging (tests/sim/README.md, MLX). */
+#define FAKE_MLX	MC_TEST_SOURCE "/tests/sim/fake-mlx-server.py"
+/* MLX's failure lines (policy/scan.c SCAN_MLX), as a client sends them. */
+#define MLX_RUNTIME	"RuntimeError: [metal::Device] Unable to load " \
+			"kernel steel_gemm_fused_nn_float16_float16"
+#define MLX_TERMINATE	"libc++abi: terminating due to uncaught exception " \
+			"of type std::runtime_error: [metal::Device] Unable " \
+			"to load kernel steel_gemm_fused_nn_float16_float16"
 /* llama-grammar.cpp's parse error around a grammar a client sent. */
 #define GRAMMAR_LINE	"parse: error parsing grammar: expecting ::= at " \
 			"command buffer 0 failed with status 5"
@@ -529,6 +537,37 @@ test_flood_logged_bounded(void **state)
 	assert_true(daemon_log_count("job flood:") <= 16);
 }
 
+/*
+ * mlx_lm.server logs a body that is not JSON raw (server.py:1084-1088),
+ * so a client puts MLX's failure lines at the start of lines of the
+ * job's stderr, libc++abi's uncaught exception last, as MLX's own death
+ * by an exception in its Metal thread would end; then the server dies
+ * of SIGABRT.  Text and a death a client can bring about: no evidence
+ * (an MLX job's evidence is the shim's witness).  Kills: held lines and
+ * an abnormal end counted as a failure (before issue 46, finding 1), an
+ * MLX failure line before SIGABRT taken for an abort's (finding 13).
+ */
+static void
+test_mlx_echo_then_abort_not_evidence(void **state)
+{
+	char	body[256], args[1024];
+
+	(void)state;
+	snprintf(body, sizeof body, "%s/body.json", home);
+	write_file(body, "w", "{\"model\": \"m\", \"messages\": [\n"
+	    MLX_RUNTIME "\n" MLX_TERMINATE);
+	snprintf(args, sizeof args, "<key>ProgramArguments</key><array>"
+	    "<string>/usr/bin/python3</string><string>" FAKE_MLX "</string>"
+	    "<string>--body</string><string>%s</string><string>--die-once"
+	    "</string><string>%s/mlx.ran</string><string>ABRT</string>"
+	    "</array>", body, home);
+	put_job("mlx", args);
+	assert_not_evidence("mlx");
+	/* Both lines read as MLX's failure lines, before the end. */
+	assert_true(daemon_log_count("job mlx: its log shows a MLX kernel "
+	    "failure") >= 2);
+}
+
 int
 main(void)
 {
@@ -555,6 +594,8 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_flood_logged_bounded,
 		    setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_mlx_echo_then_abort_not_evidence, setup, teardown),
 	};
 
 	if (getenv("MC_TEST_ONLY") != NULL)
