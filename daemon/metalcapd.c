@@ -42,6 +42,8 @@ usage(FILE *out)
 	    "                    state, agents, logs, metalcapd.sock\n"
 	    "                    (also METALCAP_HOME)\n"
 	    "  --foreground      also log to stderr\n"
+	    "                    (LOGS/metalcapd.log rotates at 8 MB to\n"
+	    "                    metalcapd.log.1; METALCAPD_LOG_MAX)\n"
 	    "  --launchctl PATH  the launchctl to drive (default "
 	    "/bin/launchctl)\n"
 	    "  --launchctl-timeout MS  kill a launchctl that has not "

@@ -285,10 +285,10 @@ witness_line(struct job *j, const char *what, const char *line)
 		return;
 	}
 	/* The line just read, with its own kind: the held one may differ. */
-	log_info("job %s: its log shows a %s, but the shim saw %s: not acted "
-	    "on unless the process dies of it (%s)", j->name, what,
-	    seen.machine_faults > 0 ? "only the machine's fault" :
-	    "no Metal call fail", line);
+	log_limited(j->name, "held", "job %s: its log shows a %s, but the "
+	    "shim saw %s: not acted on unless the process dies of it (%s)",
+	    j->name, what, seen.machine_faults > 0 ? "only the machine's "
+	    "fault" : "no Metal call fail", line);
 }
 
 /* A profile that claims more than any Apple GPU has. */

@@ -94,6 +94,8 @@ void	log_open(const char *file, bool to_stderr);
 void	log_info(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	log_warnx(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	log_debug(const char *, ...) __attribute__((format(printf, 1, 2)));
+void	log_limited(const char *who, const char *kind, const char *, ...)
+	    __attribute__((format(printf, 3, 4)));
 
 /* --- profile.c -------------------------------------------------------------- */
 

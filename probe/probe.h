@@ -103,6 +103,7 @@ extern const char	probe_kernels_mm[];	/* half, and bfloat from MSL 3.1 */
 extern const char	probe_kernels_bf16[];
 extern const char	probe_kernels_ggml[];	/* cumsum, offsets, FA, argmax */
 extern const char	probe_kernels_ggml_bf16[];	/* bfloat x bfloat, MSL 3.1 */
+extern const char	probe_kernels_sort[];	/* argsort, its merge, top_k */
 
 /* The answers a device gave: the whole capability report. */
 struct probe_answers {
@@ -176,12 +177,16 @@ void	probe_check_argmax(const struct probe_context *,
 	    struct probe_result *);
 void	probe_check_count_equal(const struct probe_context *,
 	    struct probe_result *);
+void	probe_check_argsort(const struct probe_context *,
+	    struct probe_result *);
+void	probe_check_top_k(const struct probe_context *, struct probe_result *);
 int	probe_gpu_family(const struct probe_answers *);
 int	probe_fa_queries(const struct probe_answers *, int q[3]);
 void	probe_ref_argmax(const float *x, int rows, int n, int nth, float *out);
 void	probe_ref_count_equal(const int32_t *a, const int32_t *b, int rows,
 	    int n, float *out);
 void	probe_mm_bf16_data(float *a, float *b, int n);
+void	probe_ref_argsort(const float *x, int n, int32_t *out);
 
 /* A no-copy buffer over a file mapping (probe_check_mmap.c). */
 void	probe_check_nocopy_mmap(const struct probe_context *,

@@ -87,6 +87,13 @@ const struct probe_check probe_checks[] = {
 	{ "count_equal", "integer simd_sum of per-thread counts, as ggml's "
 	    "COUNT_EQUAL and sparse flash attention's index (needs Apple7 or "
 	    "Metal3)", probe_check_count_equal },
+	{ "argsort", "a bitonic sort of indices in threadgroup memory, then "
+	    "merge passes, as ggml's ARGSORT and TOP_K over a row wider than "
+	    "a threadgroup (backend sampling's top-p and top-k; any family)",
+	    probe_check_argsort },
+	{ "top_k", "a radix select by threadgroup atomic counters, as "
+	    "ggml's TOP_K on long rows (backend sampling's top-k past 64; "
+	    "any family)", probe_check_top_k },
 	{ "threadgroup_32k", "a unique value at every address of a 32 KB "
 	    "block, 16 threadgroups (control)", probe_check_tg_control },
 	{ "threadgroup_advertised", "the same at the advertised size",

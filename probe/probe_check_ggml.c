@@ -339,6 +339,159 @@ probe_check_count_equal(const struct probe_context *ctx,
 	probe_compare(r, out, want, COUNT_ROWS);
 }
 
+/* The sort kernels' constants (probe_kernels_sort). */
+#define SORT_N		3000	/* wider than a threadgroup: 3 blocks, 2 merges */
+#define SORT_ROWS	2
+#define SORT_NTH	1024	/* the power of two >= ne00, at most 1024
+				   (ggml-metal-ops.cpp:5157-5160) */
+#define SORT_MERGE_NTH	512	/* ops.cpp:5230 */
+#define TOPK_N		4096	/* past 2048, k past 64: the radix select */
+#define TOPK_K		100	/* (ops.cpp:5418-5419) */
+#define TOPK_NTH	1024	/* ops.cpp:5377 */
+#define TOPK_SMEM	(1024 + 16 + 16 + 16)	/* ops.cpp:5391-5394 */
+
+/* The indices of x's n values, largest first (the values are distinct). */
+void
+probe_ref_argsort(const float *x, int n, int32_t *out)
+{
+	int	i, j;
+	int32_t	v;
+
+	for (i = 0; i < n; i++) {
+		for (v = i, j = i; j > 0 && x[out[j - 1]] < x[v]; j--)
+			out[j] = out[j - 1];
+		out[j] = v;
+	}
+}
+
+/* Indices are compared exactly: one off is another token. */
+static void
+probe_compare_index(struct probe_result *r, const int32_t *got,
+    const int32_t *want, size_t n)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++)
+		if (got[i] != want[i]) {
+			snprintf(r->error, sizeof r->error, "wrong result: "
+			    "element %zu is %d, the CPU reference says %d", i,
+			    (int)got[i], (int)want[i]);
+			r->correct = false;
+			return;
+		}
+	r->correct = true;
+}
+
+/* Distinct values, negative and positive, a different order each row. */
+static void
+probe_sort_data(float *x, int rows, int n, int prime)
+{
+	int	row, i;
+
+	for (row = 0; row < rows; row++)
+		for (i = 0; i < n; i++)
+			x[row * n + i] = (float)((i * 1237 + row * 101) % prime -
+			    prime / 2) / 8.0f;
+}
+
+/*
+ * ARGSORT as ggml runs it on a row wider than a threadgroup: each block
+ * of 1024 sorted in threadgroup memory (the last padded), then merge
+ * passes of runs of 1024 and 2048, to and fro between two buffers.
+ */
+void
+probe_check_argsort(const struct probe_context *ctx, struct probe_result *r)
+{
+	static float		x[SORT_ROWS * SORT_N];
+	static int32_t		a[SORT_ROWS * SORT_N], b[SORT_ROWS * SORT_N];
+	static int32_t		want[SORT_ROWS * SORT_N];
+	int32_t			len;
+	struct probe_dispatch	sort = {
+		.label = r->name, .source = probe_kernels_sort,
+		.function = "probe_argsort", .buffers = { x, a },
+		.sizes = { sizeof x, sizeof a }, .nbuffers = 2, .output = 1,
+		.threadgroup_memory = SORT_NTH * sizeof(int32_t),
+		.threadgroups = (SORT_N + SORT_NTH - 1) / SORT_NTH * SORT_ROWS,
+		.threads_per_group = SORT_NTH,
+	}, merge = {
+		.label = r->name, .source = probe_kernels_sort,
+		.function = "probe_argsort_merge", .nbuffers = 4, .output = 2,
+		.threads_per_group = SORT_MERGE_NTH,
+	};
+	int32_t			*in = a, *out = b, *t;
+	int			i;
+
+	probe_sort_data(x, SORT_ROWS, SORT_N, 3001);
+	for (i = 0; i < SORT_ROWS * SORT_N; i++)
+		a[i] = b[i] = -1;
+	if (!probe_run(ctx, &sort, r))
+		return;
+	for (len = SORT_NTH; len < SORT_N; len *= 2) {
+		merge.buffers[0] = x;
+		merge.buffers[1] = in;
+		merge.buffers[2] = out;
+		merge.buffers[3] = &len;
+		merge.sizes[0] = sizeof x;
+		merge.sizes[1] = merge.sizes[2] = sizeof a;
+		merge.sizes[3] = sizeof len;
+		merge.threadgroups = (unsigned long)((SORT_N + 2 * len - 1) /
+		    (2 * len) * SORT_ROWS);
+		if (!probe_run(ctx, &merge, r))
+			return;
+		t = in;
+		in = out;
+		out = t;
+	}
+	for (i = 0; i < SORT_ROWS; i++)
+		probe_ref_argsort(x + i * SORT_N, SORT_N, want + i * SORT_N);
+	probe_compare_index(r, in, want, SORT_ROWS * SORT_N);
+}
+
+/* Ascending, in place: the order the radix select's atomics place its
+ * k indices in is the device's, the set is not. */
+static void
+probe_sort_index(int32_t *v, int n)
+{
+	int	i, j;
+	int32_t	t;
+
+	for (i = 1; i < n; i++) {
+		for (t = v[i], j = i; j > 0 && v[j - 1] > t; j--)
+			v[j] = v[j - 1];
+		v[j] = t;
+	}
+}
+
+/* TOP_K by ggml's radix select: the 100 largest of each row of 4096. */
+void
+probe_check_top_k(const struct probe_context *ctx, struct probe_result *r)
+{
+	static float		x[SORT_ROWS * TOPK_N];
+	static int32_t		out[SORT_ROWS * TOPK_K], all[TOPK_N];
+	static int32_t		want[SORT_ROWS * TOPK_K];
+	struct probe_dispatch	d = {
+		.label = r->name, .source = probe_kernels_sort,
+		.function = "probe_top_k", .buffers = { x, out },
+		.sizes = { sizeof x, sizeof out }, .nbuffers = 2, .output = 1,
+		.threadgroup_memory = TOPK_SMEM, .threadgroups = SORT_ROWS,
+		.threads_per_group = TOPK_NTH,
+	};
+	int			i;
+
+	probe_sort_data(x, SORT_ROWS, TOPK_N, 4099);
+	for (i = 0; i < SORT_ROWS * TOPK_K; i++)
+		out[i] = -1;
+	if (!probe_run(ctx, &d, r))
+		return;
+	for (i = 0; i < SORT_ROWS; i++) {
+		probe_ref_argsort(x + i * TOPK_N, TOPK_N, all);
+		memcpy(want + i * TOPK_K, all, TOPK_K * sizeof *all);
+		probe_sort_index(want + i * TOPK_K, TOPK_K);
+		probe_sort_index(out + i * TOPK_K, TOPK_K);
+	}
+	probe_compare_index(r, out, want, SORT_ROWS * TOPK_K);
+}
+
 /* The kernels' constants (probe_kernels_ggml). */
 #define FA_DIM		32
 #define FA_SPLITS	32	/* nwg, whatever the family (ops.cpp:3601-3607) */

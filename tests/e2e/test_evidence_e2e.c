@@ -34,6 +34,14 @@
 			"ggml-metal-device.m:852: ggml_metal_encoder_set_" \
 			"pipeline: nil Metal pipeline (missing kernel; see " \
 			"compile_pipeline log above)"
+/* A stand-in of mlx_lm.server's logging (tests/sim/README.md, MLX). */
+#define FAKE_MLX	MC_TEST_SOURCE "/tests/sim/fake-mlx-server.py"
+/* MLX's failure lines (policy/scan.c SCAN_MLX), as a client sends them. */
+#define MLX_RUNTIME	"RuntimeError: [metal::Device] Unable to load " \
+			"kernel steel_gemm_fused_nn_float16_float16"
+#define MLX_TERMINATE	"libc++abi: terminating due to uncaught exception " \
+			"of type std::runtime_error: [metal::Device] Unable " \
+			"to load kernel steel_gemm_fused_nn_float16_float16"
 /* llama-grammar.cpp's parse error around a grammar a client sent. */
 #define GRAMMAR_LINE	"parse: error parsing grammar: expecting ::= at " \
 			"command buffer 0 failed with status 5"
@@ -675,6 +683,63 @@ test_text_then_clean_exit(void **state)
 	assert_false(daemon_log_has("job clean: reverted"));
 }
 
+/*
+ * One large request llama-server echoes line by line: 15,000 failure
+ * lines in the job's stderr, then a line of its environment (read in
+ * order, so when that is logged every line before it was read).  The
+ * daemon logs the first LOG_BURST (10) held lines, one line saying the
+ * rest are counted, and no more.  Kills: a line in metalcapd's log for
+ * every line a client has the server print (issue 46, finding 10:
+ * 15,000 lines, 4.6 MB).
+ */
+static void
+test_flood_logged_bounded(void **state)
+{
+	(void)state;
+	put_args_job("flood", "<string>--flood</string><string>15000</string>"
+	    "<string>" PIPELINE_LINE "</string><string>--say</string>"
+	    "<string>gguf_init_from_file: failed to open GGUF file "
+	    "'/nowhere/m.gguf' (No such file or directory)</string>");
+	wait_state("flood", "unlocked", 0, 5.0);
+	wait_daemon_log("job flood: its log names its environment", 1);
+	assert_int_equal(daemon_log_count("job flood: its log shows a "), 10);
+	assert_int_equal(daemon_log_count("job flood: more lines of the kind "
+	    "\"held\" this minute are counted, not logged"), 1);
+	/* And its start: probing, bootstrap, unlocked. */
+	assert_true(daemon_log_count("job flood:") <= 16);
+}
+
+/*
+ * mlx_lm.server logs a body that is not JSON raw (server.py:1084-1088),
+ * so a client puts MLX's failure lines at the start of lines of the
+ * job's stderr, libc++abi's uncaught exception last, as MLX's own death
+ * by an exception in its Metal thread would end; then the server dies
+ * of SIGABRT.  Text and a death a client can bring about: no evidence
+ * (an MLX job's evidence is the shim's witness).  Kills: held lines and
+ * an abnormal end counted as a failure (before issue 46, finding 1), an
+ * MLX failure line before SIGABRT taken for an abort's (finding 13).
+ */
+static void
+test_mlx_echo_then_abort_not_evidence(void **state)
+{
+	char	body[256], args[1024];
+
+	(void)state;
+	snprintf(body, sizeof body, "%s/body.json", home);
+	write_file(body, "w", "{\"model\": \"m\", \"messages\": [\n"
+	    MLX_RUNTIME "\n" MLX_TERMINATE);
+	snprintf(args, sizeof args, "<key>ProgramArguments</key><array>"
+	    "<string>/usr/bin/python3</string><string>" FAKE_MLX "</string>"
+	    "<string>--body</string><string>%s</string><string>--die-once"
+	    "</string><string>%s/mlx.ran</string><string>ABRT</string>"
+	    "</array>", body, home);
+	put_job("mlx", args);
+	assert_not_evidence("mlx");
+	/* Both lines read as MLX's failure lines, before the end. */
+	assert_true(daemon_log_count("job mlx: its log shows a MLX kernel "
+	    "failure") >= 2);
+}
+
 int
 main(void)
 {
@@ -707,6 +772,10 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_overbroad_from_shim, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_flood_logged_bounded,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_mlx_echo_then_abort_not_evidence, setup, teardown),
 	};
 
 	if (getenv("MC_TEST_ONLY") != NULL)

@@ -84,7 +84,7 @@ test_catalogue(void **state)
 	const char *const	 argv[] = { PROBE_BIN, "--list-checks", NULL };
 	static struct child_result c;
 	char			*env[CHILD_ENV_MAX];
-	const char		*fa, *mm, *am, *ce;
+	const char		*fa, *mm, *am, *ce, *as, *tk;
 
 	(void)state;
 	child_env(env, NULL);
@@ -94,12 +94,17 @@ test_catalogue(void **state)
 	mm = strstr(c.out, "\nmul_mm_bf16 ");
 	am = strstr(c.out, "\nargmax ");
 	ce = strstr(c.out, "\ncount_equal ");
-	if (fa == NULL || mm == NULL || am == NULL || ce == NULL)
+	as = strstr(c.out, "\nargsort ");
+	tk = strstr(c.out, "\ntop_k ");
+	if (fa == NULL || mm == NULL || am == NULL || ce == NULL ||
+	    as == NULL || tk == NULL)
 		fail_msg("--list-checks lacks a ggml check:\n%s", c.out);
-	assert_true(fa < mm && mm < am && am < ce);
+	assert_true(fa < mm && mm < am && am < ce && ce < as && as < tk);
 	assert_non_null(probe_check_find("mul_mm_bf16"));
 	assert_non_null(probe_check_find("argmax"));
 	assert_non_null(probe_check_find("count_equal"));
+	assert_non_null(probe_check_find("argsort"));
+	assert_non_null(probe_check_find("top_k"));
 }
 
 /* The dispatches a run made, from the simulated device's trace. */
@@ -324,6 +329,88 @@ test_integer_reductions(void **state)
 }
 
 /*
+ * llama-server's "backend_sampling": true has ggml sort on the GPU: top-p
+ * an ARGSORT of the logits, top-k a TOP_K (llama-sampler.cpp:1486, 1645).
+ * argsort runs ggml's block sort of 1024 and its two merge passes over a
+ * row of 3000 (ops.cpp:5157-5160, 5203-5240), top_k the radix select on
+ * 4096 with k = 100 (ops.cpp:5363-5423).  A device that gets either wrong
+ * under the profile fails the probe, every other check passing.  Kills:
+ * a profile passed without the kernels a client can choose (issue 46,
+ * finding 14).
+ */
+static void
+test_sampling_kernels(void **state)
+{
+	static const struct { const char *fail, *check, *error; } cases[] = {
+		{ "MTLSIM_FAIL=argsort:wrong", "argsort",
+		    "wrong result: element 0 is 0, the CPU reference says " },
+		{ "MTLSIM_FAIL=argsort:last", "argsort",
+		    "wrong result: element 5995 is " },
+		{ "MTLSIM_FAIL=top_k:wrong", "top_k",
+		    "wrong result: element 0 is 0, the CPU reference says " },
+		{ "MTLSIM_FAIL=top_k:pipeline", "top_k",
+		    "Error Domain=AGXMetalG13X" },
+	};
+	char	lines[8][128];
+	size_t	k, i;
+
+	(void)state;
+	assert_int_equal(trace_check("1009", "argsort", lines, 8), 3);
+	assert_string_equal(lines[0], "probe_argsort 0 6 1024 4096\n");
+	assert_string_equal(lines[1], "probe_argsort_merge 0 4 512 0\n");
+	assert_string_equal(lines[2], "probe_argsort_merge 0 2 512 0\n");
+	assert_string_equal(lines[3], "pass 0");
+	assert_int_equal(trace_check("1009", "top_k", lines, 8), 1);
+	assert_string_equal(lines[0], "probe_top_k 0 2 1024 1072\n");
+	assert_string_equal(lines[1], "pass 0");
+	for (k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+		const char *env[] = { PRELOAD, "METALCAP_APPLE_FAMILY_MAX=1009",
+		    cases[k].fail, NULL };
+		const char *error;
+		json_t	*doc, *c;
+		int	 code;
+
+		doc = run_probe(env, NULL, &code);
+		assert_int_equal(code, 1);
+		assert_string_equal(check_status(doc, cases[k].check), "fail");
+		assert_true(json_is_false(json_object_get(json_object_get(doc,
+		    "verdict"), "family")));
+		json_array_foreach(json_object_get(doc, "checks"), i, c) {
+			const char *name = json_string_value(json_object_get(c,
+			    "name"));
+
+			if (strcmp(name, cases[k].check) != 0 &&
+			    strcmp(check_status(doc, name), "fail") == 0)
+				fail_msg("%s: %s failed too", cases[k].fail,
+				    name);
+		}
+		error = json_string_value(json_object_get(check_named(doc,
+		    cases[k].check), "error"));
+		if (error == NULL || strncmp(error, cases[k].error,
+		    strlen(cases[k].error)) != 0)
+			fail_msg("%s: %s", cases[k].fail, error ? error : "-");
+		json_decref(doc);
+	}
+}
+
+/* The sort reference: largest first, by index. */
+static void
+test_sort_reference(void **state)
+{
+	const float	x[6] = { 0.5f, -2.0f, 3.0f, -0.25f, 7.0f, 1.0f };
+	int32_t		out[6];
+
+	(void)state;
+	probe_ref_argsort(x, 6, out);
+	assert_int_equal(out[0], 4);
+	assert_int_equal(out[1], 2);
+	assert_int_equal(out[2], 5);
+	assert_int_equal(out[3], 0);
+	assert_int_equal(out[4], 3);
+	assert_int_equal(out[5], 1);
+}
+
+/*
  * A failing flash-attention dispatch says which shape failed: here the
  * first, one query and one SIMD group.
  */
@@ -412,6 +499,8 @@ main(void)
 		cmocka_unit_test(test_int_references),
 		cmocka_unit_test(test_integer_reductions),
 		cmocka_unit_test(test_fa_failure_names_shape),
+		cmocka_unit_test(test_sampling_kernels),
+		cmocka_unit_test(test_sort_reference),
 		cmocka_unit_test(test_documented),
 	};
 

@@ -20,6 +20,7 @@
  *   fake-llama [--once] [--exit-after MS CODE] [--term-delay MS]
  *              [--crash-runs N FILE] [--say LINE]... [--die-once FILE MS SIG]
  *              [--abort-once FILE] [--start-when FILE] [--requests N]
+ *              [--flood N LINE]
  *              [--log-prefix | --no-log-prefix]
  *              [--log-timestamps | --no-log-timestamps]
  *              [--log-colors on|off] [-lv N]
@@ -41,6 +42,8 @@
  *                    the start back until metalcapd knows the pid
  *     --requests     N requests' graphs right after it listens, as if N
  *                    requests came at once (with --once: then it ends)
+ *     --flood        print LINE N times before the --say lines, as
+ *                    llama-server echoes one large request line by line
  */
 #include <sys/stat.h>
 
@@ -124,7 +127,8 @@ main(int argc, char **argv)
 	long		 exit_ms = -1, exit_code = 0, term_ms = 0, die_ms = -1;
 	const char	*say[8];	/* lines of the server's, say a model
 					   it cannot open, or a client's */
-	const char	*start_when = NULL;
+	const char	*start_when = NULL, *flood = NULL;
+	long		 nflood = 0, f;
 	int		 i, k, nsay = 0, die_sig = 0, nrequests = 0;
 
 	ggmlsim_version(argc, argv);
@@ -156,6 +160,10 @@ main(int argc, char **argv)
 			aborts = fake_first_run(argv[++i]);
 		else if (strcmp(argv[i], "--requests") == 0 && i + 1 < argc)
 			nrequests = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--flood") == 0 && i + 2 < argc) {
+			nflood = atol(argv[++i]);
+			flood = argv[++i];
+		}
 		/* llama-server's model, either form; what it loads is not
 		 * simulated (--say gives its error). */
 		else if (strncmp(argv[i], "--model=", 8) == 0)
@@ -186,6 +194,7 @@ main(int argc, char **argv)
 			    "[--say LINE]... [--die-once FILE MS SIG] "
 			    "[--abort-once FILE] [--start-when FILE] "
 			    "[--requests N] "
+			    "[--flood N LINE] "
 			    "[-m|--model[=]PATH] "
 			    "[--crash-runs N FILE] "
 			    "[--[no-]log-prefix] [--[no-]log-timestamps] "
@@ -213,6 +222,8 @@ main(int argc, char **argv)
 		return 1;
 	(void)ggmlsim_graph(dev);
 	/* What a client had it print (a grammar, a prompt): raw. */
+	for (f = 0; f < nflood; f++)
+		LOG("%s\n", flood);
 	for (k = 0; k < nsay; k++)
 		LOG("%s\n", say[k]);
 	if (aborts)

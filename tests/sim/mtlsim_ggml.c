@@ -365,3 +365,180 @@ mtlsim_count_equal(const struct mtlsim_dispatch *d)
 		dst[row] = total;
 	}
 }
+
+#define SORT_N		3000
+#define SORT_ROWS	2
+#define TOPK_N		4096
+#define TOPK_K		100
+
+/*
+ * probe_argsort, ggml's bitonic block sort (descending): each threadgroup's
+ * 1024 indices in "threadgroup memory", each step of the network compared
+ * and swapped pair by pair (a step's pairs are disjoint, so in turn is as
+ * at once), an index past the row sorting last.
+ */
+void
+mtlsim_argsort(const struct mtlsim_dispatch *d)
+{
+	const float	*x = d->buffers[0];
+	int32_t		*dst = d->buffers[1], *shm, a, b;
+	long		 nth = (long)d->threads_per_group, tg, col, k, j, ixj;
+	long		 ib, row, i00;
+	bool		 swap;
+
+	if ((shm = malloc((size_t)nth * sizeof *shm)) == NULL)
+		return;
+	for (tg = 0; tg < (long)d->threadgroups; tg++) {
+		const float *src;
+
+		ib = tg / SORT_ROWS;
+		row = tg % SORT_ROWS;
+		i00 = ib * nth;
+		src = x + row * SORT_N;
+		for (col = 0; col < nth; col++)
+			shm[col] = (int32_t)(i00 + col);
+		for (k = 2; k <= nth; k *= 2)
+			for (j = k / 2; j > 0; j /= 2)
+				for (col = 0; col < nth; col++) {
+					if ((ixj = col ^ j) <= col)
+						continue;
+					a = shm[col];
+					b = shm[ixj];
+					swap = (col & k) == 0 ? a >= SORT_N ||
+					    (b < SORT_N && src[a] < src[b]) :
+					    b >= SORT_N || (a < SORT_N &&
+					    src[a] > src[b]);
+					if (swap) {
+						shm[col] = b;
+						shm[ixj] = a;
+					}
+				}
+		for (col = 0; col < nth; col++)
+			if (i00 + col < SORT_N)
+				dst[row * SORT_N + i00 + col] = shm[col];
+	}
+	free(shm);
+}
+
+/* A row's value at an index the merge read from its runs: one a broken
+ * earlier dispatch left out of the row reads as 0 (the device's read past
+ * a buffer is undefined; the simulator's must not fault). */
+static float
+mtlsim_row_at(const float *src, int32_t i)
+{
+	return i >= 0 && i < SORT_N ? src[i] : 0.0f;
+}
+
+/*
+ * probe_argsort_merge: two sorted runs of len (buffer 3) merged, each
+ * thread's chunk of the output started by its binary search of the
+ * partition, thread by thread (their chunks are disjoint).
+ */
+void
+mtlsim_argsort_merge(const struct mtlsim_dispatch *d)
+{
+	const float	*x = d->buffers[0];
+	const int32_t	*tmp = d->buffers[1];
+	int32_t		*dst = d->buffers[2];
+	long		 len = *(const int32_t *)d->buffers[3];
+	long		 nth = (long)d->threads_per_group, tg, tid;
+	long		 start, len0, len1, total, chunk, k0, k1, lo, hi, mid;
+	long		 i, j, k;
+
+	for (tg = 0; tg < (long)d->threadgroups; tg++) {
+		const long	 row = tg % SORT_ROWS;
+		const float	*src = x + row * SORT_N;
+		const int32_t	*t0, *t1;
+
+		start = tg / SORT_ROWS * 2 * len;
+		len0 = len < SORT_N - start ? len : SORT_N - start;
+		len0 = len0 > 0 ? len0 : 0;
+		len1 = len < SORT_N - start - len ? len : SORT_N - start - len;
+		len1 = len1 > 0 ? len1 : 0;
+		total = len0 + len1;
+		t0 = tmp + row * SORT_N + start;
+		t1 = t0 + len;
+		chunk = (total + nth - 1) / nth;
+		for (tid = 0; tid < nth; tid++) {
+			k0 = tid * chunk;
+			k1 = k0 + chunk < total ? k0 + chunk : total;
+			if (k0 >= total)
+				continue;
+			lo = k0 > len1 ? k0 - len1 : 0;
+			hi = k0 < len0 ? k0 : len0;
+			while (lo < hi) {
+				mid = (lo + hi) / 2;
+				if (mtlsim_row_at(src, t0[mid]) >=
+				    mtlsim_row_at(src, t1[k0 - mid - 1]))
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			for (i = lo, j = k0 - lo, k = k0; k < k1; k++)
+				dst[row * SORT_N + start + k] = i < len0 &&
+				    (j >= len1 || mtlsim_row_at(src, t0[i]) >=
+				    mtlsim_row_at(src, t1[j])) ?
+				    t0[i++] : t1[j++];
+		}
+	}
+}
+
+/* ggml_top_k_f2ui: a float's bits ordered as the floats are. */
+static uint32_t
+mtlsim_f2ui(float v)
+{
+	uint32_t	y;
+
+	memcpy(&y, &v, sizeof y);
+	return (y & 0x80000000u) != 0 ? ~y : y | 0x80000000u;
+}
+
+/*
+ * probe_top_k, ggml's radix select: four passes of an 8-bit histogram
+ * (the threadgroup's atomic counters, whose sum is the order-free count
+ * here), the bucket holding the k-th largest key found from the top,
+ * then every index above the key and the ties, placed in index order
+ * (the device's atomics may place them in any).
+ */
+void
+mtlsim_top_k(const struct mtlsim_dispatch *d)
+{
+	const float	*x = d->buffers[0];
+	int32_t		*dst = d->buffers[1];
+	uint32_t	 histo[256], prefix, desired, hi_mask, key, acc, b;
+	unsigned long	 row, i, pos;
+	int		 shift, bb;
+
+	for (row = 0; row < d->threadgroups; row++) {
+		const float	*src = x + row * TOPK_N;
+		int32_t		*out = dst + row * TOPK_K;
+
+		prefix = 0;
+		desired = TOPK_K;
+		for (shift = 24; shift >= 0; shift -= 8) {
+			memset(histo, 0, sizeof histo);
+			hi_mask = shift + 8 >= 32 ? 0u :
+			    0xFFFFFFFFu << (shift + 8);
+			for (i = 0; i < TOPK_N; i++) {
+				key = mtlsim_f2ui(src[i]);
+				if ((key & hi_mask) == (prefix & hi_mask))
+					histo[(key >> shift) & 0xFFu]++;
+			}
+			for (acc = 0, b = 0, bb = 255; bb >= 0; bb--) {
+				if (acc + histo[bb] >= desired) {
+					b = (uint32_t)bb;
+					break;
+				}
+				acc += histo[bb];
+			}
+			prefix |= b << shift;
+			desired -= acc;
+		}
+		for (pos = 0, i = 0; i < TOPK_N; i++)
+			if (mtlsim_f2ui(src[i]) > prefix)
+				out[pos++] = (int32_t)i;
+		for (i = 0; i < TOPK_N; i++)
+			if (mtlsim_f2ui(src[i]) == prefix && pos < TOPK_K)
+				out[pos++] = (int32_t)i;
+	}
+}

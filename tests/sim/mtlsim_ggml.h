@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * SIMULATOR: the simulated GPU's execution of the probe's ggml-shaped
- * kernels (probe_kernels_ggml, probe_kernels_ggml_bf16), lane by lane and
- * SIMD group by SIMD group as the device runs them; mtlsim_kernel.c's
- * table names them.
+ * kernels (probe_kernels_ggml, probe_kernels_ggml_bf16, probe_kernels_sort),
+ * lane by lane and SIMD group by SIMD group as the device runs them;
+ * mtlsim_kernel.c's table names them.
  *
  *   MTLSIM_SIMD_INT=max-unsigned  integer simd_max compares its lanes as
  *                                 unsigned (a -1 from a lane without the
@@ -26,5 +26,8 @@ void	mtlsim_fa_reduce(const struct mtlsim_dispatch *);
 void	mtlsim_mul_mm_bf16(const struct mtlsim_dispatch *);
 void	mtlsim_argmax(const struct mtlsim_dispatch *);
 void	mtlsim_count_equal(const struct mtlsim_dispatch *);
+void	mtlsim_argsort(const struct mtlsim_dispatch *);
+void	mtlsim_argsort_merge(const struct mtlsim_dispatch *);
+void	mtlsim_top_k(const struct mtlsim_dispatch *);
 
 #endif

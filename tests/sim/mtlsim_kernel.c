@@ -85,6 +85,9 @@ static const struct {
 	{ "probe_mul_mm_bf16", mtlsim_mul_mm_bf16, MSL_3_1, 3 },
 	{ "probe_argmax", mtlsim_argmax, 0, 2 },
 	{ "probe_count_equal", mtlsim_count_equal, 0, 3 },
+	{ "probe_argsort", mtlsim_argsort, 0, 2 },
+	{ "probe_argsort_merge", mtlsim_argsort_merge, 0, 4 },
+	{ "probe_top_k", mtlsim_top_k, 0, 2 },
 	{ "probe_nocopy_read", mtlsim_nocopy_read, 0, 2 },
 };
 

@@ -1346,6 +1346,99 @@ test_read_upto_eintr(void **state)
 	close(told[0]);
 }
 
+/* The size of tmpdir/name, or -1 when there is none. */
+static long
+file_size(const char *name)
+{
+	char		path[512];
+	struct stat	sb;
+
+	snprintf(path, sizeof path, "%s/%s", tmpdir, name);
+	return stat(path, &sb) == 0 ? (long)sb.st_size : -1;
+}
+
+/*
+ * metalcapd's own log rotates itself at its bound (METALCAPD_LOG_MAX
+ * here, 8 MB by default) to one old generation, FILE.1: 40 KB written
+ * with a 4 KB bound leave two files of about 4 KB, the newest line in
+ * the new one.  Kills: a log that grows without bound (issue 46,
+ * finding 10).
+ */
+static void
+test_log_rotates(void **state)
+{
+	char	path[512], last[64];
+	FILE	*f;
+	char	line[512];
+	bool	found = false;
+	int	i;
+
+	(void)state;
+	snprintf(path, sizeof path, "%s/metalcapd.log", tmpdir);
+	assert_int_equal(setenv("METALCAPD_LOG_MAX", "4096", 1), 0);
+	log_open(path, false);
+	unsetenv("METALCAPD_LOG_MAX");
+	for (i = 0; i < 400; i++)
+		log_info("line %d of a log that must stay bounded", i);
+	assert_in_range(file_size("metalcapd.log"), 1, 4096 + 512);
+	assert_in_range(file_size("metalcapd.log.1"), 4096, 4096 + 512);
+	assert_int_equal(file_size("metalcapd.log.2"), -1);
+	snprintf(last, sizeof last, "line %d of", i - 1);
+	assert_non_null(f = fopen(path, "r"));
+	while (fgets(line, sizeof line, f) != NULL)
+		found |= strstr(line, last) != NULL;
+	fclose(f);
+	assert_true(found);
+	log_open(NULL, true);
+}
+
+/* How many lines of tmpdir/name hold text. */
+static int
+file_lines_with(const char *name, const char *text)
+{
+	char	path[512], line[1024];
+	FILE	*f;
+	int	n = 0;
+
+	snprintf(path, sizeof path, "%s/%s", tmpdir, name);
+	assert_non_null(f = fopen(path, "r"));
+	while (fgets(line, sizeof line, f) != NULL)
+		n += strstr(line, text) != NULL;
+	fclose(f);
+	return n;
+}
+
+/*
+ * A job's per-line messages: 10 a minute, one line saying the rest are
+ * counted, and their count told when the job's place is given up (64
+ * jobs and kinds are tracked; the stalest goes) or its minute is over.
+ * Kills: a line logged per line past the burst, a count never told.
+ */
+static void
+test_log_limited(void **state)
+{
+	char	path[512], who[16];
+	int	i;
+
+	(void)state;
+	snprintf(path, sizeof path, "%s/metalcapd.log", tmpdir);
+	log_open(path, false);
+	for (i = 0; i < 15; i++)
+		log_limited("a", "held", "job a: held line %d", i);
+	assert_int_equal(file_lines_with("metalcapd.log", "job a: held"), 10);
+	assert_int_equal(file_lines_with("metalcapd.log", "job a: more lines "
+	    "of the kind \"held\" this minute are counted, not logged"), 1);
+	for (i = 0; i < 64; i++) {
+		snprintf(who, sizeof who, "b%d", i);
+		log_limited(who, "held", "job %s: held line", who);
+	}
+	assert_int_equal(file_lines_with("metalcapd.log", "job a: 5 more "
+	    "lines of the kind \"held\" were counted, not logged"), 1);
+	assert_int_equal(file_lines_with("metalcapd.log", ": held line"),
+	    10 + 64);
+	log_open(NULL, true);
+}
+
 int
 main(void)
 {
@@ -1371,6 +1464,10 @@ main(void)
 		cmocka_unit_test(test_bplist_edges),
 		cmocka_unit_test(test_xml_depth_edges),
 		cmocka_unit_test_setup_teardown(test_tail_line_edge, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_log_rotates, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_log_limited, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_plist_size_edge, setup,
 		    teardown),
