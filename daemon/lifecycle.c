@@ -112,8 +112,7 @@ static const char *const lifecycle_guard_texts[LG_COUNT] = {
 	[LG_NEEDS_PROBE] = "would unlock, no verdict",
 	[LG_PROBE_FAILS] = "would unlock, verdict fails",
 	[LG_SHIM_AT_RISK] = "may carry the shim, no incident",
-	[LG_LOOP_ENV] = "crash loop, launchd or the kernel names its "
-	    "environment",
+	[LG_LOOP_ENV] = "crash loop, launchd or kernel names its environment",
 	[LG_LOOP_WITH_SHIM] = "crash loop, may carry the shim",
 	[LG_LOOP] = "crash loop, not failed",
 	[LG_RUNS_UNLOCKED] = "its agent carries the shim",
