@@ -303,6 +303,10 @@ struct job {
 	 * hooked child, or the first one that witnessed a failure. */
 	struct shim_seen	 group_seen;
 	bool			 machine_told;	/* a GPU fault of the machine's */
+	/* A pipeline witness, judged by how its process ends (witness.c);
+	 * kept until launchd tells that. */
+	struct shim_seen	 fate;
+	bool			 witness_told;	/* its wait was logged */
 	uv_timer_t		*witness_timer;	/* a witness waits for its line */
 	/* its health check (health.c), for the process being watched */
 	uint64_t		 health_start;	/* loop ms the process came */
@@ -530,17 +534,6 @@ int	watch_count_exits(struct job *, const char *last_exit, int signal,
 	    long count, char evidence[2][WATCH_EVIDENCE_LEN]);
 
 
-/* --- witness.c: what counts as evidence of a failed pipeline ---------------- */
-
-void	witness_said(struct job *, const char *what, const char *line);
-void	witness_line(struct job *, const char *what, const char *line);
-void	witness_report(struct job *, tail_line_fn read_line);
-void	witness_gone(struct job *, tail_line_fn read_line);
-void	witness_exited(struct job *, bool abnormal, int sig, const char *how,
-	    tail_line_fn read_line);
-void	witness_reset(struct job *);
-bool	witness_read(struct job *, struct shim_seen *);
-void	witness_stop(struct job *);
 bool	watch_spawn_fixed(struct mcd *, const struct job *,
 	    const char *cause);
 void	watch_spawn_cause(struct mcd *, const struct job *, char *buf,

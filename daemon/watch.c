@@ -21,6 +21,7 @@
 
 #include "mc_util.h"
 #include "mcd.h"
+#include "witness.h"
 
 /* What a spawn failure says when nothing here explains it. */
 #define WATCH_NO_CAUSE	"launchd could not set it up to run (no cause " \

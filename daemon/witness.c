@@ -34,6 +34,7 @@
 
 #include "mc_util.h"
 #include "mcd.h"
+#include "witness.h"
 
 /* How long a held line waits for the shim's witness. */
 #define WITNESS_DEATH_MS	10000
@@ -136,11 +137,9 @@ witness_trigger(const struct shim_seen *seen)
 }
 
 /*
- * May this witness act without a line?  A library that would not load is
- * fatal to ggml only with its error line (an optional one, the tensor
- * API's, it does without: ggml-metal-device.m), so it waits for one; the
- * others stand alone.  A failed command buffer's ERROR line comes only
- * when something waits for the graph (ggml_metal_synchronize,
+ * May this witness act without a line?  Only one of a call ggml cannot go
+ * on without (marker_weight 2).  A failed command buffer's ERROR line
+ * comes only when something waits for the graph (ggml_metal_synchronize,
  * ggml-metal-context.m:268-298; at INFO on the capture path alone), and
  * the backend stays in error state after it (L459-462), so the witness
  * need not wait for the line.
@@ -148,7 +147,20 @@ witness_trigger(const struct shim_seen *seen)
 static bool
 witness_alone(const struct shim_seen *seen)
 {
-	return strcmp(seen->failed, "library") != 0;
+	return marker_weight(seen->failed) == 2;
+}
+
+/*
+ * Is this witness judged by how its process ends?  A function or a
+ * pipeline: ggml aborts on a nil one it needs (ggml-metal-device.m:851),
+ * and does without the one of its tensor API check (L1186-1190), after
+ * the same "failed to compile pipeline" line.  So only the abort that
+ * follows (SIGABRT, launchd's word) makes it a verdict.
+ */
+static bool
+witness_fated(const struct shim_seen *seen)
+{
+	return marker_weight(seen->failed) == 1;
 }
 
 /*
@@ -158,7 +170,8 @@ witness_alone(const struct shim_seen *seen)
 static bool
 witness_pairs(const struct shim_seen *seen, const char *what)
 {
-	return witness_alone(seen) || strstr(what, "library") != NULL;
+	return witness_alone(seen) || (marker_weight(seen->failed) == 0 &&
+	    strstr(what, "library") != NULL);
 }
 
 /* What the shim saw, in words: the call, its code's name, the pid. */
@@ -287,7 +300,8 @@ witness_line(struct job *j, const char *what, const char *line)
 	/* The line just read, with its own kind: the held one may differ. */
 	log_limited(j->name, "held", "job %s: its log shows a %s, but the "
 	    "shim saw %s: not acted on unless the process dies of it (%s)",
-	    j->name, what, seen.machine_faults > 0 ? "only the machine's "
+	    j->name, what, seen.witnessed > 0 ? "a failure no line "
+	    "confirms" : seen.machine_faults > 0 ? "only the machine's "
 	    "fault" : "no Metal call fail", line);
 }
 
@@ -306,6 +320,19 @@ witness_overbroad(struct job *j, const struct shim_seen *seen)
 }
 
 static void	witness_due(struct job *);
+
+/* A witness that is no verdict yet: said once, with what would make it. */
+static void
+witness_waits(struct job *j, const struct shim_seen *seen, const char *when)
+{
+	char	said[WATCH_EVIDENCE_LEN];
+
+	if (j->witness_told)
+		return;
+	j->witness_told = true;
+	witness_words(seen, said, sizeof said);
+	log_info("job %s: %s: a verdict only %s", j->name, said, when);
+}
 
 static void
 witness_timer_fired(uv_timer_t *t)
@@ -353,6 +380,13 @@ witness_judge(struct job *j, tail_line_fn read_line, bool wait)
 	witness_machine(j, &seen);
 	if (seen.witnessed == 0)
 		return;
+	if (witness_fated(&seen)) {
+		if (j->fate.witnessed == 0)
+			j->fate = seen;
+		witness_waits(j, &seen, "if the process then aborts, as ggml "
+		    "does on a pipeline it needs");
+		return;
+	}
 	witness_drain(j, read_line);
 	if (j->witness_acted)
 		return;
@@ -360,7 +394,8 @@ witness_judge(struct job *j, tail_line_fn read_line, bool wait)
 	    j->unconfirmed_what))
 		witness_act(j, &seen);
 	else if (!witness_alone(&seen))
-		return;
+		witness_waits(j, &seen, "with ggml's line that its library "
+		    "failed: it does without an optional one");
 	else if (!wait)
 		witness_act(j, &seen);
 	/* Armed once: other reports changing meanwhile do not delay it. */
@@ -401,6 +436,37 @@ witness_gone(struct job *j, tail_line_fn read_line)
 }
 
 /*
+ * A pipeline witness, and the process then ended by SIGABRT: ggml aborted
+ * on the pipeline it needed.  The shim's words, the failure line ggml
+ * logged before its abort (or the one held), ggml's abort line if it was
+ * the last, then how it ended.
+ */
+static void
+witness_aborted(struct job *j, const struct witness_abort *a,
+    const char *how)
+{
+	char		 said[WATCH_EVIDENCE_LEN], line[WATCH_EVIDENCE_LEN];
+	char		 died[WATCH_EVIDENCE_LEN];
+	const char	*evidence[4], *cause;
+	int		 n = 0;
+
+	witness_words(&j->fate, said, sizeof said);
+	evidence[n++] = said;
+	cause = a->cause[0] != '\0' ? a->cause : j->unconfirmed;
+	if (cause[0] != '\0') {
+		snprintf(line, sizeof line, "its log said: %.*s",
+		    (int)(sizeof line - sizeof "its log said: "), cause);
+		evidence[n++] = line;
+	}
+	if (a->line[0] != '\0')
+		evidence[n++] = a->line;
+	snprintf(died, sizeof died, "then the process ended: %s", how);
+	evidence[n++] = died;
+	log_warnx("job %s: %s, %s", j->name, said, died);
+	witness_emit(j, witness_trigger(&j->fate), evidence, n);
+}
+
+/*
  * launchd says how the last process ended: by SIGABRT with ggml's abort as
  * the last it said, that abort is the evidence (and the failure line right
  * before it names what failed).  Any other end after a failure line is
@@ -422,7 +488,9 @@ witness_exited(struct job *j, bool abnormal, int sig, const char *how,
 		witness_drain(j, read_line);
 		a = &j->abort;
 	}
-	if (abnormal && sig == SIGABRT && a->line[0] != '\0') {
+	if (abnormal && sig == SIGABRT && j->fate.witnessed > 0)
+		witness_aborted(j, a, how);
+	else if (abnormal && sig == SIGABRT && a->line[0] != '\0') {
 		snprintf(died, sizeof died, "then the process ended: %s", how);
 		if (a->cause[0] != '\0')
 			evidence[n++] = a->cause;
@@ -438,6 +506,7 @@ witness_exited(struct job *j, bool abnormal, int sig, const char *how,
 	j->unconfirmed[0] = '\0';
 	a->line[0] = '\0';
 	j->died_seen = false;
+	memset(&j->fate, 0, sizeof j->fate);
 }
 
 /*
@@ -450,6 +519,7 @@ witness_reset(struct job *j)
 	j->recent_what = NULL;
 	j->witness_acted = false;
 	j->machine_told = false;
+	j->witness_told = false;
 	memset(&j->group_seen, 0, sizeof j->group_seen);
 	job_timer_stop(j->witness_timer);
 }

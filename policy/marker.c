@@ -122,8 +122,8 @@ marker_code(long code)
 
 /*
  * A witness line of the shim's ("metalcap witness pid=N failed=KIND
- * [code=C] call=SELECTOR"): the first is kept (the first of another kind
- * than library, when one came), all are counted.  A command buffer the
+ * [code=C] call=SELECTOR"): the first of the greatest weight is kept
+ * (marker_weight), all are counted.  A command buffer the
  * machine failed is counted apart: it judges no kernel.  One of another
  * pid proves nothing about this one.
  */
@@ -143,17 +143,33 @@ marker_witness(struct shim_seen *s, const char *line, long pid)
 			s->machine_code = code;
 		return;
 	}
-	/* A library that would not load (ggml may do without it) gives way
-	 * to a later failure of another kind. */
-	if (s->witnessed++ > 0 && strcmp(s->failed, "library") != 0)
-		return;
+	/* One ggml may do without gives way to a later one it may not. */
 	if (!marker_field(line, "failed", raw, sizeof s->failed) ||
-	    (s->witnessed > 1 && strcmp(raw, "library") == 0))
+	    (s->witnessed++ > 0 && marker_weight(raw) <=
+	    marker_weight(s->failed)))
 		return;
 	mc_text(s->failed, sizeof s->failed, raw);
 	s->failed_code = code;
 	if (marker_field(line, "call", raw, sizeof s->failed_call))
 		mc_text(s->failed_call, sizeof s->failed_call, raw);
+}
+
+/*
+ * What a kind of witness says of the process: 0, a library ggml may do
+ * without (its tensor API's: ggml-metal-device.m:515-529, 1181-1184);
+ * 1, a function or pipeline, which ggml aborts on wherever it needs one
+ * (ggml_metal_encoder_set_pipeline, L851-852) and does without in its
+ * tensor API check alone (dummy_kernel, L1186-1190); 2, a call ggml
+ * cannot go on without (a command buffer, a queue, a residency set).
+ */
+int
+marker_weight(const char *failed)
+{
+	if (strcmp(failed, "library") == 0)
+		return 0;
+	if (strcmp(failed, "function") == 0 || strcmp(failed, "pipeline") == 0)
+		return 1;
+	return 2;
 }
 
 /*

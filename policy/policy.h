@@ -317,6 +317,7 @@ struct marker_code {
 };
 
 const struct marker_code *marker_code(long code);
+int	marker_weight(const char *failed);
 void	marker_parse(struct shim_seen *, const char *line);
 bool	marker_read(const char *dir, long pid, struct shim_seen *);
 void	marker_forget(const char *dir, long pid);

@@ -432,6 +432,23 @@ test_probe_failure_never_unlocks(void **state)
 	assert_false(marker_exists(pid));
 }
 
+/* Does an item of the job's revert evidence hold text? */
+static bool
+revert_evidence_has(const char *name, const char *text)
+{
+	json_t		*j = job_status(name), *ev;
+	const char	*item;
+	size_t		 i;
+	bool		 has = false;
+
+	ev = json_object_get(json_object_get(j, "reverted"), "evidence");
+	for (i = 0; i < json_array_size(ev) && !has; i++)
+		has = (item = json_string_value(json_array_get(ev, i))) !=
+		    NULL && strstr(item, text) != NULL;
+	json_decref(j);
+	return has;
+}
+
 static void
 test_failure_line_reverts(void **state)
 {
@@ -452,9 +469,12 @@ test_failure_line_reverts(void **state)
 	kill((pid_t)pid, SIGUSR1);
 	wait_state("llama", "reverted", 0, 1.0);
 	assert_true(now_s() - start < 1.0 * time_scale());
-	assert_field_has("llama", "reason", "ggml_metal_library_"
+	assert_field_has("llama", "reason", "pipeline failure: the shim saw "
+	    "newFunctionWithName: fail in pid");
+	assert_true(revert_evidence_has("llama", "ggml_metal_library_"
 	    "compile_pipeline: failed to compile pipeline: base = "
-	    "'kernel_mul_mm_f16_f32'");
+	    "'kernel_mul_mm_f16_f32'"));
+	assert_true(revert_evidence_has("llama", "then the process ended: "));
 	/* Persisted: a killed daemon comes back knowing. */
 	kill_daemon(SIGKILL);
 	start_daemon();

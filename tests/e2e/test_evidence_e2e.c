@@ -338,6 +338,57 @@ test_machine_fault_not_judged(void **state)
 	    "MTLCommandBufferErrorInternal (1)");
 }
 
+/*
+ * ggml's tensor API check (GGML_METAL_TENSOR_ENABLE on a device that
+ * answers Metal4) builds a dummy kernel and does without the API when its
+ * library, its function or its pipeline fails, after an ERROR line of its
+ * own (ggml-metal-device.m:1181-1190).  The shim witnesses the call; the
+ * process goes on, healthy, and is not reverted.  A line read after the
+ * check is held and logged, so the check's own lines were read by then.
+ * Kills: a library witness paired with ggml_metal_library_init_from_source's
+ * line; a function or pipeline witness acting alone or with its line
+ * before the process aborts.
+ */
+#define HELD_LINE	"ggml_metal_synchronize: error: command buffer 7 " \
+			"failed with status 5"
+static void
+test_tensor_check_goes_on(void **state)
+{
+	static const char *const modes[][2] = {
+		{ "library", " failed=library " },
+		{ "compile", " failed=function " },
+		{ "pipeline", " failed=pipeline " },
+	};
+	char	 device[256], name[32], buf[32];
+	double	 start;
+	long	 pid;
+	size_t	 i;
+	json_t	*j;
+
+	(void)state;
+	for (i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+		snprintf(device, sizeof device, "MTLSIM_EXTRA_FAMILIES=5002\n"
+		    "GGML_METAL_TENSOR_ENABLE=1\nMTLSIM_FAIL=tensor_api:%s",
+		    modes[i][0]);
+		set_device(device);
+		snprintf(name, sizeof name, "tensor-%s", modes[i][0]);
+		put_args_job(name, "<string>--say</string><string>"
+		    HELD_LINE "</string>");
+		pid = wait_state(name, "unlocked", 0, 5.0);
+		for (start = now_s(); !report_has(pid, modes[i][1]);
+		    sleep_ms(5))
+			if (now_s() - start > 5 * time_scale())
+				fail_msg("no %s witness in pid %ld's report",
+				    modes[i][0], pid);
+		wait_daemon_log(HELD_LINE, (int)i + 1);
+		assert_string_equal(status_string(name, NULL, "state", buf,
+		    sizeof buf), "unlocked");
+		j = job_status(name);
+		assert_int_equal(pid_of(j), pid);
+		json_decref(j);
+	}
+}
+
 /* The pid a file holds once it is written whole; waits for it. */
 static long
 wait_pid_file(const char *path)
@@ -513,12 +564,18 @@ test_every_log_form(void **state)
 			/*
 			 * The shim's words first, the verdict's ground; then
 			 * the line as ggml wrote it, without colours, said to
-			 * be the log's (a client may have written it).
+			 * be the log's (a client may have written it), ggml's
+			 * abort and the end by SIGABRT that made it a verdict.
 			 */
 			if (!revert_evidence_has(job, 0, call) ||
 			    !revert_evidence_has(job, 1, "its log said: ") ||
 			    !revert_evidence_has(job, 1, line) ||
-			    revert_evidence_has(job, 1, "\033"))
+			    revert_evidence_has(job, 1, "\033") ||
+			    !revert_evidence_has(job, 2, "ggml-metal-device."
+			    "m:852: ") ||
+			    !revert_evidence_has(job, 3, "then the process "
+			    "ended: ") ||
+			    !revert_evidence_has(job, 3, "signal 6"))
 				fail_msg("%s: its evidence is not %s, then %s",
 				    job, call, line);
 		}
@@ -763,6 +820,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_residency_every_form,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_machine_fault_not_judged,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tensor_check_goes_on,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inherit_child_witnessed,
 		    setup, teardown),

@@ -39,6 +39,7 @@ extern struct ggmlsim_log	ggmlsim_log_style;
 void	ggmlsim_log(int need, char level, const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4)));
 #define GLOG_INFO(...)	ggmlsim_log(4, 'I', __VA_ARGS__)
+#define GLOG_WARN(...)	ggmlsim_log(2, 'W', __VA_ARGS__)
 #define GLOG_ERROR(...)	ggmlsim_log(1, 'E', __VA_ARGS__)
 #define LLAMA_INFO(...)	ggmlsim_log(3, 'I', __VA_ARGS__)
 

@@ -212,6 +212,7 @@ ggmlsim_kernel(GgmlSimDevice *dev, const char *label, const char *ggml_name,
 		d.buffers[2] = out;
 	}
 	switch (mtlsim_dispatch(dev, &d, error, sizeof error)) {
+	case MTLSIM_LIBRARY_FAILED:
 	case MTLSIM_COMPILE_FAILED:
 		GLOG_ERROR("ggml_metal_library_compile_pipeline: failed to "
 		    "compile pipeline: base = '%s', name = '%s'\n", ggml_name,
@@ -286,17 +287,84 @@ ggmlsim_graph(GgmlSimDevice *dev)
 	    "probe_tg_mem");
 }
 
+/* The device's name holds one of these words. */
+static bool
+ggmlsim_named(GgmlSimDevice *dev, const char *const *words)
+{
+	for (; *words != NULL; words++)
+		if (strstr([dev name], *words) != NULL)
+			return true;
+	return false;
+}
+
+/*
+ * ggml's tensor API: asked for where the device answers Metal4 (5002),
+ * kept on M5, M6, A19 and A20 or with GGML_METAL_TENSOR_ENABLE, then
+ * checked by building a dummy kernel from source, never run.  ggml does
+ * without the API when that fails, after an ERROR line of its own: the
+ * library's (verbose false: no NSError text) or the pipeline's
+ * (ggml-metal-device.m:1127-1190, 587-640, compile_pipeline).
+ */
+static bool
+ggmlsim_tensor(GgmlSimDevice *dev)
+{
+	static const char *const newer[] = { "M5", "M6", "A19", "A20", NULL };
+	char			 error[512];
+	struct mtlsim_dispatch	 d = {
+		.label = "tensor_api", .function = "probe_simd_sum",
+		.source = "kernel void probe_simd_sum(",
+		.language_version = 0x40000,
+	};
+
+	/* ggml reads the environment; a test may set it in the switches. */
+	if (![dev supportsFamily:5002] ||
+	    mtlsim_getenv("GGML_METAL_TENSOR_DISABLE") != NULL)
+		return false;
+	if (mtlsim_getenv("GGML_METAL_TENSOR_ENABLE") == NULL &&
+	    !ggmlsim_named(dev, newer)) {
+		GLOG_INFO("ggml_metal_device_init: tensor API disabled for "
+		    "pre-M5 and pre-A19 devices\n");
+		return false;
+	}
+	GLOG_INFO("ggml_metal_device_init: testing tensor API for f16 "
+	    "support\n");
+	switch (mtlsim_build(dev, &d, error, sizeof error)) {
+	case MTLSIM_COMPLETED:
+		return true;
+	case MTLSIM_LIBRARY_FAILED:
+		GLOG_ERROR("ggml_metal_library_init_from_source: error "
+		    "compiling source\n");
+		break;
+	case MTLSIM_COMPILE_FAILED:
+		GLOG_ERROR("ggml_metal_library_compile_pipeline: failed to "
+		    "compile pipeline: base = 'dummy_kernel', name = "
+		    "'dummy_kernel'\n");
+		GLOG_ERROR("ggml_metal_library_compile_pipeline: %s\n", error);
+		break;
+	case MTLSIM_PIPELINE_FAILED:
+	case MTLSIM_RUN_FAILED:
+		GLOG_ERROR("ggml_metal_library_compile_pipeline: failed to "
+		    "create pipeline state: base = 'dummy_kernel', name = "
+		    "'dummy_kernel'\n");
+		GLOG_ERROR("ggml_metal_library_compile_pipeline: %s\n", error);
+		break;
+	}
+	GLOG_WARN("ggml_metal_device_init: - the tensor API is not supported "
+	    "in this environment - disabling\n");
+	return false;
+}
+
 /* ggml's init lines and its residency set: 0, or 1 when ggml fails. */
 int
 ggmlsim_setup(GgmlSimDevice *dev)
 {
 	struct ggmlsim_caps	c;
 	char			error[512];
+	bool			tensor;
 
 	ggmlsim_caps(dev, &c);
 
-	GLOG_INFO("ggml_metal_device_init: tensor API disabled for pre-M5 and "
-	    "pre-A19 devices\n");
+	tensor = ggmlsim_tensor(dev);
 	GLOG_INFO("ggml_metal_library_init: using embedded metal library\n");
 	GLOG_INFO("ggml_metal_library_init: loaded in 0.011 sec\n");
 	GLOG_INFO("ggml_metal_rsets_init: creating a residency set collection "
@@ -313,7 +381,8 @@ ggmlsim_setup(GgmlSimDevice *dev)
 	GLOG_INFO("ggml_metal_device_init: has unified memory    = true\n");
 	GLOG_INFO("ggml_metal_device_init: has bfloat            = %s\n",
 	    c.bfloat ? "true" : "false");
-	GLOG_INFO("ggml_metal_device_init: has tensor            = false\n");
+	GLOG_INFO("ggml_metal_device_init: has tensor            = %s\n",
+	    tensor ? "true" : "false");
 	GLOG_INFO("ggml_metal_device_init: use residency sets    = true\n");
 	GLOG_INFO("ggml_metal_device_init: use shared buffers    = true\n");
 	GLOG_INFO("ggml_metal_device_init: recommendedMaxWorkingSetSize  = "

@@ -99,7 +99,8 @@ struct mtlsim_dispatch {
 };
 
 enum mtlsim_stage {
-	MTLSIM_COMPILE_FAILED,
+	MTLSIM_LIBRARY_FAILED,		/* newLibraryWithSource: nil */
+	MTLSIM_COMPILE_FAILED,		/* the function: nil */
 	MTLSIM_PIPELINE_FAILED,
 	MTLSIM_RUN_FAILED,
 	MTLSIM_COMPLETED,
@@ -108,6 +109,9 @@ enum mtlsim_stage {
 id			MTLCreateSystemDefaultDevice(void);
 const char		*mtlsim_getenv(const char *name);
 enum mtlsim_stage	mtlsim_dispatch(id device,
+			    const struct mtlsim_dispatch *dispatch,
+			    char *error, size_t errorlen);
+enum mtlsim_stage	mtlsim_build(id device,
 			    const struct mtlsim_dispatch *dispatch,
 			    char *error, size_t errorlen);
 int			mtlsim_new_residency_set(id device, char *error,

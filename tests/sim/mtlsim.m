@@ -489,30 +489,24 @@ mtlsim_nocopy_free(MTLSimBuffer **nocopy)
 }
 
 /*
- * Dispatch one kernel and wait for it, through the calls ggml makes
+ * A kernel's pipeline, through the calls ggml makes to build one
  * (ggml-metal-device.m: newLibraryWithSource:options:error:,
- * newFunctionWithName:, newComputePipelineStateWithFunction:error:;
- * ggml-metal-context.m: commandBuffer, commit, waitUntilCompleted,
- * status).
+ * newFunctionWithName:, newComputePipelineStateWithFunction:error:), and
+ * nothing run: ggml's tensor API check builds one and never runs it.
  */
 enum mtlsim_stage
-mtlsim_dispatch(id device, const struct mtlsim_dispatch *d, char *error,
+mtlsim_build(id device, const struct mtlsim_dispatch *d, char *error,
     size_t errorlen)
 {
 	_MTLDevice		*dev = device;
 	MTLSimLibrary		*lib;
 	MTLSimFunction		*fn;
-	MTLSimCommandQueue	*queue;
-	MTLSimCommandBuffer	*cb;
 	id			 pipe, err = nil;
-	enum mtlsim_stage	 stage = MTLSIM_COMPLETED;
-	struct mtlsim_dispatch	 run = *d;
-	MTLSimBuffer		*nocopy[4] = { nil, nil, nil, nil };
 
 	if ((lib = [dev newLibraryWithSource:(id)(void *)d options:nil
 	    error:&err]) == nil) {
 		mtlsim_take_error(err, error, errorlen);
-		return MTLSIM_COMPILE_FAILED;
+		return MTLSIM_LIBRARY_FAILED;
 	}
 	fn = [lib newFunctionWithName:d->function];
 	if (fn == nil) {
@@ -528,6 +522,28 @@ mtlsim_dispatch(id device, const struct mtlsim_dispatch *d, char *error,
 		return MTLSIM_PIPELINE_FAILED;
 	}
 	object_dispose(pipe);
+	return MTLSIM_COMPLETED;
+}
+
+/*
+ * Dispatch one kernel and wait for it: its pipeline built, then the calls
+ * ggml-metal-context.m makes (commandBuffer, commit, waitUntilCompleted,
+ * status).
+ */
+enum mtlsim_stage
+mtlsim_dispatch(id device, const struct mtlsim_dispatch *d, char *error,
+    size_t errorlen)
+{
+	_MTLDevice		*dev = device;
+	MTLSimCommandQueue	*queue;
+	MTLSimCommandBuffer	*cb;
+	enum mtlsim_stage	 stage;
+	struct mtlsim_dispatch	 run = *d;
+	MTLSimBuffer		*nocopy[4] = { nil, nil, nil, nil };
+
+	if ((stage = mtlsim_build(device, d, error, errorlen)) !=
+	    MTLSIM_COMPLETED)
+		return stage;
 	mtlsim_nocopy_buffers(dev, d, &run, nocopy);
 	if (d->prepare != NULL)
 		d->prepare(d->prepare_arg);

@@ -441,8 +441,17 @@ int
 mtlsim_stage_compile(const struct mtlsim_dispatch *d, char *error,
     size_t errorlen)
 {
-	size_t	i = mtlsim_kernel_index(d);
+	char		 mode[32];
+	const char	*fail = mtlsim_failure(d->label, mode, sizeof mode);
+	size_t		 i = mtlsim_kernel_index(d);
 
+	/* The whole source would not compile (MTLSIM_FAIL's library). */
+	if (fail != NULL && strcmp(fail, "library") == 0) {
+		snprintf(error, errorlen, "Error Domain=MTLLibraryErrorDomain "
+		    "Code=3 \"program_source: error: simulated compiler "
+		    "failure of the library\"");
+		return -1;
+	}
 	if (i < sizeof mtlsim_kernels / sizeof mtlsim_kernels[0] &&
 	    mtlsim_language(d) < mtlsim_kernels[i].min_language) {
 		snprintf(error, errorlen, "Error Domain=MTLLibraryErrorDomain "
