@@ -433,10 +433,15 @@ FORCE:
 $(O)/tests/tiny-llama.gguf: tests/llama/make-tiny-model.py $(LLAMA_PROGRAMS) \
     | $(O)/tests
 	/usr/bin/python3 $< $(LLAMA_DIR)/src $@.tmp && mv $@.tmp $@
+# One whose architecture's name carries ggml-metal's lines (finding 7).
+$(O)/tests/hostile-arch.gguf: tests/llama/make-tiny-model.py \
+    $(LLAMA_PROGRAMS) | $(O)/tests
+	/usr/bin/python3 $< --hostile-arch $(LLAMA_DIR)/src $@.tmp && \
+	    mv $@.tmp $@
 
 $(O)/tests/test_llama_e2e $(O)/tests/test_llama_hostile: \
     $(O)/tests/test_llama_%: tests/llama/test_llama_%.c $(HARNESS_DEPS) \
-    $(O)/tests/tiny-llama.gguf $(LLAMA_PROGRAMS) $(O)/tests/llama-where \
+    $(O)/tests/tiny-llama.gguf $(O)/tests/hostile-arch.gguf $(LLAMA_PROGRAMS) $(O)/tests/llama-where \
     scripts/llama.sh | $(O)/tests
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) \
 	    -DMC_TEST_LLAMA='"$(LLAMA_BIN)"' \

@@ -3,6 +3,7 @@
 """Write a tiny llama model that llama.cpp's own tools load and run.
 
     make-tiny-model.py LLAMA_SOURCE OUT.gguf
+    make-tiny-model.py --hostile-arch LLAMA_SOURCE OUT.gguf
 
 The model is made with llama.cpp's own gguf-py (LLAMA_SOURCE/gguf-py), so
 the file is what llama.cpp writes, not a copy of its format made here.
@@ -12,6 +13,12 @@ numbers from a fixed seed, so the same source makes the same bytes, and
 no weights are kept in the repository.  Two layers of 64: it loads in a
 fraction of a second and says nothing sensible, which is all a test of
 the programs around it needs.
+
+With --hostile-arch the file has no tensors, and its general.architecture
+is text a model's author chose: ggml-metal's abort and failure lines
+after a newline.  llama.cpp prints the name raw when it does not know it
+(src/llama-model.cpp:361, "unknown model architecture: '...'", logged by
+src/llama.cpp:375) and the program ends with an exit status.
 """
 import sys
 
@@ -25,12 +32,41 @@ N_HEAD = 4
 N_CTX = 512
 
 
+HOSTILE_ARCH = ("x\n"
+                "/Users/runner/work/llama.cpp/ggml/src/ggml-metal/"
+                "ggml-metal-device.m:852: ggml_metal_encoder_set_pipeline: "
+                "nil Metal pipeline (missing kernel; see compile_pipeline "
+                "log above)\n"
+                "ggml_metal_library_compile_pipeline: failed to compile "
+                "pipeline: base = 'kernel_mul_mm_f16_f32', name = "
+                "'kernel_mul_mm_f16_f32'\n")
+
+
+def hostile(gguf, out):
+    """A header and its keys: the architecture's name is the payload."""
+    writer = gguf.GGUFWriter(out, HOSTILE_ARCH)
+    writer.add_name("metalcap-hostile")
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+
+
 def main():
-    if len(sys.argv) != 3:
-        sys.exit("usage: make-tiny-model.py LLAMA_SOURCE OUT.gguf")
-    source, out = sys.argv[1], sys.argv[2]
+    args = sys.argv[1:]
+    hostile_arch = args[:1] == ["--hostile-arch"]
+    if hostile_arch:
+        args = args[1:]
+    if len(args) != 2:
+        sys.exit("usage: make-tiny-model.py [--hostile-arch] LLAMA_SOURCE "
+                 "OUT.gguf")
+    source, out = args
     sys.path.insert(0, source + "/gguf-py")
     import gguf  # noqa: E402  (llama.cpp's own, from the pinned source)
+
+    if hostile_arch:
+        hostile(gguf, out)
+        return
 
     vocab = gguf.GGUFReader(source + "/models/ggml-vocab-llama-spm.gguf")
     writer = gguf.GGUFWriter(out, "llama")

@@ -45,6 +45,8 @@
 
 #define SERVER		MC_TEST_LLAMA "/llama-server"
 #define MODEL		BUILD "/tests/tiny-llama.gguf"
+/* Its general.architecture holds ggml-metal's lines (make-tiny-model.py). */
+#define HOSTILE_MODEL	BUILD "/tests/hostile-arch.gguf"
 #define CURL		"/usr/bin/curl"
 #define CRASH_DEPTH	200000
 
@@ -67,20 +69,46 @@ free_port(void)
 	return p;
 }
 
-/* llama-server as the job "llama", with more keys of its job file. */
+/* llama-server of this model as the job "llama", with more keys. */
 static void
-put_server(const char *keys)
+put_server_model(const char *model, const char *keys)
 {
 	char	extra[2048];
 
 	port = free_port();
 	snprintf(extra, sizeof extra, "<key>ProgramArguments</key><array>"
-	    "<string>" SERVER "</string><string>-m</string><string>" MODEL
+	    "<string>" SERVER "</string><string>-m</string><string>%s"
 	    "</string><string>--host</string><string>127.0.0.1</string>"
 	    "<string>--port</string><string>%d</string><string>-c</string>"
 	    "<string>256</string><string>-np</string><string>1</string>"
-	    "<string>-t</string><string>1</string></array>%s", port, keys);
+	    "<string>-t</string><string>1</string></array>%s", model, port,
+	    keys);
 	put_job("llama", extra);
+}
+
+static void
+put_server(const char *keys)
+{
+	put_server_model(MODEL, keys);
+}
+
+/* A copy of from put at to in one step (a rename over it). */
+static void
+place_file(const char *from, const char *to)
+{
+	char	 tmp[256], buf[65536];
+	size_t	 n;
+	FILE	*in, *out;
+
+	snprintf(tmp, sizeof tmp, "%s.tmp", to);
+	assert_non_null(in = fopen(from, "rb"));
+	assert_non_null(out = fopen(tmp, "wb"));
+	while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+		assert_int_equal(fwrite(buf, 1, n, out), n);
+	assert_int_equal(ferror(in), 0);
+	fclose(in);
+	assert_int_equal(fclose(out), 0);
+	assert_int_equal(rename(tmp, to), 0);
 }
 
 /* curl -s URL-path with these arguments before it; its exit status. */
@@ -293,6 +321,43 @@ test_unlocked_loop_judged_alike(void **state)
 	json_decref(j);
 }
 
+/*
+ * A model's text (finding 7): llama-server prints an architecture's name
+ * it does not know raw (src/llama-model.cpp:361, logged at
+ * src/llama.cpp:375), so a model's author chooses lines of its log: here
+ * ggml-metal's abort and failure lines.  Then it ends with exit 1, each
+ * run: a crash loop, judged as any other (reverted as a hypothesis,
+ * crashing in stock too, the revert withdrawn), never a "pipeline
+ * failure" verdict, which used to outlive the model.  The model fixed,
+ * the server serves, and no verdict is left.
+ */
+static void
+test_model_text_no_verdict(void **state)
+{
+	char	 model[256];
+	json_t	*j;
+
+	(void)state;
+	snprintf(model, sizeof model, "%s/model.gguf", home);
+	place_file(HOSTILE_MODEL, model);
+	put_server_model(model, "<key>CrashLoop</key><dict><key>MaxExits"
+	    "</key><integer>2</integer><key>WindowSeconds</key><integer>600"
+	    "</integer></dict>");
+	wait_state("llama", "crashing", -1, 60.0);
+	assert_field_has("llama", "reason", "its revert is withdrawn");
+	/* Its lines were read, and held: the shim saw nothing fail. */
+	assert_true(daemon_log_count("its log shows a ggml Metal abort, but "
+	    "the shim saw no Metal call fail") >= 1);
+	assert_false(daemon_log_has("reverted to stock: pipeline failure"));
+	place_file(MODEL, model);
+	wait_ready();
+	j = job_status("llama");
+	assert_true(json_is_null(json_object_get(j, "failed")));
+	assert_true(json_is_null(json_object_get(j, "reverted")));
+	json_decref(j);
+	assert_false(daemon_log_has("reverted to stock: pipeline failure"));
+}
+
 int
 main(void)
 {
@@ -302,6 +367,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_crashes_keep_serving,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unlocked_loop_judged_alike,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_model_text_no_verdict,
 		    setup, teardown),
 	};
 
