@@ -74,26 +74,38 @@ free_port(void)
 	return p;
 }
 
-/* llama-server as the job "llama", its /health as its check (XML), and
- * more keys of its job file. */
+/*
+ * llama-server of model as the job "llama", curl -f of path as its check
+ * (XML: more of the check's keys), and more keys of its job file.  curl
+ * -S says the HTTP status it failed on.
+ */
 static void
-put_server_job_keys(const char *more_args, const char *keys)
+put_server_check(const char *model, const char *path, const char *check,
+    const char *more_args, const char *keys)
 {
 	char	extra[2048];
 
 	port = free_port();
 	snprintf(extra, sizeof extra, "<key>ProgramArguments</key><array>"
-	    "<string>%s</string><string>-m</string><string>" MODEL
+	    "<string>%s</string><string>-m</string><string>%s"
 	    "</string><string>--host</string><string>127.0.0.1</string>"
 	    "<string>--port</string><string>%d</string><string>-c</string>"
 	    "<string>256</string><string>-np</string><string>1</string>"
 	    "<string>-t</string><string>1</string>%s</array>"
 	    "<key>HealthCheck</key><dict><key>ProgramArguments</key><array>"
-	    "<string>" CURL "</string><string>-sf</string><string>"
-	    "http://127.0.0.1:%d/health</string></array>"
-	    "<key>StartDelaySeconds</key><integer>0</integer></dict>%s",
-	    server_prog, port, more_args, port, keys);
+	    "<string>" CURL "</string><string>-sSf</string><string>"
+	    "http://127.0.0.1:%d%s</string></array>"
+	    "<key>StartDelaySeconds</key><integer>0</integer>%s</dict>%s",
+	    server_prog, model, port, more_args, port, path, check, keys);
 	put_job("llama", extra);
+}
+
+/* llama-server as the job "llama", its /health as its check (XML), and
+ * more keys of its job file. */
+static void
+put_server_job_keys(const char *more_args, const char *keys)
+{
+	put_server_check(MODEL, "/health", "", more_args, keys);
 }
 
 static void
@@ -452,6 +464,118 @@ test_client_text_moves_nothing(void **state)
 			fail_msg("the health check never passed");
 	}
 	wait_ready();
+}
+
+/*
+ * The job's health check as status shows it: its state, and its last
+ * answer's passed and output; false while it is not yet so.
+ */
+static bool
+health_is(const char *state, bool passed, const char *output)
+{
+	json_t	*j = job_status("llama"), *h, *last;
+	bool	 is;
+
+	h = json_object_get(j, "health");
+	last = json_object_get(h, "last");
+	is = json_is_object(h) && strcmp(str_of(h, "state"), state) == 0 &&
+	    json_is_object(last) && json_is_true(json_object_get(last,
+	    "passed")) == passed && strstr(str_of(last, "output"),
+	    output) != NULL;
+	json_decref(j);
+	return is;
+}
+
+static void
+wait_health(const char *state, bool passed, const char *output)
+{
+	double	start = now_s();
+
+	while (!health_is(state, passed, output)) {
+		if (now_s() - start > 30 * time_scale()) {
+			json_t	*j = job_status("llama");
+			char	*d = json_dumps(json_object_get(j, "health"), 0);
+
+			fail_msg("health never %s with '%s': %s", state,
+			    output, d != NULL ? d : "(none)");
+		}
+		sleep_ms(50);
+	}
+}
+
+/* The tiny model copied to path: a file of this test's own. */
+static void
+copy_model(const char *path)
+{
+	FILE	*in = fopen(MODEL, "rb"), *out = fopen(path, "wb");
+	char	 buf[65536];
+	size_t	 n;
+
+	assert_non_null(in);
+	assert_non_null(out);
+	while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+		assert_int_equal(fwrite(buf, 1, n, out), n);
+	assert_int_equal(ferror(in), 0);
+	fclose(in);
+	assert_int_equal(fclose(out), 0);
+}
+
+/*
+ * The real server's /health while it loads (finding 17): a write lease on
+ * its model holds llama-server's open of it (the kernel makes an opener
+ * wait until the lease holder lets go: fcntl(2), F_SETLEASE), so it
+ * listens and answers 503 "Loading model" for as long as the test wants
+ * (server-http.cpp:253-270, server.cpp:464-487).  Its check is starting,
+ * failing quietly with curl's 503; the lease let go, it passes.  Kills: a
+ * check counted passed on any answer, or on the server's first answer.
+ */
+static void
+test_health_while_loading(void **state)
+{
+	char	model[256], u[128], out[512];
+	int	fd;
+
+	(void)state;
+	snprintf(model, sizeof model, "%s/model.gguf", home);
+	copy_model(model);
+	/* SIGIO tells the holder of a lease that someone opens the file. */
+	signal(SIGIO, SIG_IGN);
+	assert_true((fd = open(model, O_RDONLY)) != -1);
+	assert_int_equal(fcntl(fd, F_SETLEASE, F_WRLCK), 0);
+	put_server_check(model, "/health", "", "", "");
+	wait_health("starting", false, "503");
+	/* The server's own answer, as a client gets it. */
+	url(u, sizeof u, "/health");
+	assert_int_not_equal(curl(out, sizeof out, "-f", u, NULL), 0);
+	assert_int_equal(curl(out, sizeof out, u, NULL), 0);
+	assert_non_null(strstr(out, "Loading model"));
+	assert_false(daemon_log_has("health check failed"));
+	assert_int_equal(fcntl(fd, F_SETLEASE, F_UNLCK), 0);
+	close(fd);
+	wait_health("healthy", true, "");
+	wait_ready();
+}
+
+/*
+ * A check that cannot pass (finding 17): pointed at a path the server
+ * answers 404, it never passes, is unhealthy once LoadSeconds are over,
+ * names the 404, and metalcapctl status exits 4.  Kills: failures before
+ * a first pass taken for a pass, or never told.
+ */
+static void
+test_health_never_passes(void **state)
+{
+	int	code;
+
+	(void)state;
+	put_server_check(MODEL, "/no-such-path", "<key>LoadSeconds</key>"
+	    "<integer>3</integer>", "", "");
+	wait_ready();
+	wait_health("unhealthy", false, "404");
+	assert_true(daemon_log_has("health check failed"));
+	assert_true(daemon_log_has("never passed in LoadSeconds (3 s)"));
+	ctl(&code, "status", "llama", NULL, NULL);
+	assert_int_equal(code, 4);
 }
 
 /*
@@ -1257,6 +1381,10 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_client_text_moves_nothing,
 		    setup, llama_teardown),
+		cmocka_unit_test_setup_teardown(test_health_while_loading,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_health_never_passes,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_server_life, setup,
 		    llama_teardown),
 		cmocka_unit_test_setup_teardown(test_standin_shapes, setup,
