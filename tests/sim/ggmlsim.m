@@ -299,7 +299,8 @@ ggmlsim_named(GgmlSimDevice *dev, const char *const *words)
 
 /*
  * ggml's tensor API: asked for where the device answers Metal4 (5002),
- * kept on M5, M6, A19 and A20 or with GGML_METAL_TENSOR_ENABLE, then
+ * kept on M5, M6, A19 and A20 or with GGML_METAL_TENSOR_ENABLE (else
+ * "disabled", said whatever the device answers), then
  * checked by building a dummy kernel from source, never run.  ggml does
  * without the API when that fails, after an ERROR line of its own: the
  * library's (verbose false: no NSError text) or the pipeline's
@@ -315,17 +316,20 @@ ggmlsim_tensor(GgmlSimDevice *dev)
 		.source = "kernel void probe_simd_sum(",
 		.language_version = 0x40000,
 	};
+	bool			 has;
 
 	/* ggml reads the environment; a test may set it in the switches. */
-	if (![dev supportsFamily:5002] ||
-	    mtlsim_getenv("GGML_METAL_TENSOR_DISABLE") != NULL)
-		return false;
+	has = [dev supportsFamily:5002] &&
+	    mtlsim_getenv("GGML_METAL_TENSOR_DISABLE") == NULL;
+	/* Said whatever the family (L1137-L1146). */
 	if (mtlsim_getenv("GGML_METAL_TENSOR_ENABLE") == NULL &&
 	    !ggmlsim_named(dev, newer)) {
 		GLOG_INFO("ggml_metal_device_init: tensor API disabled for "
 		    "pre-M5 and pre-A19 devices\n");
-		return false;
+		has = false;
 	}
+	if (!has)
+		return false;
 	GLOG_INFO("ggml_metal_device_init: testing tensor API for f16 "
 	    "support\n");
 	switch (mtlsim_build(dev, &d, error, sizeof error)) {
