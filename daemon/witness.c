@@ -264,7 +264,8 @@ witness_said(struct job *j, const char *what, const char *line)
 	mc_text(j->abort.line, sizeof j->abort.line, line);
 	j->abort.what = what;
 	j->abort.cause[0] = '\0';
-	if (j->recent_what != NULL && j->recent_last == j->lines - 1 &&
+	/* Its NSError's text, read as no failure line, may come between. */
+	if (j->recent_what != NULL &&
 	    j->lines - j->recent_seq <= WITNESS_CAUSE_LINES + 1) {
 		mc_text(j->abort.cause, sizeof j->abort.cause, j->recent);
 		j->abort.cause_what = j->recent_what;
