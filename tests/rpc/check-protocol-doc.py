@@ -118,6 +118,9 @@ for name, text in sorted(documented.items()):
                 msgs.append(cur)
             elif cur is not None:
                 cur[1] += " " + line.strip()
+        # As mandoc renders them: roff's \\ and \e are one backslash.
+        msgs = [(d, re.sub(r"\\[\\e]", lambda m: "\\", t))
+                for d, t in msgs]
         try:
             parsed = [(d, json.loads(t)) for d, t in msgs]
         except ValueError as e:
