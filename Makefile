@@ -440,15 +440,18 @@ $(O)/tests/hostile-arch.gguf: tests/llama/make-tiny-model.py \
 	    mv $@.tmp $@
 
 $(O)/tests/test_llama_e2e $(O)/tests/test_llama_hostile: \
-    $(O)/tests/test_llama_%: tests/llama/test_llama_%.c $(HARNESS_DEPS) \
-    $(O)/tests/tiny-llama.gguf $(O)/tests/hostile-arch.gguf $(LLAMA_PROGRAMS) $(O)/tests/llama-where \
+    $(O)/tests/test_llama_%: tests/llama/test_llama_%.c \
+    tests/llama/llama_http.c tests/llama/llama_http.h $(HARNESS_DEPS) \
+    $(O)/tests/tiny-llama.gguf $(O)/tests/hostile-arch.gguf \
+    $(LLAMA_PROGRAMS) $(O)/tests/llama-where \
     scripts/llama.sh | $(O)/tests
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) \
 	    -DMC_TEST_LLAMA='"$(LLAMA_BIN)"' \
 	    -DMC_TEST_LLAMA_COMMIT='"$(shell scripts/llama.sh commit)"' \
 	    -Itests/support \
-	    -Icommon $< $(HARNESS) common/mc_rpc.c common/mc_util.c -o $@ \
-	    -lcmocka $(LIB_JANSSON) $(LIB_MSGPACK) $(LDFLAGS_SAN)
+	    -Icommon $< tests/llama/llama_http.c $(HARNESS) common/mc_rpc.c \
+	    common/mc_util.c -o $@ -lcmocka $(LIB_JANSSON) $(LIB_MSGPACK) \
+	    $(LDFLAGS_SAN)
 
 $(O)/tests/test_daemon_e2e $(O)/tests/test_fleet_e2e \
     $(O)/tests/test_invalid_e2e $(O)/tests/test_removed_e2e \

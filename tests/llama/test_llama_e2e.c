@@ -12,10 +12,7 @@
  * generated tokens (server_provenance), so that a stand-in fails them
  * (test_standin_refused).
  */
-#include <sys/socket.h>
 #include <sys/wait.h>
-
-#include <netinet/in.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -35,11 +32,11 @@
 
 #include "child.h"
 #include "harness.h"
+#include "llama_http.h"
 
 #include <sys/stat.h>
 
 #define MODEL		BUILD "/tests/tiny-llama.gguf"
-#define CURL		"/usr/bin/curl"
 /* The commit scripts/llama.sh pins (its COMMIT, the one place it is
  * written; the Makefile asks `scripts/llama.sh commit`). */
 #define PINNED		MC_TEST_LLAMA_COMMIT
@@ -57,23 +54,6 @@ static char	server_prog[512], bench_prog[512], perplexity_prog[512];
 static int	port;
 static pid_t	direct_pid;	/* a server this test runs itself */
 
-/* A port on the loopback that nothing holds now. */
-static int
-free_port(void)
-{
-	struct sockaddr_in	sin = { .sin_family = AF_INET };
-	socklen_t		len = sizeof sin;
-	int			fd, p;
-
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	assert_true((fd = socket(AF_INET, SOCK_STREAM, 0)) != -1);
-	assert_int_equal(bind(fd, (struct sockaddr *)&sin, sizeof sin), 0);
-	assert_int_equal(getsockname(fd, (struct sockaddr *)&sin, &len), 0);
-	p = ntohs(sin.sin_port);
-	close(fd);
-	return p;
-}
-
 /*
  * llama-server of model as the job "llama", curl -f of path as its check
  * (XML: more of the check's keys), and more keys of its job file.  curl
@@ -85,7 +65,7 @@ put_server_check(const char *model, const char *path, const char *check,
 {
 	char	extra[2048];
 
-	port = free_port();
+	port = llama_free_port();
 	snprintf(extra, sizeof extra, "<key>ProgramArguments</key><array>"
 	    "<string>%s</string><string>-m</string><string>%s"
 	    "</string><string>--host</string><string>127.0.0.1</string>"
@@ -114,33 +94,6 @@ put_server_job(const char *more_args)
 	put_server_job_keys(more_args, "");
 }
 
-/* curl with these arguments; its exit status, its output in out. */
-static int
-curl(char *out, size_t outlen, ...)
-{
-	const char		*argv[24] = { CURL, "-s", "-m", "30" };
-	char			*env[CHILD_ENV_MAX];
-	struct child_result	 r;
-	va_list			 ap;
-	int			 n = 4;
-
-	va_start(ap, outlen);
-	while (n < 23 && (argv[n] = va_arg(ap, const char *)) != NULL)
-		n++;
-	va_end(ap);
-	argv[n] = NULL;
-	child_env(env, NULL);
-	assert_int_equal(child_run(argv, env, &r), 0);
-	if (out != NULL) {
-		size_t	got = strlen(r.out) < outlen ? strlen(r.out) :
-		    outlen - 1;
-
-		memcpy(out, r.out, got);
-		out[got] = '\0';
-	}
-	return WIFEXITED(r.status) ? WEXITSTATUS(r.status) : -1;
-}
-
 static void
 url(char *buf, size_t len, const char *path)
 {
@@ -159,7 +112,7 @@ wait_ready(void)
 			    time_scale();
 
 	url(u, sizeof u, "/health");
-	while (curl(out, sizeof out, "-f", u, NULL) != 0) {
+	while (llama_curl(out, sizeof out, "-f", u, NULL) != 0) {
 		if (now_s() - start > limit)
 			fail_msg("llama-server never became ready");
 		sleep_ms(100);
@@ -247,9 +200,9 @@ get_json(const char *path, const char *body)
 
 	url(u, sizeof u, path);
 	if (body != NULL)
-		curl(out, sizeof out, "-d", body, u, NULL);
+		llama_curl(out, sizeof out, "-d", body, u, NULL);
 	else
-		curl(out, sizeof out, u, NULL);
+		llama_curl(out, sizeof out, u, NULL);
 	return json_loads(out, 0, NULL);
 }
 
@@ -407,7 +360,7 @@ test_client_text_moves_nothing(void **state)
 		    "n_predict", 1, "grammar", lines[i]);
 		char	*text = json_dumps(req, JSON_COMPACT);
 
-		curl(out, sizeof out, "-H", "Content-Type: text/plain", "-d",
+		llama_curl(out, sizeof out, "-H", "Content-Type: text/plain", "-d",
 		    text, u, NULL);
 		assert_non_null(strstr(out, "failed to parse grammar"));
 		free(text);
@@ -415,21 +368,21 @@ test_client_text_moves_nothing(void **state)
 	}
 	snprintf(body, sizeof body, "{\"prompt\": \"%s\\n%s\\n\", "
 	    "\"n_predict\": 1}", lines[0], lines[1]);
-	curl(out, sizeof out, "-d", body, u, NULL);
+	llama_curl(out, sizeof out, "-d", body, u, NULL);
 	snprintf(body, sizeof body, "{\"prompt\": \"hi\", \"n_predict\": 1, "
 	    "\"json_schema\": {\"type\": \"%s\"}}", lines[0]);
-	curl(out, sizeof out, "-d", body, u, NULL);
+	llama_curl(out, sizeof out, "-d", body, u, NULL);
 	url(u, sizeof u, "/v1/chat/completions");
 	snprintf(body, sizeof body, "{\"messages\": [{\"role\": \"user\", "
 	    "\"content\": \"%s\"}], \"max_tokens\": 1, \"response_format\": "
 	    "{\"type\": \"json_schema\", \"json_schema\": {\"schema\": "
 	    "{\"type\": \"%s\"}}}}", lines[0], lines[0]);
-	curl(out, sizeof out, "-d", body, u, NULL);
+	llama_curl(out, sizeof out, "-d", body, u, NULL);
 	url(u, sizeof u, "/ggml_metal_library_compile_pipeline:%20failed%20to"
 	    "%20compile%20pipeline");
-	curl(out, sizeof out, u, NULL);
+	llama_curl(out, sizeof out, u, NULL);
 	url(u, sizeof u, "/health");
-	curl(out, sizeof out, "-H", "X-Metal: ggml_metal_init: error: load "
+	llama_curl(out, sizeof out, "-H", "X-Metal: ggml_metal_init: error: load "
 	    "pipeline error", u, NULL);
 
 	/* The grammar's lines were read, and held (one line each). */
@@ -546,8 +499,8 @@ test_health_while_loading(void **state)
 	wait_health("starting", false, "503");
 	/* The server's own answer, as a client gets it. */
 	url(u, sizeof u, "/health");
-	assert_int_not_equal(curl(out, sizeof out, "-f", u, NULL), 0);
-	assert_int_equal(curl(out, sizeof out, u, NULL), 0);
+	assert_int_not_equal(llama_curl(out, sizeof out, "-f", u, NULL), 0);
+	assert_int_equal(llama_curl(out, sizeof out, u, NULL), 0);
 	assert_non_null(strstr(out, "Loading model"));
 	assert_false(daemon_log_has("health check failed"));
 	assert_int_equal(fcntl(fd, F_SETLEASE, F_UNLCK), 0);
@@ -601,7 +554,7 @@ test_server_life(void **state)
 	assert_int_equal(code, 0);
 	wait_state("llama", "stopped", -1, 10.0);
 	url(u, sizeof u, "/health");
-	assert_int_not_equal(curl(out, sizeof out, "-f", u, NULL), 0);
+	assert_int_not_equal(llama_curl(out, sizeof out, "-f", u, NULL), 0);
 	ctl(&code, "start", "llama", NULL, NULL);
 	assert_int_equal(code, 0);
 	pid = wait_state("llama", "blocked", pid, 20.0);
@@ -913,7 +866,7 @@ real_server_stderr(const char *const *flags, char *err, size_t len)
 	FILE		*f;
 	int		 fd;
 
-	port = free_port();
+	port = llama_free_port();
 	snprintf(p, sizeof p, "%d", port);
 	for (; *flags != NULL; flags++)
 		argv[n++] = *flags;
@@ -930,7 +883,7 @@ real_server_stderr(const char *const *flags, char *err, size_t len)
 	wait_ready();
 	assert_pinned_server(pid);
 	url(u, sizeof u, "/completion");
-	curl(out, sizeof out, "-d", "{\"prompt\": \"x\", \"grammar\": "
+	llama_curl(out, sizeof out, "-d", "{\"prompt\": \"x\", \"grammar\": "
 	    "\"x\"}", u, NULL);
 	kill(pid, SIGTERM);
 	waitpid(pid, NULL, 0);

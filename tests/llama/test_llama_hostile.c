@@ -21,10 +21,7 @@
  * clients cause are no reason to take the server away: the job stays
  * loaded, launchd restarts it, and status says it is crashing.
  */
-#include <sys/socket.h>
 #include <sys/wait.h>
-
-#include <netinet/in.h>
 
 #include <signal.h>
 #include <stdarg.h>
@@ -42,32 +39,15 @@
 
 #include "child.h"
 #include "harness.h"
+#include "llama_http.h"
 
 #define SERVER		MC_TEST_LLAMA "/llama-server"
 #define MODEL		BUILD "/tests/tiny-llama.gguf"
 /* Its general.architecture holds ggml-metal's lines (make-tiny-model.py). */
 #define HOSTILE_MODEL	BUILD "/tests/hostile-arch.gguf"
-#define CURL		"/usr/bin/curl"
 #define CRASH_DEPTH	200000
 
 static int	port;
-
-/* A port on the loopback that nothing holds now. */
-static int
-free_port(void)
-{
-	struct sockaddr_in	sin = { .sin_family = AF_INET };
-	socklen_t		len = sizeof sin;
-	int			fd, p;
-
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	assert_true((fd = socket(AF_INET, SOCK_STREAM, 0)) != -1);
-	assert_int_equal(bind(fd, (struct sockaddr *)&sin, sizeof sin), 0);
-	assert_int_equal(getsockname(fd, (struct sockaddr *)&sin, &len), 0);
-	p = ntohs(sin.sin_port);
-	close(fd);
-	return p;
-}
 
 /* llama-server of this model as the job "llama", with more keys. */
 static void
@@ -75,7 +55,7 @@ put_server_model(const char *model, const char *keys)
 {
 	char	extra[2048];
 
-	port = free_port();
+	port = llama_free_port();
 	snprintf(extra, sizeof extra, "<key>ProgramArguments</key><array>"
 	    "<string>" SERVER "</string><string>-m</string><string>%s"
 	    "</string><string>--host</string><string>127.0.0.1</string>"
@@ -115,29 +95,15 @@ place_file(const char *from, const char *to)
 static int
 curl(char *out, size_t outlen, const char *path, ...)
 {
-	const char		*argv[16] = { CURL, "-s", "-m", "30" };
-	char			*env[CHILD_ENV_MAX], u[128];
-	struct child_result	 r;
-	va_list			 ap;
-	int			 n = 4;
+	char	u[128];
+	va_list	ap;
+	int	status;
 
-	va_start(ap, path);
-	while (n < 14 && (argv[n] = va_arg(ap, const char *)) != NULL)
-		n++;
-	va_end(ap);
 	snprintf(u, sizeof u, "http://127.0.0.1:%d%s", port, path);
-	argv[n++] = u;
-	argv[n] = NULL;
-	child_env(env, NULL);
-	assert_int_equal(child_run(argv, env, &r), 0);
-	if (out != NULL) {
-		size_t	got = strlen(r.out) < outlen ? strlen(r.out) :
-		    outlen - 1;
-
-		memcpy(out, r.out, got);
-		out[got] = '\0';
-	}
-	return WIFEXITED(r.status) ? WEXITSTATUS(r.status) : -1;
+	va_start(ap, path);
+	status = llama_curl_va(out, outlen, u, ap);
+	va_end(ap);
+	return status;
 }
 
 /* The server answers /health with 200: it has loaded its model. */
