@@ -653,6 +653,27 @@ put_crashing_srv(char *flag, size_t len)
 	wait_state("srv", "crashing", -1, 10.0);
 }
 
+/* The job's process once it runs comm. */
+static void
+wait_job_comm(const char *name, const char *comm)
+{
+	char	 now[64] = "";
+	double	 start = now_s();
+	json_t	*j;
+	long	 pid;
+
+	for (;; sleep_ms(20)) {
+		j = job_status(name);
+		pid = pid_of(j);
+		json_decref(j);
+		if (pid > 0 && proc_comm(pid, now, sizeof now) &&
+		    strcmp(now, comm) == 0)
+			return;
+		if (now_s() - start > 10 * time_scale())
+			fail_msg("%s never came to run %s", name, comm);
+	}
+}
+
 /*
  * start on a crashing job judges it afresh (as systemctl start on a
  * unit in its restart back-off): no longer crashing, and its exits are
@@ -669,6 +690,12 @@ test_start_after_failure(void **state)
 	put_crashing_srv(flag, sizeof flag);
 	assert_field_has("srv", "reason", "crashing: 2 abnormal exits");
 	write_file(flag, "w", "");
+	/*
+	 * launchd runs it again meanwhile: a shell that tested before the
+	 * flag came exits 3 when it will.  Once a run has come to sleep,
+	 * none is left, and no exit of before the start lands after it.
+	 */
+	wait_job_comm("srv", "sleep");
 	ctl(&code, "start", "srv", NULL, NULL);
 	assert_int_equal(code, 0);
 	pid = wait_state("srv", "stock", 0, 10.0);

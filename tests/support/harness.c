@@ -238,24 +238,35 @@ wait_state(const char *name, const char *state, long not_pid, double timeout)
 void
 wait_comm(long pid, const char *comm, double timeout)
 {
-	char	path[64], name[64] = "";
+	char	name[64] = "";
 	double	start = now_s();
-	ssize_t	n;
-	int	fd;
 
-	snprintf(path, sizeof path, "/proc/%ld/comm", pid);
 	for (timeout *= time_scale(); now_s() - start < timeout;
 	    sleep_ms(20)) {
-		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		if (!proc_comm(pid, name, sizeof name))
 			break;
-		n = read(fd, name, sizeof name - 1);
-		close(fd);
-		name[n > 0 ? n - 1 : 0] = '\0';
 		if (strcmp(name, comm) == 0)
 			return;
 	}
 	fail_msg("pid %ld did not come to run %s (last: \"%s\")", pid, comm,
 	    name);
+}
+
+/* The program pid runs now (/proc/PID/comm); false: it is gone. */
+bool
+proc_comm(long pid, char *name, size_t len)
+{
+	char	path[64];
+	ssize_t	n;
+	int	fd;
+
+	snprintf(path, sizeof path, "/proc/%ld/comm", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return false;
+	n = read(fd, name, len - 1);
+	close(fd);
+	name[n > 0 ? n - 1 : 0] = '\0';
+	return true;
 }
 
 /*

@@ -63,6 +63,7 @@ void		 edit_job(int k, const char *mark);
 long		 wait_state(const char *name, const char *state, long not_pid,
 		    double timeout);
 void		 wait_comm(long pid, const char *comm, double timeout);
+bool		 proc_comm(long pid, char *name, size_t len);
 void		 rewrite_in_place(const char *path, const char *bytes);
 bool		 environ_has(long pid, const char *prefix);
 int		 environ_lookup(long pid, const char *prefix);	/* -1: gone */
