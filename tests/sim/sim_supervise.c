@@ -45,6 +45,13 @@ sup_on_usr1(int sig)
 	sup_restart = 1;
 }
 
+/* SIGCHLD wakes sup_wait's sigsuspend; nothing else to do. */
+static void
+sup_on_chld(int sig)
+{
+	(void)sig;
+}
+
 /*
  * dyld, before main: each inserted library must load, or the process is
  * ended with SIGABRT after two lines on stderr (dyld's
@@ -420,6 +427,56 @@ sup_terminate(pid_t pid, long timeout_s, bool kill_now)
 }
 
 /*
+ * A test knob for a real event: each spawn held until the file
+ * LAUNCHCTL_SIM_SPAWN_WHEN names exists, so that what launchd is told
+ * while a job is about to start (a bootout right after its bootstrap)
+ * comes then on purpose.
+ */
+static void
+sup_spawn_when(void)
+{
+	const char	*path = getenv("LAUNCHCTL_SIM_SPAWN_WHEN");
+
+	while (path != NULL && access(path, F_OK) != 0)
+		usleep(10000);
+}
+
+/*
+ * Wait for the run to end (0, its status in *status), or for a stop or
+ * restart asked meanwhile (1: it runs on).  The signals stay blocked
+ * from the flags' check to sigsuspend, which takes them atomically: one
+ * that comes just before the wait is not lost.  With a plain waitpid, a
+ * bootout sent right after a bootstrap could land between the check and
+ * the wait, and the job ran on (issue 47, 4); launchd 842 serialises a
+ * removal with the job's start (job_remove).
+ */
+static int
+sup_wait(pid_t pid, int *status)
+{
+	sigset_t	block, old;
+	pid_t		got;
+	int		asked = 0;
+
+	sigemptyset(&block);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGUSR1);
+	sigaddset(&block, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &block, &old);
+	for (;;) {
+		if ((got = waitpid(pid, status, WNOHANG)) == pid ||
+		    (got == -1 && errno != EINTR))
+			break;
+		if (sup_stop || sup_restart) {
+			asked = 1;
+			break;
+		}
+		sigsuspend(&old);
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return asked;
+}
+
+/*
  * The main process is gone, however it ended: what it left in its
  * process group gets SIGTERM, unless the job abandons its group
  * (launchd 842 job_reap: killpg2(j->p, SIGTERM) unless abandon_pg).
@@ -516,6 +573,7 @@ sup_run(const char *label, plist_t job)
 		memset(&x, 0, sizeof x);
 		if (!sup_registered(label))
 			return;
+		sup_spawn_when();
 		started = sup_now_ms();
 		if (sup_spawn(job, &pid) == -1) {
 			/* A run that never got going: counted, and retried
@@ -526,15 +584,8 @@ sup_run(const char *label, plist_t job)
 				waitpid(pid, &x.status, 0);
 		} else
 			sim_update(label, sup_record_start, &pid);
-		while (!x.config_error && waitpid(pid, &x.status, 0) == -1) {
-			if (errno != EINTR)
-				break;
-			if (sup_stop || sup_restart) {
-				x.status = sup_terminate(pid, exit_timeout,
-				    !sup_stop);
-				break;
-			}
-		}
+		if (!x.config_error && sup_wait(pid, &x.status))
+			x.status = sup_terminate(pid, exit_timeout, !sup_stop);
 		sup_reap_group(job, pid);
 		sim_update(label, sup_record_exit, &x);
 		if (sup_stop)
@@ -590,6 +641,10 @@ sim_supervise(const char *label, plist_t job)
 		sigaction(SIGTERM, &sa, NULL);
 		sa.sa_handler = sup_on_usr1;
 		sigaction(SIGUSR1, &sa, NULL);
+		/* Restarted: a blocking call elsewhere is no wait of ours. */
+		sa.sa_handler = sup_on_chld;
+		sa.sa_flags = SA_RESTART;
+		sigaction(SIGCHLD, &sa, NULL);
 	}
 	{
 		pid_t	 self = getpid();

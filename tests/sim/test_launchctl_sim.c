@@ -173,6 +173,52 @@ test_bootout_is_asynchronous(void **state)
 	assert_string_equal(r.err, "Boot-out failed: 3: No such process\n");
 }
 
+/*
+ * A bootout that comes while the job is about to spawn its first run
+ * (held there on purpose, LAUNCHCTL_SIM_SPAWN_WHEN) stops that run: it
+ * was lost when the supervisor's SIGTERM landed before its wait, and the
+ * job ran on, answering later bootouts 36 (issue 47, 4).
+ */
+static void
+test_bootout_before_spawn(void **state)
+{
+	struct child_result	r;
+	char			when[160], env[192], mark[160], p[160];
+	long			pid = 0;
+	FILE			*f;
+	int			i;
+
+	(void)state;
+	snprintf(when, sizeof when, "%s/spawn-now", dir);
+	snprintf(env, sizeof env, "LAUNCHCTL_SIM_SPAWN_WHEN=%s", when);
+	snprintf(mark, sizeof mark, "%s/pid", dir);
+	/* A run that writes its pid, then sleeps on as that pid. */
+	snprintf(p, sizeof p, "%s/job.plist", dir);
+	assert_non_null(f = fopen(p, "w"));
+	fprintf(f, "<plist version=\"1.0\"><dict><key>Label</key><string>"
+	    LABEL "</string><key>ProgramArguments</key><array><string>"
+	    "/bin/sh</string><string>-c</string><string>echo $$ &gt;%s; "
+	    "exec sleep 30</string></array><key>RunAtLoad</key><true/>"
+	    "</dict></plist>", mark);
+	fclose(f);
+	assert_int_equal(sim(&r, env, "bootstrap", gui, p, NULL), 0);
+	assert_int_equal(sim(&r, NULL, "bootout", target, NULL, NULL), 0);
+	/* The supervisor has its SIGTERM; now it spawns. */
+	assert_non_null(f = fopen(when, "w"));
+	fclose(f);
+	for (i = 0; sim(&r, NULL, "print", target, NULL, NULL) != 113; i++) {
+		if (i > 300)
+			fail_msg("the bootout was lost: %s", r.out);
+		sleep_ms(30);
+	}
+	/* Its run, if it got as far as its pid, is stopped too. */
+	if ((f = fopen(mark, "r")) != NULL) {
+		assert_int_equal(fscanf(f, "%ld", &pid), 1);
+		fclose(f);
+		assert_int_equal(kill((pid_t)pid, 0), -1);
+	}
+}
+
 static void
 test_unknown_labels(void **state)
 {
@@ -693,6 +739,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_bootstrap_print_and_loaded,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bootout_is_asynchronous,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bootout_before_spawn,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_labels, setup,
 		    teardown),
