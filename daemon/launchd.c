@@ -188,6 +188,27 @@ proc_run(struct mcd *d, char *const *argv, char *const *env, int timeout_ms,
 	uv_timer_start(&c->timer, lc_timeout, (uint64_t)timeout_ms, 0);
 }
 
+static void
+proc_stop_one(uv_handle_t *h, void *arg)
+{
+	(void)arg;
+	if (h->type == UV_PROCESS && uv_is_active(h))
+		uv_kill(-((uv_process_t *)h)->pid, SIGTERM);
+}
+
+/*
+ * metalcapd stops: its helpers go with it.  Each runs in a group of its
+ * own (UV_PROCESS_DETACHED), which launchd's killpg of the daemon's group
+ * does not reach: a bench ran on after a SIGTERM, and the restarted
+ * daemon started a second beside it (issue 47, 3).  A launchctl call cut
+ * short leaves nothing the next daemon does not read back from launchd.
+ */
+void
+proc_stop_all(struct mcd *d)
+{
+	uv_walk(d->loop, proc_stop_one, NULL);
+}
+
 /*
  * launchctl runs at most LC_PARALLEL at a time, the rest queued in order:
  * a daemon starting with a thousand jobs forks a few processes at once,

@@ -166,6 +166,7 @@ void	proc_run(struct mcd *, char *const *argv, char *const *env,
 	    int timeout_ms, launchctl_cb, void *arg);
 void	launchctl_run(struct mcd *, const char *const *args, launchctl_cb,
 	    void *arg);
+void	proc_stop_all(struct mcd *);
 struct launchd_seen {
 	long	pid;		/* 0: not running */
 	long	runs;
@@ -466,8 +467,7 @@ struct mcd_event {
 };
 typedef void (*mcd_emit_fn)(struct mcd *, const struct mcd_event *);
 
-/* An observer of "job changed": what is "state", "revert", "failed",
- * "removed", or NULL when only its facts (pid, shim report) changed. */
+/* Job changed: "state", "revert", "failed", "removed"; NULL: facts only. */
 typedef void (*mcd_observer_fn)(struct mcd *, const struct job *,
     const char *what);
 #define MCD_OBSERVERS_MAX	4

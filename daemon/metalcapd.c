@@ -91,6 +91,7 @@ on_signal(uv_signal_t *s, int signum)
 	log_info("signal %d: stopping (jobs keep running under launchd)",
 	    signum);
 	server_stop(d);
+	proc_stop_all(d);
 	uv_stop(d->loop);
 }
 

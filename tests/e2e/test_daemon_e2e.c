@@ -1557,6 +1557,63 @@ test_daemon_restart_counts_no_old_exits(void **state)
 	assert_true(loaded_in_gui("llama"));
 }
 
+/* Does pid run (a zombie, dead and not yet reaped, does not)? */
+static bool
+runs(long pid)
+{
+	char	path[64], stat[256], *p;
+	FILE	*f;
+	size_t	n;
+
+	snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return false;
+	n = fread(stat, 1, sizeof stat - 1, f);
+	fclose(f);
+	stat[n] = '\0';
+	/* "pid (comm) S ...": the state follows the last ')'. */
+	return (p = strrchr(stat, ')')) != NULL && p[1] == ' ' && p[2] != 'Z';
+}
+
+/*
+ * metalcapd stopped: its helpers stop with it.  Each runs in a process
+ * group of its own, which launchd's killpg of the daemon's group does not
+ * reach: a health check (here a shell that sleeps), a probe, a bench ran
+ * on, and a restarted daemon started another beside it (issue 47, 3).
+ */
+static void
+test_helpers_stop_with_daemon(void **state)
+{
+	char	extra[1024], pidfile[256];
+	double	start;
+	long	helper = 0;
+	FILE	*f;
+
+	(void)state;
+	snprintf(pidfile, sizeof pidfile, "%s/check.pid", home);
+	snprintf(extra, sizeof extra, "<key>Unlocked</key><false/>"
+	    "<key>HealthCheck</key><dict><key>ProgramArguments</key><array>"
+	    "<string>/bin/sh</string><string>-c</string><string>echo $$ "
+	    "&gt;%s.tmp; mv %s.tmp %s; exec sleep 1000</string></array>"
+	    "<key>TimeoutSeconds</key><integer>3600</integer></dict>",
+	    pidfile, pidfile, pidfile);
+	put_job("llama", extra);
+	wait_state("llama", "stock", 0, 10.0);
+	for (start = now_s(); helper <= 0; sleep_ms(20)) {
+		if ((f = fopen(pidfile, "r")) != NULL) {
+			if (fscanf(f, "%ld", &helper) != 1)
+				helper = 0;
+			fclose(f);
+		}
+		if (now_s() - start > 10 * time_scale())
+			fail_msg("the health check never ran");
+	}
+	kill_daemon(SIGTERM);
+	for (start = now_s(); runs(helper); sleep_ms(20))
+		if (now_s() - start > 5 * time_scale())
+			fail_msg("the health check %ld runs on", helper);
+}
+
 int
 main(void)
 {
@@ -1635,6 +1692,8 @@ main(void)
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_daemon_restart_counts_no_old_exits, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_helpers_stop_with_daemon,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_partial_verdict, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_probe_and_doctor, setup,
