@@ -157,23 +157,3 @@ exited_report(struct mcd *d, struct job *j, const struct launchd_seen *seen,
 	    exited_how(seen, how, sizeof how));
 	d->emit(d, &ev);
 }
-
-/*
- * The first look at a job launchd ran before this metalcapd (it was
- * restarted beside it: the package's postinstall, a crash, KeepAlive):
- * those runs ended when no one here watched, some by our own kickstart
- * -k, and when is not known, so they are not judged.  Counted as new,
- * every restart of the daemon made a crash loop of them (issue 47).
- */
-void
-exited_before(struct job *j, long finished)
-{
-	if (!j->runs_before)
-		return;
-	j->runs_before = false;
-	if (finished > j->runs_counted)
-		log_info("job %s: %ld earlier runs ended before this metalcapd "
-		    "looked: not counted as exits", j->name, finished -
-		    j->runs_counted);
-	j->runs_counted = finished;
-}

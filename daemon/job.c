@@ -210,8 +210,6 @@ job_add(struct mcd *d, const char *name)
 	j->daemon = d;
 	/* A request deferred for an older job of this name is not its. */
 	j->last_request = ++d->requests;
-	/* launchd may run it already, from before this metalcapd. */
-	j->runs_before = true;
 	d->jobs = realloc(d->jobs, (d->njobs + 1) * sizeof *d->jobs);
 	d->jobs[d->njobs++] = j;
 	return j;

@@ -267,7 +267,6 @@ struct job {
 	char			 note[256];	/* a partial verdict's reason */
 	bool			 blocked;	/* no shim marker */
 	long			 runs_counted;	/* runs whose exit we judged */
-	bool			 runs_before;	/* launchd's, before us */
 	long			 own_stops;	/* exits our kickstart -k caused */
 	bool			 kicked;	/* kickstarted: a run is coming */
 	bool			 kick_again;	/* a restart asked for meanwhile */
@@ -516,7 +515,6 @@ uint64_t agent_exit_timeout_s(struct mcd *, struct job *);
 
 void	exited_report(struct mcd *, struct job *, const struct launchd_seen *,
 	    long count);
-void	exited_before(struct job *, long finished);
 
 /* --- reconcile.c: launchd made to match ------------------------------------------ */
 
@@ -534,6 +532,7 @@ int	watch_started(struct mcd *, struct job *);
 void	watch_stop(struct job *);
 int	watch_count_exits(struct job *, const char *last_exit, int signal,
 	    long count, char evidence[2][WATCH_EVIDENCE_LEN]);
+
 
 bool	watch_spawn_fixed(struct mcd *, const struct job *,
 	    const char *cause);

@@ -489,7 +489,6 @@ reconcile_bootstrap(struct mcd *d, struct job *j)
 	log_info("job %s: bootstrap %s", j->name, j->domain);
 	j->watched_pid = 0;
 	j->runs_counted = 0;	/* a new registration counts from zero */
-	j->runs_before = false;
 	j->own_stops = 0;
 	j->kick_again = false;	/* the new registration's run is newer */
 	j->env.what = NULL;	/* its runs will say so again */
@@ -531,7 +530,6 @@ reconcile_refresh_cb(struct mcd *d, const struct launchctl_result *r,
 	 * caught them by pid), judged by the last exit status.
 	 */
 	finished = seen.runs - (seen.pid > 0 ? 1 : 0);
-	exited_before(j, finished);
 	/*
 	 * launchd may not have recorded the exit yet (a run counted, no pid,
 	 * no exit): look again soon, whether or not it should be running.

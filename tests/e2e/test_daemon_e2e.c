@@ -1523,40 +1523,6 @@ test_protocol_errors(void **state)
 	mc_rpc_decoder_free(&dec);
 }
 
-/*
- * metalcapd restarted beside a running job (the package's postinstall
- * does it; so do a crash and KeepAlive): the job's earlier runs ended
- * before it looked, three of them by our own restart (SIGTERM, of which
- * sleep dies), and are not counted as exits.  Counted, they made "crash loop in stock: 3
- * abnormal exits" and the job failed and booted out (issue 47, 1).
- */
-static void
-test_daemon_restart_counts_no_old_exits(void **state)
-{
-	long	pid;
-	int	code, k;
-
-	(void)state;
-	/* sleep dies of the restart's SIGTERM: an abnormal end each time. */
-	put_job("llama", "<key>Unlocked</key><false/><key>ProgramArguments"
-	    "</key><array><string>/bin/sleep</string><string>1000</string>"
-	    "</array>");
-	pid = wait_state("llama", "stock", 0, 10.0);
-	for (k = 0; k < 3; k++) {
-		ctl(&code, "restart", "llama", NULL, NULL);
-		assert_int_equal(code, 0);
-		pid = wait_state("llama", "stock", pid, 10.0);
-	}
-	kill_daemon(SIGTERM);
-	start_daemon();
-	wait_daemon_log("job llama: 3 earlier runs ended before this "
-	    "metalcapd looked", 1);
-	assert_int_equal(wait_state("llama", "stock", 0, 5.0), pid);
-	assert_false(daemon_log_has("crash loop"));
-	assert_false(daemon_log_has("exited abnormally"));
-	assert_true(loaded_in_gui("llama"));
-}
-
 /* Does pid run (a zombie, dead and not yet reaped, does not)? */
 static bool
 runs(long pid)
@@ -1690,8 +1656,6 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_watch_sees_events_in_order,
 		    setup, teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_daemon_restart_counts_no_old_exits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_helpers_stop_with_daemon,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_partial_verdict, setup,
