@@ -489,7 +489,12 @@ witness_exited(struct job *j, bool abnormal, int sig, const char *how,
 		witness_drain(j, read_line);
 		a = &j->abort;
 	}
-	if (abnormal && sig == SIGABRT && j->fate.witnessed > 0)
+	/* ggml's own abort, last: any other SIGABRT (an assert a client
+	 * reaches, std::terminate) after an optional pipeline's failure is
+	 * no verdict on it. */
+	if (abnormal && sig == SIGABRT && j->fate.witnessed > 0 &&
+	    a->line[0] != '\0' && a->what != NULL &&
+	    strcmp(a->what, SCAN_METAL_ABORT) == 0)
 		witness_aborted(j, a, how);
 	else if (abnormal && sig == SIGABRT && a->line[0] != '\0') {
 		snprintf(died, sizeof died, "then the process ended: %s", how);
@@ -521,6 +526,9 @@ witness_reset(struct job *j)
 	j->witness_acted = false;
 	j->machine_told = false;
 	j->witness_told = false;
+	/* Another process's pipeline (a bootout and bootstrap tell no
+	 * exit): its abort, if it is told, still stands alone. */
+	memset(&j->fate, 0, sizeof j->fate);
 	memset(&j->group_seen, 0, sizeof j->group_seen);
 	job_timer_stop(j->witness_timer);
 }

@@ -347,7 +347,7 @@ test_machine_fault_not_judged(void **state)
  * check is held and logged, so the check's own lines were read by then.
  * Kills: a library witness paired with ggml_metal_library_init_from_source's
  * line; a function or pipeline witness acting alone or with its line
- * before the process aborts.
+ * before the process aborts, or on an abort that is not ggml's.
  */
 #define HELD_LINE	"ggml_metal_synchronize: error: command buffer 7 " \
 			"failed with status 5"
@@ -387,6 +387,18 @@ test_tensor_check_goes_on(void **state)
 		assert_int_equal(pid_of(j), pid);
 		json_decref(j);
 	}
+	/*
+	 * A SIGABRT of another cause (an assert a client reaches,
+	 * std::terminate) after the check's pipeline failed: not ggml's
+	 * abort on it, so no verdict.  Kills: a pipeline witness judged by
+	 * any SIGABRT.
+	 */
+	kill((pid_t)pid, SIGABRT);
+	wait_daemon_log("job tensor-pipeline: exited abnormally (signal 6)",
+	    1);
+	j = job_status("tensor-pipeline");
+	assert_true(json_is_null(json_object_get(j, "reverted")));
+	json_decref(j);
 }
 
 /* The pid a file holds once it is written whole; waits for it. */
