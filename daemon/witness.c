@@ -69,12 +69,21 @@ witness_emit(struct job *j, const char *trigger, const char *const *evidence,
 	j->daemon->emit(j->daemon, &ev);
 }
 
+/* Does a's witness say more than b's (marker_weight), or b has none? */
+static bool
+witness_outweighs(const struct shim_seen *a, const struct shim_seen *b)
+{
+	return a->witnessed > 0 && (b->witnessed == 0 ||
+	    marker_weight(a->failed) > marker_weight(b->failed));
+}
+
 /*
  * A report of another process of the job's group (InheritShim: the shim
  * goes on into its children, and a child may be the one that does the
  * Metal work, as Ollama's runner and mlx_lm's workers do).  The first
- * hooked one stands for the group, and gives way to the first that saw
- * a failure; kept, so a child swept after its end still counts.
+ * hooked one stands for the group, and gives way to one whose witness
+ * says more, from any child, read again each time; kept, so a child
+ * swept after its end still counts.
  */
 static void
 witness_child(long pid, const struct shim_seen *child, void *arg)
@@ -84,16 +93,16 @@ witness_child(long pid, const struct shim_seen *child, void *arg)
 	(void)pid;
 	if (strcmp(child->state, "hooked") != 0)
 		return;
-	if (!j->group_seen.present || (j->group_seen.witnessed == 0 &&
-	    child->witnessed > 0) || (j->group_seen.machine_faults == 0 &&
+	if (!j->group_seen.present || witness_outweighs(child,
+	    &j->group_seen) || (j->group_seen.machine_faults == 0 &&
 	    j->group_seen.witnessed == 0 && child->machine_faults > 0))
 		j->group_seen = *child;
 }
 
 /*
  * The shim's report of the job's process, read again, with its group's
- * where the shim is inherited; false: none hooked.  The process's own
- * witness first; else a child's.
+ * where the shim is inherited; false: none hooked.  The witness that
+ * says more, the process's own or a child's.
  */
 bool
 witness_read(struct job *j, struct shim_seen *seen)
@@ -113,7 +122,7 @@ witness_read(struct job *j, struct shim_seen *seen)
 		return own;
 	if (!own)
 		*seen = j->group_seen;
-	else if (seen->witnessed == 0 && j->group_seen.witnessed > 0) {
+	else if (witness_outweighs(&j->group_seen, seen)) {
 		seen->witnessed = j->group_seen.witnessed;
 		seen->failed_code = j->group_seen.failed_code;
 		seen->pid = j->group_seen.pid;

@@ -463,6 +463,41 @@ test_inherit_child_witnessed(void **state)
 }
 
 /*
+ * InheritShim, a child's witnesses in turn: its tensor API check's library
+ * fails first (optional: a verdict only with ggml's library line), then
+ * a command buffer fails.  The later witness says more and sends the job
+ * back.  Kills: the group's first witness kept for good (the red team's
+ * finding: the command buffer was only held).
+ */
+static void
+test_inherit_later_witness(void **state)
+{
+	char	args[1024], pidfile[256], said[160];
+	long	child;
+
+	(void)state;
+	set_device("MTLSIM_EXTRA_FAMILIES=5002\nGGML_METAL_TENSOR_ENABLE=1\n"
+	    "MTLSIM_FAIL=tensor_api:library");
+	snprintf(pidfile, sizeof pidfile, "%s/child.pid", home);
+	snprintf(args, sizeof args, "<key>InheritShim</key><true/>"
+	    "<key>ProgramArguments</key><array><string>/bin/sh</string>"
+	    "<string>-c</string><string>" FAKE_LLAMA " &amp; echo $! "
+	    "&gt;%s.tmp; mv %s.tmp %s; wait</string></array>", pidfile,
+	    pidfile, pidfile);
+	put_job("family", args);
+	child = wait_pid_file(pidfile);
+	wait_state("family", "unlocked", 0, 8.0);
+	snprintf(said, sizeof said, "the shim saw newLibraryWithSource:"
+	    "options:error: fail in pid %ld: a verdict only", child);
+	wait_daemon_log(said, 1);
+	set_device("MTLSIM_FAIL=simdgroup_matrix:error");
+	kill((pid_t)child, SIGUSR1);
+	wait_revert_record("family");
+	assert_field_has("family", "reason", "command buffer failure: the "
+	    "shim saw status fail with MTLCommandBufferErrorInternal (1)");
+}
+
+/*
  * A report left under a pid that a new process of a job now has, written
  * by another process group (a child of another job, ended): not the new
  * process's, which proves nothing yet; it is swept.  Kills: a stale
@@ -836,6 +871,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_tensor_check_goes_on,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inherit_child_witnessed,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inherit_later_witness,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stale_report_not_its_own,
 		    setup, teardown),
