@@ -423,6 +423,28 @@ wait_pid_file(const char *path)
 }
 
 /*
+ * The job "family": InheritShim, a shell whose child, fake-llama, does
+ * the Metal work; the child's pid once the job runs unlocked.
+ */
+static long
+put_family(void)
+{
+	char	args[1024], pidfile[256];
+	long	child;
+
+	snprintf(pidfile, sizeof pidfile, "%s/child.pid", home);
+	snprintf(args, sizeof args, "<key>InheritShim</key><true/>"
+	    "<key>ProgramArguments</key><array><string>/bin/sh</string>"
+	    "<string>-c</string><string>" FAKE_LLAMA " &amp; echo $! "
+	    "&gt;%s.tmp; mv %s.tmp %s; wait</string></array>", pidfile,
+	    pidfile, pidfile);
+	put_job("family", args);
+	child = wait_pid_file(pidfile);
+	wait_state("family", "unlocked", 0, 8.0);
+	return child;
+}
+
+/*
  * InheritShim: the job's process is a shell, and its child does the Metal
  * work (as Ollama's runner does).  The child's hooked report proves the
  * injection, its witness sends the job back, and its report goes once it
@@ -433,21 +455,12 @@ wait_pid_file(const char *path)
 static void
 test_inherit_child_witnessed(void **state)
 {
-	char	args[1024], pidfile[256];
 	long	child;
 	double	start;
 
 	(void)state;
 	set_device(NULL);
-	snprintf(pidfile, sizeof pidfile, "%s/child.pid", home);
-	snprintf(args, sizeof args, "<key>InheritShim</key><true/>"
-	    "<key>ProgramArguments</key><array><string>/bin/sh</string>"
-	    "<string>-c</string><string>" FAKE_LLAMA " &amp; echo $! "
-	    "&gt;%s.tmp; mv %s.tmp %s; wait</string></array>", pidfile,
-	    pidfile, pidfile);
-	put_job("family", args);
-	child = wait_pid_file(pidfile);
-	wait_state("family", "unlocked", 0, 8.0);
+	child = put_family();
 	set_device("MTLSIM_FAIL=simdgroup_matrix:error");
 	kill((pid_t)child, SIGUSR1);
 	wait_revert_record("family");
@@ -472,21 +485,13 @@ test_inherit_child_witnessed(void **state)
 static void
 test_inherit_later_witness(void **state)
 {
-	char	args[1024], pidfile[256], said[160];
+	char	said[160];
 	long	child;
 
 	(void)state;
 	set_device("MTLSIM_EXTRA_FAMILIES=5002\nGGML_METAL_TENSOR_ENABLE=1\n"
 	    "MTLSIM_FAIL=tensor_api:library");
-	snprintf(pidfile, sizeof pidfile, "%s/child.pid", home);
-	snprintf(args, sizeof args, "<key>InheritShim</key><true/>"
-	    "<key>ProgramArguments</key><array><string>/bin/sh</string>"
-	    "<string>-c</string><string>" FAKE_LLAMA " &amp; echo $! "
-	    "&gt;%s.tmp; mv %s.tmp %s; wait</string></array>", pidfile,
-	    pidfile, pidfile);
-	put_job("family", args);
-	child = wait_pid_file(pidfile);
-	wait_state("family", "unlocked", 0, 8.0);
+	child = put_family();
 	snprintf(said, sizeof said, "the shim saw newLibraryWithSource:"
 	    "options:error: fail in pid %ld: a verdict only", child);
 	wait_daemon_log(said, 1);
