@@ -192,14 +192,15 @@ test_bootout_before_spawn(void **state)
 	snprintf(when, sizeof when, "%s/spawn-now", dir);
 	snprintf(env, sizeof env, "LAUNCHCTL_SIM_SPAWN_WHEN=%s", when);
 	snprintf(mark, sizeof mark, "%s/pid", dir);
-	/* A run that writes its pid, then sleeps on as that pid. */
+	/* A run that writes its pid (whole, or not at all: it may be
+	 * stopped at any point), then sleeps on as that pid. */
 	snprintf(p, sizeof p, "%s/job.plist", dir);
 	assert_non_null(f = fopen(p, "w"));
 	fprintf(f, "<plist version=\"1.0\"><dict><key>Label</key><string>"
 	    LABEL "</string><key>ProgramArguments</key><array><string>"
-	    "/bin/sh</string><string>-c</string><string>echo $$ &gt;%s; "
-	    "exec sleep 30</string></array><key>RunAtLoad</key><true/>"
-	    "</dict></plist>", mark);
+	    "/bin/sh</string><string>-c</string><string>echo $$ &gt;%s.tmp; "
+	    "mv %s.tmp %s; exec sleep 30</string></array><key>RunAtLoad"
+	    "</key><true/></dict></plist>", mark, mark, mark);
 	fclose(f);
 	assert_int_equal(sim(&r, env, "bootstrap", gui, p, NULL), 0);
 	assert_int_equal(sim(&r, NULL, "bootout", target, NULL, NULL), 0);
