@@ -1523,24 +1523,6 @@ test_protocol_errors(void **state)
 	mc_rpc_decoder_free(&dec);
 }
 
-/* Does pid run (a zombie, dead and not yet reaped, does not)? */
-static bool
-runs(long pid)
-{
-	char	path[64], stat[256], *p;
-	FILE	*f;
-	size_t	n;
-
-	snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-	if ((f = fopen(path, "r")) == NULL)
-		return false;
-	n = fread(stat, 1, sizeof stat - 1, f);
-	fclose(f);
-	stat[n] = '\0';
-	/* "pid (comm) S ...": the state follows the last ')'. */
-	return (p = strrchr(stat, ')')) != NULL && p[1] == ' ' && p[2] != 'Z';
-}
-
 /*
  * metalcapd stopped: its helpers stop with it.  Each runs in a process
  * group of its own, which launchd's killpg of the daemon's group does not
@@ -1552,8 +1534,7 @@ test_helpers_stop_with_daemon(void **state)
 {
 	char	extra[1024], pidfile[256];
 	double	start;
-	long	helper = 0;
-	FILE	*f;
+	long	helper;
 
 	(void)state;
 	snprintf(pidfile, sizeof pidfile, "%s/check.pid", home);
@@ -1565,17 +1546,9 @@ test_helpers_stop_with_daemon(void **state)
 	    pidfile, pidfile, pidfile);
 	put_job("llama", extra);
 	wait_state("llama", "stock", 0, 10.0);
-	for (start = now_s(); helper <= 0; sleep_ms(20)) {
-		if ((f = fopen(pidfile, "r")) != NULL) {
-			if (fscanf(f, "%ld", &helper) != 1)
-				helper = 0;
-			fclose(f);
-		}
-		if (now_s() - start > 10 * time_scale())
-			fail_msg("the health check never ran");
-	}
+	helper = wait_pid_file(pidfile);
 	kill_daemon(SIGTERM);
-	for (start = now_s(); runs(helper); sleep_ms(20))
+	for (start = now_s(); proc_runs(helper); sleep_ms(20))
 		if (now_s() - start > 5 * time_scale())
 			fail_msg("the health check %ld runs on", helper);
 }

@@ -401,27 +401,6 @@ test_tensor_check_goes_on(void **state)
 	json_decref(j);
 }
 
-/* The pid a file holds once it is written whole; waits for it. */
-static long
-wait_pid_file(const char *path)
-{
-	double	 start = now_s();
-	long	 pid = 0;
-	FILE	*f;
-
-	for (;; sleep_ms(10)) {
-		if ((f = fopen(path, "r")) != NULL) {
-			if (fscanf(f, "%ld\n", &pid) != 1 || !feof(f))
-				pid = 0;
-			fclose(f);
-		}
-		if (pid > 0)
-			return pid;
-		if (now_s() - start > 5 * time_scale())
-			fail_msg("no pid in %s", path);
-	}
-}
-
 /*
  * The job "family": InheritShim, a shell whose child, fake-llama, does
  * the Metal work; the child's pid once the job runs unlocked.

@@ -456,23 +456,6 @@ wait_health(const char *state, bool passed, const char *output)
 	}
 }
 
-/* The tiny model copied to path: a file of this test's own. */
-static void
-copy_model(const char *path)
-{
-	FILE	*in = fopen(MODEL, "rb"), *out = fopen(path, "wb");
-	char	 buf[65536];
-	size_t	 n;
-
-	assert_non_null(in);
-	assert_non_null(out);
-	while ((n = fread(buf, 1, sizeof buf, in)) > 0)
-		assert_int_equal(fwrite(buf, 1, n, out), n);
-	assert_int_equal(ferror(in), 0);
-	fclose(in);
-	assert_int_equal(fclose(out), 0);
-}
-
 /*
  * The real server's /health while it loads (finding 17): a write lease on
  * its model holds llama-server's open of it (the kernel makes an opener
@@ -490,7 +473,7 @@ test_health_while_loading(void **state)
 
 	(void)state;
 	snprintf(model, sizeof model, "%s/model.gguf", home);
-	copy_model(model);
+	copy_file(MODEL, model);
 	/* SIGIO tells the holder of a lease that someone opens the file. */
 	signal(SIGIO, SIG_IGN);
 	assert_true((fd = open(model, O_RDONLY)) != -1);

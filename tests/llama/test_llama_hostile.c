@@ -72,25 +72,6 @@ put_server(const char *keys)
 	put_server_model(MODEL, keys);
 }
 
-/* A copy of from put at to in one step (a rename over it). */
-static void
-place_file(const char *from, const char *to)
-{
-	char	 tmp[256], buf[65536];
-	size_t	 n;
-	FILE	*in, *out;
-
-	snprintf(tmp, sizeof tmp, "%s.tmp", to);
-	assert_non_null(in = fopen(from, "rb"));
-	assert_non_null(out = fopen(tmp, "wb"));
-	while ((n = fread(buf, 1, sizeof buf, in)) > 0)
-		assert_int_equal(fwrite(buf, 1, n, out), n);
-	assert_int_equal(ferror(in), 0);
-	fclose(in);
-	assert_int_equal(fclose(out), 0);
-	assert_int_equal(rename(tmp, to), 0);
-}
-
 /* curl -s URL-path with these arguments before it; its exit status. */
 static int
 curl(char *out, size_t outlen, const char *path, ...)
@@ -305,7 +286,7 @@ test_model_text_no_verdict(void **state)
 
 	(void)state;
 	snprintf(model, sizeof model, "%s/model.gguf", home);
-	place_file(HOSTILE_MODEL, model);
+	copy_file(HOSTILE_MODEL, model);
 	put_server_model(model, "<key>CrashLoop</key><dict><key>MaxExits"
 	    "</key><integer>2</integer><key>WindowSeconds</key><integer>600"
 	    "</integer></dict>");
@@ -315,7 +296,7 @@ test_model_text_no_verdict(void **state)
 	assert_true(daemon_log_count("its log shows a ggml Metal abort, but "
 	    "the shim saw no Metal call fail") >= 1);
 	assert_false(daemon_log_has("reverted to stock: pipeline failure"));
-	place_file(MODEL, model);
+	copy_file(MODEL, model);
 	wait_ready();
 	j = job_status("llama");
 	assert_true(json_is_null(json_object_get(j, "failed")));

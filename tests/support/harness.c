@@ -333,6 +333,25 @@ write_file(const char *path, const char *mode, const char *text)
 	fclose(f);
 }
 
+/* A copy of from put at to in one step (a rename over it). */
+void
+copy_file(const char *from, const char *to)
+{
+	char	 tmp[512], buf[65536];
+	size_t	 n;
+	FILE	*in, *out;
+
+	snprintf(tmp, sizeof tmp, "%s.tmp", to);
+	assert_non_null(in = fopen(from, "rb"));
+	assert_non_null(out = fopen(tmp, "wb"));
+	while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+		assert_int_equal(fwrite(buf, 1, n, out), n);
+	assert_int_equal(ferror(in), 0);
+	fclose(in);
+	assert_int_equal(fclose(out), 0);
+	assert_int_equal(rename(tmp, to), 0);
+}
+
 void
 append_job_log(const char *job, const char *text)
 {
@@ -1034,4 +1053,43 @@ restart_with_launchctl_fault(const char *fault)
 	daemon_env = var;
 	daemon_env2 = real;
 	start_daemon();
+}
+
+/* The pid a file holds once it is written whole; waits for it. */
+long
+wait_pid_file(const char *path)
+{
+	double	 start = now_s();
+	long	 pid = 0;
+	FILE	*f;
+
+	for (;; sleep_ms(10)) {
+		if ((f = fopen(path, "r")) != NULL) {
+			if (fscanf(f, "%ld\n", &pid) != 1 || !feof(f))
+				pid = 0;
+			fclose(f);
+		}
+		if (pid > 0)
+			return pid;
+		if (now_s() - start > 5 * time_scale())
+			fail_msg("no pid in %s", path);
+	}
+}
+
+/* Does pid run (a zombie, dead and not yet reaped, does not)? */
+bool
+proc_runs(long pid)
+{
+	char	path[64], stat[256], *p;
+	FILE	*f;
+	size_t	n;
+
+	snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return false;
+	n = fread(stat, 1, sizeof stat - 1, f);
+	fclose(f);
+	stat[n] = '\0';
+	/* "pid (comm) S ...": the state follows the last ')'. */
+	return (p = strrchr(stat, ')')) != NULL && p[1] == ' ' && p[2] != 'Z';
 }

@@ -64,6 +64,8 @@ long		 wait_state(const char *name, const char *state, long not_pid,
 		    double timeout);
 void		 wait_comm(long pid, const char *comm, double timeout);
 bool		 proc_comm(long pid, char *name, size_t len);
+bool		 proc_runs(long pid);
+long		 wait_pid_file(const char *path);
 void		 rewrite_in_place(const char *path, const char *bytes);
 bool		 environ_has(long pid, const char *prefix);
 int		 environ_lookup(long pid, const char *prefix);	/* -1: gone */
@@ -75,6 +77,7 @@ void		 restart_with_launchctl_fault(const char *fault);
 /* Files: job files are renamed into jobs.d, as editors do. */
 /* Append text to the job's stderr log, home/logs/JOB.err.log. */
 void		 append_job_log(const char *job, const char *text);
+void		 copy_file(const char *from, const char *to);
 void		 write_file(const char *path, const char *mode,
 		    const char *text);
 void		 put_job(const char *name, const char *extra);
