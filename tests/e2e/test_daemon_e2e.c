@@ -462,11 +462,11 @@ test_failure_line_reverts(void **state)
 	set_device(NULL);
 	put_job("llama", "");
 	pid = wait_state("llama", "unlocked", 0, 2.0);
-	assert_true(marker_exists(pid));
+	wait_marker(pid);
 	/* The device starts failing; the next request compiles a pipeline. */
 	set_device("MTLSIM_FAIL=simdgroup_matrix:compile");
 	start = now_s();
-	kill((pid_t)pid, SIGUSR1);
+	send_request(pid);
 	wait_state("llama", "reverted", 0, 1.0);
 	assert_true(now_s() - start < 1.0 * time_scale());
 	assert_field_has("llama", "reason", "pipeline failure: the shim saw "
@@ -923,17 +923,13 @@ test_reports_go_with_their_pid(void **state)
 	(void)state;
 	put_job("llama", "");
 	pid = wait_state("llama", "unlocked", 0, 4.0);
-	for (i = 0; i < 200 && !marker_exists(pid); i++)
-		sleep_ms(25 * (long)time_scale());
-	assert_true(marker_exists(pid));
+	wait_marker(pid);
 	ctl(&code, "restart", "llama", NULL, NULL);
 	next = wait_state("llama", "unlocked", pid, 4.0);
 	for (i = 0; i < 200 && marker_exists(pid); i++)
 		sleep_ms(25 * (long)time_scale());
 	assert_false(marker_exists(pid));
-	for (i = 0; i < 200 && !marker_exists(next); i++)
-		sleep_ms(25 * (long)time_scale());
-	assert_true(marker_exists(next));
+	wait_marker(next);
 	/* A report left by a pid that exited while the daemon was down. */
 	kill_daemon(SIGTERM);
 	if ((dead = fork()) == 0)

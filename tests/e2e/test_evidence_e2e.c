@@ -235,7 +235,7 @@ test_command_buffer_witnessed(void **state)
 	put_job("llama", "");
 	pid = wait_state("llama", "unlocked", 0, 5.0);
 	set_device("MTLSIM_FAIL=simdgroup_matrix:error");
-	kill((pid_t)pid, SIGUSR1);
+	send_request(pid);
 	wait_state("llama", "reverted", 0, 5.0);
 	assert_field_has("llama", "reason", "command buffer failure: the "
 	    "shim saw status fail with MTLCommandBufferErrorInternal (1) in "
@@ -285,7 +285,7 @@ test_witness_then_quick_death(void **state)
 	pid = wait_state("quick", "unlocked", 0, 5.0);
 	/* A kernel the probe never dispatches fails its command buffer. */
 	set_device("MTLSIM_FAIL=kernel_flash_attn_ext_f16_dk128_dv128:error");
-	kill((pid_t)pid, SIGUSR1);
+	send_request(pid);
 	for (start = now_s(); !report_has(pid, " failed=command-buffer ");
 	    sleep_ms(5))
 		if (now_s() - start > 5 * time_scale())
@@ -316,7 +316,7 @@ test_machine_fault_not_judged(void **state)
 	put_job("oom", "");
 	pid = wait_state("oom", "unlocked", 0, 5.0);
 	set_device("MTLSIM_FAIL=simdgroup_matrix:oom");
-	kill((pid_t)pid, SIGUSR1);
+	send_request(pid);
 	snprintf(said, sizeof said, "MTLCommandBufferErrorOutOfMemory (8) in "
 	    "pid %ld", pid);
 	wait_daemon_log(said, 1);
@@ -332,7 +332,7 @@ test_machine_fault_not_judged(void **state)
 	assert_int_equal(code, 0);
 	pid = wait_state("oom", "unlocked", pid, 10.0);
 	set_device("MTLSIM_FAIL=simdgroup_matrix:error");
-	kill((pid_t)pid, SIGUSR1);
+	send_request(pid);
 	wait_state("oom", "reverted", 0, 5.0);
 	assert_field_has("oom", "reason", "the shim saw status fail with "
 	    "MTLCommandBufferErrorInternal (1)");
@@ -441,7 +441,7 @@ test_inherit_child_witnessed(void **state)
 	set_device(NULL);
 	child = put_family();
 	set_device("MTLSIM_FAIL=simdgroup_matrix:error");
-	kill((pid_t)child, SIGUSR1);
+	send_request(child);
 	wait_revert_record("family");
 	assert_field_has("family", "reason", "command buffer failure: the "
 	    "shim saw status fail with MTLCommandBufferErrorInternal (1) in "
@@ -475,7 +475,7 @@ test_inherit_later_witness(void **state)
 	    "options:error: fail in pid %ld: a verdict only", child);
 	wait_daemon_log(said, 1);
 	set_device("MTLSIM_FAIL=simdgroup_matrix:error");
-	kill((pid_t)child, SIGUSR1);
+	send_request(child);
 	wait_revert_record("family");
 	assert_field_has("family", "reason", "command buffer failure: the "
 	    "shim saw status fail with MTLCommandBufferErrorInternal (1)");
@@ -584,7 +584,7 @@ test_every_log_form(void **state)
 		    fails[k].mode);
 		set_device(device);
 		for (i = 0; i < n; i++)
-			kill((pid_t)pid[i], SIGUSR1);
+			send_request(pid[i]);
 		snprintf(line, sizeof line, "ggml_metal_library_compile_pipeline: "
 		    "%s", fails[k].line);
 		snprintf(call, sizeof call, "the shim saw %s fail in pid",

@@ -130,6 +130,7 @@ main(int argc, char **argv)
 	const char	*start_when = NULL, *flood = NULL;
 	long		 nflood = 0, f;
 	int		 i, k, nsay = 0, die_sig = 0, nrequests = 0;
+	sigset_t	 wake, was;
 
 	ggmlsim_version(argc, argv);
 	/* llama-server's defaults (common/log.cpp, common/arg.cpp). */
@@ -243,8 +244,21 @@ main(int argc, char **argv)
 		object_dispose(dev);
 		return (int)exit_code;
 	}
+	/*
+	 * A request that came before it listened waits in the socket's
+	 * backlog and is served now, so the flag is tested with the
+	 * signals blocked and waited for atomically: pause() after the
+	 * test would sleep through one.
+	 */
+	sigemptyset(&wake);
+	sigaddset(&wake, SIGUSR1);
+	sigaddset(&wake, SIGTERM);
+	sigaddset(&wake, SIGINT);
 	while (!once && !fake_stop) {
-		pause();
+		sigprocmask(SIG_BLOCK, &wake, &was);
+		if (!fake_request && !fake_stop)
+			sigsuspend(&was);
+		sigprocmask(SIG_SETMASK, &was, NULL);
 		if (fake_request) {
 			fake_request = 0;
 			(void)ggmlsim_graph(dev);

@@ -953,7 +953,57 @@ void
 real_pipeline_failure(long pid)
 {
 	set_device("MTLSIM_FAIL=simdgroup_matrix:pipeline");
+	send_request(pid);
+}
+
+/* Does pid have a handler for sig (SigCgt in /proc/PID/status)? */
+static bool
+proc_catches(long pid, int sig)
+{
+	char			 path[64], line[256];
+	unsigned long long	 mask = 0;
+	FILE			*f;
+	bool			 found = false;
+
+	snprintf(path, sizeof path, "/proc/%ld/status", pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return false;
+	while (!found && fgets(line, sizeof line, f) != NULL)
+		found = sscanf(line, "SigCgt: %llx", &mask) == 1;
+	fclose(f);
+	return found && (mask >> (sig - 1) & 1) != 0;
+}
+
+/*
+ * A request to fake-llama (SIGUSR1), once it is ready for one: a
+ * launchd pid can still be in exec or in the shim's constructor, where
+ * the signal's default action would kill the server, which no request
+ * does.  One that comes before it serves is taken when it does.
+ */
+void
+send_request(long pid)
+{
+	double	start = now_s();
+
+	while (!proc_catches(pid, SIGUSR1)) {
+		if (now_s() - start > 5 * time_scale())
+			fail_msg("pid %ld never took requests (SIGUSR1)", pid);
+		sleep_ms(10);
+	}
 	assert_int_equal(kill((pid_t)pid, SIGUSR1), 0);
+}
+
+/* Wait until pid's shim has written its report. */
+void
+wait_marker(long pid)
+{
+	double	start = now_s();
+
+	while (!marker_exists(pid)) {
+		if (now_s() - start > 5 * time_scale())
+			fail_msg("pid %ld's shim wrote no report", pid);
+		sleep_ms(10);
+	}
 }
 
 bool

@@ -99,6 +99,8 @@ int		 teardown(void **state);
 /* The simulated device, the shim's reports, the raw socket. */
 void		 set_device(const char *line);
 bool		 marker_exists(long pid);
+void		 wait_marker(long pid);
+void		 send_request(long pid);	/* fake-llama's, SIGUSR1 */
 int		 raw_connect(void);
 int		 try_connect(void);	/* -1 when refused, no abort */
 bool		 closed_by_daemon(int fd, double wait_s);
