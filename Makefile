@@ -263,7 +263,7 @@ $(SIM_OVERBROAD): tests/sim/mtlsim.m $(SIM_KERNEL) | $(O)/tests
 
 # --- daemon and client ---------------------------------------------------------
 
-$(DAEMON): $(DAEMON_SRC) daemon/mcd.h daemon/health.h daemon/witness.h $(POLICY_SRC) policy/policy.h \
+$(DAEMON): $(DAEMON_SRC) daemon/mcd.h daemon/health.h daemon/witness.h daemon/lifecycle.h $(POLICY_SRC) policy/policy.h \
     $(COMMON_SRC) common/*.h VERSION | need-deps $(O)/bin
 	$(CC) $(CFLAGS_C) -Icommon -Ipolicy -Idaemon $(DAEMON_SRC) $(POLICY_SRC) \
 	    $(COMMON_SRC) -o $@ \
@@ -399,7 +399,7 @@ DAEMON_UNITS	:= daemon/render.c daemon/state.c daemon/tail.c \
 # The daemon's pure parts, the RPC framing, and files others write.
 $(O)/tests/test_daemon $(O)/tests/test_protocol $(O)/tests/test_files: \
     $(O)/tests/test_%: tests/unit/test_%.c tests/unit/unit.c tests/unit/unit.h \
-    $(DAEMON_UNITS) profiles/*.plist daemon/mcd.h daemon/health.h daemon/witness.h policy/policy.h \
+    $(DAEMON_UNITS) profiles/*.plist daemon/mcd.h daemon/health.h daemon/witness.h daemon/lifecycle.h policy/policy.h \
     $(COMMON_SRC) common/*.h \
     $(SIM_TOOLS) | $(O)/tests
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) -DMC_TEST_FIXTURES='"$(abspath $(FIXTURES))"' \
@@ -494,7 +494,7 @@ $(O)/tests/test_faults $(O)/tests/test_io_faults: \
 	    $(LIB_MSGPACK) $(LDFLAGS_SAN)
 
 $(O)/tests/test_lifecycle: tests/unit/test_lifecycle.c daemon/lifecycle.c \
-    daemon/mcd.h daemon/health.h daemon/witness.h | need-deps $(O)/tests
+    daemon/mcd.h daemon/health.h daemon/witness.h daemon/lifecycle.h | need-deps $(O)/tests
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Icommon -Ipolicy -Idaemon $< daemon/lifecycle.c \
 	    -o $@ -lcmocka $(LDFLAGS_SAN)
 
@@ -596,7 +596,7 @@ $(FUZZ)/fuzz_shim_config: tests/fuzz/fuzz_shim_config.c shim/shim_config.c \
 	clang $(FUZZ_CFLAGS) -Ishim $< shim/shim_config.c -o $@
 
 $(FUZZ)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_DAEMON) \
-    daemon/mcd.h daemon/health.h daemon/witness.h policy/policy.h common/*.h | need-deps
+    daemon/mcd.h daemon/health.h daemon/witness.h daemon/lifecycle.h policy/policy.h common/*.h | need-deps
 	@mkdir -p $(@D)
 	clang $(FUZZ_CFLAGS) -Icommon -Ipolicy -Idaemon -Itests/fuzz $< \
 	    $(FUZZ_DAEMON) \
@@ -911,7 +911,7 @@ MACOS_CLIENT_SRC := $(CLIENT_PORTABLE) $(MACOS_POLICY_SRC)
 MACOS_STATIC	= $(foreach l,uv plist msgpackc jansson,$(MACOS_DEPS)/$(1)/lib$(l).a)
 
 define macos_tools_arch
-$(MACOS)/obj/$(1)/%.o: %.c daemon/mcd.h daemon/health.h daemon/witness.h policy/policy.h common/*.h \
+$(MACOS)/obj/$(1)/%.o: %.c daemon/mcd.h daemon/health.h daemon/witness.h daemon/lifecycle.h policy/policy.h common/*.h \
     client/*.h VERSION \
     $(MACOS_DEPS)/.built | need-zig
 	@mkdir -p $$(@D)
