@@ -111,7 +111,7 @@ TEST_BINS	:= $(O)/tests/test_shim_config $(O)/tests/test_shim_inject \
 		   $(O)/tests/test_invalid_e2e $(O)/tests/test_removed_e2e \
 		   $(O)/tests/test_invariants_e2e $(O)/tests/test_evidence_e2e \
 		   $(O)/tests/test_measure_e2e $(O)/tests/test_allowlist_e2e \
-		   $(O)/tests/test_health_e2e \
+		   $(O)/tests/test_health_e2e $(O)/tests/test_restarts_e2e \
 		   $(LLAMA_TESTS)
 SIM_LIB		:= $(O)/tests/libmtlsim.so
 SIM_OVERBROAD	:= $(O)/tests/overbroad/libmtlsim.so
@@ -457,7 +457,7 @@ $(O)/tests/test_daemon_e2e $(O)/tests/test_fleet_e2e \
     $(O)/tests/test_invalid_e2e $(O)/tests/test_removed_e2e \
     $(O)/tests/test_invariants_e2e $(O)/tests/test_evidence_e2e \
     $(O)/tests/test_measure_e2e $(O)/tests/test_allowlist_e2e \
-    $(O)/tests/test_health_e2e: \
+    $(O)/tests/test_health_e2e $(O)/tests/test_restarts_e2e: \
     $(O)/tests/test_%: tests/e2e/test_%.c $(HARNESS_DEPS) \
     pkg/profiles/*.mobileconfig pkg/fleet/* | $(O)/tests
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Itests/support -Icommon $< \

@@ -71,38 +71,106 @@ agent_loaded_path(struct mcd *d, struct job *j, char *buf, size_t len)
 	mc_fmt(buf, len, "%s/loaded/%s", d->paths.state, j->label);
 }
 
-/* "HASH DOMAIN": what launchd was given, and where (an older file has
- * the hash alone: the daemon's domain). */
-uint64_t
-agent_loaded_hash(struct mcd *d, struct job *j)
-{
-	char		 path[PATH_MAX], domain[sizeof j->domain] = "";
-	unsigned long long v = 0;
-	FILE		*f;
+/*
+ * "HASH DOMAIN RUNS STOPS LOOKED": what launchd was given and where, then
+ * how many of that registration's runs were judged, how many of their
+ * exits were our own restarts still to come, and when (time()) launchd
+ * was asked.  An older record ends sooner: the hash alone is the
+ * daemon's domain, without the counts they are not known.
+ */
+struct agent_record {
+	unsigned long long	hash;
+	char			domain[32];
+	long			runs, stops, looked;
+	int			fields;		/* how many were read */
+};
 
+static void
+agent_record_read(struct mcd *d, struct job *j, struct agent_record *r)
+{
+	char	path[PATH_MAX];
+	FILE	*f;
+
+	memset(r, 0, sizeof *r);
 	agent_loaded_path(d, j, path, sizeof path);
-	if ((f = fopen(path, "r")) != NULL) {
-		if (fscanf(f, "%16llx %31s", &v, domain) < 1)
-			v = 0;
-		fclose(f);
+	if ((f = fopen(path, "r")) == NULL)
+		return;
+	r->fields = fscanf(f, "%16llx %31s %ld %ld %ld", &r->hash, r->domain,
+	    &r->runs, &r->stops, &r->looked);
+	fclose(f);
+	if (r->fields < 1) {
+		r->fields = 0;
+		r->hash = 0;
 	}
-	if (j->domain[0] == '\0' && (strncmp(domain, "gui/", 4) == 0 ||
-	    strncmp(domain, "user/", 5) == 0))
-		snprintf(j->domain, sizeof j->domain, "%s", domain);
-	return (uint64_t)v;
 }
 
-void
-agent_mark_loaded(struct mcd *d, struct job *j)
+static void
+agent_record_write(struct mcd *d, struct job *j, unsigned long long hash,
+    const char *domain)
 {
-	char	path[PATH_MAX], text[64], why[256];
+	char	path[PATH_MAX], text[160], why[256];
 	int	n;
 
 	agent_loaded_path(d, j, path, sizeof path);
-	n = snprintf(text, sizeof text, "%016llx %s\n",
-	    (unsigned long long)j->rendered_hash, agent_domain(d, j));
+	n = snprintf(text, sizeof text, "%016llx %s %ld %ld %ld\n", hash,
+	    domain, j->runs_counted, j->own_stops, j->looked_at);
 	if (mc_write_atomic(path, text, (size_t)n, 0644, why, sizeof why) == -1)
 		log_warnx("job %s: %s", j->name, why);
+}
+
+uint64_t
+agent_loaded_hash(struct mcd *d, struct job *j)
+{
+	struct agent_record	r;
+
+	agent_record_read(d, j, &r);
+	if (j->domain[0] == '\0' && (strncmp(r.domain, "gui/", 4) == 0 ||
+	    strncmp(r.domain, "user/", 5) == 0))
+		snprintf(j->domain, sizeof j->domain, "%s", r.domain);
+	return (uint64_t)r.hash;
+}
+
+/* A bootstrap succeeded: its counts start afresh (reconcile.c). */
+void
+agent_mark_loaded(struct mcd *d, struct job *j)
+{
+	agent_record_write(d, j, j->rendered_hash, agent_domain(d, j));
+}
+
+/*
+ * The counts of the registration metalcapd finds loaded, once, at its
+ * start: a registration it did not record (none, or one from before
+ * counts were kept) has its runs so far taken as judged (reconcile.c).
+ */
+void
+agent_read_counts(struct mcd *d, struct job *j)
+{
+	struct agent_record	r;
+
+	j->counts_read = true;
+	agent_record_read(d, j, &r);
+	if (r.fields == 0)
+		return;
+	if (r.fields < 5 || r.runs < 0 || r.stops < 0 || r.looked < 0) {
+		j->runs_counted = -1;
+		return;
+	}
+	j->runs_counted = r.runs;
+	j->own_stops = r.stops;
+	j->looked_at = r.looked;
+}
+
+/* The counts changed: kept with the registration they count. */
+void
+agent_save_counts(struct mcd *d, struct job *j)
+{
+	struct agent_record	r;
+
+	agent_record_read(d, j, &r);
+	if (r.fields == 0 || j->runs_counted < 0)
+		return;
+	agent_record_write(d, j, r.hash, r.fields > 1 ? r.domain :
+	    agent_domain(d, j));
 }
 
 /*

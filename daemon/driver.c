@@ -298,8 +298,7 @@ driver_absorb(struct mcd *d, struct job *j, const struct gate_entry *v,
 	case LC_EV_EXIT_CODE:
 	case LC_EV_EXIT_SIGNAL:
 	case LC_EV_EXIT_JETSAM:
-		*loop_n = watch_count_exits(j, ev->last_exit, ev->signal,
-		    ev->count, evidence);
+		*loop_n = watch_count_exits(j, ev, evidence);
 		f->crash_loop = *loop_n > 0;
 		evp[0] = evidence[0];
 		evp[1] = evidence[1];
@@ -378,6 +377,7 @@ driver_kickstart(struct mcd *d, struct job *j)
 	if (j->pid > 0 && j->pid != j->stopped_pid) {
 		j->own_stops++;
 		j->stopped_pid = j->pid;
+		agent_save_counts(d, j);
 	}
 	j->kicked = true;
 	restart_graceful(d, j, target, driver_restarted);

@@ -85,16 +85,21 @@ exited_note_reason(struct job *j, const char *what,
  */
 void
 exited_report(struct mcd *d, struct job *j, const struct launchd_seen *seen,
-    long count)
+    long count, long since)
 {
 	char			how[128], full[PATH_MAX + 64];
 	const char		*why;
 	struct mcd_event	ev = { .job = j, .last_exit = seen->last_exit,
-	    .signal = seen->signal, .count = count };
+	    .signal = seen->signal, .count = count, .since = since };
 	long			ours = j->own_stops < count ? j->own_stops : count;
 
 	/* Exits our restarts caused are no one's fault (the last is ours). */
 	j->own_stops -= ours;
+	/*
+	 * Kept before they are judged: a metalcapd killed now judges them
+	 * never rather than twice (a crash loop of exits counted twice).
+	 */
+	agent_save_counts(d, j);
 	if ((ev.count -= ours) == 0) {
 		if (count > 0)
 			watch_exited(j, false, 0, NULL);

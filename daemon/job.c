@@ -241,17 +241,20 @@ job_crash_max(const struct job *j)
 uint64_t
 job_crash_window_s(const struct job *j)
 {
-	uint64_t	least = job_crash_max(j) * j->throttle_s;
+	uint64_t	least = job_crash_max(j) * (j->throttle_s + 1);
 
 	return job_crash_key(j, "WindowSeconds", least > 60 ? least : 60);
 }
 
 /*
- * launchd starts a job at most every ThrottleInterval seconds (the job
- * file's, the template's, or launchd's 10), so MaxExits exits of a job
- * that dies at once take (MaxExits - 1) of them: a CrashLoop window no
- * longer than that could never trip, and the job would crash for ever,
- * shown stock.  Such a file is refused, naming the keys.
+ * launchd starts a job again ThrottleInterval seconds (the job file's,
+ * the template's, or launchd's 10) after its exit, less the whole seconds
+ * it ran (842 core.c job_start, 4396-4406: td truncated, the timer armed
+ * from the exit), so the exits of a job that dies within its first second
+ * come up to ThrottleInterval + 1 apart, and MaxExits of them take up to
+ * (MaxExits - 1) such spans: a CrashLoop window no longer than that may
+ * never trip, and the job would crash for ever, shown stock.  Such a file
+ * is refused, naming the keys.
  */
 static void
 job_check_throttle(struct mcd *d, struct job *j)
@@ -276,15 +279,16 @@ job_check_throttle(struct mcd *d, struct job *j)
 		return;
 	max = job_crash_max(j);
 	window = job_crash_window_s(j);
-	if (max < 2 || window > (max - 1) * t)
+	if (max < 2 || window > (max - 1) * (t + 1))
 		return;
 	diag_add(&j->errors, "%s:CrashLoop: MaxExits %llu within WindowSeconds "
-	    "%llu can never trip: launchd starts the job at most every "
-	    "ThrottleInterval (%llu s, %s), so %llu exits take at least %llu "
-	    "s; make WindowSeconds more than that", j->file,
+	    "%llu may never trip: launchd starts it again ThrottleInterval "
+	    "(%llu s, %s) after an exit, less the whole seconds it ran: %llu "
+	    "exits take up to %llu s; make WindowSeconds more than that",
+	    j->file,
 	    (unsigned long long)max, (unsigned long long)window,
 	    (unsigned long long)t, from, (unsigned long long)max,
-	    (unsigned long long)((max - 1) * t));
+	    (unsigned long long)((max - 1) * (t + 1)));
 	jobfile_free(j->spec);
 	j->spec = NULL;
 }

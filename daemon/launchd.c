@@ -25,6 +25,7 @@ struct lc_call {
 	int			 waiting;	/* exit + two EOFs */
 	int			 handles;	/* still open */
 	bool			 timed_out;
+	bool			 overdue;	/* its deadline went by once */
 	int			 timeout_ms;
 	char			 program[NAME_MAX + 1];	/* a basename */
 };
@@ -123,6 +124,19 @@ lc_timeout(uv_timer_t *t)
 {
 	struct lc_call	*c = t->data;
 
+	/*
+	 * A deadline that went by while the loop did not run (metalcapd
+	 * stopped, a sleeping Mac) is due with the exit and EOFs it may have
+	 * overslept, and libuv runs timers before it polls for those: one
+	 * poll first, then the verdict.  1 ms, as a timer of 0 started here
+	 * would run in this same pass over the timers (libuv 1.44
+	 * uv__run_timers).
+	 */
+	if (!c->overdue) {
+		c->overdue = true;
+		uv_timer_start(&c->timer, lc_timeout, 1, 0);
+		return;
+	}
 	c->timed_out = true;
 	/* Its own process group: helpers it started (the probe's workers)
 	 * go too, and cannot hold our pipes open. */

@@ -167,6 +167,8 @@ struct mcd_event {
 	const char		*last_exit;	/* EXIT_*: launchd's words */
 	int			 signal;
 	long			 count;		/* EXIT_*: exits since last seen */
+	long			 since;		/* EXIT_*: they came after this
+						   look at launchd (time()) */
 };
 
 #endif

@@ -253,8 +253,15 @@ struct job {
 	bool			 drop_tg;	/* partial verdict */
 	char			 note[256];	/* a partial verdict's reason */
 	bool			 blocked;	/* no shim marker */
-	long			 runs_counted;	/* runs whose exit we judged */
+	/* launchd's runs of this registration, as last judged; kept in
+	 * state/loaded/LABEL, so a restarted metalcapd judges only the
+	 * exits it did not (agent.c) */
+	long			 runs_counted;	/* runs whose exit we judged; -1:
+						   not known, the next look's
+						   are the baseline */
 	long			 own_stops;	/* exits our kickstart -k caused */
+	long			 looked_at;	/* when counted (time()) */
+	bool			 counts_read;	/* from state/loaded, once */
 	bool			 kicked;	/* kickstarted: a run is coming */
 	bool			 kick_again;	/* a restart asked for meanwhile */
 	bool			 start_wanted;	/* start asked: run it if launchd
@@ -350,6 +357,8 @@ void	agent_launchctl(struct mcd *, struct job *, const char *verb,
 	    launchctl_cb);
 uint64_t agent_loaded_hash(struct mcd *, struct job *);
 void	agent_mark_loaded(struct mcd *, struct job *);
+void	agent_read_counts(struct mcd *, struct job *);
+void	agent_save_counts(struct mcd *, struct job *);
 bool	agent_ok(const char *path);
 int	agent_render(struct mcd *, struct job *, char *why, size_t whylen);
 void	agent_forget(struct mcd *, struct job *);
@@ -358,7 +367,7 @@ uint64_t agent_exit_timeout_s(struct mcd *, struct job *);
 /* --- exited.c: the runs launchd saw end ----------------------------------------- */
 
 void	exited_report(struct mcd *, struct job *, const struct launchd_seen *,
-	    long count);
+	    long count, long since);
 
 /* --- reconcile.c: launchd made to match ------------------------------------------ */
 
@@ -374,8 +383,8 @@ struct job_watch;
 void	watch_begin_tail(struct mcd *, struct job *);
 int	watch_started(struct mcd *, struct job *);
 void	watch_stop(struct job *);
-int	watch_count_exits(struct job *, const char *last_exit, int signal,
-	    long count, char evidence[2][WATCH_EVIDENCE_LEN]);
+int	watch_count_exits(struct job *, const struct mcd_event *,
+	    char evidence[2][WATCH_EVIDENCE_LEN]);
 
 
 bool	watch_spawn_fixed(struct mcd *, const struct job *,

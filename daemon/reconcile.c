@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "mc_util.h"
@@ -237,6 +238,8 @@ reconcile_start(struct mcd *d, struct job *j)
 	 */
 	if (j->domain[0] == '\0')
 		(void)agent_loaded_hash(d, j);
+	if (!j->counts_read)
+		agent_read_counts(d, j);
 	if (j->removed) {
 		char		path[PATH_MAX];
 		struct stat	sb;
@@ -490,6 +493,7 @@ reconcile_bootstrap(struct mcd *d, struct job *j)
 	j->watched_pid = 0;
 	j->runs_counted = 0;	/* a new registration counts from zero */
 	j->own_stops = 0;
+	j->looked_at = (long)time(NULL);	/* its runs all come after */
 	j->kick_again = false;	/* the new registration's run is newer */
 	j->env.what = NULL;	/* its runs will say so again */
 	j->said.what = NULL;
@@ -500,6 +504,22 @@ reconcile_bootstrap(struct mcd *d, struct job *j)
 	launchctl_run(d, args, reconcile_bootstrap_cb, j);
 }
 
+/*
+ * A registration metalcapd found loaded and whose runs it has no count
+ * of (a record from before counts were kept): the exits launchd counted
+ * so far are taken as judged, since when they came is not known.
+ */
+static void
+reconcile_baseline(struct mcd *d, struct job *j, long finished)
+{
+	if (j->runs_counted >= 0)
+		return;
+	log_info("job %s: %ld earlier runs of its registration ended before "
+	    "metalcapd counted them; not judged", j->name, finished);
+	j->runs_counted = finished;
+	agent_save_counts(d, j);
+}
+
 /* Learn pid and last exit; a job just started may need a moment. */
 static void
 reconcile_refresh_cb(struct mcd *d, const struct launchctl_result *r,
@@ -507,7 +527,7 @@ reconcile_refresh_cb(struct mcd *d, const struct launchctl_result *r,
 {
 	struct job		*j = arg;
 	struct launchd_seen	 seen;
-	long			 finished;
+	long			 finished, since = j->looked_at;
 	bool			 unrecorded = false, wanted;
 
 	if (r->code == 113) {
@@ -534,17 +554,21 @@ reconcile_refresh_cb(struct mcd *d, const struct launchctl_result *r,
 	 * launchd may not have recorded the exit yet (a run counted, no pid,
 	 * no exit): look again soon, whether or not it should be running.
 	 */
+	reconcile_baseline(d, j, finished);
 	if (strcmp(seen.last_exit, "(never exited)") == 0 && seen.signal == 0) {
 		unrecorded = finished > j->runs_counted;
 		finished = j->runs_counted;
 	}
+	/* Exits after this look come after it (an unrecorded one did not). */
+	if (!unrecorded)
+		j->looked_at = (long)time(NULL);
 	if (finished > j->runs_counted) {
 		long	n = finished - j->runs_counted;
 		bool	was_dirty = j->dirty;
 
 		j->runs_counted = finished;
 		j->kicked = false;
-		exited_report(d, j, &seen, n);
+		exited_report(d, j, &seen, n, since);
 		if (j->dirty && !was_dirty) {
 			/* A revert or failure is queued: let it run. */
 			reconcile_finish(d, j);

@@ -558,41 +558,66 @@ watch_pid(struct mcd *d, struct job_watch *w, long pid)
 }
 
 /*
- * Count count abnormal exits, the last one as launchd told it; when they
+ * When the i-th (from 0) of count exits learned at one look came.  One
+ * alone is the pid's end just seen: now.  More were missed (metalcapd was
+ * paused, as on a sleeping Mac, or down), and only bounds are known: each
+ * came after the last look, since, and launchd starts a job at most every
+ * ThrottleInterval, counted from its last start (842 core.c job_start,
+ * 4396-4406), so the third ended at least one interval after since, the
+ * fourth two.  They are stamped with those bounds, the least damning
+ * times they can have: all "now" would make a loop of exits that were
+ * minutes apart.
+ */
+static long
+watch_exit_time(const struct job *j, long since, long i, long count,
+    long now)
+{
+	long	t;
+
+	if (count == 1 || since <= 0)
+		return count == 1 ? now : 0;
+	t = since + (i > 1 ? (i - 1) * (long)j->throttle_s : 0);
+	return t < now ? t : now;
+}
+
+/*
+ * Count ev's abnormal exits, the last one as launchd told it; when they
  * make a crash loop (the job file's CrashLoop, or 3 in 60 s), how many
  * came within the window, else 0.  The evidence says so, for the incident.
  */
 int
-watch_count_exits(struct job *j, const char *last_exit, int sig, long count,
-    char ev[2][WATCH_EVIDENCE_LEN])
+watch_count_exits(struct job *j, const struct mcd_event *ev,
+    char out[2][WATCH_EVIDENCE_LEN])
 {
 	uint64_t	 max = job_crash_max(j);
 	uint64_t	 window = job_crash_window_s(j);
-	long		 now = (long)time(NULL);
-	int		 i, n = 0;
+	long		 now = (long)time(NULL), k;
+	int		 i, n = 0, sig = ev->signal;
+	const char	*last_exit = ev->last_exit;
 
-	while (count-- > 0) {
+	for (k = 0; k < ev->count; k++) {
 		if (j->nexits == (int)(sizeof j->exits / sizeof j->exits[0]))
 			memmove(j->exits, j->exits + 1, sizeof j->exits -
 			    sizeof j->exits[0]);
 		else
 			j->nexits++;
-		j->exits[j->nexits - 1] = now;
+		j->exits[j->nexits - 1] = watch_exit_time(j, ev->since, k,
+		    ev->count, now);
 	}
 	for (i = 0; i < j->nexits; i++)
 		if (now - j->exits[i] < (long)window)
 			n++;
 	if (sig != 0)
-		snprintf(ev[1], WATCH_EVIDENCE_LEN, "last: signal %d", sig);
+		snprintf(out[1], WATCH_EVIDENCE_LEN, "last: signal %d", sig);
 	else if (last_exit[0] >= '0' && last_exit[0] <= '9')
-		snprintf(ev[1], WATCH_EVIDENCE_LEN, "last: exit status %s",
+		snprintf(out[1], WATCH_EVIDENCE_LEN, "last: exit status %s",
 		    last_exit);
 	else	/* launchd's reason: JETSAM_REASON_... */
-		snprintf(ev[1], WATCH_EVIDENCE_LEN, "last: %s", last_exit);
-	snprintf(ev[0], WATCH_EVIDENCE_LEN, "%d abnormal exits within %llu s",
+		snprintf(out[1], WATCH_EVIDENCE_LEN, "last: %s", last_exit);
+	snprintf(out[0], WATCH_EVIDENCE_LEN, "%d abnormal exits within %llu s",
 	    n, (unsigned long long)window);
 	log_info("job %s: exited abnormally (%s), %d in %llu s", j->name,
-	    ev[1] + 6, n, (unsigned long long)window);
+	    out[1] + 6, n, (unsigned long long)window);
 	if (n < (int)max)
 		return 0;
 	j->nexits = 0;

@@ -251,6 +251,68 @@ test_never_passed_is_unhealthy(void **state)
 	assert_false(daemon_log_has("restarting it"));
 }
 
+/*
+ * metalcapd paused (a sleeping Mac, SIGSTOP) while a check runs, the
+ * check passing meanwhile and its TimeoutSeconds going by: on waking the
+ * check's end and its deadline are both due, and the deadline, a timer,
+ * comes first in libuv's loop.  It must not be called "did not finish".
+ * The check waits while home/go is missing, so the pause is held around
+ * it, not slept around.  Kills: lc_timeout judging before the exit it
+ * overslept is read (issue 47, finding 6).
+ */
+static void
+test_pause_over_check_deadline(void **state)
+{
+	char	 extra[1024], started[200], go[200];
+	double	 paused, start;
+	json_t	*h, *last, *j;
+
+	(void)state;
+	snprintf(started, sizeof started, "%s/check-started", home);
+	snprintf(go, sizeof go, "%s/go", home);
+	snprintf(extra, sizeof extra, "<key>HealthCheck</key><dict><key>"
+	    "ProgramArguments</key><array><string>/bin/sh</string><string>-c"
+	    "</string><string>touch %s; w=; while [ ! -e %s ]; do w=held; "
+	    "sleep 0.05; done; rm -f %s; echo passed $w</string></array>"
+	    "<key>StartDelaySeconds</key><integer>0</integer>"
+	    "<key>IntervalSeconds</key><integer>1</integer>"
+	    "<key>TimeoutSeconds</key><integer>1</integer></dict>",
+	    started, go, started);
+	write_file(go, "w", "");
+	put_job("llama", extra);
+	json_decref(wait_health("llama", "healthy", 10.0));
+	unlink(go);
+	unlink(started);
+	while (access(started, F_OK) != 0)
+		sleep_ms(10);
+	/* A check is running, held: now metalcapd sleeps. */
+	assert_int_equal(kill(daemon_pid, SIGSTOP), 0);
+	paused = now_s();
+	write_file(go, "w", "");
+	while (access(started, F_OK) == 0)
+		sleep_ms(10);
+	/* Past the check's deadline (1 s from before the pause). */
+	while (now_s() - paused < 1.5)
+		sleep_ms(50);
+	assert_int_equal(kill(daemon_pid, SIGCONT), 0);
+	/* The held check's answer (its output says it was held). */
+	for (start = now_s(), h = NULL; h == NULL; sleep_ms(20)) {
+		assert_true(now_s() - start < 10 * time_scale());
+		j = job_status("llama");
+		last = json_object_get(json_object_get(j, "health"), "last");
+		if (strcmp(str_of(last, "output"), "passed held") == 0)
+			json_incref(h = json_object_get(j, "health"));
+		json_decref(j);
+	}
+	last = json_object_get(h, "last");
+	assert_string_equal(str_of(last, "answer"),
+	    "the check exited with status 0");
+	assert_true(json_is_true(json_object_get(last, "passed")));
+	assert_int_equal(int_of(h, "failures"), 0);
+	json_decref(h);
+	assert_false(daemon_log_has("did not finish within"));
+}
+
 int
 main(void)
 {
@@ -259,6 +321,8 @@ main(void)
 		    test_liveness_restarts_hung_server, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_liveness_one_failure_is_no_hang, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pause_over_check_deadline,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_never_passed_is_unhealthy,
 		    setup, teardown),
 	};

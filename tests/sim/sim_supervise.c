@@ -560,9 +560,10 @@ sup_run(const char *label, plist_t job)
 	if (rec != NULL)
 		plist_free(rec);
 	sim_unlock();
-	if (started >= 0 && (ran = sup_now_ms() - started) < throttle * 1000) {
+	if (started >= 0 && (ran = (sup_now_ms() - started) / 1000) <
+	    throttle) {
 		sim_update(label, sup_record_state, "spawn scheduled");
-		sup_sleep(throttle * 1000 - ran);
+		sup_sleep((throttle - ran) * 1000);
 		if (sup_stop) {
 			sup_unregister(label);
 			return;
@@ -595,17 +596,19 @@ sup_run(const char *label, plist_t job)
 		if (!sup_should_restart(job, x.status))
 			break;
 		/*
-		 * The throttle counts from the start: a run shorter than
-		 * ThrottleInterval waits out the rest, a longer one restarts
-		 * at once (launchd 842 job_start: respawn_delta =
-		 * min_run_time - td; "Service only ran for 3 seconds.
-		 * Pushing respawn out by 7 seconds.").
+		 * The throttle counts from the start, in whole seconds: a run
+		 * shorter than ThrottleInterval waits the rest from its exit,
+		 * the fraction of a second it ran not taken off, and a longer
+		 * one restarts at once (launchd 842 job_start: td, the
+		 * seconds since the start, truncated; respawn_delta =
+		 * min_run_time - td, a timer armed now; "Service only ran for
+		 * 3 seconds.  Pushing respawn out by 7 seconds.").
 		 */
-		ran = sup_now_ms() - started;
-		if (ran >= throttle * 1000)
+		ran = (sup_now_ms() - started) / 1000;
+		if (ran >= throttle)
 			continue;
 		sim_update(label, sup_record_state, "spawn scheduled");
-		sup_sleep(throttle * 1000 - ran);
+		sup_sleep((throttle - ran) * 1000);
 		if (sup_stop)
 			break;
 	}
