@@ -77,6 +77,22 @@ exited_note_reason(struct job *j, const char *what,
 }
 
 /*
+ * A registration metalcapd found loaded and whose runs it has no count
+ * of (a record from before counts were kept): the exits launchd counted
+ * so far are taken as judged, since when they came is not known.
+ */
+void
+exited_baseline(struct mcd *d, struct job *j, long finished)
+{
+	if (j->runs_counted >= 0)
+		return;
+	log_info("job %s: %ld earlier runs of its registration ended before "
+	    "metalcapd counted them; not judged", j->name, finished);
+	j->runs_counted = finished;
+	agent_save_counts(d, j);
+}
+
+/*
  * Exits launchd counted since we last looked, told by how the last one
  * ended: a signal ("last terminating signal"), a kill with a reason and
  * no exit code ("last exit reason = JETSAM_REASON_...", or OS_REASON_...

@@ -368,6 +368,7 @@ uint64_t agent_exit_timeout_s(struct mcd *, struct job *);
 
 void	exited_report(struct mcd *, struct job *, const struct launchd_seen *,
 	    long count, long since);
+void	exited_baseline(struct mcd *, struct job *, long finished);
 
 /* --- reconcile.c: launchd made to match ------------------------------------------ */
 

@@ -504,22 +504,6 @@ reconcile_bootstrap(struct mcd *d, struct job *j)
 	launchctl_run(d, args, reconcile_bootstrap_cb, j);
 }
 
-/*
- * A registration metalcapd found loaded and whose runs it has no count
- * of (a record from before counts were kept): the exits launchd counted
- * so far are taken as judged, since when they came is not known.
- */
-static void
-reconcile_baseline(struct mcd *d, struct job *j, long finished)
-{
-	if (j->runs_counted >= 0)
-		return;
-	log_info("job %s: %ld earlier runs of its registration ended before "
-	    "metalcapd counted them; not judged", j->name, finished);
-	j->runs_counted = finished;
-	agent_save_counts(d, j);
-}
-
 /* Learn pid and last exit; a job just started may need a moment. */
 static void
 reconcile_refresh_cb(struct mcd *d, const struct launchctl_result *r,
@@ -554,7 +538,7 @@ reconcile_refresh_cb(struct mcd *d, const struct launchctl_result *r,
 	 * launchd may not have recorded the exit yet (a run counted, no pid,
 	 * no exit): look again soon, whether or not it should be running.
 	 */
-	reconcile_baseline(d, j, finished);
+	exited_baseline(d, j, finished);
 	if (strcmp(seen.last_exit, "(never exited)") == 0 && seen.signal == 0) {
 		unrecorded = finished > j->runs_counted;
 		finished = j->runs_counted;
