@@ -97,7 +97,8 @@ exited_baseline(struct mcd *d, struct job *j, long finished)
  * ended: a signal ("last terminating signal"), a kill with a reason and
  * no exit code ("last exit reason = JETSAM_REASON_...", or OS_REASON_...
  * for dyld and code signing), or an exit code (78: EX_CONFIG, it never
- * started).
+ * started, unless its one run was seen running the program, which may
+ * exit 78 itself).
  */
 void
 exited_report(struct mcd *d, struct job *j, const struct launchd_seen *seen,
@@ -108,7 +109,11 @@ exited_report(struct mcd *d, struct job *j, const struct launchd_seen *seen,
 	struct mcd_event	ev = { .job = j, .last_exit = seen->last_exit,
 	    .signal = seen->signal, .count = count, .since = since };
 	long			ours = j->own_stops < count ? j->own_stops : count;
+	/* The one run that ended was seen running the program itself. */
+	bool			ran = count == 1 && j->ran_pid > 0 &&
+	    j->ran_pid != seen->pid;
 
+	j->ran_pid = 0;
 	/* Exits our restarts caused are no one's fault (the last is ours). */
 	j->own_stops -= ours;
 	/*
@@ -159,7 +164,7 @@ exited_report(struct mcd *d, struct job *j, const struct launchd_seen *seen,
 		ev.type = strncmp(seen->exit_reason, "JETSAM", 6) == 0 ?
 		    LC_EV_EXIT_JETSAM : LC_EV_EXIT_CODE;
 		ev.last_exit = seen->exit_reason;
-	} else if (strtol(seen->last_exit, NULL, 10) == 78)
+	} else if (strtol(seen->last_exit, NULL, 10) == 78 && !ran)
 		ev.type = LC_EV_SPAWN_FAILED;	/* "78: EX_CONFIG" */
 	else if (seen->last_exit[0] != '\0' &&
 	    strcmp(seen->last_exit, "0") != 0 &&

@@ -273,6 +273,8 @@ struct job {
 	uint64_t		 gone_by;	/* loop ms a bootout must be done by */
 	char			 domain[32];	/* where it is loaded; "": not yet */
 	long			 watched_pid;
+	long			 ran_pid;	/* seen running its program, its
+						   end not counted yet */
 	long			 fleet_pid;	/* pid in the status file */
 	struct job_watch	*watch;
 	struct tail		*tail;

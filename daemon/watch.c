@@ -625,6 +625,21 @@ watch_count_exits(struct job *j, const struct mcd_event *ev,
 }
 
 /*
+ * Does the job's pid run its program?  Before its exec it is launchd's
+ * (xpcproxy on macOS, which exits 78 when it cannot set the job up), so a
+ * pid seen running the program is one whose exit is the program's own.
+ */
+static bool
+watch_runs_program(const struct job *j)
+{
+	char	image[PATH_MAX], program[PATH_MAX];
+
+	return j->spec != NULL && platform_pid_path(j->pid, image,
+	    sizeof image) == 0 && realpath(j->spec->argv[0], program) !=
+	    NULL && strcmp(image, program) == 0;
+}
+
+/*
  * A (new) process: watch its exit, its shim report and its health.  -1
  * (errno) when it cannot be watched: ESRCH, it is gone already.
  */
@@ -642,6 +657,7 @@ watch_started(struct mcd *d, struct job *j)
 		watch_forget_report(d, j);
 	j->report_pid = j->pid;
 	j->watched_pid = j->pid;
+	j->ran_pid = watch_runs_program(j) ? j->pid : 0;
 	free(j->shim);
 	j->shim = NULL;
 	j->blocked = false;

@@ -11,8 +11,10 @@
 #include <sys/types.h>
 #include <sys/un.h>
 
+#include <errno.h>
 #include <ifaddrs.h>
 #include <libgen.h>
+#include <libproc.h>
 #include <malloc/malloc.h>
 #include <mach-o/dyld.h>
 #include <net/if_dl.h>
@@ -150,6 +152,26 @@ platform_pid_fd(long pid)
 		return -1;
 	}
 	return kq;
+}
+
+/*
+ * The file pid runs (its image after exec): 0, or -1 and errno.  Written
+ * for macOS, not run here: proc_pidpath (libproc.h) fills at most
+ * PROC_PIDPATHINFO_MAXSIZE and returns the length, 0 on failure.
+ */
+int
+platform_pid_path(long pid, char *buf, size_t len)
+{
+	char	path[PROC_PIDPATHINFO_MAXSIZE];
+
+	if (proc_pidpath((int)pid, path, sizeof path) <= 0)
+		return -1;
+	if (strlen(path) >= len) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(buf, path, strlen(path) + 1);
+	return 0;
 }
 
 /* Give freed memory back to the system. */

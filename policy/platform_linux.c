@@ -97,6 +97,20 @@ platform_pid_fd(long pid)
 	return (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
 }
 
+/* The file pid runs (its image after exec): 0, or -1 and errno. */
+int
+platform_pid_path(long pid, char *buf, size_t len)
+{
+	char	link[64];
+	ssize_t	n;
+
+	snprintf(link, sizeof link, "/proc/%ld/exe", pid);
+	if (len == 0 || (n = readlink(link, buf, len - 1)) == -1)
+		return -1;
+	buf[n] = '\0';
+	return 0;
+}
+
 /* Give freed heap back to the system (glibc keeps it otherwise). */
 void
 platform_release_memory(void)

@@ -82,6 +82,7 @@ void	platform_login_agents(const char *home, char *dir, size_t len);
 const char *platform_shim_name(void);
 const char *platform_inject_var(void);
 int	platform_pid_fd(long pid);
+int	platform_pid_path(long pid, char *buf, size_t len);	/* its image */
 void	platform_release_memory(void);
 void	platform_host(char *os, size_t oslen, char *model, size_t modellen);
 void	platform_host_id(struct host_id *);

@@ -3,7 +3,7 @@
  * metalcapd's own restarts and pauses beside running jobs (issue 47):
  * the package's postinstall restarts it, a crash and KeepAlive do, and a
  * sleeping Mac stops it.  The exits launchd counted are each judged once,
- * at times they can have had, never all "now".
+ * at times they can have had, never all "now", and as what they were.
  */
 #include <sys/stat.h>
 
@@ -165,6 +165,37 @@ test_pause_learns_exits_late(void **state)
 	assert_field_has("llama", "state", "unlocked");
 }
 
+/*
+ * A program that ran and then exited 78 itself (EX_CONFIG: its own
+ * configuration is wrong) is an exit like any other, not "launchd could
+ * not start it": metalcapd saw its pid running the program.  It waits
+ * for home/go, so it is seen first.  Kills: every 78 taken for launchd's
+ * (xpcproxy's) spawn failure, the job failed at once (issue 47, 8).
+ */
+static void
+test_program_exits_78(void **state)
+{
+	char	go[200], extra[1024];
+	long	pid;
+
+	(void)state;
+	snprintf(go, sizeof go, "%s/go", home);
+	/* Its second run serves. */
+	snprintf(extra, sizeof extra, "<key>ProgramArguments</key><array>"
+	    "<string>/bin/sh</string><string>-c</string><string>[ -e %s.done "
+	    "] &amp;&amp; exec sleep 1000; while [ ! -e %s ]; do sleep 0.05; "
+	    "done; touch %s.done; exit 78</string></array><key>Unlocked</key>"
+	    "<false/>", go, go, go);
+	put_job("conf", extra);
+	pid = wait_state("conf", "stock", 0, 5.0);
+	write_file(go, "w", "");
+	wait_daemon_log("job conf: exited abnormally (exit status 78", 1);
+	wait_state("conf", "stock", pid, 10.0);
+	assert_false(daemon_log_has("launchd could not start"));
+	assert_true(json_is_null(json_object_get(job_status("conf"),
+	    "failed")));
+}
+
 int
 main(void)
 {
@@ -177,6 +208,8 @@ main(void)
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pause_learns_exits_late,
 		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_program_exits_78, setup,
+		    teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
