@@ -275,6 +275,7 @@ struct job {
 	long			 watched_pid;
 	long			 ran_pid;	/* seen running its program, its
 						   end not counted yet */
+	bool			 reports_full;	/* their disk, at its start */
 	long			 fleet_pid;	/* pid in the status file */
 	struct job_watch	*watch;
 	struct tail		*tail;

@@ -242,9 +242,9 @@ watch_log_path(struct mcd *d, const struct job *j, char *buf, size_t len)
 
 /*
  * Is the disk the job writes to full: the one of the shim's reports, or
- * the one of its own log?  What is full goes into buf.  A process writing
- * to a full disk fails in its own ways (a log, a cache, a report it
- * cannot write), never for its profile.
+ * the one of its own log?  buf (if any) says so of that disk, full or
+ * not.  A process writing to a full disk fails in its own ways (a log, a
+ * cache, a report it cannot write), never for its profile.
  */
 bool
 watch_disk_full(struct mcd *d, const struct job *j, bool reports, char *buf,
@@ -257,11 +257,10 @@ watch_disk_full(struct mcd *d, const struct job *j, bool reports, char *buf,
 	else
 		watch_log_path(d, j, path, sizeof path);
 	snprintf(dir, sizeof dir, "%s", path);
-	if (!mc_disk_full(reports ? path : dirname(dir)))
-		return false;
-	mc_fmt(buf, len, "the disk holding %s is full (no space left on "
-	    "device)", path);
-	return true;
+	if (buf != NULL)
+		mc_fmt(buf, len, "the disk holding %s is full (no space left "
+		    "on device)", path);
+	return mc_disk_full(reports ? path : dirname(dir));
 }
 
 /* Could the job's log be opened for appending, as launchd must? */
@@ -408,6 +407,7 @@ watch_marker_timeout(uv_timer_t *t)
 	struct job_watch	*w = t->data;
 	struct job		*j = w->job;
 	char			 reason[MC_ERR_LEN], full[PATH_MAX + 64];
+	char			 dir[PATH_MAX];
 
 	if (j == NULL || !job_runs_unlocked(j) ||
 	    watch_check_marker(j->daemon, j))
@@ -419,11 +419,19 @@ watch_marker_timeout(uv_timer_t *t)
 	 * that makes none (a CPU build, a server that loads its model
 	 * later) is silent until then too.  On a full disk it cannot write.
 	 */
-	if (watch_disk_full(j->daemon, j, true, full, sizeof full))
+	mc_fmt(dir, sizeof dir, "%s/reports", j->daemon->paths.state);
+	if (watch_disk_full(j->daemon, j, true, full, sizeof full) ||
+	    j->reports_full)
 		mc_fmt(reason, sizeof reason, "no report from the shim in "
 		    "pid %ld within %d ms: %s, so the shim could not write "
 		    "one: free space", j->pid, j->daemon->marker_timeout_ms,
 		    full);
+	else if (marker_unwritten(dir, j->pid))
+		mc_fmt(reason, sizeof reason, "no report from the shim in "
+		    "pid %ld within %d ms: the shim loaded and made its "
+		    "report, but could not write it (its disk was full or "
+		    "failing): %s/metalcap.%ld.report is empty", j->pid,
+		    j->daemon->marker_timeout_ms, dir, j->pid);
 	else
 		snprintf(reason, sizeof reason, "no report from the shim in "
 		    "pid %ld within %d ms: the injection was dropped (a "
@@ -653,6 +661,12 @@ watch_started(struct mcd *d, struct job *j)
 	log_debug("job %s: watching pid %ld", j->name, j->pid);
 	w = watch_get(d, j);
 	watch_stop_pid(w);
+	/*
+	 * The reports' disk as the shim found it: removing the last
+	 * process's report frees a block, and a disk full when the shim
+	 * wrote would look free when its report is due.
+	 */
+	j->reports_full = watch_disk_full(d, j, true, NULL, 0);
 	if (j->report_pid != j->pid)
 		watch_forget_report(d, j);
 	j->report_pid = j->pid;

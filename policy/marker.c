@@ -262,6 +262,28 @@ marker_read(const char *dir, long pid, struct shim_seen *s)
 }
 
 /*
+ * Did the shim in pid make its report and fail to write the line: the
+ * file is there and holds no whole line?  It opens the file first and
+ * writes once (shim_report_write), so a full disk or a failing one
+ * leaves it empty: the shim loaded, its injection was not dropped.
+ */
+bool
+marker_unwritten(const char *dir, long pid)
+{
+	char	 path[PATH_MAX], buf[256];
+	FILE	*f;
+	bool	 line = false;
+
+	if (pid <= 0 || mc_fmt(path, sizeof path, "%s/metalcap.%ld.report",
+	    dir, pid) == -1 || (f = marker_open(path)) == NULL)
+		return false;
+	while (!line && fgets(buf, sizeof buf, f) != NULL)
+		line = strchr(buf, '\n') != NULL;
+	fclose(f);
+	return !line;
+}
+
+/*
  * The report of a pid that has exited goes with it: a later process given
  * the same pid must prove its own injection, not pass on an old "hooked".
  */

@@ -321,6 +321,7 @@ const struct marker_code *marker_code(long code);
 int	marker_weight(const char *failed);
 void	marker_parse(struct shim_seen *, const char *line);
 bool	marker_read(const char *dir, long pid, struct shim_seen *);
+bool	marker_unwritten(const char *dir, long pid);
 void	marker_forget(const char *dir, long pid);
 void	marker_forget_group(const char *dir, long pgid);
 void	marker_sweep(const char *dir, bool (*keep)(long pid, void *arg),

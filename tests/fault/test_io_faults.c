@@ -741,6 +741,50 @@ test_reports_disk_full(void **state)
 }
 
 
+/*
+ * The reports' disk full when the shim writes, and free again by the
+ * time its report is due (metalcapd removing the last process's report
+ * frees a block, as here the filler's removal does): the empty report
+ * the shim made is the evidence that it loaded, and the reason says so,
+ * never "the injection was dropped".  metalcapd is held (SIGSTOP) over
+ * the restart, so the order is the one that used to lose (issue 47, 9).
+ */
+static void
+test_reports_disk_freed(void **state)
+{
+	char	filler[600], report_path[700];
+	long	pid, next;
+
+	(void)state;
+	snprintf(state_mount, sizeof state_mount, "%s/state/reports", home);
+	mkdir(state_mount, 0700);
+	if (mount("tmpfs", state_mount, "tmpfs", 0, "size=64k") == -1) {
+		report("reports' disk freed: SKIPPED, cannot mount a small "
+		    "tmpfs here: %s", strerror(errno));
+		state_mount[0] = '\0';
+		skip();
+	}
+	edit_job(0, "x");
+	pid = wait_state("j0", "unlocked", 0, 10.0);
+	wait_marker(pid);
+	fill_state(filler, sizeof filler);
+	assert_int_equal(kill(daemon_pid, SIGSTOP), 0);
+	assert_int_equal(kill((pid_t)pid, SIGKILL), 0);
+	while ((next = launchd_pid("j0")) <= 0 || next == pid)
+		sleep_ms(20);
+	/* Its shim made the report and could not write the line. */
+	snprintf(report_path, sizeof report_path, "%s/metalcap.%ld.report",
+	    state_mount, next);
+	while (access(report_path, F_OK) != 0)
+		sleep_ms(20);
+	assert_int_equal(unlink(filler), 0);
+	assert_int_equal(kill(daemon_pid, SIGCONT), 0);
+	assert_int_equal(wait_state("j0", "blocked", pid, 20.0), next);
+	assert_field_has("j0", "reason", "the shim loaded and made its "
+	    "report, but could not write it");
+	assert_false(daemon_log_has("the injection was dropped"));
+}
+
 int
 main(void)
 {
@@ -757,6 +801,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_state_disk_full, setup,
 		    teardown_unmount),
 		cmocka_unit_test_setup_teardown(test_reports_disk_full, setup,
+		    teardown_unmount),
+		cmocka_unit_test_setup_teardown(test_reports_disk_freed, setup,
 		    teardown_unmount),
 		cmocka_unit_test_setup_teardown(test_log_faults, setup,
 		    teardown),
