@@ -569,7 +569,8 @@ reconcile_refresh_cb(struct mcd *d, const struct launchctl_result *r,
 	 */
 	if (seen.pid > 0)
 		j->start_wanted = false;
-	else if (j->start_wanted && !unrecorded && !j->dirty) {
+	else if (j->start_wanted && !unrecorded && !j->dirty &&
+	    strcmp(seen.state, "spawn scheduled") != 0) {	/* see restart.c */
 		j->start_wanted = false;
 		j->kicked = true;
 		j->retries = 0;

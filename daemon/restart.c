@@ -23,6 +23,7 @@ struct restart {
 	char		 target[256];
 	long		 pid;		/* the process asked to go */
 	long		 now;		/* what launchd runs now, once known */
+	bool		 scheduled;	/* launchd starts it itself, throttled */
 	uint64_t	 deadline;	/* when kickstart -k comes */
 	restart_done_fn	 done;
 	uv_timer_t	 timer;
@@ -103,11 +104,18 @@ restart_settle(struct restart *rs, long now)
 	rs->now = now;
 	if (now != rs->pid && restart_group_lingers(rs))
 		return;
+	/*
+	 * Gone, and launchd has not scheduled its next run: a plain
+	 * kickstart.  One scheduled ("spawn scheduled": KeepAlive waiting out
+	 * ThrottleInterval) starts by itself, and a kickstart of it blocks
+	 * until then (KiroCrew#1698, aragora#5997), holding one of the few
+	 * launchctl calls that run at once.
+	 */
 	if (now == rs->pid) {
 		log_info("job %s: pid %ld still runs after its exit timeout: "
 		    "killed", rs->name, rs->pid);
 		launchctl_run(rs->d, kill, restart_kicked_cb, rs);
-	} else if (now == 0)
+	} else if (now == 0 && !rs->scheduled)
 		launchctl_run(rs->d, start, restart_kicked_cb, rs);
 	else
 		restart_end(rs);
@@ -125,7 +133,10 @@ restart_print_cb(struct mcd *d, const struct launchctl_result *r, void *arg)
 		return;
 	}
 	launchctl_parse_print(r->out, &seen);
-	if (seen.pid == rs->pid && uv_now(d->loop) < rs->deadline)
+	rs->scheduled = strcmp(seen.state, "spawn scheduled") == 0;
+	/* "running" without a pid: its end is not reaped yet; look again. */
+	if ((seen.pid == rs->pid || (seen.pid == 0 && strcmp(seen.state,
+	    "running") == 0)) && uv_now(d->loop) < rs->deadline)
 		uv_timer_start(&rs->timer, restart_poll, RESTART_POLL_MS, 0);
 	else
 		restart_settle(rs, seen.pid);
@@ -150,8 +161,8 @@ restart_termed_cb(struct mcd *d, const struct launchctl_result *r,
 	(void)d;
 	if (r->code == 0)
 		restart_poll(&rs->timer);
-	else if (r->code == 3)		/* ESRCH: it had gone already */
-		restart_settle(rs, 0);
+	else if (r->code == 3)		/* ESRCH: gone; what does launchd do? */
+		restart_poll(&rs->timer);
 	else {
 		log_warnx("job %s: launchctl kill failed (%d): %s; killing "
 		    "it", rs->name, r->code, r->err);

@@ -43,6 +43,10 @@ execs = ["/" + line.split()[3] for line in open(manifest)
          if line.split() and line.split()[0] == "exec"]
 if program not in execs:
     sys.exit("runs %r, which is not an executable of the payload" % program)
+# Its children (probes, health checks, auto's bench) inherit its apptype:
+# Interactive, as the servers they measure (agent-template/metalcapd.plist).
+if agent.get("ProcessType") != "Interactive":
+    sys.exit("ProcessType is %r, want 'Interactive'" % agent.get("ProcessType"))
 PY
 }
 

@@ -39,6 +39,9 @@ class Metalcap < Formula
     # launchd may start one metalcapd per session; all but the first find
     # the user's lock and exit 0, which is not restarted; a failure is.
     keep_alive successful_exit: false
+    # Interactive, as the package's agent (agent-template/metalcapd.plist):
+    # its probes, checks and benches inherit it.
+    process_type :interactive
     log_path var/"log/metalcap/metalcapd.log"
     error_log_path var/"log/metalcap/metalcapd.log"
   end

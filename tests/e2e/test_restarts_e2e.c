@@ -196,6 +196,35 @@ test_program_exits_78(void **state)
 	    "failed")));
 }
 
+/*
+ * A restart right after a start: the process goes at once, and launchd
+ * holds the next run in "spawn scheduled" for the rest of its
+ * ThrottleInterval (4 s here).  A kickstart of it would block until then
+ * (the simulator blocks as launchctl does), past metalcapd's launchctl
+ * deadline (1.5 s here), and say the kickstart failed; launchd starts it
+ * by itself.  Kills: restart.c kickstarting a scheduled spawn (issue 47,
+ * finding 10).
+ */
+static void
+test_restart_within_throttle(void **state)
+{
+	long	pid;
+	int	code;
+
+	(void)state;
+	kill_daemon(SIGTERM);
+	daemon_args[0] = "--launchctl-timeout";
+	daemon_args[1] = "1500";
+	start_daemon();
+	put_job("quick", "<key>ThrottleInterval</key><integer>4</integer>");
+	pid = wait_state("quick", "unlocked", 0, 5.0);
+	ctl(&code, "restart", "quick", NULL, NULL);
+	assert_int_equal(code, 0);
+	wait_state("quick", "unlocked", pid, 15.0);
+	assert_false(daemon_log_has("kickstart failed"));
+	assert_false(daemon_log_has("did not finish within"));
+}
+
 int
 main(void)
 {
@@ -210,6 +239,8 @@ main(void)
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_program_exits_78, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_restart_within_throttle,
+		    setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

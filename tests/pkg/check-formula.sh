@@ -83,6 +83,7 @@ daemon_has_foreground() {
 service_and_test() {
 	has 'run [opt_libexec/"metalcap/metalcapd", "--foreground"]' &&
 	    has 'keep_alive successful_exit: false' &&
+	    has 'process_type :interactive' &&
 	    has 'log_path var/"log/metalcap/' &&
 	    has 'error_log_path var/"log/metalcap/' &&
 	    grep -q ' usr/local/libexec/metalcap/metalcapd ' "$top/pkg/manifest" &&

@@ -74,6 +74,8 @@ mutate "agent runs a program outside the payload" "$agent: runs" \
     edit 's|/usr/local/libexec/metalcap/metalcapd|/opt/metalcapd|' "$agent"
 mutate "agent label" "$agent: Label is" \
     edit 's|<string>org.metalcap.metalcapd</string>|<string>metalcapd</string>|' "$agent"
+mutate "agent process type" "$agent: ProcessType is 'Background'" \
+    edit 's|<string>Interactive</string>|<string>Background</string>|' "$agent"
 
 # The manifest itself: a payload entry in a shared folder, whose owner
 # Installer would reset (Homebrew owns /usr/local on Intel Macs).

@@ -408,6 +408,33 @@ sim_not_found(const char *label, bool bad_request)
 	return 113;
 }
 
+/*
+ * A kickstart of a job launchd holds in "spawn scheduled" (a KeepAlive
+ * restart waiting out ThrottleInterval) blocks until that spawn happens:
+ * its runs never move meanwhile (KiroCrew#1698: 7 minutes, no output,
+ * no exit; aragora#5997: hung for the throttle's cooldown).  Booted out
+ * meanwhile, it returns.
+ */
+static void
+sim_kickstart_wait(const char *label)
+{
+	plist_t	 rec;
+	char	*state;
+	bool	 scheduled = true;
+
+	while (scheduled) {
+		if ((rec = sim_load(label)) == NULL)
+			return;
+		state = mc_plist_string(rec, "State");
+		scheduled = state != NULL && strcmp(state, "spawn scheduled") ==
+		    0;
+		free(state);
+		plist_free(rec);
+		if (scheduled)
+			usleep(20000);
+	}
+}
+
 static int
 sim_kickstart(int argc, char **argv)
 {
@@ -440,8 +467,10 @@ sim_kickstart(int argc, char **argv)
 	sup = sim_int(rec, "Supervisor", 0);
 	pid = sim_int(rec, "PID", 0);
 	if (sim_alive(sup)) {
-		if (kill_first)
+		/* -k kills a process; a scheduled spawn is not hastened. */
+		if (kill_first && pid > 0)
 			kill((pid_t)sup, SIGUSR1);
+		sim_kickstart_wait(label);
 	} else {
 		/* Within the throttle its supervisor waits (sup_run). */
 		job = plist_copy(rec);

@@ -277,9 +277,11 @@ sup_log(plist_t job, const char *key, int fd)
 }
 
 struct sup_exit {
-	int	status;
-	pid_t	pid;
-	bool	config_error;
+	int		 status;
+	pid_t		 pid;
+	bool		 config_error;
+	const char	*next;		/* the state it leaves: NULL, the
+					   exit's own */
 };
 
 /* The machine's clock since boot, the same in every process. */
@@ -334,7 +336,8 @@ sup_record_exit(plist_t rec, void *arg)
 			sim_set_int(rec, "LastSignal", WTERMSIG(x->status));
 	}
 	sim_set_int(rec, "WaitStatus", x->config_error ? 78 << 8 : x->status);
-	sim_set_str(rec, "State", sup_stop ? "SIGTERMed" : "not running");
+	sim_set_str(rec, "State", x->next != NULL ? x->next : sup_stop ?
+	    "SIGTERMed" : "not running");
 }
 
 static void
@@ -544,6 +547,7 @@ sup_run(const char *label, plist_t job)
 	struct sup_exit	 x;
 	pid_t		 pid = -1;
 	long		 started, ran;
+	bool		 again;
 	plist_t		 rec;
 
 	/*
@@ -588,13 +592,6 @@ sup_run(const char *label, plist_t job)
 		if (!x.config_error && sup_wait(pid, &x.status))
 			x.status = sup_terminate(pid, exit_timeout, !sup_stop);
 		sup_reap_group(job, pid);
-		sim_update(label, sup_record_exit, &x);
-		if (sup_stop)
-			break;
-		if (sup_restart)
-			continue;
-		if (!sup_should_restart(job, x.status))
-			break;
 		/*
 		 * The throttle counts from the start, in whole seconds: a run
 		 * shorter than ThrottleInterval waits the rest from its exit,
@@ -602,12 +599,24 @@ sup_run(const char *label, plist_t job)
 		 * one restarts at once (launchd 842 job_start: td, the
 		 * seconds since the start, truncated; respawn_delta =
 		 * min_run_time - td, a timer armed now; "Service only ran for
-		 * 3 seconds.  Pushing respawn out by 7 seconds.").
+		 * 3 seconds.  Pushing respawn out by 7 seconds.").  launchd
+		 * reaps and schedules in one turn of its queue (job_reap,
+		 * job_dispatch), so no look sees the job "not running" in
+		 * between: the exit is recorded with the state it leaves.
 		 */
+		again = !sup_stop && !sup_restart &&
+		    sup_should_restart(job, x.status);
 		ran = (sup_now_ms() - started) / 1000;
+		x.next = again && ran < throttle ? "spawn scheduled" : NULL;
+		sim_update(label, sup_record_exit, &x);
+		if (sup_stop)
+			break;
+		if (sup_restart)
+			continue;
+		if (!again)
+			break;
 		if (ran >= throttle)
 			continue;
-		sim_update(label, sup_record_state, "spawn scheduled");
 		sup_sleep((throttle - ran) * 1000);
 		if (sup_stop)
 			break;
