@@ -941,7 +941,8 @@ test_crash_loop_real_throttle(void **state)
  * to 11 s apart) is refused where the file is read, naming both keys and
  * where the throttle came from; it used to be taken, and a job that
  * exited at once was never given up, shown stock.  With its own
- * ThrottleInterval of 2 the same window is fine.
+ * ThrottleInterval of 2, a window of 4 is fine: 2 exits take up to 3 s
+ * (kills a check that counts MaxExits intervals, not MaxExits - 1).
  */
 static void
 test_crash_window_against_throttle(void **state)
@@ -959,8 +960,9 @@ test_crash_window_against_throttle(void **state)
 	    "within WindowSeconds 11 may never trip: launchd starts it again "
 	    "ThrottleInterval (10 s, the agent template's) after an exit, less "
 	    "the whole seconds it ran: 2 exits take up to 11 s");
-	snprintf(extra, sizeof extra, "%s<key>ThrottleInterval</key><integer>"
-	    "2</integer>", loop);
+	snprintf(extra, sizeof extra, "<key>CrashLoop</key><dict><key>MaxExits"
+	    "</key><integer>2</integer><key>WindowSeconds</key><integer>4"
+	    "</integer></dict><key>ThrottleInterval</key><integer>2</integer>");
 	put_job("srv", extra);
 	wait_state("srv", "unlocked", 0, 10.0);
 }

@@ -201,6 +201,57 @@ test_liveness_one_failure_is_no_hang(void **state)
 }
 
 /*
+ * Each process loads its model anew: one whose earlier process passed
+ * its check gets LoadSeconds again, its failures while home/loading
+ * exists shown "starting", never "failing", and nothing restarted.
+ * Kills: health_passed carried from the last process (issue 47, the
+ * behaviours no test checked).
+ */
+static void
+test_new_process_loads_again(void **state)
+{
+	char	 extra[2048], loading[256];
+	json_t	*h, *last;
+	long	 pid, next;
+	int	 code;
+
+	(void)state;
+	snprintf(loading, sizeof loading, "%s/loading", home);
+	snprintf(extra, sizeof extra, "<key>HealthCheck</key><dict><key>"
+	    "ProgramArguments</key><array><string>/bin/sh</string><string>-c"
+	    "</string><string>[ ! -e %s ]</string></array>"
+	    "<key>StartDelaySeconds</key><integer>0</integer>"
+	    "<key>IntervalSeconds</key><integer>1</integer>"
+	    "<key>LoadSeconds</key><integer>600</integer>"
+	    "<key>FailuresBeforeAction</key><integer>1</integer></dict>",
+	    loading);
+	put_job("llama", extra);
+	pid = wait_state("llama", "unlocked", 0, 5.0);
+	json_decref(wait_health("llama", "healthy", 10.0));
+	write_file(loading, "w", "");
+	ctl(&code, "restart", "llama", NULL, NULL);
+	assert_int_equal(code, 0);
+	next = wait_state("llama", "unlocked", pid, 10.0);
+	/* The new process's check has failed: it is loading. */
+	for (;;) {
+		h = wait_health("llama", "starting", 10.0);
+		last = json_object_get(h, "last");
+		if (int_of(last, "pid") == next &&
+		    !json_is_true(json_object_get(last, "passed")))
+			break;
+		json_decref(h);
+		sleep_ms(20);
+	}
+	assert_int_equal(int_of(h, "restarts"), 0);
+	json_decref(h);
+	assert_int_equal(unlink(loading), 0);
+	h = wait_health("llama", "healthy", 10.0);
+	assert_int_equal(int_of(json_object_get(h, "last"), "pid"), next);
+	json_decref(h);
+	assert_false(daemon_log_has("restarting it"));
+}
+
+/*
  * A check that never passes, on the stock run too (a wrong URL, a 401
  * under --api-prefix): its revert is withdrawn and the job runs unlocked
  * again, its check counting against no profile.  Status used to show it
@@ -343,6 +394,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(
 		    test_liveness_one_failure_is_no_hang, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pause_over_check_deadline,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_new_process_loads_again,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_never_passed_is_unhealthy,
 		    setup, teardown),
