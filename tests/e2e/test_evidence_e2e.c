@@ -246,6 +246,37 @@ test_command_buffer_witnessed(void **state)
 	    "error: command buffer 0 failed with status 5"));
 }
 
+/*
+ * A job a witness reverted, enabled again on a healed device, is judged
+ * by the witness of its new process as by the first: a second failing
+ * command buffer reverts it again.  Kills: witness_acted kept from the
+ * process that was judged (issue 47, behaviours no test checked).
+ */
+static void
+test_witness_after_reenable(void **state)
+{
+	long	pid;
+	int	code;
+
+	(void)state;
+	set_device(NULL);
+	put_job("llama", "");
+	pid = wait_state("llama", "unlocked", 0, 5.0);
+	set_device("MTLSIM_FAIL=simdgroup_matrix:error");
+	send_request(pid);
+	pid = wait_state("llama", "reverted", 0, 5.0);
+	set_device(NULL);
+	ctl(&code, "enable", "llama", NULL, NULL);
+	assert_int_equal(code, 0);
+	pid = wait_state("llama", "unlocked", pid, 10.0);
+	set_device("MTLSIM_FAIL=simdgroup_matrix:error");
+	send_request(pid);
+	wait_state("llama", "reverted", pid, 5.0);
+	assert_field_has("llama", "reason", "command buffer failure: the "
+	    "shim saw status fail with MTLCommandBufferErrorInternal (1) in "
+	    "pid");
+}
+
 /* Does pid's report (in this home) hold text? */
 static bool
 report_has(long pid, const char *text)
@@ -841,6 +872,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_abort_death_reverts,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_text_then_clean_exit,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_witness_after_reenable,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_command_buffer_witnessed,
 		    setup, teardown),
