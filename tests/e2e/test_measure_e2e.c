@@ -153,6 +153,36 @@ test_slower_higher_profile_loses(void **state)
 }
 
 /*
+ * An allowlist (UnlockOnlyWhere) that allows apple7 alone for this job:
+ * apple9, twice as fast, is never benchmarked with the shim, its figures
+ * "not allowed here now", and apple7 runs it.  Kills: a measurement
+ * running a profile the allowlist refuses (issue 47, behaviours no test
+ * checked).
+ */
+static void
+test_allowlist_bars_measuring(void **state)
+{
+	char	buf[1024];
+	long	pid;
+
+	(void)state;
+	write_managed(NULL, "<key>UnlockOnlyWhere</key><array><dict>"
+	    "<key>Profile</key><string>apple7</string><key>LlamaBuild</key>"
+	    "<string>build *</string></dict></array>");
+	measure_job("srv", BENCH_SIM, "<key>LLAMA_BENCH_SIM_APPLE9_SPEED</key>"
+	    "<string>2.0</string>");
+	pid = wait_state("srv", "unlocked", 0, 30.0);
+	assert_field_has("srv", "profile", "apple7");
+	assert_true(environ_has(pid, "METALCAP_APPLE_FAMILY_MAX=1007"));
+	/* Stock and apple7 alone. */
+	assert_int_equal(bench_runs(), 2);
+	assert_false(evidence_has("srv", "apple9.json"));
+	status_string("srv", "auto", "measured", buf, sizeof buf);
+	if (strstr(buf, "not allowed here now") == NULL)
+		fail_msg("measured: %s", buf);
+}
+
+/*
  * apple9 twice as fast: it wins.  Its settings changed (its job file's
  * environment), so it is measured again, down between the two agents.
  */
@@ -429,6 +459,8 @@ main(void)
 		    test_slower_higher_profile_loses, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_faster_higher_profile_wins, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_allowlist_bars_measuring,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tie_keeps_lower, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_due_not_while_serving,
