@@ -1244,6 +1244,35 @@ test_verified_records(void **state)
 }
 
 /*
+ * Two records of another machine in a row (its image's verifies, on
+ * this clone): both left out, neither holds a profile back here.  Kills:
+ * a removal that skips the record after the one removed (issue 47, the
+ * behaviours no test checked).
+ */
+static void
+test_verified_two_foreign(void **state)
+{
+	char		 dir[] = "/tmp/mc-verified.XXXXXX";
+	struct paths	 p;
+	json_t		*all;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	verified_paths(&p, dir, "machine-b");
+	remember(&p, "apple5", "m1", 100, "fail");
+	remember(&p, "apple6", "m2", 200, "fail");
+	assert_true(held(&p, "apple6"));
+	verified_paths(&p, dir, "machine-a");
+	remember(&p, "apple7", "m3", 300, "pass");
+	all = verified_load(&p);
+	assert_int_equal(json_array_size(all), 1);
+	json_decref(all);
+	assert_false(held(&p, "apple5"));
+	assert_false(held(&p, "apple6"));
+	unlink_all(dir);
+}
+
+/*
  * A damaged list fails closed: read from its last good copy, holds kept;
  * with none (or a FIFO, never waited on), every profile held back, the
  * damage named, and the file left as it is.  A writer moves a damaged
@@ -1565,6 +1594,7 @@ main(void)
 		cmocka_unit_test(test_template_background),
 		cmocka_unit_test(test_make_dirs),
 		cmocka_unit_test(test_verified_records),
+		cmocka_unit_test(test_verified_two_foreign),
 		cmocka_unit_test(test_verified_damage),
 		cmocka_unit_test(test_verified_concurrent),
 		cmocka_unit_test_setup_teardown(test_job_protected_paths,
