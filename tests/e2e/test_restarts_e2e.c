@@ -38,8 +38,9 @@ static const char sleeper[] = "<key>ProgramArguments</key><array><string>"
 static void
 test_restarts_survive_daemon_restart(void **state)
 {
-	long	pid;
-	int	code, i;
+	json_t	*j;
+	long	 pid;
+	int	 code, i;
 
 	(void)state;
 	put_job("sleeper", sleeper);
@@ -57,7 +58,9 @@ test_restarts_survive_daemon_restart(void **state)
 	assert_int_equal(daemon_log_count("job sleeper: exited abnormally"),
 	    0);
 	assert_field_has("sleeper", "state", "stock");
-	assert_int_equal(pid_of(job_status("sleeper")), pid);
+	j = job_status("sleeper");
+	assert_int_equal(pid_of(j), pid);
+	json_decref(j);
 }
 
 /*
@@ -175,8 +178,9 @@ test_pause_learns_exits_late(void **state)
 static void
 test_program_exits_78(void **state)
 {
-	char	go[200], extra[1024];
-	long	pid;
+	char	 go[200], extra[1024];
+	json_t	*j;
+	long	 pid;
 
 	(void)state;
 	snprintf(go, sizeof go, "%s/go", home);
@@ -192,8 +196,9 @@ test_program_exits_78(void **state)
 	wait_daemon_log("job conf: exited abnormally (exit status 78", 1);
 	wait_state("conf", "stock", pid, 10.0);
 	assert_false(daemon_log_has("launchd could not start"));
-	assert_true(json_is_null(json_object_get(job_status("conf"),
-	    "failed")));
+	j = job_status("conf");
+	assert_true(json_is_null(json_object_get(j, "failed")));
+	json_decref(j);
 }
 
 /*

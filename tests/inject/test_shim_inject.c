@@ -759,6 +759,48 @@ test_witness_lines(void **state)
 	rmdir(dir);
 }
 
+/*
+ * One witness line per kind: an engine that keeps serving after a kernel
+ * fails (the query tool dispatching it three times) fails the same call
+ * each time, and its report grows by one line, not three; a command
+ * buffer's are one per code.  Kills: a line for every failed call (a
+ * server failing every request would fill the reports' disk).
+ */
+static void
+test_witness_once_per_kind(void **state)
+{
+	static const char *const argv[] = { QUERY, "--dispatch",
+	    "simdgroup_matrix", "probe_simd_mm", "3", NULL };
+	static const struct {
+		const char	*device, *line;
+	} cases[] = {
+	    { "MTLSIM_FAIL=simdgroup_matrix:compile", " failed=function " },
+	    { "MTLSIM_FAIL=simdgroup_matrix:pipeline", " failed=pipeline " },
+	    { "MTLSIM_FAIL=simdgroup_matrix:error", " failed=command-buffer "
+	      "code=1 " },
+	};
+	const char	*extra[] = { PRELOAD, "METALCAP_APPLE_FAMILY_MAX=1009",
+	    NULL, NULL };
+	struct run	 r;
+	const char	*p;
+	size_t		 i;
+	int		 n;
+
+	(void)state;
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		extra[2] = cases[i].device;
+		run(&r, extra, argv);
+		assert_non_null(strstr(r.result.out, "dispatch="));
+		for (n = 0, p = r.report; (p = strstr(p, cases[i].line)) !=
+		    NULL; p++)
+			n++;
+		if (n != 1 || report_lines(&r) != 2)
+			fail_msg("%s: %d witness lines of the kind, %d lines in "
+			    "all:\n%s", cases[i].device, n, report_lines(&r),
+			    r.report);
+	}
+}
+
 int
 main(void)
 {
@@ -778,6 +820,7 @@ main(void)
 		cmocka_unit_test(test_report_directory),
 		cmocka_unit_test(test_report_planted),
 		cmocka_unit_test(test_witness_lines),
+		cmocka_unit_test(test_witness_once_per_kind),
 	};
 
 	return cmocka_run_group_tests_name("shim_inject", tests, NULL, NULL);

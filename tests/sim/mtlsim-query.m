@@ -4,13 +4,17 @@
  * engine does and prints every answer the shim may change, one key=value a
  * line.  Linux test tool only.
  *
- *   mtlsim-query [--threads N] [--then KIND] [--exec PROGRAM [ARG...]]
+ *   mtlsim-query [--threads N] [--then KIND]
+ *                [--dispatch LABEL FUNCTION N] [--exec PROGRAM [ARG...]]
  *
  * --threads N creates N devices at once from N threads (a race on the
  * shim's one-time hook installation); --then KIND creates a second device
  * of another class (MTLSIM_DEVICE=KIND) and prints its answers as then.*;
- * --exec then runs PROGRAM as a child, so tests can see what environment
- * a child inherits.
+ * --dispatch builds and runs FUNCTION, check LABEL's kernel (its name in
+ * mtlsim_kernel.c, as ggmlsim dispatches it), N times, as an
+ * engine that keeps serving does after a kernel fails (each result
+ * printed as dispatch=STAGE); --exec then runs PROGRAM as a child, so
+ * tests can see what environment a child inherits.
  */
 #include <objc/runtime.h>
 #include <pthread.h>
@@ -81,6 +85,27 @@ query_print(MTLSimQuery *dev, const char *prefix)
 	fflush(stdout);
 }
 
+/* Run LABEL's kernel n times; each one's stage (mtlsim.h) printed. */
+static void
+query_dispatch(id dev, const char *label, const char *function, int n)
+{
+	char			error[512], source[128];
+	float			a[256] = { 0 }, b[256] = { 0 }, out[256];
+	struct mtlsim_dispatch	d = {
+		.label = label, .source = source, .function = function,
+		.language_version = 0x30001, .buffers = { a, b, out },
+		.sizes = { sizeof a, sizeof b, sizeof out }, .nbuffers = 3,
+		.threadgroups = 1, .threads_per_group = 64,
+	};
+	int			i;
+
+	snprintf(source, sizeof source, "kernel void %s(", function);
+	for (i = 0; i < n; i++)
+		printf("dispatch=%d\n", (int)mtlsim_dispatch(dev, &d, error,
+		    sizeof error));
+	fflush(stdout);
+}
+
 static int
 query_exec(char **argv)
 {
@@ -103,19 +128,25 @@ int
 main(int argc, char **argv)
 {
 	id		 dev;
-	int		 nthreads = 1, i;
-	const char	*then = NULL;
+	int		 nthreads = 1, i, ndispatch = 0;
+	const char	*then = NULL, *label = NULL, *function = NULL;
 
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
 			nthreads = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--then") == 0 && i + 1 < argc)
 			then = argv[++i];
+		else if (strcmp(argv[i], "--dispatch") == 0 && i + 3 < argc) {
+			label = argv[++i];
+			function = argv[++i];
+			ndispatch = atoi(argv[++i]);
+		}
 		else if (strcmp(argv[i], "--exec") == 0 && i + 1 < argc)
 			break;
 		else {
 			fprintf(stderr, "usage: mtlsim-query [--threads N] "
-			    "[--then KIND] [--exec PROGRAM [ARG...]]\n");
+			    "[--then KIND] [--dispatch LABEL FUNCTION N] [--exec "
+			    "PROGRAM [ARG...]]\n");
 			return 2;
 		}
 	}
@@ -130,6 +161,8 @@ main(int argc, char **argv)
 		return 3;
 	}
 	query_print(dev, "");
+	if (label != NULL)
+		query_dispatch(dev, label, function, ndispatch);
 	object_dispose(dev);
 	/* Another device of another class in the same process. */
 	if (then != NULL) {
