@@ -99,7 +99,7 @@ TEST_BINS	:= $(O)/tests/test_shim_config $(O)/tests/test_shim_inject \
 		   $(O)/tests/test_daemon \
 		   $(O)/tests/test_daemon_e2e $(O)/tests/test_launchctl_sim \
 		   $(O)/tests/test_faults $(O)/tests/test_io_faults \
-		   $(O)/tests/test_abuse \
+		   $(O)/tests/test_fiu_sweep $(O)/tests/test_abuse \
 		   $(O)/tests/test_hostile $(O)/tests/test_rpc_clients \
 		   $(O)/tests/test_inject_judge $(O)/tests/test_inject_arch \
 		   $(O)/tests/test_edges \
@@ -486,9 +486,14 @@ $(O)/tests/test_edges: tests/e2e/test_edges.c $(HARNESS_DEPS) | $(O)/tests
 	    $(HARNESS) common/mc_rpc.c common/mc_util.c -o $@ -lcmocka $(LIB_JANSSON) \
 	    $(LIB_MSGPACK) $(LDFLAGS_SAN)
 
-$(O)/tests/test_faults $(O)/tests/test_io_faults: \
+# The I/O-fault sweep's Nth-call failure, on libfiu (tests/fault/fiu_nth.c).
+$(O)/tests/libfiu_nth.so: tests/fault/fiu_nth.c | need-deps $(O)/tests
+	$(CC) $(CFLAGS_C) -DFIU_ENABLE=1 -fPIC -shared $< -o $@ -lfiu -ldl
+
+$(O)/tests/test_faults $(O)/tests/test_io_faults $(O)/tests/test_fiu_sweep: \
     $(O)/tests/test_%: tests/fault/test_%.c $(HARNESS_DEPS) \
-    tests/fault/launchctl-fault tests/fault/probe-fault | $(O)/tests
+    tests/fault/launchctl-fault tests/fault/probe-fault \
+    $(O)/tests/libfiu_nth.so | $(O)/tests
 	$(CC) $(CFLAGS_C) $(TEST_DEFS) -Itests/support -Icommon $< \
 	    $(HARNESS) common/mc_rpc.c common/mc_util.c -o $@ -lcmocka $(LIB_JANSSON) \
 	    $(LIB_MSGPACK) $(LDFLAGS_SAN)
@@ -740,8 +745,9 @@ mutate: | need-deps
 
 # The long fault run docs/RELIABILITY.md reports: 50 kill -9 rounds and
 # every documented launchctl code (make test runs 3 rounds and 4 codes).
-faults: $(O)/tests/test_faults $(O)/tests/test_io_faults $(O)/tests/test_abuse
-	MC_FAULT_ROUNDS=50 MC_FAULT_FULL=1 scripts/run-tests.sh $^
+faults: $(O)/tests/test_faults $(O)/tests/test_io_faults $(O)/tests/test_abuse \
+    $(O)/tests/test_fiu_sweep
+	MC_FAULT_ROUNDS=50 MC_FAULT_FULL=1 MC_FIU_EVERY=1 scripts/run-tests.sh $^
 
 # Mutants nobody wrote (scripts/mutate-sample.py, libclang): COUNT of them,
 # sampled by SEED, each judged against the tests that cover its file, JOBS
