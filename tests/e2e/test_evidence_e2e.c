@@ -217,6 +217,19 @@ test_abort_death_reverts(void **state)
 	assert_false(revert_evidence_has("far", 1, "kernel_chosen"));
 }
 
+/* llama unlocked, then its device's command buffers fail a request. */
+static void
+command_buffer_fails(void)
+{
+	long	pid;
+
+	set_device(NULL);
+	put_job("llama", "");
+	pid = wait_state("llama", "unlocked", 0, 5.0);
+	set_device("MTLSIM_FAIL=simdgroup_matrix:error");
+	send_request(pid);
+}
+
 /*
  * A command buffer that fails on the device: ggml_metal_synchronize logs
  * it at ERROR and the backend stays in error state while the server goes
@@ -228,14 +241,8 @@ test_abort_death_reverts(void **state)
 static void
 test_command_buffer_witnessed(void **state)
 {
-	long	pid;
-
 	(void)state;
-	set_device(NULL);
-	put_job("llama", "");
-	pid = wait_state("llama", "unlocked", 0, 5.0);
-	set_device("MTLSIM_FAIL=simdgroup_matrix:error");
-	send_request(pid);
+	command_buffer_fails();
 	wait_state("llama", "reverted", 0, 5.0);
 	assert_field_has("llama", "reason", "command buffer failure: the "
 	    "shim saw status fail with MTLCommandBufferErrorInternal (1) in "
@@ -259,11 +266,7 @@ test_witness_after_reenable(void **state)
 	int	code;
 
 	(void)state;
-	set_device(NULL);
-	put_job("llama", "");
-	pid = wait_state("llama", "unlocked", 0, 5.0);
-	set_device("MTLSIM_FAIL=simdgroup_matrix:error");
-	send_request(pid);
+	command_buffer_fails();
 	pid = wait_state("llama", "reverted", 0, 5.0);
 	set_device(NULL);
 	ctl(&code, "enable", "llama", NULL, NULL);

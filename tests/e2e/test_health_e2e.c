@@ -302,23 +302,6 @@ test_never_passed_is_unhealthy(void **state)
 	assert_false(daemon_log_has("restarting it"));
 }
 
-/* Is pid stopped (state T in /proc/PID/stat)? */
-static bool
-proc_stopped(long pid)
-{
-	char	 path[64], stat[256], *p;
-	FILE	*f;
-	size_t	 n;
-
-	snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-	if ((f = fopen(path, "r")) == NULL)
-		return false;
-	n = fread(stat, 1, sizeof stat - 1, f);
-	fclose(f);
-	stat[n] = '\0';
-	return (p = strrchr(stat, ')')) != NULL && p[1] == ' ' && p[2] == 'T';
-}
-
 /*
  * metalcapd paused (a sleeping Mac, SIGSTOP) while a check runs, the
  * check passing meanwhile and its TimeoutSeconds going by: on waking the
@@ -355,7 +338,7 @@ test_pause_over_check_deadline(void **state)
 	/* The next check stops metalcapd, then says it runs. */
 	while (access(started, F_OK) != 0)
 		sleep_ms(10);
-	assert_true(proc_stopped(daemon_pid));
+	assert_int_equal(proc_state(daemon_pid), 'T');
 	paused = now_s();
 	write_file(go, "w", "");
 	while (access(started, F_OK) == 0)

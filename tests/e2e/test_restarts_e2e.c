@@ -28,6 +28,23 @@ static const char sleeper[] = "<key>ProgramArguments</key><array><string>"
     "/bin/sleep</string><string>1000</string></array><key>Unlocked</key>"
     "<false/>";
 
+/* The sleeper, and three restarts of it; its last pid. */
+static long
+sleeper_restarted(void)
+{
+	long	pid;
+	int	code, i;
+
+	put_job("sleeper", sleeper);
+	pid = wait_state("sleeper", "stock", 0, 5.0);
+	for (i = 0; i < 3; i++) {
+		ctl(&code, "restart", "sleeper", NULL, NULL);
+		assert_int_equal(code, 0);
+		pid = wait_state("sleeper", "stock", pid, 10.0);
+	}
+	return pid;
+}
+
 /*
  * Three restarts (each a SIGTERM the program dies of, our own doing),
  * then metalcapd is killed and comes back.  launchd's print then has 4
@@ -40,16 +57,9 @@ test_restarts_survive_daemon_restart(void **state)
 {
 	json_t	*j;
 	long	 pid;
-	int	 code, i;
 
 	(void)state;
-	put_job("sleeper", sleeper);
-	pid = wait_state("sleeper", "stock", 0, 5.0);
-	for (i = 0; i < 3; i++) {
-		ctl(&code, "restart", "sleeper", NULL, NULL);
-		assert_int_equal(code, 0);
-		pid = wait_state("sleeper", "stock", pid, 10.0);
-	}
+	pid = sleeper_restarted();
 	assert_int_equal(launchd_number("sleeper", "runs"), 4);
 	kill_daemon(SIGKILL);
 	start_daemon();
@@ -106,16 +116,9 @@ test_record_without_counts(void **state)
 {
 	char	path[256], text[128], hash[32], domain[32];
 	FILE	*f;
-	long	pid;
-	int	code, i;
 
 	(void)state;
-	put_job("sleeper", sleeper);
-	pid = wait_state("sleeper", "stock", 0, 5.0);
-	for (i = 0; i < 3; i++) {
-		ctl(&code, "restart", "sleeper", NULL, NULL);
-		pid = wait_state("sleeper", "stock", pid, 10.0);
-	}
+	(void)sleeper_restarted();
 	kill_daemon(SIGKILL);
 	snprintf(path, sizeof path, "%s/state/loaded/org.metalcap.job.sleeper",
 	    home);

@@ -691,6 +691,20 @@ test_log_faults(void **state)
 	if (worst > 500 * time_scale())
 		fail_msg("status waited %.0f ms behind the log flood", worst);
 }
+/* The shim's reports on a 64 KiB tmpfs; the test skipped without one. */
+static void
+reports_on_small_tmpfs(const char *what)
+{
+	snprintf(state_mount, sizeof state_mount, "%s/state/reports", home);
+	mkdir(state_mount, 0700);
+	if (mount("tmpfs", state_mount, "tmpfs", 0, "size=64k") == -1) {
+		report("%s: SKIPPED, cannot mount a small tmpfs here: %s", what,
+		    strerror(errno));
+		state_mount[0] = '\0';
+		skip();
+	}
+}
+
 /*
  * The disk holding the shim's reports full: the shim cannot write one,
  * and the job is shown blocked for that, not for an injection dropped
@@ -707,14 +721,7 @@ test_reports_disk_full(void **state)
 	int	k;
 
 	(void)state;
-	snprintf(state_mount, sizeof state_mount, "%s/state/reports", home);
-	mkdir(state_mount, 0700);
-	if (mount("tmpfs", state_mount, "tmpfs", 0, "size=64k") == -1) {
-		report("reports' disk full: SKIPPED, cannot mount a small "
-		    "tmpfs here: %s", strerror(errno));
-		state_mount[0] = '\0';
-		skip();
-	}
+	reports_on_small_tmpfs("reports' disk full");
 	fill_state(filler, sizeof filler);
 	edit_job(0, "x");
 	wait_state("j0", "blocked", 0, 10.0);
@@ -756,14 +763,7 @@ test_reports_disk_freed(void **state)
 	long	pid, next;
 
 	(void)state;
-	snprintf(state_mount, sizeof state_mount, "%s/state/reports", home);
-	mkdir(state_mount, 0700);
-	if (mount("tmpfs", state_mount, "tmpfs", 0, "size=64k") == -1) {
-		report("reports' disk freed: SKIPPED, cannot mount a small "
-		    "tmpfs here: %s", strerror(errno));
-		state_mount[0] = '\0';
-		skip();
-	}
+	reports_on_small_tmpfs("reports' disk freed");
 	edit_job(0, "x");
 	pid = wait_state("j0", "unlocked", 0, 10.0);
 	wait_marker(pid);

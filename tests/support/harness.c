@@ -1126,9 +1126,9 @@ wait_pid_file(const char *path)
 	}
 }
 
-/* Does pid run (a zombie, dead and not yet reaped, does not)? */
-bool
-proc_runs(long pid)
+/* pid's state letter in /proc/PID/stat (R, S, T, Z...); 0 when gone. */
+char
+proc_state(long pid)
 {
 	char	path[64], stat[256], *p;
 	FILE	*f;
@@ -1136,10 +1136,19 @@ proc_runs(long pid)
 
 	snprintf(path, sizeof path, "/proc/%ld/stat", pid);
 	if ((f = fopen(path, "r")) == NULL)
-		return false;
+		return 0;
 	n = fread(stat, 1, sizeof stat - 1, f);
 	fclose(f);
 	stat[n] = '\0';
 	/* "pid (comm) S ...": the state follows the last ')'. */
-	return (p = strrchr(stat, ')')) != NULL && p[1] == ' ' && p[2] != 'Z';
+	return (p = strrchr(stat, ')')) != NULL && p[1] == ' ' ? p[2] : 0;
+}
+
+/* Does pid run (a zombie, dead and not yet reaped, does not)? */
+bool
+proc_runs(long pid)
+{
+	char	s = proc_state(pid);
+
+	return s != 0 && s != 'Z';
 }

@@ -65,6 +65,7 @@ long		 wait_state(const char *name, const char *state, long not_pid,
 void		 wait_comm(long pid, const char *comm, double timeout);
 bool		 proc_comm(long pid, char *name, size_t len);
 bool		 proc_runs(long pid);
+char		 proc_state(long pid);	/* 0: gone */
 long		 wait_pid_file(const char *path);
 void		 rewrite_in_place(const char *path, const char *bytes);
 bool		 environ_has(long pid, const char *prefix);
