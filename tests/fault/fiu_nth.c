@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * FAULT INJECTION, counter-driven, with libfiu (Debian's libfiu-dev): in
- * metalcapd only, with MC_FIU="N HOME", its open, write, rename, fsync and
- * mkdir of a path under HOME (the test's: state, reports, agents, logs)
- * are libfiu failure points "metalcap/io/CALL", and the Nth of them (from
- * 1; 0: none) fails with EIO, as SQLite's I/O error tests fail the Nth
- * call of a run.  At exit the calls seen go to HOME/fiu-count, so a sweep
- * knows how far to go.  libfiu's own POSIX preload cannot be used:
+ * metalcapd only, with MC_FIU="N HOME [kill]", its open, write, rename,
+ * fsync and mkdir of a path under HOME (the test's: state, reports,
+ * agents, logs) are libfiu failure points "metalcap/io/CALL", and the Nth
+ * of them (from 1; 0: none) fails with EIO, as SQLite's I/O error tests
+ * fail the Nth call of a run; with "kill", metalcapd is killed with
+ * SIGKILL instead, before that call, as SQLite's crash tests stop a
+ * writer at each step (every state change is one of these calls).  At
+ * exit the calls seen go to HOME/fiu-count, so a sweep knows how far to
+ * go.  libfiu's own POSIX preload cannot be used:
  * it fails libuv's internal writes too, on which libuv aborts, and its
  * callbacks do not see the path.  tests/fault/test_fiu_sweep.c drives it.
  */
@@ -19,6 +22,7 @@
 #include <fiu.h>
 #include <fiu-control.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -34,7 +38,7 @@ static const char *const	fiu_nth_points[] = { "metalcap/io/open",
 
 static atomic_long	fiu_nth_calls;
 static long		fiu_nth_at;
-static bool		fiu_nth_on;
+static bool		fiu_nth_on, fiu_nth_kill;
 static char		fiu_nth_count[PATH_MAX + 16], fiu_nth_under[PATH_MAX];
 
 static int
@@ -45,7 +49,11 @@ fiu_nth_cb(const char *name, int *failnum, void **failinfo,
 	(void)failnum;
 	(void)failinfo;
 	(void)flags;
-	return atomic_fetch_add(&fiu_nth_calls, 1) + 1 == fiu_nth_at;
+	if (atomic_fetch_add(&fiu_nth_calls, 1) + 1 != fiu_nth_at)
+		return 0;
+	if (fiu_nth_kill)
+		kill(getpid(), SIGKILL);
+	return 1;
 }
 
 static bool
@@ -189,11 +197,13 @@ __attribute__((constructor)) static void
 fiu_nth_init(void)
 {
 	const char	*s;
+	char		 mode[8] = "";
 	size_t		 i;
 
 	if (!fiu_nth_is_daemon() || (s = getenv("MC_FIU")) == NULL ||
-	    sscanf(s, "%ld %4000s", &fiu_nth_at, fiu_nth_under) != 2)
+	    sscanf(s, "%ld %4000s %7s", &fiu_nth_at, fiu_nth_under, mode) < 2)
 		return;
+	fiu_nth_kill = strcmp(mode, "kill") == 0;
 	unsetenv("LD_PRELOAD");		/* its children get none of it */
 	snprintf(fiu_nth_count, sizeof fiu_nth_count, "%s/fiu-count",
 	    fiu_nth_under);

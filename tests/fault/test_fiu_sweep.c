@@ -12,8 +12,9 @@
  * -9, must show:
  *   - the job, once (launchd has one registration for it);
  *   - no reverted job running with the shim;
- *   - a revert the faulted run showed still in force (no hold lifted).
- * MC_FIU_EVERY=K fails every Kth call only: make test fails every 40th,
+ *   - a revert the faulted run showed, or saved, still in force (no hold
+ *     lifted).
+ * MC_FIU_EVERY=K takes every Kth call only: make test takes every 60th,
  * a smoke of the sweep; make faults every one.  The figures go to stderr
  * ("fault:").
  */
@@ -40,6 +41,15 @@
 
 static char	fiu_preload[300], fiu_var[300];
 
+/* Has metalcapd ended (killed at its crash point)? */
+static bool
+daemon_gone(void)
+{
+	char	s = proc_state(daemon_pid);
+
+	return s == 0 || s == 'Z';
+}
+
 /* Is name in state within s seconds?  No failure: the sweep goes on. */
 static bool
 reach(const char *name, const char *state, double s)
@@ -48,7 +58,8 @@ reach(const char *name, const char *state, double s)
 	json_t	*j;
 	bool	 there = false;
 
-	while (!there && now_s() - start < s * time_scale()) {
+	while (!there && !daemon_gone() && now_s() - start < s *
+	    time_scale()) {
 		if ((j = job_status(name)) != NULL) {
 			there = strcmp(str_of(j, "state"), state) == 0 &&
 			    pid_of(j) > 0;
@@ -58,6 +69,35 @@ reach(const char *name, const char *state, double s)
 			sleep_ms(20);
 	}
 	return there;
+}
+
+/*
+ * Is name settled within 10 s: running unlocked, stock or reverted, or
+ * stopped (*stopped says which)?
+ */
+static bool
+settled(const char *name, bool *stopped)
+{
+	static const char *const running[] = { "unlocked", "stock",
+	    "reverted" };
+	double	 start = now_s();
+	json_t	*j;
+	size_t	 i;
+	bool	 done = false;
+
+	while (!done && now_s() - start < 10.0 * time_scale()) {
+		if ((j = job_status(name)) != NULL) {
+			*stopped = strcmp(str_of(j, "state"), "stopped") == 0;
+			done = *stopped;
+			for (i = 0; i < 3 && pid_of(j) > 0; i++)
+				done |= strcmp(str_of(j, "state"),
+				    running[i]) == 0;
+			json_decref(j);
+		}
+		if (!done)
+			sleep_ms(20);
+	}
+	return done;
 }
 
 static bool
@@ -71,13 +111,17 @@ shows_reverted(const char *name)
 	return yes;
 }
 
-/* metalcapd again, under fiu_nth with its nth call failing (0: none). */
+/*
+ * metalcapd again, under fiu_nth: its nth call fails (0: none), or with
+ * kill, it is killed before that call.
+ */
 static void
-fiu_daemon(long nth)
+fiu_daemon(long nth, bool kill)
 {
 	kill_daemon(SIGTERM);
 	snprintf(fiu_preload, sizeof fiu_preload, "LD_PRELOAD=%s", FIU_LIB);
-	snprintf(fiu_var, sizeof fiu_var, "MC_FIU=%ld %s", nth, home);
+	snprintf(fiu_var, sizeof fiu_var, "MC_FIU=%ld %s%s", nth, home,
+	    kill ? " kill" : "");
 	daemon_env = fiu_preload;
 	daemon_env2 = fiu_var;
 	start_daemon();
@@ -92,11 +136,19 @@ scenario(void)
 
 	put_job("j0", "");
 	reach("j0", "unlocked", 5.0);
+	if (daemon_gone())
+		return;
 	ctl(&code, "disable", "j0", NULL, NULL);
 	reach("j0", "stock", 5.0);
+	if (daemon_gone())
+		return;
 	ctl(&code, "enable", "j0", NULL, NULL);
 	reach("j0", "unlocked", 5.0);
+	if (daemon_gone())
+		return;
 	ctl(&code, "stop", "j0", NULL, NULL);
+	if (daemon_gone())
+		return;
 	ctl(&code, "start", "j0", NULL, NULL);
 	if (reach("j0", "unlocked", 5.0) && (pid = launchd_pid("j0")) > 0) {
 		real_pipeline_failure(pid);
@@ -115,7 +167,7 @@ count_calls(bool with_scenario)
 	FILE	*f;
 	long	n = -1;
 
-	fiu_daemon(0);
+	fiu_daemon(0, false);
 	if (with_scenario)
 		scenario();
 	kill_daemon(SIGTERM);
@@ -128,53 +180,75 @@ count_calls(bool with_scenario)
 	return n;
 }
 
-/* After the nth call failed: the invariants; violations counted. */
-static int
-judge(long nth)
+/* Does the saved state hold a revert of j0? */
+static bool
+saved_revert(void)
 {
-	bool	alive, reverted;
-	int	bad = 0;
-	long	pid;
+	char	path[256], text[8192];
+	FILE	*f;
+	size_t	n = 0;
 
-	alive = kill(daemon_pid, 0) == 0;
-	reverted = alive && shows_reverted("j0");
+	snprintf(path, sizeof path, "%s/state/overrides.plist", home);
+	if ((f = fopen(path, "r")) != NULL) {
+		n = fread(text, 1, sizeof text - 1, f);
+		fclose(f);
+	}
+	text[n] = '\0';
+	return strstr(text, "<key>Reverted</key>") != NULL;
+}
+
+/* After the nth call failed or was a crash: the invariants, violations
+ * counted. */
+static int
+judge(long nth, bool killed)
+{
+	const char	*at = killed ? "killed before call" : "call failing";
+	bool		 alive, reverted, stopped = false;
+	int		 bad = 0;
+	long		 pid;
+
+	alive = !daemon_gone();
+	reverted = (alive && shows_reverted("j0")) || saved_revert();
 	kill_daemon(SIGKILL);
 	daemon_env = daemon_env2 = NULL;
 	start_daemon();
-	if (!alive) {
-		report("call %ld failing: metalcapd died", nth);
+	if (!alive && !killed) {
+		report("%s %ld: metalcapd died", at, nth);
 		bad++;
 	}
-	/* Settled: stopped, stock, reverted or unlocked, with launchd. */
-	if (!reach("j0", "unlocked", 10.0) && !reach("j0", "stock", 1.0) &&
-	    !reach("j0", "reverted", 1.0)) {
-		report("call %ld failing: j0 never settled running", nth);
+	/*
+	 * Settled: running (unlocked, stock or reverted) and with launchd,
+	 * or stopped, as a stop saved before the end asked (the start after
+	 * it never answered, or was not saved), and booted out.
+	 */
+	if (!settled("j0", &stopped)) {
+		report("%s %ld: j0 never settled", at, nth);
 		bad++;
-	}
-	if (!loaded_in_gui("j0")) {
-		report("call %ld failing: launchd lost j0", nth);
+	} else if (loaded_in_gui("j0") == stopped) {
+		report("%s %ld: j0 %s, and launchd %s it", at, nth, stopped ?
+		    "stopped" : "running", stopped ? "runs" : "lost");
 		bad++;
 	}
 	pid = launchd_pid("j0");
 	if (shows_reverted("j0") && pid > 0 && environ_has(pid, INJECTED)) {
-		report("call %ld failing: j0 reverted, running unlocked", nth);
+		report("%s %ld: j0 reverted, running unlocked", at, nth);
 		bad++;
 	}
 	if (reverted && !shows_reverted("j0")) {
-		report("call %ld failing: its revert was lost", nth);
+		report("%s %ld: its revert was lost", at, nth);
 		bad++;
 	}
 	return bad;
 }
 
+/* The sweep: each call of the scenario failed, or a crash before it. */
 static void
-test_fiu_sweep(void **state)
+sweep(bool kill)
 {
 	const char	*every_s = getenv("MC_FIU_EVERY");
-	long		 start, calls, nth, every = every_s ? atol(every_s) : 40;
+	long		 start, calls, nth, every = every_s ? atol(every_s) : 60;
 	int		 tried = 0, violations = 0;
 
-	(void)state;
 	if (sanitized())
 		skip();		/* a second preload beside ASan's */
 	start = count_calls(false);
@@ -182,18 +256,35 @@ test_fiu_sweep(void **state)
 	assert_int_equal(setup(NULL), 0);
 	calls = count_calls(true);
 	assert_true(start > 0 && calls > start);
-	for (nth = start + 1; nth <= calls; nth += every > 0 ? every : 1) {
+	/* The crash points start one later: not where the faults did. */
+	for (nth = start + 1 + (kill && every > 1 ? every / 2 : 0);
+	    nth <= calls; nth += every > 0 ? every : 1) {
 		teardown(NULL);
 		assert_int_equal(setup(NULL), 0);
-		fiu_daemon(nth);
+		fiu_daemon(nth, kill);
 		scenario();
-		violations += judge(nth);
+		violations += judge(nth, kill);
 		tried++;
 	}
-	report("I/O-fault sweep: %ld calls to metalcapd's files in the "
-	    "scenario after its start, %d failed in turn (every %ld), %d "
-	    "violations", calls - start, tried, every, violations);
+	report("%s sweep: %ld calls to metalcapd's files in the scenario "
+	    "after its start, %d %s (every %ld), %d violations", kill ?
+	    "crash-point" : "I/O-fault", calls - start, tried, kill ?
+	    "killed before in turn" : "failed in turn", every, violations);
 	assert_int_equal(violations, 0);
+}
+
+static void
+test_fiu_sweep(void **state)
+{
+	(void)state;
+	sweep(false);
+}
+
+static void
+test_crash_sweep(void **state)
+{
+	(void)state;
+	sweep(true);
 }
 
 int
@@ -202,9 +293,11 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_fiu_sweep, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_crash_sweep, setup,
+		    teardown),
 	};
 
 	report_prefix = "fault";
-	return cmocka_run_group_tests_name("I/O-fault sweep", tests, NULL,
-	    NULL);
+	return cmocka_run_group_tests_name("I/O-fault and crash sweeps", tests,
+	    NULL, NULL);
 }
