@@ -534,11 +534,11 @@ reconcile_refresh_cb(struct mcd *d, const struct launchctl_result *r,
 	 * caught them by pid), judged by the last exit status.
 	 */
 	finished = seen.runs - (seen.pid > 0 ? 1 : 0);
+	exited_baseline(d, j, finished);
 	/*
 	 * launchd may not have recorded the exit yet (a run counted, no pid,
 	 * no exit): look again soon, whether or not it should be running.
 	 */
-	exited_baseline(d, j, finished);
 	if (strcmp(seen.last_exit, "(never exited)") == 0 && seen.signal == 0) {
 		unrecorded = finished > j->runs_counted;
 		finished = j->runs_counted;
