@@ -582,8 +582,10 @@ watch_exit_time(const struct job *j, long since, long i, long count,
 {
 	long	t;
 
-	if (count == 1 || since <= 0)
-		return count == 1 ? now : 0;
+	if (count == 1)
+		return now;
+	if (since <= 0)		/* no look before: the earliest there is */
+		return 0;
 	t = since + (i > 1 ? (i - 1) * (long)j->throttle_s : 0);
 	return t < now ? t : now;
 }

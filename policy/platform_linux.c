@@ -63,12 +63,10 @@ int
 platform_self_dir(const char *argv0, char *dir, size_t len)
 {
 	char	path[PATH_MAX];
-	ssize_t	n = readlink("/proc/self/exe", path, sizeof path - 1);
 
 	(void)argv0;
-	if (n <= 0)
+	if (platform_pid_path((long)getpid(), path, sizeof path) == -1)
 		return -1;
-	path[n] = '\0';
 	snprintf(dir, len, "%s", dirname(path));
 	return 0;
 }
