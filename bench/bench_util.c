@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,10 @@
 #include "protocol.h"
 
 char	bench_home[64], bench_build[1024];
+
+/* What an exit on a failure still has to undo (bench_atexit). */
+static pid_t	bench_daemon_pid;
+static bool	bench_cleaned = true;
 
 long long
 now_ns(clockid_t clk)
@@ -64,9 +69,23 @@ bench_setup(const char *build_dir)
 	snprintf(bench_home, sizeof bench_home, "/tmp/mc-bench.XXXXXX");
 	if (mkdtemp(bench_home) == NULL)
 		exit(1);
+	bench_cleaned = false;
 	snprintf(path, sizeof path, "%s/jobs.d", bench_home);
 	if (mkdir(path, 0755) == -1)
 		exit(1);
+}
+
+/*
+ * A benchmark that gives up (exit 1) stops its daemon and boots out its
+ * jobs all the same: left behind, they slow every later run.
+ */
+static void
+bench_atexit(void)
+{
+	if (bench_daemon_pid > 0)
+		bench_stop_daemon(bench_daemon_pid);
+	if (!bench_cleaned)
+		bench_cleanup();
 }
 
 /* Boot out what the simulator still runs; remove the scratch home. */
@@ -75,6 +94,7 @@ bench_cleanup(void)
 {
 	char	cmd[4096];
 
+	bench_cleaned = true;
 	snprintf(cmd, sizeof cmd, "for l in $(%s/tests/launchctl-sim list | "
 	    "tail -n +2 | cut -f3); do %s/tests/launchctl-sim bootout "
 	    "gui/$(id -u)/$l 2>/dev/null; done; sleep 1; rm -rf %s",
@@ -103,6 +123,9 @@ bench_start_daemon(void)
 		    (char *)NULL);
 		_exit(127);
 	}
+	if (bench_daemon_pid == 0 && atexit(bench_atexit) != 0)
+		exit(1);
+	bench_daemon_pid = pid;
 	return pid;
 }
 
@@ -111,6 +134,8 @@ bench_stop_daemon(pid_t pid)
 {
 	kill(pid, SIGTERM);
 	waitpid(pid, NULL, 0);
+	if (pid == bench_daemon_pid)
+		bench_daemon_pid = 0;
 }
 
 /* Connect as metalcapctl does, waiting up to 5 s for the daemon. */

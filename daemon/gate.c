@@ -27,15 +27,25 @@ struct gate_waiter {
 	struct gate_waiter	*next;
 };
 
-/* What identifies the binaries a verdict was reached with. */
+/*
+ * What identifies the binaries a verdict was reached with.  Read once a
+ * turn of the loop: a status of a hundred jobs of profile auto asks it of
+ * every profile of every job, two stats each, within one turn.
+ */
 static void
 gate_stamp(struct mcd *d, char *buf, size_t len)
 {
-	char	shim[128], probe[128];
+	static char	 kept[sizeof ((struct gate_entry *)0)->stamp];
+	static uint64_t	 kept_turn;
+	char		 shim[128], probe[128];
 
-	mc_file_stamp(d->paths.shim, shim, sizeof shim);
-	mc_file_stamp(d->paths.probe, probe, sizeof probe);
-	snprintf(buf, len, "%s / %s", shim, probe);
+	if (d->turn == 0 || d->turn != kept_turn) {
+		mc_file_stamp(d->paths.shim, shim, sizeof shim);
+		mc_file_stamp(d->paths.probe, probe, sizeof probe);
+		snprintf(kept, sizeof kept, "%s / %s", shim, probe);
+		kept_turn = d->turn;
+	}
+	snprintf(buf, len, "%s", kept);
 }
 
 static struct gate_entry *

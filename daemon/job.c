@@ -77,6 +77,7 @@ void
 job_free(struct job *j)
 {
 	measure_cancel(j);
+	measure_memo_free(j->memo);
 	ident_cancel(j);
 	jobfile_free(j->spec);
 	diag_clear(&j->errors);
@@ -208,6 +209,7 @@ job_add(struct mcd *d, const char *name)
 	snprintf(j->name, sizeof j->name, "%s", name);
 	render_label(name, j->label, sizeof j->label);
 	j->daemon = d;
+	j->memo = measure_memo_new();
 	/* A request deferred for an older job of this name is not its. */
 	j->last_request = ++d->requests;
 	d->jobs = realloc(d->jobs, (d->njobs + 1) * sizeof *d->jobs);
@@ -330,6 +332,7 @@ job_refresh_file(struct mcd *d, const char *dir, const char *entry)
 	j->file_changed = true;
 	free(j->file);
 	j->file = strdup(path);
+	measure_memo_forget(j->memo);
 	jobfile_free(j->spec);
 	j->spec = NULL;
 	diag_clear(&j->errors);

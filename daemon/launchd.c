@@ -6,6 +6,7 @@
  * launchctl's codes (launchd.md §1.3-1.4) is the reconciler's business.
  */
 #include <limits.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +21,6 @@ struct lc_call {
 	struct mcd		*daemon;
 	launchctl_cb		 cb;
 	void			*arg;
-	struct launchctl_result	 res;
 	size_t			 outlen, errlen;
 	int			 waiting;	/* exit + two EOFs */
 	int			 handles;	/* still open */
@@ -28,15 +28,51 @@ struct lc_call {
 	bool			 overdue;	/* its deadline went by once */
 	int			 timeout_ms;
 	char			 program[NAME_MAX + 1];	/* a basename */
+	struct launchctl_result	 res;	/* last: lc_new leaves out[] untouched */
 };
+
+/*
+ * Helpers alive, and started since the heap was last given back.  A burst
+ * (a start with a hundred jobs, their measurements) leaves freed calls
+ * all over the heap, which glibc keeps resident: given back once the
+ * burst is over, not at every call.
+ */
+#define LC_RELEASE_AFTER	16
+static int	lc_live, lc_since_release;
+
+/*
+ * A call, zeroed but for its 64 KiB output buffer: only what the helper
+ * writes is touched, so a call costs its output, not 64 KiB of resident
+ * memory (calloc clears a reused chunk page by page).
+ */
+static struct lc_call *
+lc_new(void)
+{
+	struct lc_call	*c = malloc(sizeof *c);
+
+	if (c == NULL)
+		return NULL;
+	memset(c, 0, offsetof(struct lc_call, res) +
+	    offsetof(struct launchctl_result, out));
+	c->res.out[0] = '\0';
+	memset(c->res.err, 0, sizeof c->res.err);
+	lc_live++;
+	lc_since_release++;
+	return c;
+}
 
 static void
 lc_closed(uv_handle_t *h)
 {
 	struct lc_call	*c = h->data;
 
-	if (--c->handles == 0)
-		free(c);
+	if (--c->handles > 0)
+		return;
+	free(c);
+	if (--lc_live == 0 && lc_since_release >= LC_RELEASE_AFTER) {
+		lc_since_release = 0;
+		platform_release_memory();
+	}
 }
 
 static void
@@ -153,7 +189,7 @@ void
 proc_run(struct mcd *d, char *const *argv, char *const *env, int timeout_ms,
     launchctl_cb cb, void *arg)
 {
-	struct lc_call			*c = calloc(1, sizeof *c);
+	struct lc_call			*c = lc_new();
 	uv_process_options_t		 opts;
 	uv_stdio_container_t		 stdio[3];
 	const char			*base = strrchr(argv[0], '/');

@@ -76,12 +76,16 @@ void	gate_wait(struct mcd *, const struct profile *, gate_done_fn,
 #define MEASURE_OPTIONS_MAX	8
 
 struct measure;
+struct measure_memo;
 typedef void (*measure_done_fn)(struct mcd *, struct job *);
 
 struct json_t	*measure_load(const struct paths *);
 bool		 measure_due(struct mcd *, struct job *);
-bool		 measure_due_why(struct mcd *, const struct job *, char *buf,
-		    size_t len);
+bool		 measure_due_why(struct mcd *, const struct job *, bool fresh,
+		    char *buf, size_t len);
+struct measure_memo *measure_memo_new(void);
+void		 measure_memo_forget(struct measure_memo *);
+void		 measure_memo_free(struct measure_memo *);
 void		 measure_run(struct mcd *, struct job *, measure_done_fn);
 void		 measure_cancel(struct job *);
 void		 measure_forget(struct mcd *, const struct job *);
@@ -243,6 +247,7 @@ struct job {
 	char			 measure_due[320];	/* or why none are */
 	bool			 measuring;
 	struct measure		*measure;	/* the one running */
+	struct measure_memo	*memo;		/* status's recent key */
 	/* what an allowlist judges it by (ident.c) */
 	char			 ident_stamp[65];	/* program, model: SHA-256 */
 	char			 llama_build[96];	/* "" not known */
@@ -459,6 +464,10 @@ struct dirwatch_slot {
 
 struct mcd {
 	uv_loop_t		*loop;
+	/* Turns of the loop, from a prepare handle (metalcapd.c); 0: not
+	 * counted, and nothing read is kept for the rest of a turn. */
+	uv_prepare_t		 turn_tick;
+	uint64_t		 turn;
 	struct paths		 paths;
 	struct profile_set	 profiles;
 	struct state		 state;

@@ -224,12 +224,74 @@ measure_choice(struct mcd *d, struct job *j,
 }
 
 /*
+ * status asks at every job of profile auto whether a measurement is due,
+ * and the key behind the answer stats the program, llama-bench, the model
+ * and the shim: a hundred such jobs made a status take 2 ms.  So status
+ * takes a key at most MEASURE_MEMO_MS old; the choice at a start always
+ * reads the files afresh (measure_due), and a new job file drops it.
+ */
+#define MEASURE_MEMO_MS	1000
+
+struct measure_memo {
+	json_t		*key;		/* NULL: cannot be measured, why */
+	char		 why[512];
+	uint64_t	 at;		/* uv_now when taken */
+	bool		 taken;
+};
+
+struct measure_memo *
+measure_memo_new(void)
+{
+	return calloc(1, sizeof(struct measure_memo));
+}
+
+void
+measure_memo_forget(struct measure_memo *m)
+{
+	if (m == NULL)
+		return;
+	json_decref(m->key);
+	m->key = NULL;
+	m->taken = false;
+}
+
+void
+measure_memo_free(struct measure_memo *m)
+{
+	measure_memo_forget(m);
+	free(m);
+}
+
+/* The key, fresh or (status) recent; a reference the caller drops. */
+static json_t *
+measure_key_memo(struct mcd *d, const struct job *j, bool fresh, char *why,
+    size_t whylen)
+{
+	struct measure_memo	*m = j->memo;
+	uint64_t		 now = uv_now(d->loop);
+
+	if (m == NULL)
+		return measure_key(d, j, why, whylen);
+	if (fresh || !m->taken || now - m->at >= MEASURE_MEMO_MS) {
+		json_decref(m->key);
+		m->key = measure_key(d, j, m->why, sizeof m->why);
+		m->at = now;
+		m->taken = true;
+	}
+	if (m->key == NULL)
+		mc_fmt(why, whylen, "%s", m->why);
+	return json_incref(m->key);
+}
+
+/*
  * Is a measurement due for j?  Only for a job of profile auto that asks
  * to unlock and has a profile to choose: why it is due (true), or why it
- * cannot be measured (false), in buf; "" when the figures stand.
+ * cannot be measured (false), in buf; "" when the figures stand.  fresh:
+ * the files as they are now, else as status may see them (above).
  */
 bool
-measure_due_why(struct mcd *d, const struct job *j, char *buf, size_t len)
+measure_due_why(struct mcd *d, const struct job *j, bool fresh, char *buf,
+    size_t len)
 {
 	const struct profile	*cands[MEASURE_OPTIONS_MAX];
 	json_t			*key, *e, *opts;
@@ -240,7 +302,7 @@ measure_due_why(struct mcd *d, const struct job *j, char *buf, size_t len)
 	if (!j->auto_asked || j->measuring || (n = measure_candidates(d, cands,
 	    MEASURE_OPTIONS_MAX - 1, NULL, 0)) == 0)
 		return false;
-	if ((key = measure_key(d, j, why, sizeof why)) == NULL) {
+	if ((key = measure_key_memo(d, j, fresh, why, sizeof why)) == NULL) {
 		mc_fmt(buf, len, "not measured: %s", why);
 		return false;
 	}
@@ -263,7 +325,8 @@ measure_due_why(struct mcd *d, const struct job *j, char *buf, size_t len)
 bool
 measure_due(struct mcd *d, struct job *j)
 {
-	return measure_due_why(d, j, j->measure_due, sizeof j->measure_due);
+	return measure_due_why(d, j, true, j->measure_due,
+	    sizeof j->measure_due);
 }
 
 /* --- profile auto's choice ------------------------------------------------ */

@@ -328,6 +328,15 @@ load_template(struct mcd *d)
 	return 0;
 }
 
+/* A new turn of the loop: what was read in the last one is read again. */
+static void
+count_turn(uv_prepare_t *h)
+{
+	struct mcd	*d = h->data;
+
+	d->turn++;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -338,6 +347,13 @@ main(int argc, char **argv)
 
 	signal(SIGPIPE, SIG_IGN);
 	d->loop = uv_default_loop();
+	/* Unreferenced: it never keeps the loop running, and it wakes
+	 * nothing (it runs only in turns that happen anyway). */
+	d->turn = 1;
+	d->turn_tick.data = d;
+	uv_prepare_init(d->loop, &d->turn_tick);
+	uv_prepare_start(&d->turn_tick, count_turn);
+	uv_unref((uv_handle_t *)&d->turn_tick);
 	d->launchctl_timeout_ms = 10000;
 	/* The probe's stages (30 s each, cold compiles) and its stock pass. */
 	d->probe_timeout_ms = 120000;

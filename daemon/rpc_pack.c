@@ -183,7 +183,7 @@ rpc_pack_job(msgpack_packer *pk, const struct job *j, const char *action)
 		rpc_pack_kv(pk, "passed_over", j->auto_note);
 		/* Its measurement (measure.c): the figures, in words. */
 		rpc_pack_kv(pk, "measured", j->measured);
-		(void)measure_due_why(j->daemon, j, due, sizeof due);
+		(void)measure_due_why(j->daemon, j, false, due, sizeof due);
 		rpc_pack_kv(pk, "measure_due", due);
 		mc_rpc_pack_str(pk, "measuring");
 		j->measuring ? msgpack_pack_true(pk) : msgpack_pack_false(pk);

@@ -330,14 +330,23 @@ paths_guest(const struct paths *p, char *buf, size_t len)
 /*
  * The host as verdicts and allowlists name it (struct host_id); under
  * --home, a line of its stand-in file replaces the platform's answer.
+ * The platform's answer is read once: the OS build, the chip and the
+ * model change only across a restart, and status asks for them at every
+ * job of profile auto (on Linux a read of /proc/cpuinfo each).
  */
 void
 paths_host(const struct paths *p, struct host_id *h)
 {
-	char	line[256], *v;
-	FILE	*f;
+	static struct host_id	platform;
+	static bool		read;
+	char			line[256], *v;
+	FILE			*f;
 
-	platform_host_id(h);
+	if (!read) {
+		platform_host_id(&platform);
+		read = true;
+	}
+	*h = platform;
 	if (p->host[0] == '\0' || (f = fopen(p->host, "r")) == NULL)
 		return;
 	while (fgets(line, sizeof line, f) != NULL) {

@@ -27,7 +27,7 @@ DEBIAN_PACKAGES='build-essential pkg-config libuv1-dev libmsgpack-dev
 libplist-dev libplist-utils libcmocka-dev libjansson-dev gobjc libobjc-12-dev llvm lld zsh
 python3 fakeroot shellcheck mandoc clang libclang-rt-14-dev
 python3-msgpack python3-pynvim neovim valgrind libcap2-bin uidmap
-libssl-dev ruby python3-clang cmake curl git python3-numpy python3-yaml
+nettle-dev ruby python3-clang cmake curl git python3-numpy python3-yaml
 libfiu-dev'
 BREW_FORMULAE='libuv msgpack libplist cmocka jansson pkg-config'
 
