@@ -65,7 +65,7 @@ int
 main(int argc, char **argv)
 {
 	static long long	 rtt[STATUS_CALLS];
-	double			 p50[RUNS], p99[RUNS], rss[1];
+	double			 p50[RUNS], p99[RUNS], rss[3];
 	struct summary		 s50, s99;
 	struct mc_client	 cl;
 	long long		 t0;
@@ -93,6 +93,8 @@ main(int argc, char **argv)
 	}
 	sleep(1);
 	rss[0] = (double)proc_rss_kib(daemon);
+	rss[1] = (double)proc_status_kib(daemon, "RssAnon");
+	rss[2] = (double)proc_status_kib(daemon, "RssFile");
 	for (r = 0; r < RUNS; r++) {
 		for (i = 0; i < STATUS_CALLS; i++) {
 			t0 = now_ns(CLOCK_MONOTONIC);
@@ -108,8 +110,8 @@ main(int argc, char **argv)
 	s99 = summarize(p99, RUNS);
 	printf("auto benchmark (launchctl simulator, llama-bench simulator, "
 	    "fake-llama jobs)\n");
-	printf("  RSS with %d running auto jobs  %.0f KiB  "
-	    "budget < 4 MiB: %s\n", JOBS, rss[0],
+	printf("  RSS with %d running auto jobs  %.0f KiB (anonymous %.0f, "
+	    "files %.0f)  budget < 4 MiB: %s\n", JOBS, rss[0], rss[1], rss[2],
 	    rss[0] < 4096 ? "pass" : "MISS");
 	printf("  status of %d auto jobs  p50 %.1f us (%.1f-%.1f)  "
 	    "p99 %.1f us (%.1f-%.1f)  budget p99 < 1 ms: %s\n", JOBS,

@@ -201,7 +201,7 @@ main(int argc, char **argv)
 	static long long	 rev[REVERTS];
 	struct mc_client	 cl;
 	long long		 t0, total;
-	long			 rss;
+	long			 rss, anon, files;
 	pid_t			 daemon;
 	int			 i, tries;
 
@@ -227,6 +227,8 @@ main(int argc, char **argv)
 		usleep(10000);
 	sleep(1);
 	rss = proc_rss_kib(daemon);
+	anon = proc_status_kib(daemon, "RssAnon");
+	files = proc_status_kib(daemon, "RssFile");
 
 	total = now_ns(CLOCK_MONOTONIC);
 	for (i = 0; i < STATUS_CALLS; i++) {
@@ -245,8 +247,9 @@ main(int argc, char **argv)
 	    "  target < 50 ms: %s\n", lat[JOBS_TIMED / 2] / 1e6, lat[0] / 1e6,
 	    lat[JOBS_TIMED - 1] / 1e6, JOBS_TIMED,
 	    lat[JOBS_TIMED / 2] < 50000000 ? "pass" : "MISS");
-	printf("  RSS with %d running jobs  %ld KiB  budget < 4 MiB: %s\n",
-	    JOBS_TOTAL, rss, rss < 4096 ? "pass" : "MISS");
+	printf("  RSS with %d running jobs  %ld KiB (anonymous %ld, files %ld)"
+	    "  budget < 4 MiB: %s\n", JOBS_TOTAL, rss, anon, files,
+	    rss < 4096 ? "pass" : "MISS");
 	printf("  status round trip       p50 %6.1f us  p99 %6.1f us  "
 	    "(%d calls, %d jobs)  target p99 < 1 ms: %s\n",
 	    rtt[STATUS_CALLS / 2] / 1e3, rtt[STATUS_CALLS * 99 / 100] / 1e3,

@@ -126,6 +126,7 @@ ident_versioned(struct mcd *d, const struct launchctl_result *r, void *arg)
 		    w->sha[0] ? w->sha : "not hashed", w->why[0] ? ": " : "",
 		    w->why);
 		ev.job = j;
+		measure_ident_read(j);
 		d->emit(d, &ev);
 	}
 	free(w);
@@ -142,8 +143,10 @@ ident_hashed(uv_work_t *req, int status)
 	(void)status;
 	if (w->j == NULL || w->j->spec == NULL) {
 		/* Gone, or its file turned invalid meanwhile: read anew. */
-		if (w->j != NULL)
+		if (w->j != NULL) {
 			w->j->ident = NULL;
+			measure_ident_read(w->j);
+		}
 		free(w);
 		return;
 	}
@@ -152,14 +155,31 @@ ident_hashed(uv_work_t *req, int status)
 	mc_strv_free(env);
 }
 
-/* Read the job's identity, unless that is under way. */
+/* Read the job's identity if unlocking waits for it. */
 void
 ident_start(struct mcd *d, struct job *j)
 {
+	if (j->ident_wait)
+		(void)ident_read(d, j);
+}
+
+/*
+ * Under an allowlist, read the job's identity unless it is current:
+ * true while it is read (under way already, or now), and the job's
+ * measurement, if one waits, is told when it is (measure_ident_read).
+ * A job that runs stock never waits for it, yet its next measurement
+ * needs it to know which profiles it may benchmark (issue 48, 1).
+ */
+bool
+ident_read(struct mcd *d, struct job *j)
+{
 	struct ident_work	*w;
 
-	if (j->ident != NULL || !j->ident_wait)
-		return;
+	if (d->managed.unlock_only_where == NULL || j->spec == NULL ||
+	    ident_current(j))
+		return false;
+	if (j->ident != NULL)
+		return true;
 	w = calloc(1, sizeof *w);
 	w->d = d;
 	w->j = j;
@@ -168,6 +188,7 @@ ident_start(struct mcd *d, struct job *j)
 	ident_stamp(j, w->model, sizeof w->model, w->stamp, sizeof w->stamp);
 	j->ident = w;
 	uv_queue_work(d->loop, &w->req, ident_hash, ident_hashed);
+	return true;
 }
 
 /* The combination a run of j on p would be, by its identity as read. */

@@ -52,6 +52,8 @@ struct measure {
 	char			 dir[PATH_MAX];	/* the evidence folder */
 	struct measure_option	 options[MEASURE_OPTIONS_MAX];
 	size_t			 n, at;
+	bool			 ident_wait;	/* for the job's identity */
+	bool			 ident_asked;	/* once a measurement */
 };
 
 static void	measure_next(struct measure *);
@@ -210,6 +212,15 @@ measure_probe_first(struct measure *m, struct measure_option *o)
 	if (o->stock)
 		return false;
 	/*
+	 * An allowlist judges by the identity: read first, as it stands,
+	 * once (files that change on every read cannot hold it up).
+	 */
+	if (!m->ident_asked && ident_read(m->d, m->j)) {
+		m->ident_asked = true;
+		m->ident_wait = true;
+		return true;
+	}
+	/*
 	 * Gone since, or no longer allowed here (managed settings pushed
 	 * meanwhile, an allowlist): never benchmarked with the shim.
 	 */
@@ -237,6 +248,18 @@ measure_probe_first(struct measure *m, struct measure_option *o)
 }
 
 static void	measure_decide(struct measure *);
+
+/* The job's identity is read (or could not be): its measurement goes on. */
+void
+measure_ident_read(struct job *j)
+{
+	struct measure	*m = j->measure;
+
+	if (m == NULL || !m->ident_wait)
+		return;
+	m->ident_wait = false;
+	measure_next(m);
+}
 
 static void
 measure_next(struct measure *m)

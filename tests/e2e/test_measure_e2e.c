@@ -202,6 +202,38 @@ test_allowlist_bars_measuring(void **state)
 }
 
 /*
+ * Under an allowlist that allows apple9 alone, apple9 runs at a
+ * thousandth of its speed: stock wins and runs the job, which then never
+ * waits for its identity.  The job's settings change (apple9 twice as
+ * fast): the next measurement reads the identity first, and apple9 wins.
+ * Before, it was "not allowed here now" for good (issue 48, 1).
+ */
+static void
+test_allowlist_after_stock_won(void **state)
+{
+	char	buf[1024];
+	long	pid;
+
+	(void)state;
+	write_managed(NULL, "<key>UnlockOnlyWhere</key><array><dict>"
+	    "<key>Profile</key><string>apple9</string><key>LlamaBuild</key>"
+	    "<string>build *</string></dict></array>");
+	measure_job("srv", BENCH_SIM, "<key>LLAMA_BENCH_SIM_APPLE9_SPEED</key>"
+	    "<string>0.001</string>");
+	pid = wait_state("srv", "stock", 0, 30.0);
+	status_string("srv", "auto", "chosen", buf, sizeof buf);
+	assert_string_equal(buf, "stock");
+	measure_job("srv", BENCH_SIM, "<key>LLAMA_BENCH_SIM_APPLE9_SPEED</key>"
+	    "<string>2.0</string>");
+	pid = wait_state("srv", "unlocked", pid, 30.0);
+	assert_field_has("srv", "profile", "apple9");
+	assert_true(environ_has(pid, "METALCAP_APPLE_FAMILY_MAX=1009"));
+	status_string("srv", "auto", "measured", buf, sizeof buf);
+	if (strstr(buf, "measured: apple9 runs it") == NULL)
+		fail_msg("measured: %s", buf);
+}
+
+/*
  * apple9 twice as fast: it wins.  Its settings changed (its job file's
  * environment), so it is measured again, down between the two agents.
  */
@@ -476,6 +508,8 @@ main(void)
 		    test_slower_higher_profile_loses, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_faster_higher_profile_wins, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_allowlist_after_stock_won,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_allowlist_bars_measuring,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tie_keeps_lower, setup,

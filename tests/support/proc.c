@@ -15,15 +15,23 @@
 long
 proc_rss_kib(pid_t pid)
 {
-	char	path[64], line[256];
+	return proc_status_kib(pid, "VmRSS");
+}
+
+/* A "FIELD: N kB" line of /proc/PID/status (VmRSS, RssAnon, RssFile). */
+long
+proc_status_kib(pid_t pid, const char *field)
+{
+	char	path[64], line[256], fmt[64];
 	long	kib = -1;
 	FILE	*f;
 
 	snprintf(path, sizeof path, "/proc/%ld/status", (long)pid);
+	snprintf(fmt, sizeof fmt, "%s: %%ld kB", field);
 	if ((f = fopen(path, "r")) == NULL)
 		return -1;
 	while (fgets(line, sizeof line, f) != NULL)
-		if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
+		if (sscanf(line, fmt, &kib) == 1)
 			break;
 	fclose(f);
 	return kib;

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 
 long		proc_rss_kib(pid_t);
+long		proc_status_kib(pid_t, const char *field);
 int		proc_fds(pid_t);
 bool		proc_holds(pid_t, const char *path, bool deleted);
 long long	proc_cpu_ticks(pid_t);
