@@ -28,6 +28,7 @@ struct ident_work {
 	char		 stamp[sizeof ((struct job *)0)->ident_stamp];
 	char		 sha[MC_SHA256_HEX];
 	char		 why[256];
+	ident_read_fn	 then;		/* told when read, or NULL */
 };
 
 /*
@@ -126,7 +127,8 @@ ident_versioned(struct mcd *d, const struct launchctl_result *r, void *arg)
 		    w->sha[0] ? w->sha : "not hashed", w->why[0] ? ": " : "",
 		    w->why);
 		ev.job = j;
-		measure_ident_read(j);
+		if (w->then != NULL)
+			w->then(j);
 		d->emit(d, &ev);
 	}
 	free(w);
@@ -145,7 +147,8 @@ ident_hashed(uv_work_t *req, int status)
 		/* Gone, or its file turned invalid meanwhile: read anew. */
 		if (w->j != NULL) {
 			w->j->ident = NULL;
-			measure_ident_read(w->j);
+			if (w->then != NULL)
+				w->then(w->j);
 		}
 		free(w);
 		return;
@@ -160,27 +163,31 @@ void
 ident_start(struct mcd *d, struct job *j)
 {
 	if (j->ident_wait)
-		(void)ident_read(d, j);
+		(void)ident_read(d, j, NULL);
 }
 
 /*
  * Under an allowlist, read the job's identity unless it is current:
- * true while it is read (under way already, or now), and the job's
- * measurement, if one waits, is told when it is (measure_ident_read).
+ * true while it is read (under way already, or now), and then, if not
+ * NULL, is told when it is (a measurement waiting for it).
  * A job that runs stock never waits for it, yet its next measurement
  * needs it to know which profiles it may benchmark (issue 48, 1).
  */
 bool
-ident_read(struct mcd *d, struct job *j)
+ident_read(struct mcd *d, struct job *j, ident_read_fn then)
 {
 	struct ident_work	*w;
 
 	if (d->managed.unlock_only_where == NULL || j->spec == NULL ||
 	    ident_current(j))
 		return false;
-	if (j->ident != NULL)
+	if (j->ident != NULL) {
+		if (then != NULL)
+			j->ident->then = then;
 		return true;
+	}
 	w = calloc(1, sizeof *w);
+	w->then = then;
 	w->d = d;
 	w->j = j;
 	w->req.data = w;

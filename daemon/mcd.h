@@ -88,7 +88,6 @@ void		 measure_memo_forget(struct measure_memo *);
 void		 measure_memo_free(struct measure_memo *);
 void		 measure_run(struct mcd *, struct job *, measure_done_fn);
 void		 measure_cancel(struct job *);
-void		 measure_ident_read(struct job *);
 void		 measure_forget(struct mcd *, const struct job *);
 size_t		 measure_candidates(struct mcd *, const struct profile **out,
 		    size_t max, char *note, size_t len);
@@ -109,7 +108,8 @@ char		**measure_env(struct mcd *, const struct job_spec *,
 
 bool	ident_pending(struct mcd *, const struct job *);
 void	ident_start(struct mcd *, struct job *);
-bool	ident_read(struct mcd *, struct job *);
+typedef void (*ident_read_fn)(struct job *);
+bool	ident_read(struct mcd *, struct job *, ident_read_fn then);
 void	ident_cancel(struct job *);
 void	ident_allow(struct mcd *, struct job *, bool unlocking);
 bool	ident_allows(struct mcd *, const struct job *, const struct profile *);

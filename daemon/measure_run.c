@@ -57,6 +57,7 @@ struct measure {
 };
 
 static void	measure_next(struct measure *);
+static void	measure_ident_read(struct job *);
 
 static void
 measure_free(struct measure *m)
@@ -215,7 +216,7 @@ measure_probe_first(struct measure *m, struct measure_option *o)
 	 * An allowlist judges by the identity: read first, as it stands,
 	 * once (files that change on every read cannot hold it up).
 	 */
-	if (!m->ident_asked && ident_read(m->d, m->j)) {
+	if (!m->ident_asked && ident_read(m->d, m->j, measure_ident_read)) {
 		m->ident_asked = true;
 		m->ident_wait = true;
 		return true;
@@ -250,7 +251,7 @@ measure_probe_first(struct measure *m, struct measure_option *o)
 static void	measure_decide(struct measure *);
 
 /* The job's identity is read (or could not be): its measurement goes on. */
-void
+static void
 measure_ident_read(struct job *j)
 {
 	struct measure	*m = j->measure;
