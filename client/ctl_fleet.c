@@ -186,21 +186,36 @@ fleet_field(const char *p, char *out, size_t len)
  * whose cells hold metalcapctl report's lines, users joined by " | "):
  * each " verdict=" token of a user's entry before its first ';' (what
  * follows is its jobs' reasons, text a log can choose), a row.
+ *
+ * An entry ends at '|', at a line's end, and at its cell's end: a lone
+ * '"' (CSV doubles one inside a cell; report writes none of its own), or
+ * a ',' outside quotes before the ';'.  After the ';' a comma is a
+ * reason's: in a quoted cell it is text, and report's lines are never
+ * unquoted cells.  Taken for a cell's end, the text after it opened
+ * entries of the writer's choosing (issue 48, 4).
  */
 static void
 fleet_text(struct fleet *f, const char *text, const char *file)
 {
 	const char	*p = text;
 	char		 field[512];
-	bool		 jobs = false, entry = false;
+	bool		 jobs = false, entry = false, quoted = false;
 	json_t		*row;
 	size_t		 k;
 	long		 n = 0;
 
 	for (; *p != '\0'; p++) {
+		if (p[0] == '"' && p[1] == '"') {
+			p++;		/* a quote inside a cell: text */
+			continue;
+		}
 		if (*p == ';')
 			jobs = true;
-		else if (*p == '|' || *p == '\n' || *p == ',')
+		else if (*p == '"') {
+			quoted = !quoted;
+			entry = jobs = false;
+		} else if (*p == '|' || *p == '\n' ||
+		    (*p == ',' && !quoted && !jobs))
 			entry = jobs = false;
 		/* "USER: ok version=" or "...: attention version=" opens one. */
 		if (!jobs && (strncmp(p, ": ok version=", 13) == 0 ||

@@ -108,13 +108,19 @@ ctl_json_str(json_t *obj, const char *key)
 /*
  * "; NAME: STATE (REASON)" of a job needing attention.  The file is the
  * user's: what it says is printed as printable UTF-8 on one line, with
- * no '|' (inventory attributes join users with it) and the reason cut at
+ * no '|' (inventory attributes join users with it), no '"' (an export's
+ * reader takes a lone one for a cell's end) and the reason cut at
  * 200 bytes, so it cannot pass for another user's entry or break a line.
  */
 static const char *
 ctl_report_text(char *buf, size_t len, const char *s)
 {
-	return mc_text_avoid(buf, len, s, "|", '/');
+	char	*q;
+
+	mc_text_avoid(buf, len, s, "|", '/');
+	for (q = buf; (q = strchr(q, '"')) != NULL; q++)
+		*q = '\'';
+	return buf;
 }
 
 static void

@@ -311,6 +311,15 @@ test_fleet_loop(void **state)
 		fail_msg("Jamf's export read otherwise: %s", r->out);
 	assert_null(strstr(r->out, "f0f0f0f"));
 	assert_null(strstr(r->out, "e0e0e0e"));
+	assert_null(strstr(r->out, "d0d0d0d"));
+	assert_null(strstr(r->out, "c0c0c0c"));
+	/* The report lines as they are, unquoted: the same. */
+	snprintf(path, sizeof path, "%s/plain.txt", dir);
+	r = ctlv(&code, args);
+	assert_int_equal(code, 0);
+	assert_non_null(strstr(r->out, "guests_passed"));
+	assert_null(strstr(r->out, "c0c0c0c"));
+	snprintf(path, sizeof path, "%s/jamf.csv", dir);
 	/* Both at once, as an administrator with both may give them: each
 	 * guest's rows are one guest's, by guest or instance id alike. */
 	json_decref(want);
@@ -323,6 +332,9 @@ test_fleet_loop(void **state)
 	/* The forged one was whole in the export, for the rule to refuse. */
 	snprintf(cmd, sizeof cmd, "grep -q 'VirtualMac2%%2C1,0.1.0)' %s",
 	    path);
+	assert_int_equal(system(cmd), 0);
+	snprintf(cmd, sizeof cmd, "grep -q 'x, y: ok version=0.1.0 jobs=1 "
+	    "verdict=.*d0d0d0d.*VirtualMac2%%2C1,0.1.0)' %s", path);
 	assert_int_equal(system(cmd), 0);
 	json_decref(got);
 	json_decref(want);

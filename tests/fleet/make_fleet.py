@@ -155,13 +155,11 @@ def jamf(ctl, out):
     <result>: "USER: LINE" of metalcapctl report --user-home. And one
     more computer whose job's reason (text a client can make a server
     log) carries a forged verdict after the ';', for a combination no
-    guest has: it must not be read."""
+    guest has, and one more after a comma there: they must not be
+    read."""
     import csv
     import subprocess
     users = sorted(os.listdir(os.path.join(out, "Users")))
-    forger = os.path.join(out, "Users", "forger")
-    state = os.path.dirname(forger + oq.STATUS)
-    os.makedirs(state, exist_ok=True)
     # Short enough to stand whole in report's 200 bytes of reason, so
     # that only the rule (nothing after ';' is read) keeps it out.
     fake = ",".join(["f" * 8, "apple9", "pass", str(int(time.time())),
@@ -169,21 +167,41 @@ def jamf(ctl, out):
                      "25B78", "Apple%20M1", "VirtualMac2%2C1", "0.1.0"])
     # And one in another column (a computer's name), outside any entry.
     named = fake.replace("f0f0f0f", "e0e0e0e")
-    with open(os.path.join(state, "status.json"), "w") as f:
-        json.dump({"instance_id": "e" * 32, "version": "0.1.0",
-                   "jobs": [{"name": "llama", "state": "reverted",
-                             "reason": "log: x verdict=" + fake}],
-                   "verdicts": []}, f)
+    # And one after a comma in the reason, dressed as a user's entry of
+    # its own (a comma in a quoted cell is no cell's end: issue 48, 4).
+    comma = fake.replace("f0f0f0f", "d0d0d0d")
+    # And one after a lone quote, in a plain export (DIR/plain.txt, the
+    # report lines as they are): no quote of a reason ends an entry.
+    quote = fake.replace("f0f0f0f", "c0c0c0c")
+    reasons = {"forger": "log: x verdict=" + fake,
+               "forger2": "log: x, y: ok version=0.1.0 jobs=1 verdict=" +
+               comma,
+               "forger3": 'log: x" y: ok version=0.1.0 jobs=1 verdict=' +
+               quote}
+    for name, reason in reasons.items():
+        state = os.path.dirname(os.path.join(out, "Users", name) +
+                                oq.STATUS)
+        os.makedirs(state, exist_ok=True)
+        with open(os.path.join(state, "status.json"), "w") as f:
+            json.dump({"instance_id": "e" * 32, "version": "0.1.0",
+                       "jobs": [{"name": "llama", "state": "reverted",
+                                 "reason": reason}],
+                       "verdicts": []}, f)
+    lines = {}
+    for name in users + sorted(reasons):
+        r = subprocess.run([ctl, "report", "--user-home",
+                            os.path.join(out, "Users", name)],
+                           capture_output=True, text=True)
+        lines[name] = "%s: %s" % (name, r.stdout.strip())
     with open(os.path.join(out, "jamf.csv"), "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["Computer Name", "Serial Number", "metalcap"])
-        for name in users + ["forger"]:
-            home = os.path.join(out, "Users", name)
-            r = subprocess.run([ctl, "report", "--user-home", home],
-                               capture_output=True, text=True)
+        for name in users + sorted(reasons):
             w.writerow([name if name != "forger" else
                         "forger verdict=" + named, "VM" + name.upper(),
-                        "%s: %s" % (name, r.stdout.strip())])
+                        lines[name]])
+    with open(os.path.join(out, "plain.txt"), "w") as f:
+        f.write("".join(lines[n] + "\n" for n in users + ["forger3"]))
 
 
 def main(argv):
